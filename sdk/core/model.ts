@@ -1,0 +1,151 @@
+/**
+ * Plain TypeScript model shared by the broker, its stores and the SDK. Times are epoch
+ * milliseconds, durations milliseconds; the wire (protobuf) types are converted at the edges.
+ */
+
+/** How a use of a proxy went (`OutcomeKind` on the wire without its prefix). */
+export type OutcomeKindName =
+  | "SUCCESS"
+  | "RATE_LIMITED"
+  | "BLOCKED"
+  | "PROXY_ERROR"
+  | "TARGET_ERROR"
+  | "ABANDONED";
+
+/** A proxy's state (`ProxyState` on the wire without its prefix). */
+export type ProxyStateName = "ACTIVE" | "QUARANTINED" | "BLACKLISTED" | "DISABLED";
+
+/** Why a renew or release found no lease held by the caller (`LostReason`). */
+export type LostReasonName = "EXPIRED" | "REVOKED" | "NOT_FOUND";
+
+/** A proxy as a validated admin spec: `id` is `host:port`, `url` what a worker's client uses. */
+export interface ProxySpecInput {
+  readonly id: string;
+  readonly url: string;
+  readonly tier: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** Everything the broker keeps per proxy. */
+export interface ProxyView extends ProxySpecInput {
+  readonly score: number;
+  readonly state: ProxyStateName;
+  readonly latencyEwmaMs: number;
+  readonly successCount: number;
+  readonly failureCount: number;
+  /** Worker id of the last grant, "" if never granted. */
+  readonly lastUsedBy: string;
+  /** Epoch ms of the last grant, 0 if never granted. */
+  readonly lastUsedAt: number;
+  /** Epoch ms when a QUARANTINED proxy returns by itself, 0 otherwise. */
+  readonly quarantineUntil: number;
+  /** How many times the proxy has been quarantined. */
+  readonly quarantineCount: number;
+}
+
+/** A domain policy as stored: durations in ms, 0 = not set (use the broker default). */
+export interface DomainPolicySpec {
+  /** `shop.example.com`, `*.example.com` (subdomains only) or `*`. */
+  readonly pattern: string;
+  /** Hosts matching this policy share this domain-key; "" = each host is its own key. */
+  readonly group: string;
+  readonly maxConcurrency: number;
+  readonly minIntervalMs: number;
+  readonly defaultTtlMs: number;
+  readonly banTtlMs: number;
+}
+
+/** The policies of a pool with the version that acquires must present (see `AcquireParams`). */
+export interface PolicySet {
+  readonly version: string;
+  readonly policies: readonly DomainPolicySpec[];
+}
+
+/** What the store needs to grant a lease: the request after validation and policy resolution. */
+export interface AcquireParams {
+  readonly pool: string;
+  readonly domainKey: string;
+  readonly workerId: string;
+  readonly ttlMs: number;
+  readonly maxConcurrency: number;
+  readonly minIntervalMs: number;
+  /** Ban length for BLOCKED outcomes on leases of this grant. */
+  readonly banTtlMs: number;
+  /** The `PolicySet.version` the parameters were resolved from; a mismatch → `stale-policy`. */
+  readonly policyVersion: string;
+  /** "" = no sticky session. */
+  readonly sessionKey: string;
+  readonly sessionTtlMs: number;
+  /** "" = any tier. */
+  readonly tier: string;
+  /** Every entry must equal the proxy's label. */
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** A granted lease. */
+export interface LeaseView {
+  readonly leaseId: string;
+  readonly fencingToken: number;
+  readonly pool: string;
+  readonly domainKey: string;
+  readonly proxy: ProxyView;
+  readonly expireAt: number;
+  readonly sessionKey: string;
+  readonly sessionRebound: boolean;
+}
+
+/** Result of an acquire attempt (no waiting: the service layer waits). */
+export type AcquireResult =
+  | { readonly kind: "granted"; readonly lease: LeaseView }
+  /** No eligible proxy; `retryAfterMs` = earliest known eligibility from now, -1 = unknown. */
+  | { readonly kind: "denied"; readonly retryAfterMs: number }
+  /** The pool's policies changed since `policyVersion`: reload them and try again. */
+  | { readonly kind: "stale-policy"; readonly version: string };
+
+export interface RenewParams {
+  readonly leaseId: string;
+  readonly fencingToken: number;
+  /** 0 = keep the lease's own ttl. */
+  readonly ttlMs: number;
+}
+
+export type RenewResult =
+  | { readonly kind: "renewed"; readonly expireAt: number }
+  | { readonly kind: "lost"; readonly reason: LostReasonName };
+
+/** What the worker saw; durations in ms, 0 = not reported. */
+export interface OutcomeInput {
+  readonly kind: OutcomeKindName;
+  readonly httpStatus: number;
+  readonly latencyMs: number;
+  readonly retryAfterMs: number;
+}
+
+export interface ReleaseParams {
+  readonly leaseId: string;
+  readonly fencingToken: number;
+  readonly outcome: OutcomeInput;
+  /** Acquire this in the same store step (release-and-acquire-next). */
+  readonly next?: AcquireParams;
+}
+
+export type ReleaseResult =
+  | { readonly kind: "released"; readonly next?: AcquireResult }
+  | { readonly kind: "lost"; readonly reason: LostReasonName; readonly next?: AcquireResult };
+
+/** Result of one health check of a proxy (SPEC §2: +3 / −10 / score × 0.7). */
+export type HealthResult = "pass" | "fail" | "error";
+
+export interface WorkerSeen {
+  readonly workerId: string;
+  readonly lastSeenAt: number;
+}
+
+export interface PoolStats {
+  readonly total: number;
+  readonly active: number;
+  readonly quarantined: number;
+  readonly blacklisted: number;
+  readonly disabled: number;
+  readonly liveWorkers: number;
+}
