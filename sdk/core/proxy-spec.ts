@@ -1,0 +1,47 @@
+import { InvalidInputError, normalizeHost } from "./domain-key.js";
+import type { ProxySpecInput } from "./model.js";
+
+/**
+ * Validation of proxy specs (SPEC §5 `ProxySpec`): a URL `scheme://[user:pass@]host:port` with
+ * scheme http, https or socks5, or a bare `host:port` meaning `http://host:port`. The proxy id is
+ * `host:port`.
+ */
+
+const SCHEMES = new Set(["http:", "https:", "socks5:"]);
+const TIER = /^[A-Za-z0-9_.-]{0,64}$/;
+const LABEL_KEY = /^[A-Za-z0-9_.\/-]{1,63}$/;
+const LABEL_VALUE = /^[^\n\r=]{0,256}$/;
+
+/** Validate tier and labels (also used for acquire filters). Throws `InvalidInputError`. */
+export function validateTierAndLabels(tier: string, labels: Readonly<Record<string, string>>): void {
+  if (!TIER.test(tier)) throw new InvalidInputError(`tier "${tier}" must match ${TIER.source}`);
+  for (const [k, v] of Object.entries(labels)) {
+    if (!LABEL_KEY.test(k)) throw new InvalidInputError(`label key "${k}" must match ${LABEL_KEY.source}`);
+    if (!LABEL_VALUE.test(v)) throw new InvalidInputError(`label "${k}" has a value with "=" or a line break`);
+  }
+}
+
+/** Parse one proxy spec into a validated `ProxySpecInput`. Throws `InvalidInputError`. */
+export function parseProxySpec(spec: { url: string; tier: string; labels: Readonly<Record<string, string>> }): ProxySpecInput {
+  const raw = spec.url.trim();
+  if (raw === "") throw new InvalidInputError("proxy url is empty");
+  const withScheme = raw.includes("://") ? raw : `http://${raw}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new InvalidInputError(`proxy "${raw}" is not host:port or a proxy URL`);
+  }
+  if (!SCHEMES.has(url.protocol)) {
+    throw new InvalidInputError(`proxy "${raw}" has scheme ${url.protocol.slice(0, -1)}; use http, https or socks5`);
+  }
+  if (url.port === "") throw new InvalidInputError(`proxy "${raw}" has no port`);
+  if ((url.pathname !== "" && url.pathname !== "/") || url.search !== "" || url.hash !== "") {
+    throw new InvalidInputError(`proxy "${raw}" must not have a path, query or fragment`);
+  }
+  const host = normalizeHost(url.hostname, "proxy host");
+  validateTierAndLabels(spec.tier, spec.labels);
+  const auth = url.username !== "" ? `${url.username}${url.password !== "" ? `:${url.password}` : ""}@` : "";
+  const id = `${host}:${url.port}`;
+  return { id, url: `${url.protocol}//${auth}${id}`, tier: spec.tier, labels: { ...spec.labels } };
+}
