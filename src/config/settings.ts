@@ -1,0 +1,145 @@
+import type { ScoringConfig } from "../../sdk/core/scoring.js";
+import { DEFAULT_SCORING } from "../../sdk/core/scoring.js";
+
+/**
+ * Every setting of the broker: one environment variable each, its default beside it. Loaded once
+ * at start by `loadSettings`; an invalid value refuses to start with a message naming the
+ * variable.
+ */
+export interface Settings {
+  /** LISTEN_ADDRESS — host:port of the gRPC server. */
+  readonly listenAddress: string;
+  /** REDIS_URL — unset: the embedded in-process store. */
+  readonly redisUrl: string;
+  /** REDIS_KEY_PREFIX — first part of every Redis key. */
+  readonly redisKeyPrefix: string;
+  /** REDIS_COMMAND_TIMEOUT_MS — a Redis call slower than this answers UNAVAILABLE. */
+  readonly redisCommandTimeoutMs: number;
+  /** LEASE_TTL_DEFAULT_MS / LEASE_TTL_MIN_MS / LEASE_TTL_MAX_MS — G3. */
+  readonly ttlDefaultMs: number;
+  readonly ttlMinMs: number;
+  readonly ttlMaxMs: number;
+  /** MAX_WAIT_LIMIT_MS — the longest max_wait a caller may ask for. */
+  readonly maxWaitLimitMs: number;
+  /** WAIT_POLL_MS — how often a waiting acquire re-checks when nothing is known (other replicas). */
+  readonly waitPollMs: number;
+  /** SESSION_TTL_MS — sticky session binding (§3). */
+  readonly sessionTtlMs: number;
+  /** BAN_TTL_MS — per-domain ban after BLOCKED (§2), unless a policy sets ban_ttl. */
+  readonly banTtlMs: number;
+  /** WORKER_ACTIVE_WINDOW_MS — a worker is live if it acquired within this window (§4). */
+  readonly workerActiveWindowMs: number;
+  /** PROXIES_FILE — proxies loaded at start (one per line: url [tier=..] [key=value ...]). */
+  readonly proxiesFile: string;
+  /** PROXIES_POOL — the pool PROXIES_FILE is loaded into. */
+  readonly proxiesPool: string;
+  /** SHUTDOWN_GRACE_MS — on SIGTERM, in-flight work gets this long before the server is forced down. */
+  readonly shutdownGraceMs: number;
+  /** KEEPALIVE_TIME_MS / KEEPALIVE_TIMEOUT_MS — server pings to notice clients that vanished. */
+  readonly keepaliveTimeMs: number;
+  readonly keepaliveTimeoutMs: number;
+  /** METRICS_ADDRESS — host:port of the Prometheus /metrics endpoint; "" disables it. */
+  readonly metricsAddress: string;
+  /** SCORE_*, QUARANTINE_*, MAX_QUARANTINES, RATE_LIMIT_BACKOFF_*, LATENCY_EWMA_ALPHA, HEALTH_* — §2. */
+  readonly scoring: ScoringConfig;
+}
+
+/** A setting that failed validation. */
+export class SettingsError extends Error {
+  override readonly name = "SettingsError";
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function str(env: Env, name: string, def: string): string {
+  const v = env[name];
+  return v === undefined || v.trim() === "" ? def : v.trim();
+}
+
+function num(env: Env, name: string, def: number, range: { min: number; max: number; integer?: boolean }): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return def;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || (range.integer !== false && !Number.isInteger(v))) {
+    throw new SettingsError(`${name}=${raw} is not ${range.integer === false ? "a number" : "an integer"}`);
+  }
+  if (v < range.min || v > range.max) throw new SettingsError(`${name}=${raw} is outside [${range.min}, ${range.max}]`);
+  return v;
+}
+
+const MS_DAY = 86_400_000;
+
+function hostPort(name: string, value: string, allowEmpty: boolean): string {
+  if (allowEmpty && value === "") return value;
+  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(value);
+  if (!m || Number(m[2]) > 65535) throw new SettingsError(`${name}=${value} is not host:port`);
+  return value;
+}
+
+function loadScoring(env: Env): ScoringConfig {
+  const d = DEFAULT_SCORING;
+  const score = (name: string, def: number) => num(env, name, def, { min: -100, max: 100, integer: false });
+  return {
+    initialScore: num(env, "SCORE_INITIAL", d.initialScore, { min: 0, max: 100, integer: false }),
+    minScore: d.minScore,
+    maxScore: d.maxScore,
+    delta: {
+      SUCCESS: score("SCORE_SUCCESS", d.delta.SUCCESS),
+      RATE_LIMITED: score("SCORE_RATE_LIMITED", d.delta.RATE_LIMITED),
+      BLOCKED: score("SCORE_BLOCKED", d.delta.BLOCKED),
+      PROXY_ERROR: score("SCORE_PROXY_ERROR", d.delta.PROXY_ERROR),
+      TARGET_ERROR: score("SCORE_TARGET_ERROR", d.delta.TARGET_ERROR),
+      ABANDONED: score("SCORE_ABANDONED", d.delta.ABANDONED),
+    },
+    floor: num(env, "SCORE_FLOOR", d.floor, { min: 0, max: 100, integer: false }),
+    quarantineBaseMs: num(env, "QUARANTINE_TTL_MS", d.quarantineBaseMs, { min: 1, max: MS_DAY * 7 }),
+    quarantineMaxMs: num(env, "QUARANTINE_MAX_MS", d.quarantineMaxMs, { min: 1, max: MS_DAY * 30 }),
+    quarantineJitter: num(env, "QUARANTINE_JITTER", d.quarantineJitter, { min: 0, max: 0.5, integer: false }),
+    maxQuarantines: num(env, "MAX_QUARANTINES", d.maxQuarantines, { min: 0, max: 1000 }),
+    scoreAfterQuarantine: num(env, "SCORE_AFTER_QUARANTINE", d.scoreAfterQuarantine, { min: 0, max: 100, integer: false }),
+    rateLimitBackoffBaseMs: num(env, "RATE_LIMIT_BACKOFF_BASE_MS", d.rateLimitBackoffBaseMs, { min: 1, max: MS_DAY }),
+    rateLimitBackoffMaxMs: num(env, "RATE_LIMIT_BACKOFF_MAX_MS", d.rateLimitBackoffMaxMs, { min: 1, max: MS_DAY }),
+    ewmaAlpha: num(env, "LATENCY_EWMA_ALPHA", d.ewmaAlpha, { min: 0.001, max: 1, integer: false }),
+    healthPass: score("HEALTH_PASS_SCORE", d.healthPass),
+    healthFail: score("HEALTH_FAIL_SCORE", d.healthFail),
+    healthErrorFactor: num(env, "HEALTH_ERROR_FACTOR", d.healthErrorFactor, { min: 0, max: 1, integer: false }),
+  };
+}
+
+/** Read and validate all settings; throws `SettingsError` naming the first bad variable. */
+export function loadSettings(env: Env = process.env): Settings {
+  const s: Settings = {
+    listenAddress: hostPort("LISTEN_ADDRESS", str(env, "LISTEN_ADDRESS", "127.0.0.1:50051"), false),
+    redisUrl: str(env, "REDIS_URL", ""),
+    redisKeyPrefix: str(env, "REDIS_KEY_PREFIX", "pb"),
+    redisCommandTimeoutMs: num(env, "REDIS_COMMAND_TIMEOUT_MS", 1000, { min: 10, max: 60_000 }),
+    ttlDefaultMs: num(env, "LEASE_TTL_DEFAULT_MS", 30_000, { min: 1, max: MS_DAY }),
+    ttlMinMs: num(env, "LEASE_TTL_MIN_MS", 1_000, { min: 1, max: MS_DAY }),
+    ttlMaxMs: num(env, "LEASE_TTL_MAX_MS", 3_600_000, { min: 1, max: MS_DAY }),
+    maxWaitLimitMs: num(env, "MAX_WAIT_LIMIT_MS", 300_000, { min: 0, max: MS_DAY }),
+    waitPollMs: num(env, "WAIT_POLL_MS", 250, { min: 5, max: 60_000 }),
+    sessionTtlMs: num(env, "SESSION_TTL_MS", 600_000, { min: 1, max: MS_DAY * 30 }),
+    banTtlMs: num(env, "BAN_TTL_MS", 3_600_000, { min: 1, max: MS_DAY * 30 }),
+    workerActiveWindowMs: num(env, "WORKER_ACTIVE_WINDOW_MS", 60_000, { min: 1, max: MS_DAY }),
+    proxiesFile: str(env, "PROXIES_FILE", ""),
+    proxiesPool: str(env, "PROXIES_POOL", "default"),
+    shutdownGraceMs: num(env, "SHUTDOWN_GRACE_MS", 10_000, { min: 0, max: 600_000 }),
+    keepaliveTimeMs: num(env, "KEEPALIVE_TIME_MS", 30_000, { min: 1_000, max: MS_DAY }),
+    keepaliveTimeoutMs: num(env, "KEEPALIVE_TIMEOUT_MS", 10_000, { min: 100, max: MS_DAY }),
+    metricsAddress: hostPort("METRICS_ADDRESS", str(env, "METRICS_ADDRESS", ""), true),
+    scoring: loadScoring(env),
+  };
+  if (!(s.ttlMinMs <= s.ttlDefaultMs && s.ttlDefaultMs <= s.ttlMaxMs)) {
+    throw new SettingsError(
+      `need LEASE_TTL_MIN_MS ≤ LEASE_TTL_DEFAULT_MS ≤ LEASE_TTL_MAX_MS, got ${s.ttlMinMs}, ${s.ttlDefaultMs}, ${s.ttlMaxMs}`,
+    );
+  }
+  if (s.scoring.quarantineBaseMs > s.scoring.quarantineMaxMs) {
+    throw new SettingsError("QUARANTINE_TTL_MS must not exceed QUARANTINE_MAX_MS");
+  }
+  if (s.redisUrl !== "" && !/^rediss?:\/\//.test(s.redisUrl)) {
+    throw new SettingsError(`REDIS_URL=${s.redisUrl} must start with redis:// or rediss://`);
+  }
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(s.proxiesPool)) throw new SettingsError(`PROXIES_POOL=${s.proxiesPool} is not a pool name`);
+  return s;
+}

@@ -1,0 +1,68 @@
+import { fileURLToPath } from "node:url";
+import { loadSettings, SettingsError } from "./config/settings.js";
+import type { Settings } from "./config/settings.js";
+import { startMetricsServer } from "./metrics-server.js";
+import { loadProxiesFile } from "./proxies-file.js";
+import { BrokerServer } from "./server/broker-server.js";
+import { createStore } from "./store/create-store.js";
+
+/**
+ * The broker process: settings from the environment, the store, the proxies file, the gRPC
+ * server, the metrics endpoint, and a draining shutdown on SIGTERM/SIGINT.
+ */
+
+const SAMPLE_POOL = fileURLToPath(new URL("../examples/proxies.txt", import.meta.url));
+
+function log(message: string): void {
+  process.stderr.write(`${new Date().toISOString()} proxybroker ${message}\n`);
+}
+
+async function main(): Promise<void> {
+  let settings: Settings;
+  try {
+    settings = loadSettings();
+  } catch (err) {
+    if (err instanceof SettingsError) {
+      log(`refusing to start: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  process.on("unhandledRejection", (reason) => log(`unhandled rejection (kept serving): ${String(reason)}`));
+
+  const { store, kind } = createStore(settings);
+  const proxiesFile = settings.proxiesFile !== "" ? settings.proxiesFile : kind === "embedded" ? SAMPLE_POOL : "";
+  if (proxiesFile !== "") {
+    const specs = await loadProxiesFile(proxiesFile);
+    const r = await store.addProxies(settings.proxiesPool, specs);
+    log(`loaded ${proxiesFile} into pool ${settings.proxiesPool}: ${r.added.length} added, ${r.updated.length} updated`);
+  }
+
+  const server = await BrokerServer.start({ store, settings, processMetrics: true });
+  log(`listening on ${settings.listenAddress} (store: ${kind === "redis" ? "redis" : "embedded, in-process"})`);
+  const metrics = settings.metricsAddress !== "" ? await startMetricsServer(settings.metricsAddress, server.metrics.registry) : undefined;
+  if (metrics !== undefined) log(`metrics on http://${settings.metricsAddress}/metrics`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: draining (up to ${settings.shutdownGraceMs} ms)`);
+    const hardExit = setTimeout(() => process.exit(1), settings.shutdownGraceMs + 2_000);
+    hardExit.unref();
+    void (async () => {
+      await server.shutdown(settings.shutdownGraceMs);
+      metrics?.close();
+      await store.close().catch(() => undefined);
+      log("stopped");
+      process.exit(0);
+    })();
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+}
+
+main().catch((err: unknown) => {
+  log(`failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

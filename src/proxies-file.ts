@@ -1,0 +1,40 @@
+import { readFile } from "node:fs/promises";
+import { InvalidInputError } from "../sdk/core/domain-key.js";
+import type { ProxySpecInput } from "../sdk/core/model.js";
+import { parseProxySpec } from "../sdk/core/proxy-spec.js";
+
+/**
+ * The proxies file loaded at start: one proxy per line, `url [tier=NAME] [key=value ...]`;
+ * blank lines and lines starting with `#` are skipped. A bad line refuses to start with its
+ * line number.
+ */
+export function parseProxiesFile(text: string, fileName: string): ProxySpecInput[] {
+  const out: ProxySpecInput[] = [];
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) return;
+    const [url = "", ...rest] = line.split(/\s+/);
+    let tier = "";
+    const labels: Record<string, string> = {};
+    try {
+      for (const word of rest) {
+        const eq = word.indexOf("=");
+        if (eq <= 0) throw new InvalidInputError(`"${word}" is not key=value`);
+        const k = word.slice(0, eq);
+        const v = word.slice(eq + 1);
+        if (k === "tier") tier = v;
+        else labels[k] = v;
+      }
+      out.push(parseProxySpec({ url, tier, labels }));
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw new InvalidInputError(`${fileName}:${i + 1}: ${why}`);
+    }
+  });
+  return out;
+}
+
+/** Read and parse a proxies file. */
+export async function loadProxiesFile(path: string): Promise<ProxySpecInput[]> {
+  return parseProxiesFile(await readFile(path, "utf8"), path);
+}

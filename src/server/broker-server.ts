@@ -1,0 +1,142 @@
+import * as grpc from "@grpc/grpc-js";
+import { HealthImplementation } from "grpc-health-check";
+import { ProxyAdmin } from "../../sdk/gen/proxybroker/v1/admin_pb.js";
+import { ProxyBroker } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
+import { addService } from "../../sdk/rpc/grpc-adapter.js";
+import type { PolicyDefaults } from "../../sdk/core/policy.js";
+import type { LeaseStore } from "../../sdk/engine/store.js";
+import { adminHandlers } from "../service/admin-service.js";
+import { brokerHandlers } from "../service/broker-service.js";
+import type { BrokerContext } from "../service/context.js";
+import { BrokerError } from "../service/errors.js";
+import { LeaseEngine } from "../service/lease-engine.js";
+import type { StreamHandle } from "../service/lease-stream.js";
+import { BrokerMetrics } from "../service/metrics.js";
+import { addReflection } from "./reflection.js";
+
+/** What the server needs from the settings. */
+export interface BrokerServerSettings {
+  readonly listenAddress: string;
+  readonly ttlDefaultMs: number;
+  readonly ttlMinMs: number;
+  readonly ttlMaxMs: number;
+  readonly maxWaitLimitMs: number;
+  readonly waitPollMs: number;
+  readonly sessionTtlMs: number;
+  readonly banTtlMs: number;
+  readonly workerActiveWindowMs: number;
+  readonly keepaliveTimeMs: number;
+  readonly keepaliveTimeoutMs: number;
+}
+
+export interface BrokerServerOptions {
+  readonly store: LeaseStore;
+  readonly settings: BrokerServerSettings;
+  readonly clock?: () => number;
+  /** Collect process metrics too (off in tests). */
+  readonly processMetrics?: boolean;
+}
+
+const SERVICES = ["", ProxyBroker.typeName, ProxyAdmin.typeName];
+const STORE_CHECK_MS = 1000;
+
+/**
+ * The gRPC server: ProxyBroker, ProxyAdmin, grpc.health.v1.Health and server reflection on one
+ * port. `shutdown` drains: refuses new work, answers what is in flight, then closes.
+ */
+export class BrokerServer {
+  readonly metrics: BrokerMetrics;
+  private draining = false;
+  private readonly streams = new Set<StreamHandle>();
+  private readonly health = new HealthImplementation(Object.fromEntries(SERVICES.map((s) => [s, "SERVING"])));
+  private readonly engine: LeaseEngine;
+  private storeTimer: NodeJS.Timeout | undefined;
+
+  private constructor(
+    private readonly server: grpc.Server,
+    private readonly opts: BrokerServerOptions,
+    /** The bound port (useful with port 0). */
+    readonly port: number = 0,
+  ) {
+    const s = opts.settings;
+    const defaults: PolicyDefaults = { maxConcurrency: 1, minIntervalMs: 0, defaultTtlMs: s.ttlDefaultMs, banTtlMs: s.banTtlMs };
+    this.engine = new LeaseEngine({ store: opts.store, defaults, sessionTtlMs: s.sessionTtlMs, waitPollMs: s.waitPollMs, ...(opts.clock ? { clock: opts.clock } : {}) });
+    this.metrics = new BrokerMetrics({ waiting: () => this.engine.waiting, defaultMetrics: opts.processMetrics === true });
+  }
+
+  /** Build the server, bind `settings.listenAddress` and start serving. */
+  static async start(opts: BrokerServerOptions): Promise<BrokerServer> {
+    const s = opts.settings;
+    const server = new grpc.Server({
+      "grpc.keepalive_time_ms": s.keepaliveTimeMs,
+      "grpc.keepalive_timeout_ms": s.keepaliveTimeoutMs,
+      "grpc.keepalive_permit_without_calls": 1,
+      "grpc.http2.min_ping_interval_without_data_ms": 5_000,
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(s.listenAddress, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    );
+    const broker = new BrokerServer(server, opts, port);
+    broker.register();
+    broker.watchStore();
+    return broker;
+  }
+
+  private register(): void {
+    const s = this.opts.settings;
+    const ctx: BrokerContext = {
+      store: this.opts.store,
+      engine: this.engine,
+      limits: { ttlMinMs: s.ttlMinMs, ttlMaxMs: s.ttlMaxMs, maxWaitLimitMs: s.maxWaitLimitMs },
+      workerActiveWindowMs: s.workerActiveWindowMs,
+      clock: this.opts.clock ?? Date.now,
+      metrics: this.metrics,
+      isDraining: () => this.draining,
+      streams: this.streams,
+    };
+    addService(this.server, ProxyBroker, brokerHandlers(ctx));
+    addService(this.server, ProxyAdmin, adminHandlers(ctx));
+    this.health.addToServer(this.server);
+    addReflection(this.server);
+  }
+
+  /** Health follows the store: NOT_SERVING while it is unreachable. */
+  private watchStore(): void {
+    let last = true;
+    const check = async () => {
+      const ok = this.draining ? false : await this.opts.store.ping().catch(() => false);
+      if (ok !== last) for (const svc of SERVICES) this.health.setStatus(svc, ok ? "SERVING" : "NOT_SERVING");
+      last = ok;
+    };
+    this.storeTimer = setInterval(() => void check(), STORE_CHECK_MS);
+    this.storeTimer.unref();
+  }
+
+  /**
+   * Drain and stop: refuse new work (UNAVAILABLE), answer waiting acquires with UNAVAILABLE, let
+   * in-flight renews and releases finish for up to `graceMs`, then close every stream and stop.
+   */
+  async shutdown(graceMs: number): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    if (this.storeTimer !== undefined) clearInterval(this.storeTimer);
+    for (const svc of SERVICES) this.health.setStatus(svc, "NOT_SERVING");
+    this.engine.rejectWaiters(new BrokerError(grpc.status.UNAVAILABLE, "broker is shutting down"));
+    const deadline = Date.now() + graceMs;
+    while (Date.now() < deadline && [...this.streams].some((h) => h.inFlight() > 0)) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    for (const h of this.streams) h.close("broker is shutting down");
+    await new Promise<void>((resolve) => {
+      const force = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, Math.max(0, deadline - Date.now()));
+      force.unref();
+      this.server.tryShutdown(() => {
+        clearTimeout(force);
+        resolve();
+      });
+    });
+  }
+}

@@ -1,0 +1,87 @@
+import { create } from "@bufbuild/protobuf";
+import {
+  AcquireLeaseResponseSchema,
+  GetPoolSnapshotResponseSchema,
+  ReleaseLeaseResponseSchema,
+  RenewLeaseResponseSchema,
+  WorkerInfoSchema,
+} from "../../sdk/gen/proxybroker/v1/broker_pb.js";
+import type { ProxyBroker } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
+import type { MethodsOf, ServiceHandlers } from "../../sdk/rpc/grpc-adapter.js";
+import { leaseToWire, policyToWire, proxyToWire, timestampOf } from "../../sdk/rpc/codec.js";
+import type { ProxyView } from "../../sdk/core/model.js";
+import { decisionToWire, deniedToError, lostToError } from "./answers.js";
+import type { BrokerContext } from "./context.js";
+import { leaseStream } from "./lease-stream.js";
+import { RequestDedupe } from "./request-dedupe.js";
+import type { Decision } from "./lease-engine.js";
+import { unary } from "./unary.js";
+import { checkAcquire, checkPool, checkRelease, checkRenew } from "./validate.js";
+
+type Methods = MethodsOf<typeof ProxyBroker>;
+
+const SNAPSHOT_PAGE = 1000;
+
+/** The ProxyBroker service: the Lease stream and the unary RPCs with the status codes of SPEC §5. */
+export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
+  const dedupe = new RequestDedupe<Decision>({ clock: ctx.clock, ttlMs: 60_000, maxEntries: 10_000 });
+  return {
+    lease: leaseStream(ctx),
+
+    acquireLease: unary(ctx.isDraining, async (req, signal) => {
+      const spec = checkAcquire(req, ctx.limits);
+      const d = await dedupe.run(spec.workerId, spec.requestId, () => ctx.engine.acquire(spec, signal));
+      if (d.kind === "denied") throw deniedToError(d);
+      ctx.metrics.grants.inc({ pool: spec.pool });
+      return create(AcquireLeaseResponseSchema, { lease: leaseToWire(d.lease) });
+    }),
+
+    renewLease: unary(ctx.isDraining, async (req) => {
+      const spec = checkRenew(req, ctx.limits);
+      const r = await ctx.engine.renew(spec);
+      if (r.kind === "lost") throw lostToError(spec.leaseId, r.reason);
+      ctx.metrics.renewals.inc();
+      return create(RenewLeaseResponseSchema, { leaseId: spec.leaseId, expireTime: timestampOf(r.expireAt) });
+    }),
+
+    releaseLease: unary(ctx.isDraining, async (req, signal) => {
+      const spec = checkRelease(req, ctx.limits);
+      const r = await ctx.engine.release(spec, signal);
+      if (r.kind === "lost") {
+        // A unary call cannot carry both an error status and the next lease: give the next back.
+        if (r.next?.kind === "granted") {
+          void ctx.engine
+            .release({ leaseId: r.next.lease.leaseId, fencingToken: r.next.lease.fencingToken, outcome: { kind: "ABANDONED", httpStatus: 0, latencyMs: 0, retryAfterMs: 0 } })
+            .catch(() => undefined);
+        }
+        throw lostToError(spec.leaseId, r.reason ?? "NOT_FOUND");
+      }
+      ctx.metrics.releases.inc({ outcome: spec.outcome.kind });
+      const next = r.next === undefined ? undefined : decisionToWire(spec.next?.requestId ?? "", r.next);
+      return create(ReleaseLeaseResponseSchema, { leaseId: spec.leaseId, next: next ?? { case: undefined } });
+    }),
+
+    getPoolSnapshot: unary(ctx.isDraining, async (req) => {
+      const pool = checkPool(req.pool);
+      const now = ctx.clock();
+      const proxies: ProxyView[] = [];
+      for (let after = ""; ; ) {
+        const page = await ctx.store.listProxies(pool, { size: SNAPSHOT_PAGE, after });
+        proxies.push(...page.proxies);
+        if (page.next === "") break;
+        after = page.next;
+      }
+      const [workers, policies] = await Promise.all([
+        ctx.store.liveWorkers(pool, now - ctx.workerActiveWindowMs),
+        ctx.store.listPolicies(pool),
+      ]);
+      return create(GetPoolSnapshotResponseSchema, {
+        pool,
+        proxies: proxies.map(proxyToWire),
+        liveWorkers: workers.map((w) => create(WorkerInfoSchema, { workerId: w.workerId, lastSeenTime: timestampOf(w.lastSeenAt) })),
+        policies: policies.policies.map(policyToWire),
+        snapshotTime: timestampOf(now),
+      });
+    }),
+  };
+}

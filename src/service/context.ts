@@ -1,0 +1,19 @@
+import type { LeaseStore } from "../../sdk/engine/store.js";
+import type { LeaseEngine } from "./lease-engine.js";
+import type { StreamHandle } from "./lease-stream.js";
+import type { BrokerMetrics } from "./metrics.js";
+import type { RequestLimits } from "./validate.js";
+
+/** What the gRPC handlers share: built once by the server wiring. */
+export interface BrokerContext {
+  readonly store: LeaseStore;
+  readonly engine: LeaseEngine;
+  readonly limits: RequestLimits;
+  readonly workerActiveWindowMs: number;
+  readonly clock: () => number;
+  readonly metrics: BrokerMetrics;
+  /** True once SIGTERM arrived: new work is refused with UNAVAILABLE. */
+  readonly isDraining: () => boolean;
+  /** The open Lease streams, for the shutdown sequence. */
+  readonly streams: Set<StreamHandle>;
+}

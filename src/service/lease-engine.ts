@@ -1,0 +1,197 @@
+import { effectivePolicy } from "../../sdk/core/policy.js";
+import type { PolicyDefaults } from "../../sdk/core/policy.js";
+import type { AcquireParams, AcquireResult, LeaseView, LostReasonName, RenewResult } from "../../sdk/core/model.js";
+import type { LeaseStore } from "../../sdk/engine/store.js";
+import { LeaseIndex } from "./lease-index.js";
+import { PolicyCache } from "./policy-cache.js";
+import type { AcquireSpec, ReleaseSpec, RenewSpec } from "./validate.js";
+import { WaitQueues } from "./wait-queues.js";
+import type { AttemptResult } from "./wait-queues.js";
+
+/** The answer to an acquire: a lease, or a denial with the earliest known retry moment. */
+export type Decision =
+  | { readonly kind: "granted"; readonly lease: LeaseView }
+  | { readonly kind: "denied"; readonly retryAfterMs: number };
+
+/** The answer to a release: released or lost, and the decision on `next` when it was given. */
+export interface ReleaseDecision {
+  readonly kind: "released" | "lost";
+  readonly reason?: LostReasonName;
+  readonly next?: Decision;
+}
+
+export interface LeaseEngineOptions {
+  readonly store: LeaseStore;
+  readonly defaults: PolicyDefaults;
+  readonly sessionTtlMs: number;
+  readonly waitPollMs: number;
+  readonly clock?: () => number;
+}
+
+const MAX_POLICY_RELOADS = 3;
+
+/**
+ * The broker's lease logic above the store: resolves policies into domain-keys, keeps waiting
+ * acquires (G6) in fair queues, and wakes them when this broker sees a release. One store step per
+ * operation; the only extra step is a policy reload after the store said `stale-policy`.
+ */
+export class LeaseEngine {
+  private readonly store: LeaseStore;
+  private readonly policies: PolicyCache;
+  private readonly clock: () => number;
+  private readonly index: LeaseIndex;
+  private readonly queues: WaitQueues<LeaseView>;
+
+  constructor(private readonly opts: LeaseEngineOptions) {
+    this.store = opts.store;
+    this.policies = new PolicyCache(opts.store);
+    this.clock = opts.clock ?? Date.now;
+    this.index = new LeaseIndex(this.clock);
+    this.queues = new WaitQueues<LeaseView>({
+      clock: this.clock,
+      pollMs: opts.waitPollMs,
+      orphaned: (lease) => this.abandon(lease),
+    });
+  }
+
+  /** Waiting acquires on this broker (a metric). */
+  get waiting(): number {
+    return this.queues.size;
+  }
+
+  /** Acquire, waiting up to `spec.maxWaitMs` inside the broker. `signal` ends the wait. */
+  async acquire(spec: AcquireSpec, signal?: AbortSignal): Promise<Decision> {
+    const start = this.clock();
+    const params = await this.resolve(spec);
+    const key = queueKey(params);
+    if (this.queues.waiting(key) > 0) {
+      // Others are already waiting for this domain-key: no overtaking them.
+      if (spec.maxWaitMs === 0) return { kind: "denied", retryAfterMs: this.queues.retryAfterMs(key) };
+      return this.wait(spec, params, start, signal, this.queues.retryAfterMs(key));
+    }
+    const first = await this.attempt(spec, params);
+    if (first.kind === "granted" || spec.maxWaitMs === 0) return first;
+    return this.wait(spec, params, start, signal, first.retryAfterMs);
+  }
+
+  /** Renew (heartbeat) a lease. */
+  async renew(spec: RenewSpec): Promise<RenewResult> {
+    const r = await this.store.renew(spec);
+    if (r.kind === "renewed") this.index.touch(spec.leaseId, r.expireAt);
+    return r;
+  }
+
+  /** Release a lease and, with `next`, acquire the next one in the same store step when fair. */
+  async release(spec: ReleaseSpec, signal?: AbortSignal): Promise<ReleaseDecision> {
+    const nextParams = spec.next === undefined ? undefined : await this.resolve(spec.next);
+    const combine = nextParams !== undefined && this.queues.waiting(queueKey(nextParams)) === 0;
+    const r = await this.store.release({
+      leaseId: spec.leaseId,
+      fencingToken: spec.fencingToken,
+      outcome: spec.outcome,
+      ...(combine ? { next: nextParams } : {}),
+    });
+    const released = this.index.take(spec.leaseId);
+    if (released !== undefined) this.queues.wake(released);
+    const base: ReleaseDecision = r.kind === "released" ? { kind: "released" } : { kind: "lost", reason: r.reason };
+    if (spec.next === undefined || nextParams === undefined) return base;
+    let next: Decision;
+    if (combine && r.next !== undefined && r.next.kind !== "stale-policy") {
+      next = this.decide(nextParams, r.next);
+      if (next.kind === "denied" && spec.next.maxWaitMs > 0) {
+        next = await this.wait(spec.next, nextParams, this.clock(), signal, next.retryAfterMs);
+      }
+    } else {
+      next = await this.acquire(spec.next, signal);
+    }
+    return { ...base, next };
+  }
+
+  /** Fail every waiting acquire (shutdown). */
+  rejectWaiters(error: unknown): void {
+    this.queues.rejectAll(error);
+  }
+
+  /** A store answer as a decision; remembers granted leases for release wake-ups. */
+  private decide(params: AcquireParams, r: AcquireResult): Decision {
+    if (r.kind === "granted") {
+      this.index.add(r.lease.leaseId, queueKey(params), r.lease.expireAt);
+      return { kind: "granted", lease: r.lease };
+    }
+    return { kind: "denied", retryAfterMs: r.kind === "denied" ? r.retryAfterMs : -1 };
+  }
+
+  private wait(
+    spec: AcquireSpec,
+    params: AcquireParams,
+    start: number,
+    signal: AbortSignal | undefined,
+    retryAfterMs: number,
+  ): Promise<Decision> {
+    return new Promise<Decision>((resolve, reject) => {
+      this.queues.enqueue(
+        queueKey(params),
+        {
+          attempt: () => this.attempt(spec, params).then(toAttempt),
+          deadline: start + spec.maxWaitMs,
+          narrow: spec.sessionKey !== "" || spec.tier !== "" || Object.keys(spec.labels).length > 0,
+          signal,
+          settle: (r) => {
+            if (r.kind === "error") reject(r.error);
+            else if (r.kind === "granted") resolve({ kind: "granted", lease: r.grant });
+            else resolve(r);
+          },
+        },
+        retryAfterMs,
+      );
+    });
+  }
+
+  /** One store attempt, reloading policies when the store says they changed. */
+  private async attempt(spec: AcquireSpec, initial: AcquireParams): Promise<Decision> {
+    let params = initial;
+    for (let i = 0; ; i++) {
+      const r = await this.store.acquire(params);
+      if (r.kind !== "stale-policy") return this.decide(params, r);
+      if (i >= MAX_POLICY_RELOADS) return { kind: "denied", retryAfterMs: this.opts.waitPollMs };
+      await this.policies.reload(params.pool);
+      params = await this.resolve(spec);
+    }
+  }
+
+  private async resolve(spec: AcquireSpec): Promise<AcquireParams> {
+    const set = await this.policies.get(spec.pool);
+    const eff = effectivePolicy(set.policies, spec.host, this.opts.defaults);
+    return {
+      pool: spec.pool,
+      domainKey: eff.domainKey,
+      workerId: spec.workerId,
+      ttlMs: spec.ttlMs > 0 ? spec.ttlMs : eff.defaultTtlMs,
+      maxConcurrency: eff.maxConcurrency,
+      minIntervalMs: eff.minIntervalMs,
+      banTtlMs: eff.banTtlMs,
+      policyVersion: set.version,
+      sessionKey: spec.sessionKey,
+      sessionTtlMs: this.opts.sessionTtlMs,
+      tier: spec.tier,
+      labels: spec.labels,
+    };
+  }
+
+  /** A lease granted to a waiter that went away: give it back unused. */
+  private abandon(lease: LeaseView): void {
+    this.release({
+      leaseId: lease.leaseId,
+      fencingToken: lease.fencingToken,
+      outcome: { kind: "ABANDONED", httpStatus: 0, latencyMs: 0, retryAfterMs: 0 },
+    }).catch(() => undefined);
+  }
+}
+
+function queueKey(p: AcquireParams): string {
+  return `${p.pool}\u0000${p.domainKey}`;
+}
+
+function toAttempt(d: Decision): AttemptResult<LeaseView> {
+  return d.kind === "granted" ? { kind: "granted", grant: d.lease } : d;
+}

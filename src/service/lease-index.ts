@@ -1,0 +1,39 @@
+/**
+ * Which wait queue a lease granted by this broker belongs to, so that its release wakes the
+ * waiters of its (pool, domain-key) at once. Leases released through another replica are
+ * forgotten a minute after their last known expiry.
+ */
+export class LeaseIndex {
+  private readonly entries = new Map<string, { queueKey: string; expireAt: number }>();
+  private lastSweep = 0;
+
+  constructor(private readonly clock: () => number) {}
+
+  add(leaseId: string, queueKey: string, expireAt: number): void {
+    this.entries.set(leaseId, { queueKey, expireAt });
+    this.sweep();
+  }
+
+  touch(leaseId: string, expireAt: number): void {
+    const e = this.entries.get(leaseId);
+    if (e !== undefined) e.expireAt = expireAt;
+  }
+
+  /** Forget a lease and return its queue key, if this broker granted it. */
+  take(leaseId: string): string | undefined {
+    const e = this.entries.get(leaseId);
+    this.entries.delete(leaseId);
+    return e?.queueKey;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private sweep(): void {
+    const now = this.clock();
+    if (now - this.lastSweep < 10_000) return;
+    this.lastSweep = now;
+    for (const [id, e] of this.entries) if (e.expireAt + 60_000 < now) this.entries.delete(id);
+  }
+}

@@ -1,0 +1,157 @@
+import { create } from "@bufbuild/protobuf";
+import { status } from "@grpc/grpc-js";
+import type { ServerDuplexStream } from "@grpc/grpc-js";
+import { timestampOf } from "../../sdk/rpc/codec.js";
+import {
+  LeaseReleasedSchema,
+  LeaseRenewedSchema,
+  LeaseResponseSchema,
+} from "../../sdk/gen/proxybroker/v1/broker_pb.js";
+import type { LeaseRequest, LeaseResponse } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
+import { decisionToWire, errorToDenied, lostToWire } from "./answers.js";
+import type { BrokerContext } from "./context.js";
+import { BrokerError } from "./errors.js";
+import { checkAcquire, checkRelease, checkRenew } from "./validate.js";
+
+type Call = ServerDuplexStream<LeaseRequest, LeaseResponse>;
+type Body = LeaseResponse["kind"];
+
+/** An open Lease stream, as the shutdown sequence sees it. */
+export interface StreamHandle {
+  /** Requests received and not answered yet. */
+  inFlight(): number;
+  /** End the stream with UNAVAILABLE (shutdown). */
+  close(message: string): void;
+}
+
+/**
+ * The Lease stream: many acquires, renews and releases multiplexed on one stream, each answered
+ * in-band as soon as it is decided (answers may come out of order: they carry request_id or
+ * lease_id). Errors never end the stream. A closed or broken stream ends nothing but its waiting
+ * acquires: its leases live on until released, renewed elsewhere, or expired (G3).
+ */
+export function leaseStream(ctx: BrokerContext): (call: Call) => void {
+  return (call) => {
+    const abort = new AbortController();
+    let pending = 0;
+    let halfClosed = false;
+    const handle: StreamHandle = {
+      inFlight: () => pending,
+      close: (message) => {
+        if (!call.destroyed) call.emit("error", { code: status.UNAVAILABLE, details: message });
+      },
+    };
+    ctx.streams.add(handle);
+    ctx.metrics.openStreams.inc();
+
+    const send = (answer: Body | Body[]) => {
+      for (const kind of Array.isArray(answer) ? answer : [answer]) {
+        if (!call.destroyed && call.writable) call.write(create(LeaseResponseSchema, { kind }));
+      }
+    };
+    const finishIfDone = () => {
+      if (halfClosed && pending === 0 && !call.destroyed && call.writable) call.end();
+    };
+    const run = (work: () => Promise<Body | Body[]>, onError: (err: unknown) => Body) => {
+      pending++;
+      work()
+        .catch(onError)
+        .then(send)
+        .catch(() => undefined)
+        .finally(() => {
+          pending--;
+          finishIfDone();
+        });
+    };
+
+    call.on("data", (req: LeaseRequest) => dispatch(ctx, req, abort.signal, run));
+    call.on("end", () => {
+      halfClosed = true;
+      finishIfDone();
+    });
+    call.on("error", () => undefined);
+    call.once("close", () => {
+      abort.abort(new BrokerError(status.CANCELLED, "stream closed"));
+      ctx.streams.delete(handle);
+      ctx.metrics.openStreams.dec();
+    });
+  };
+}
+
+function dispatch(
+  ctx: BrokerContext,
+  req: LeaseRequest,
+  signal: AbortSignal,
+  run: (work: () => Promise<Body | Body[]>, onError: (err: unknown) => Body) => void,
+): void {
+  const m = req.kind;
+  switch (m.case) {
+    case "acquire": {
+      const requestId = m.value.requestId;
+      const started = ctx.clock();
+      run(
+        async () => {
+          if (ctx.isDraining()) throw new BrokerError(status.UNAVAILABLE, "broker is shutting down");
+          const spec = checkAcquire(m.value, ctx.limits);
+          const d = await ctx.engine.acquire(spec, signal);
+          ctx.metrics.acquireSeconds.observe((ctx.clock() - started) / 1000);
+          if (d.kind === "granted") ctx.metrics.grants.inc({ pool: spec.pool });
+          else ctx.metrics.denials.inc({ pool: spec.pool, reason: "NO_PROXY_AVAILABLE" });
+          return decisionToWire(requestId, d);
+        },
+        (err) => deniedAnswer(ctx, err, { requestId }),
+      );
+      return;
+    }
+    case "renew": {
+      const leaseId = m.value.leaseId;
+      run(
+        async () => {
+          const spec = checkRenew(m.value, ctx.limits);
+          const r = await ctx.engine.renew(spec);
+          if (r.kind === "lost") {
+            ctx.metrics.lost.inc({ reason: r.reason });
+            return { case: "lost", value: lostToWire(leaseId, r.reason) };
+          }
+          ctx.metrics.renewals.inc();
+          return { case: "renewed", value: create(LeaseRenewedSchema, { leaseId, expireTime: timestampOf(r.expireAt) }) };
+        },
+        (err) => deniedAnswer(ctx, err, { leaseId }),
+      );
+      return;
+    }
+    case "release": {
+      const leaseId = m.value.leaseId;
+      run(
+        async () => {
+          const spec = checkRelease(m.value, ctx.limits);
+          const r = await ctx.engine.release(spec, signal);
+          const next = r.next === undefined ? undefined : decisionToWire(spec.next?.requestId ?? "", r.next);
+          if (r.next?.kind === "granted") ctx.metrics.grants.inc({ pool: r.next.lease.pool });
+          if (r.kind === "lost") {
+            // Lost, then the next lease's own answer (correlated by its request_id).
+            ctx.metrics.lost.inc({ reason: r.reason ?? "NOT_FOUND" });
+            const lost: Body = { case: "lost", value: lostToWire(leaseId, r.reason ?? "NOT_FOUND") };
+            return next === undefined ? lost : [lost, next];
+          }
+          ctx.metrics.releases.inc({ outcome: spec.outcome.kind });
+          return { case: "released", value: create(LeaseReleasedSchema, { leaseId, next: next ?? { case: undefined } }) };
+        },
+        (err) => deniedAnswer(ctx, err, { leaseId }),
+      );
+      return;
+    }
+    case undefined:
+      run(
+        () => Promise.reject(new BrokerError(status.INVALID_ARGUMENT, "LeaseRequest has none of acquire, renew, release")),
+        (err) => deniedAnswer(ctx, err, {}),
+      );
+      return;
+  }
+}
+
+function deniedAnswer(ctx: BrokerContext, err: unknown, ids: { requestId?: string; leaseId?: string }): Body {
+  const e = BrokerError.from(err);
+  if (e.code === status.UNAVAILABLE) ctx.metrics.storeErrors.inc();
+  return { case: "denied", value: errorToDenied(e, ids) };
+}

@@ -1,0 +1,36 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/** The broker's Prometheus metrics, on a registry of their own (served by src/metrics-server.ts). */
+export class BrokerMetrics {
+  readonly registry = new Registry();
+  readonly grants = new Counter({ name: "proxybroker_grants_total", help: "Leases granted", labelNames: ["pool"], registers: [this.registry] });
+  readonly denials = new Counter({
+    name: "proxybroker_denials_total",
+    help: "Acquires denied (no eligible proxy within max_wait, invalid input, store unavailable)",
+    labelNames: ["pool", "reason"],
+    registers: [this.registry],
+  });
+  readonly renewals = new Counter({ name: "proxybroker_renewals_total", help: "Leases renewed", registers: [this.registry] });
+  readonly releases = new Counter({ name: "proxybroker_releases_total", help: "Leases released, by outcome", labelNames: ["outcome"], registers: [this.registry] });
+  readonly lost = new Counter({ name: "proxybroker_lost_total", help: "Renews and releases of leases no longer held", labelNames: ["reason"], registers: [this.registry] });
+  readonly storeErrors = new Counter({ name: "proxybroker_store_unavailable_total", help: "Operations that failed because the store was unreachable", registers: [this.registry] });
+  readonly openStreams = new Gauge({ name: "proxybroker_open_lease_streams", help: "Open Lease streams", registers: [this.registry] });
+  readonly acquireSeconds = new Histogram({
+    name: "proxybroker_acquire_seconds",
+    help: "Time from acquire request to answer, waiting included",
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5, 30],
+    registers: [this.registry],
+  });
+
+  constructor(opts: { waiting: () => number; defaultMetrics?: boolean }) {
+    new Gauge({
+      name: "proxybroker_waiting_acquires",
+      help: "Acquires waiting inside this broker (max_wait)",
+      registers: [this.registry],
+      collect() {
+        this.set(opts.waiting());
+      },
+    });
+    if (opts.defaultMetrics === true) collectDefaultMetrics({ register: this.registry });
+  }
+}

@@ -1,0 +1,133 @@
+import { InvalidInputError, targetHost } from "../../sdk/core/domain-key.js";
+import type { OutcomeInput } from "../../sdk/core/model.js";
+import { validateTierAndLabels } from "../../sdk/core/proxy-spec.js";
+import { msOf, outcomeNameOf } from "../../sdk/rpc/codec.js";
+import type {
+  AcquireLeaseRequest,
+  Outcome,
+  ReleaseLeaseRequest,
+  RenewLeaseRequest,
+} from "../../sdk/gen/proxybroker/v1/broker_pb.js";
+
+/**
+ * Validation at the edge: wire requests → checked plain values. Everything here throws
+ * `InvalidInputError` with a message that names the field; the service answers INVALID_ARGUMENT.
+ */
+
+/** The bounds requests are checked against (from the settings). */
+export interface RequestLimits {
+  readonly ttlMinMs: number;
+  readonly ttlMaxMs: number;
+  readonly maxWaitLimitMs: number;
+}
+
+/** A checked acquire, before policy resolution. `ttlMs` 0 = the policy's default. */
+export interface AcquireSpec {
+  readonly requestId: string;
+  readonly workerId: string;
+  readonly pool: string;
+  readonly host: string;
+  readonly ttlMs: number;
+  readonly maxWaitMs: number;
+  readonly sessionKey: string;
+  readonly tier: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export interface RenewSpec {
+  readonly leaseId: string;
+  readonly fencingToken: number;
+  readonly ttlMs: number;
+}
+
+export interface ReleaseSpec {
+  readonly leaseId: string;
+  readonly fencingToken: number;
+  readonly outcome: OutcomeInput;
+  readonly next?: AcquireSpec;
+}
+
+const POOL = /^[A-Za-z0-9_-]{1,64}$/;
+const PRINTABLE = /^[\x21-\x7e]{1,256}$/;
+
+/** Validate a pool name; "" means "default". */
+export function checkPool(pool: string): string {
+  if (pool === "") return "default";
+  if (!POOL.test(pool)) throw new InvalidInputError(`pool "${pool}" must match ${POOL.source}`);
+  return pool;
+}
+
+function checkToken(field: string, value: string, allowEmpty: boolean): string {
+  if (value === "" && allowEmpty) return value;
+  if (!PRINTABLE.test(value)) {
+    throw new InvalidInputError(`${field} must be 1 to 256 printable ASCII characters without spaces`);
+  }
+  return value;
+}
+
+function checkTtl(ms: number, limits: RequestLimits, field: string): number {
+  if (ms === 0) return 0;
+  if (ms < limits.ttlMinMs || ms > limits.ttlMaxMs) {
+    throw new InvalidInputError(`${field} ${ms} ms is outside [${limits.ttlMinMs}, ${limits.ttlMaxMs}] ms`);
+  }
+  return ms;
+}
+
+function fencingToken(value: bigint): number {
+  return value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value);
+}
+
+/** Check an acquire request. */
+export function checkAcquire(req: AcquireLeaseRequest, limits: RequestLimits): AcquireSpec {
+  const maxWaitMs = msOf(req.maxWait);
+  if (maxWaitMs < 0 || maxWaitMs > limits.maxWaitLimitMs) {
+    throw new InvalidInputError(`max_wait ${maxWaitMs} ms is outside [0, ${limits.maxWaitLimitMs}] ms`);
+  }
+  validateTierAndLabels(req.tier, req.labels);
+  return {
+    requestId: checkToken("request_id", req.requestId, true),
+    workerId: req.workerId === "" ? "anonymous" : checkToken("worker_id", req.workerId, false),
+    pool: checkPool(req.pool),
+    host: targetHost({ domain: req.domain, targetUrl: req.targetUrl }),
+    ttlMs: checkTtl(msOf(req.ttl), limits, "ttl"),
+    maxWaitMs,
+    sessionKey: checkToken("session_key", req.sessionKey, true),
+    tier: req.tier,
+    labels: { ...req.labels },
+  };
+}
+
+function checkLeaseId(leaseId: string): string {
+  if (leaseId === "" || leaseId.length > 512) throw new InvalidInputError("lease_id is empty or longer than 512 characters");
+  return leaseId;
+}
+
+/** Check a renew request. */
+export function checkRenew(req: RenewLeaseRequest, limits: RequestLimits): RenewSpec {
+  return {
+    leaseId: checkLeaseId(req.leaseId),
+    fencingToken: fencingToken(req.fencingToken),
+    ttlMs: checkTtl(msOf(req.ttl), limits, "ttl"),
+  };
+}
+
+function checkOutcome(outcome: Outcome | undefined): OutcomeInput {
+  const kind = outcome === undefined ? undefined : outcomeNameOf(outcome.kind);
+  if (outcome === undefined || kind === undefined) {
+    throw new InvalidInputError("outcome.kind is required (SUCCESS, RATE_LIMITED, BLOCKED, PROXY_ERROR, TARGET_ERROR or ABANDONED)");
+  }
+  const latencyMs = msOf(outcome.latency);
+  const retryAfterMs = msOf(outcome.retryAfter);
+  if (latencyMs < 0 || retryAfterMs < 0) throw new InvalidInputError("outcome durations must not be negative");
+  return { kind, httpStatus: outcome.httpStatus, latencyMs, retryAfterMs };
+}
+
+/** Check a release request (and its `next` acquire). */
+export function checkRelease(req: ReleaseLeaseRequest, limits: RequestLimits): ReleaseSpec {
+  const base = {
+    leaseId: checkLeaseId(req.leaseId),
+    fencingToken: fencingToken(req.fencingToken),
+    outcome: checkOutcome(req.outcome),
+  };
+  return req.next === undefined ? base : { ...base, next: checkAcquire(req.next, limits) };
+}

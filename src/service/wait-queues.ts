@@ -1,0 +1,167 @@
+/**
+ * G6 fair waiting: one FIFO queue per (pool, domain-key) on this broker. A waiting acquire is
+ * retried when a lease of its queue is released through this broker, when the store said a proxy
+ * becomes eligible (retry_after), and at least every `pollMs` (releases through other replicas
+ * and expiries are only seen that way). Waiters are tried in arrival order; the first plain waiter
+ * that is denied stops the pass, so nobody overtakes it. Waiters bound to a session, tier or
+ * labels are asked for something narrower and do not block the ones behind them.
+ */
+
+/** What a queue asks of one attempt. */
+export type AttemptResult<G> = { readonly kind: "granted"; readonly grant: G } | { readonly kind: "denied"; readonly retryAfterMs: number };
+
+/** A waiting acquire. */
+export interface Waiter<G> {
+  /** Try once, now. */
+  readonly attempt: () => Promise<AttemptResult<G>>;
+  readonly deadline: number;
+  /** A session/tier/labels request: its denial does not stop the pass. */
+  readonly narrow: boolean;
+  readonly signal: AbortSignal | undefined;
+  readonly settle: (result: AttemptResult<G> | { readonly kind: "error"; readonly error: unknown }) => void;
+}
+
+interface Queue<G> {
+  readonly waiters: Waiter<G>[];
+  draining: boolean;
+  again: boolean;
+  timer: NodeJS.Timeout | undefined;
+  retryAfterMs: number;
+}
+
+const MAX_ATTEMPTS_PER_PASS = 8;
+
+export class WaitQueues<G> {
+  private readonly queues = new Map<string, Queue<G>>();
+
+  constructor(
+    private readonly opts: {
+      readonly clock: () => number;
+      readonly pollMs: number;
+      /** Called for a grant whose waiter went away meanwhile (stream closed, call cancelled). */
+      readonly orphaned: (grant: G) => void;
+    },
+  ) {}
+
+  /** Waiters currently queued for this key. */
+  waiting(key: string): number {
+    return this.queues.get(key)?.waiters.length ?? 0;
+  }
+
+  /** The last retry_after seen by the queue of this key (for callers that will not wait). */
+  retryAfterMs(key: string): number {
+    return this.queues.get(key)?.retryAfterMs ?? this.opts.pollMs;
+  }
+
+  /** Total waiters on this broker. */
+  get size(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.waiters.length;
+    return n;
+  }
+
+  /** Queue a waiter; it is tried at the next pass (started now). */
+  enqueue(key: string, waiter: Waiter<G>, retryAfterMs: number): void {
+    let q = this.queues.get(key);
+    if (q === undefined) {
+      q = { waiters: [], draining: false, again: false, timer: undefined, retryAfterMs };
+      this.queues.set(key, q);
+    }
+    q.waiters.push(waiter);
+    this.schedule(key, q, retryAfterMs);
+  }
+
+  /** Something was released for this key: try its waiters now. */
+  wake(key: string): void {
+    const q = this.queues.get(key);
+    if (q !== undefined) void this.drain(key, q);
+  }
+
+  /** Fail every waiter (shutdown). */
+  rejectAll(error: unknown): void {
+    for (const [key, q] of this.queues) {
+      for (const w of q.waiters.splice(0)) w.settle({ kind: "error", error });
+      if (q.timer !== undefined) clearTimeout(q.timer);
+      this.queues.delete(key);
+    }
+  }
+
+  private schedule(key: string, q: Queue<G>, retryAfterMs: number): void {
+    if (q.waiters.length === 0) {
+      if (q.timer !== undefined) clearTimeout(q.timer);
+      if (!q.draining) this.queues.delete(key);
+      return;
+    }
+    const now = this.opts.clock();
+    const nextDeadline = Math.min(...q.waiters.map((w) => w.deadline));
+    const hint = retryAfterMs >= 0 ? retryAfterMs : this.opts.pollMs;
+    const delay = Math.max(1, Math.min(hint, this.opts.pollMs, nextDeadline - now));
+    if (q.timer !== undefined) clearTimeout(q.timer);
+    q.timer = setTimeout(() => {
+      q.timer = undefined;
+      void this.drain(key, q);
+    }, delay);
+    q.timer.unref();
+  }
+
+  private async drain(key: string, q: Queue<G>): Promise<void> {
+    if (q.draining) {
+      q.again = true;
+      return;
+    }
+    q.draining = true;
+    let retryAfterMs = -1;
+    try {
+      do {
+        q.again = false;
+        this.dropExpired(q);
+        retryAfterMs = await this.pass(q);
+      } while (q.again);
+    } finally {
+      q.draining = false;
+    }
+    if (retryAfterMs >= 0) q.retryAfterMs = retryAfterMs;
+    this.schedule(key, q, retryAfterMs);
+  }
+
+  private dropExpired(q: Queue<G>): void {
+    const now = this.opts.clock();
+    for (let i = q.waiters.length - 1; i >= 0; i--) {
+      const w = q.waiters[i]!;
+      if (w.signal?.aborted === true) {
+        q.waiters.splice(i, 1);
+        w.settle({ kind: "error", error: w.signal.reason });
+      } else if (now >= w.deadline) {
+        q.waiters.splice(i, 1);
+        w.settle({ kind: "denied", retryAfterMs: q.retryAfterMs });
+      }
+    }
+  }
+
+  /** One pass over the queue; returns the smallest retry_after seen (-1 if none). */
+  private async pass(q: Queue<G>): Promise<number> {
+    let minRetry = -1;
+    let i = 0;
+    for (let attempts = 0; i < q.waiters.length && attempts < MAX_ATTEMPTS_PER_PASS; attempts++) {
+      const w = q.waiters[i]!;
+      let r: AttemptResult<G>;
+      try {
+        r = await w.attempt();
+      } catch (error) {
+        q.waiters.splice(q.waiters.indexOf(w), 1);
+        w.settle({ kind: "error", error });
+        continue;
+      }
+      if (r.kind === "granted") {
+        q.waiters.splice(q.waiters.indexOf(w), 1);
+        if (w.signal?.aborted === true) this.opts.orphaned(r.grant);
+        else w.settle(r);
+        continue;
+      }
+      if (r.retryAfterMs >= 0) minRetry = minRetry < 0 ? r.retryAfterMs : Math.min(minRetry, r.retryAfterMs);
+      if (!w.narrow) break;
+      i++;
+    }
+    return minRetry;
+  }
+}

@@ -1,0 +1,19 @@
+import type { ScoringConfig } from "../../sdk/core/scoring.js";
+import { MemoryStore } from "../../sdk/engine/memory-store.js";
+import type { LeaseStore } from "../../sdk/engine/store.js";
+import { RedisStore, createRedisClient } from "./redis/index.js";
+
+/** Which store to run on: Redis when a URL is given, else the embedded in-process engine. */
+export interface StoreChoice {
+  readonly redisUrl: string;
+  readonly redisKeyPrefix: string;
+  readonly redisCommandTimeoutMs: number;
+  readonly scoring: ScoringConfig;
+}
+
+/** Create the store the settings ask for. */
+export function createStore(choice: StoreChoice): { store: LeaseStore; kind: "redis" | "embedded" } {
+  if (choice.redisUrl === "") return { store: new MemoryStore({ scoring: choice.scoring }), kind: "embedded" };
+  const client = createRedisClient({ url: choice.redisUrl, commandTimeoutMs: choice.redisCommandTimeoutMs });
+  return { store: new RedisStore({ client, scoring: choice.scoring, prefix: choice.redisKeyPrefix }), kind: "redis" };
+}
