@@ -1,0 +1,162 @@
+/**
+ * Test helper: a throwaway `redis-server` on a free loopback port, without persistence, in its
+ * own temporary directory. Never the shared Redis on 6379.
+ */
+import { spawn } from "node:child_process";
+import { accessSync, constants as fsConstants } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createConnection, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+
+/** A running test Redis. */
+export interface RedisServer {
+  /** `redis://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly port: number;
+  /** Shut the server down (no save) and wait until the process has exited. Idempotent. */
+  stop(): Promise<void>;
+  /** Start it again on the same port (stopping it first if it runs); resolves once it answers PING. */
+  restart(): Promise<void>;
+}
+
+const SHARED_REDIS_PORT = 6379;
+const START_TIMEOUT_MS = 10_000;
+const STOP_GRACE_MS = 3_000;
+
+/** Start a fresh redis-server; rejects with a clear message when `redis-server` is not on PATH. */
+export async function startRedisServer(): Promise<RedisServer> {
+  const binary = findOnPath("redis-server");
+  if (binary === undefined) {
+    throw new Error(
+      "redis-server is not on PATH: the Redis store tests need it (Debian: apt-get install redis-server)",
+    );
+  }
+  const port = await freePort();
+  let proc: RunningRedis | undefined = await launch(binary, port);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    async stop(): Promise<void> {
+      const p = proc;
+      proc = undefined;
+      if (p !== undefined) await p.stop();
+    },
+    async restart(): Promise<void> {
+      const p = proc;
+      proc = undefined;
+      if (p !== undefined) await p.stop();
+      proc = await launch(binary, port);
+    },
+  };
+}
+
+interface RunningRedis {
+  stop(): Promise<void>;
+}
+
+async function launch(binary: string, port: number): Promise<RunningRedis> {
+  const dir = await mkdtemp(join(tmpdir(), "pb-redis-"));
+  const args = [
+    "--port", String(port),
+    "--bind", "127.0.0.1",
+    "--save", "",
+    "--appendonly", "no",
+    "--dir", dir,
+    "--daemonize", "no",
+    "--logfile", "",
+  ];
+  const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let log = "";
+  const keep = (chunk: Buffer): void => {
+    log = (log + chunk.toString("utf8")).slice(-4_000);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  let spawnError: Error | undefined;
+  child.once("error", (err) => {
+    spawnError = err;
+  });
+  // A test run that dies before afterAll must not leave servers behind.
+  const killOnExit = (): void => {
+    child.kill("SIGKILL");
+  };
+  process.once("exit", killOnExit);
+
+  const stop = async (): Promise<void> => {
+    process.removeListener("exit", killOnExit);
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM"); // redis-server shuts down on SIGTERM; with --save '' nothing is written
+      const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (spawnError !== undefined || child.exitCode !== null || child.signalCode !== null) {
+      await stop();
+      throw new Error(
+        `redis-server on port ${port} did not start: ${spawnError?.message ?? `exit ${child.exitCode ?? child.signalCode}`}\n${log}`,
+      );
+    }
+    if (await answersPing(port)) return { stop };
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`redis-server on port ${port} did not answer PING within ${START_TIMEOUT_MS} ms\n${log}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** One inline PING over a raw socket: true when the answer is +PONG. */
+function answersPing(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: "127.0.0.1", port });
+    let answer = "";
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once("error", () => done(false));
+    socket.once("connect", () => socket.write("PING\r\n"));
+    socket.on("data", (chunk) => {
+      answer += chunk.toString("utf8");
+      if (answer.includes("\r\n")) done(answer.startsWith("+PONG"));
+    });
+  });
+}
+
+/** A port that was free a moment ago (listen on 0, read it, close). Never 6379. */
+async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = createServer();
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address();
+        const p = typeof address === "object" && address !== null ? address.port : 0;
+        server.close(() => resolve(p));
+      });
+    });
+    if (port !== 0 && port !== SHARED_REDIS_PORT) return port;
+  }
+}
+
+function findOnPath(name: string): string | undefined {
+  for (const dir of (process.env["PATH"] ?? "").split(delimiter)) {
+    if (dir === "") continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, fsConstants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,188 @@
+/**
+ * Internal to the conformance suite: TTL expiry, heartbeats (G3), fencing tokens (G4) and the
+ * answers to renews and releases of leases the caller no longer holds.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  acq,
+  addProxies,
+  deny,
+  grant,
+  openStore,
+  outcome,
+  proxyView,
+  release,
+  renew,
+  TTL,
+  type StoreFactory,
+} from "./harness.js";
+
+export function leaseSuite(factory: StoreFactory): void {
+  describe("G3 TTL expiry", () => {
+    it("frees the proxy at the moment the lease expires", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const lease = await grant(h);
+      expect(lease.expireAt).toBe(h.clock.now() + TTL);
+      h.clock.advance(TTL - 1);
+      expect(await deny(h)).toBe(1);
+      h.clock.advance(1);
+      const next = await grant(h, acq({ workerId: "worker-2" }));
+      expect(next.proxy.id).toBe(lease.proxy.id);
+      expect(next.fencingToken).toBeGreaterThan(lease.fencingToken);
+    });
+
+    it("renew of an expired lease answers lost EXPIRED", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const lease = await grant(h);
+      h.clock.advance(TTL);
+      expect(await renew(h, lease)).toEqual({ kind: "lost", reason: "EXPIRED" });
+      h.clock.advance(5 * 60_000);
+      expect(await renew(h, lease, 10_000)).toEqual({ kind: "lost", reason: "EXPIRED" });
+    });
+
+    it("release of an expired lease answers lost EXPIRED and still applies its outcome", async () => {
+      const h = await openStore(factory);
+      const [id] = await addProxies(h, 1);
+      const lease = await grant(h);
+      h.clock.advance(TTL + 1);
+      expect(await release(h, lease, "PROXY_ERROR")).toMatchObject({ kind: "lost", reason: "EXPIRED" });
+      // a retried release is not a second observation (its answer is not pinned by the doc)
+      const retry = await release(h, lease, "PROXY_ERROR");
+      expect(["lost", "released"]).toContain(retry.kind);
+      const view = await proxyView(h, id!);
+      expect(view.score).toBe(h.scoring.initialScore + h.scoring.delta.PROXY_ERROR);
+      expect(view.failureCount).toBe(1);
+    });
+
+    it("a late release of an expired lease does not free the proxy for its new holder", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const old = await grant(h);
+      h.clock.advance(TTL);
+      const current = await grant(h, acq({ workerId: "worker-2" }));
+      expect(await release(h, old, "SUCCESS")).toMatchObject({ kind: "lost", reason: "EXPIRED" });
+      expect(await deny(h, acq({ workerId: "worker-3" }))).toBe(current.expireAt - h.clock.now());
+      expect(await renew(h, current)).toEqual({ kind: "renewed", expireAt: h.clock.now() + TTL });
+    });
+  });
+
+  describe("G3 heartbeats", () => {
+    it("renewing every ttl/3 keeps the lease for 3× ttl while others are denied", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const lease = await grant(h);
+      for (let beat = 1; beat <= 9; beat++) {
+        h.clock.advance(TTL / 3);
+        expect(await renew(h, lease), `beat ${beat}`).toEqual({ kind: "renewed", expireAt: h.clock.now() + TTL });
+        expect(await deny(h, acq({ workerId: "worker-2" })), `beat ${beat}`).toBe(TTL);
+      }
+      expect(await release(h, lease)).toMatchObject({ kind: "released" });
+      expect((await grant(h, acq({ workerId: "worker-2" }))).proxy.id).toBe(lease.proxy.id);
+    });
+
+    it("renew with ttlMs 0 keeps the lease's own ttl; an explicit ttl extends to now + ttl", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const lease = await grant(h, acq({ ttlMs: 12_000 }));
+      h.clock.advance(5_000);
+      expect(await renew(h, lease, 0)).toEqual({ kind: "renewed", expireAt: h.clock.now() + 12_000 });
+      h.clock.advance(5_000);
+      expect(await renew(h, lease, 60_000)).toEqual({ kind: "renewed", expireAt: h.clock.now() + 60_000 });
+      h.clock.advance(20_000);
+      expect(await deny(h, acq({ workerId: "worker-2" }))).toBe(40_000);
+    });
+  });
+
+  describe("G4 fencing tokens", () => {
+    it("strictly increase per (proxy, domain-key) across grants, expiries, re-grants and re-adds", async () => {
+      const h = await openStore(factory);
+      const [id] = await addProxies(h, 1);
+      const tokens: number[] = [];
+      const first = await grant(h);
+      expect(first.fencingToken).toBe(1);
+      tokens.push(first.fencingToken);
+      await release(h, first);
+      const second = await grant(h);
+      tokens.push(second.fencingToken);
+      h.clock.advance(TTL); // expires
+      const third = await grant(h);
+      tokens.push(third.fencingToken);
+      // a grant for another domain-key does not disturb this pair's sequence
+      await grant(h, acq({ domainKey: "other.example" }));
+      await release(h, third, "TARGET_ERROR");
+      await h.store.removeProxies("default", [id!]);
+      await h.store.addProxies("default", [{ id: id!, url: `http://${id!}`, tier: "datacenter", labels: {} }]);
+      h.clock.advance(1);
+      const fourth = await grant(h);
+      tokens.push(fourth.fencingToken);
+      for (let i = 1; i < tokens.length; i++) expect(tokens[i]!, `grant ${i}`).toBeGreaterThan(tokens[i - 1]!);
+    });
+
+    it("renew keeps the token: the holder can still release with the token of the grant", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const lease = await grant(h);
+      h.clock.advance(TTL / 2);
+      expect(await renew(h, lease)).toMatchObject({ kind: "renewed" });
+      h.clock.advance(TTL / 2);
+      expect(await renew(h, lease)).toMatchObject({ kind: "renewed" });
+      expect(await release(h, lease)).toMatchObject({ kind: "released" });
+    });
+  });
+
+  describe("lost leases", () => {
+    it("a wrong token answers REVOKED and changes nothing", async () => {
+      const h = await openStore(factory);
+      const [id] = await addProxies(h, 1);
+      const lease = await grant(h);
+      const wrong = { leaseId: lease.leaseId, fencingToken: lease.fencingToken + 1 };
+      expect(await h.store.renew({ ...wrong, ttlMs: 0 })).toEqual({ kind: "lost", reason: "REVOKED" });
+      expect(await h.store.release({ ...wrong, outcome: outcome("PROXY_ERROR") })).toMatchObject({
+        kind: "lost",
+        reason: "REVOKED",
+      });
+      const view = await proxyView(h, id!);
+      expect(view.score).toBe(h.scoring.initialScore);
+      expect(view.failureCount).toBe(0);
+      expect(await deny(h, acq({ workerId: "worker-2" }))).toBe(TTL);
+      expect(await renew(h, lease)).toMatchObject({ kind: "renewed" });
+      expect(await release(h, lease)).toMatchObject({ kind: "released" });
+    });
+
+    it("unknown and malformed lease ids answer NOT_FOUND", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const real = await grant(h);
+      const unknown = real.leaseId.replace(/./g, (c) => (c === "0" ? "1" : "0"));
+      for (const leaseId of [unknown, "", "garbage", "{default}:lease", "../../etc", "x".repeat(300), "ünïcödé"]) {
+        expect(await h.store.renew({ leaseId, fencingToken: 1, ttlMs: 0 }), leaseId).toEqual({
+          kind: "lost",
+          reason: "NOT_FOUND",
+        });
+        expect(await h.store.release({ leaseId, fencingToken: 1, outcome: outcome("SUCCESS") }), leaseId).toMatchObject({
+          kind: "lost",
+          reason: "NOT_FOUND",
+        });
+      }
+      expect(await renew(h, real)).toMatchObject({ kind: "renewed" });
+    });
+
+    it("after a release: renew answers NOT_FOUND, a repeated release answers released and scores once", async () => {
+      const h = await openStore(factory);
+      const [id] = await addProxies(h, 1);
+      const lease = await grant(h);
+      expect(await release(h, lease, "SUCCESS")).toEqual({ kind: "released" });
+      expect(await release(h, lease, "SUCCESS")).toEqual({ kind: "released" });
+      expect(await release(h, lease, "PROXY_ERROR")).toEqual({ kind: "released" });
+      const view = await proxyView(h, id!);
+      expect(view.score).toBe(h.scoring.initialScore + h.scoring.delta.SUCCESS);
+      expect(view.successCount).toBe(1);
+      expect(view.failureCount).toBe(0);
+      expect(await renew(h, lease)).toEqual({ kind: "lost", reason: "NOT_FOUND" });
+      h.clock.advance(TTL + 1);
+      expect(await renew(h, lease)).toEqual({ kind: "lost", reason: "NOT_FOUND" });
+    });
+  });
+}
