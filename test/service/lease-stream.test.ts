@@ -24,8 +24,8 @@ describe.each<StoreKind>(["embedded", "redis"])("Lease stream (%s store)", (kind
   afterAll(async () => {
     await redis?.stop();
   });
-  const start = async (proxies: number) => {
-    b = await startBroker({ kind, ...(redis ? { redisUrl: redis.url } : {}) });
+  const start = async (proxies: number, settings: { waitPollMs?: number } = {}) => {
+    b = await startBroker({ kind, ...(redis ? { redisUrl: redis.url } : {}), settings });
     const urls = Array.from({ length: proxies }, (_, i) => ({ url: `10.0.0.${i + 1}:8080` }));
     const r = await b.admin.addProxies({ proxies: urls });
     expect(r.added).toHaveLength(proxies);
@@ -116,7 +116,8 @@ describe.each<StoreKind>(["embedded", "redis"])("Lease stream (%s store)", (kind
   });
 
   it("grants a waiting acquire (max_wait) as soon as a lease is released, first come first served", async () => {
-    await start(1);
+    await start(1, { waitPollMs: 10_000 }); // only the release's wake-up can grant within the test
+
     const s = open();
     const l = granted(await s.acquire({ domain: "a.example" }));
     const w1 = open().acquire({ domain: "a.example", maxWaitMs: 5_000, workerId: "w1" });
