@@ -1,6 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { loadSettings, SettingsError } from "./config/settings.js";
 import type { Settings } from "./config/settings.js";
+import { HealthChecker } from "./health/checker.js";
+import { probeProxy } from "./health/probe.js";
 import { startMetricsServer } from "./metrics-server.js";
 import { loadProxiesFile } from "./proxies-file.js";
 import { BrokerServer } from "./server/broker-server.js";
@@ -43,6 +45,24 @@ async function main(): Promise<void> {
   const metrics = settings.metricsAddress !== "" ? await startMetricsServer(settings.metricsAddress, server.metrics.registry) : undefined;
   if (metrics !== undefined) log(`metrics on http://${settings.metricsAddress}/metrics`);
 
+  const checker =
+    settings.healthCheckUrl === ""
+      ? undefined
+      : new HealthChecker({
+          store,
+          pools: settings.healthCheckPools,
+          targetUrl: settings.healthCheckUrl,
+          intervalMs: settings.healthCheckIntervalMs,
+          timeoutMs: settings.healthCheckTimeoutMs,
+          concurrency: settings.healthCheckConcurrency,
+          probe: probeProxy,
+          onError: (err) => log(`health check round failed: ${err instanceof Error ? err.message : String(err)}`),
+        });
+  if (checker !== undefined) {
+    checker.start();
+    log(`health checker: ${settings.healthCheckUrl} every ${settings.healthCheckIntervalMs} ms`);
+  }
+
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -51,6 +71,7 @@ async function main(): Promise<void> {
     const hardExit = setTimeout(() => process.exit(1), settings.shutdownGraceMs + 2_000);
     hardExit.unref();
     void (async () => {
+      checker?.stop();
       await server.shutdown(settings.shutdownGraceMs);
       metrics?.close();
       await store.close().catch(() => undefined);

@@ -35,13 +35,16 @@ export function parseProxySpec(spec: { url: string; tier: string; labels: Readon
   if (!SCHEMES.has(url.protocol)) {
     throw new InvalidInputError(`proxy "${raw}" has scheme ${url.protocol.slice(0, -1)}; use http, https or socks5`);
   }
-  if (url.port === "") throw new InvalidInputError(`proxy "${raw}" has no port`);
+  // URL drops a scheme's default port (http://h:80 → port ""), so read it from the text too.
+  const authority = withScheme.slice(withScheme.indexOf("://") + 3).split(/[/?#]/)[0] ?? "";
+  const port = url.port !== "" ? url.port : (/:(\d{1,5})$/.exec(authority.slice(authority.lastIndexOf("@") + 1))?.[1] ?? "");
+  if (port === "") throw new InvalidInputError(`proxy "${raw}" has no port`);
   if ((url.pathname !== "" && url.pathname !== "/") || url.search !== "" || url.hash !== "") {
     throw new InvalidInputError(`proxy "${raw}" must not have a path, query or fragment`);
   }
   const host = normalizeHost(url.hostname, "proxy host");
   validateTierAndLabels(spec.tier, spec.labels);
   const auth = url.username !== "" ? `${url.username}${url.password !== "" ? `:${url.password}` : ""}@` : "";
-  const id = `${host}:${url.port}`;
+  const id = `${host}:${Number(port)}`;
   return { id, url: `${url.protocol}//${auth}${id}`, tier: spec.tier, labels: { ...spec.labels } };
 }

@@ -40,6 +40,14 @@ export interface Settings {
   readonly keepaliveTimeoutMs: number;
   /** METRICS_ADDRESS — host:port of the Prometheus /metrics endpoint; "" disables it. */
   readonly metricsAddress: string;
+  /** HEALTH_CHECK_URL — URL fetched through each proxy by the health checker; "" = no checker. */
+  readonly healthCheckUrl: string;
+  /** HEALTH_CHECK_INTERVAL_MS / HEALTH_CHECK_TIMEOUT_MS / HEALTH_CHECK_CONCURRENCY. */
+  readonly healthCheckIntervalMs: number;
+  readonly healthCheckTimeoutMs: number;
+  readonly healthCheckConcurrency: number;
+  /** HEALTH_CHECK_POOLS — comma-separated pools the checker walks. */
+  readonly healthCheckPools: readonly string[];
   /** SCORE_*, QUARANTINE_*, MAX_QUARANTINES, RATE_LIMIT_BACKOFF_*, LATENCY_EWMA_ALPHA, HEALTH_* — §2. */
   readonly scoring: ScoringConfig;
 }
@@ -127,6 +135,11 @@ export function loadSettings(env: Env = process.env): Settings {
     keepaliveTimeMs: num(env, "KEEPALIVE_TIME_MS", 30_000, { min: 1_000, max: MS_DAY }),
     keepaliveTimeoutMs: num(env, "KEEPALIVE_TIMEOUT_MS", 10_000, { min: 100, max: MS_DAY }),
     metricsAddress: hostPort("METRICS_ADDRESS", str(env, "METRICS_ADDRESS", ""), true),
+    healthCheckUrl: str(env, "HEALTH_CHECK_URL", ""),
+    healthCheckIntervalMs: num(env, "HEALTH_CHECK_INTERVAL_MS", 300_000, { min: 1_000, max: MS_DAY }),
+    healthCheckTimeoutMs: num(env, "HEALTH_CHECK_TIMEOUT_MS", 10_000, { min: 100, max: 120_000 }),
+    healthCheckConcurrency: num(env, "HEALTH_CHECK_CONCURRENCY", 16, { min: 1, max: 1_000 }),
+    healthCheckPools: str(env, "HEALTH_CHECK_POOLS", "default").split(",").map((p) => p.trim()),
     scoring: loadScoring(env),
   };
   if (!(s.ttlMinMs <= s.ttlDefaultMs && s.ttlDefaultMs <= s.ttlMaxMs)) {
@@ -139,6 +152,12 @@ export function loadSettings(env: Env = process.env): Settings {
   }
   if (s.redisUrl !== "" && !/^rediss?:\/\//.test(s.redisUrl)) {
     throw new SettingsError(`REDIS_URL=${s.redisUrl} must start with redis:// or rediss://`);
+  }
+  if (s.healthCheckUrl !== "" && !/^https?:\/\/[^\s]+$/.test(s.healthCheckUrl)) {
+    throw new SettingsError(`HEALTH_CHECK_URL=${s.healthCheckUrl} must be an http:// or https:// URL`);
+  }
+  for (const pool of s.healthCheckPools) {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(pool)) throw new SettingsError(`HEALTH_CHECK_POOLS has "${pool}", which is not a pool name`);
   }
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(s.proxiesPool)) throw new SettingsError(`PROXIES_POOL=${s.proxiesPool} is not a pool name`);
   return s;

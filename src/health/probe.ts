@@ -1,0 +1,101 @@
+import { request as httpRequest } from "node:http";
+import type { IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { connect as tlsConnect } from "node:tls";
+import type { HealthResult } from "../../sdk/core/model.js";
+
+/**
+ * One health check of one HTTP proxy: GET `targetUrl` through it. A 2xx answer passes, any other
+ * answer fails, and no answer (refused, reset, timeout) is an error (SPEC §2: +3 / −10 / × 0.7).
+ * http targets are fetched with an absolute-URI request, https targets through a CONNECT tunnel.
+ */
+export interface ProbeOptions {
+  readonly proxyUrl: string;
+  readonly targetUrl: string;
+  readonly timeoutMs: number;
+}
+
+export async function probeProxy(opts: ProbeOptions): Promise<HealthResult> {
+  const proxy = new URL(opts.proxyUrl);
+  const target = new URL(opts.targetUrl);
+  const auth: Record<string, string> =
+    proxy.username !== ""
+      ? { "proxy-authorization": `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString("base64")}` }
+      : {};
+  try {
+    const res = await withTimeout(
+      target.protocol === "https:" ? viaTunnel(proxy, target, auth) : viaAbsoluteUri(proxy, target, auth),
+      opts.timeoutMs,
+    );
+    res.resume();
+    const code = res.statusCode ?? 0;
+    return code >= 200 && code < 300 ? "pass" : "fail";
+  } catch {
+    return "error";
+  }
+}
+
+function viaAbsoluteUri(proxy: URL, target: URL, auth: Record<string, string>): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({
+      host: proxy.hostname.replace(/^\[|\]$/g, ""),
+      port: Number(proxy.port),
+      method: "GET",
+      path: target.href,
+      headers: { host: target.host, connection: "close", ...auth },
+      agent: false,
+    });
+    req.once("response", resolve);
+    req.once("error", reject);
+    req.end();
+  });
+}
+
+function viaTunnel(proxy: URL, target: URL, auth: Record<string, string>): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const authority = `${target.hostname}:${target.port || "443"}`;
+    const connectReq = httpRequest({
+      host: proxy.hostname.replace(/^\[|\]$/g, ""),
+      port: Number(proxy.port),
+      method: "CONNECT",
+      path: authority,
+      headers: { host: authority, ...auth },
+      agent: false,
+    });
+    connectReq.once("connect", (res, socket) => {
+      if (res.statusCode !== 200) {
+        socket.destroy();
+        resolve(res);
+        return;
+      }
+      const req = httpsRequest({
+        method: "GET",
+        host: target.hostname,
+        path: `${target.pathname}${target.search}`,
+        headers: { host: target.host, connection: "close" },
+        createConnection: () => tlsConnect({ socket, servername: target.hostname }),
+      });
+      req.once("response", resolve);
+      req.once("error", reject);
+      req.end();
+    });
+    connectReq.once("error", reject);
+    connectReq.end();
+  });
+}
+
+function withTimeout<T extends { destroy(): void }>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
