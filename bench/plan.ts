@@ -1,0 +1,59 @@
+import type { BenchConfig } from "./config.js";
+import type { BrokerScenario, SeedScenario } from "./scenarios.js";
+
+/** One scenario of the run, in order. */
+export type PlannedScenario = BrokerScenario | SeedScenario;
+
+/** The scenarios of the brief: steady (a, b, c), contention, scale. */
+export function plan(config: BenchConfig): PlannedScenario[] {
+  const steady = { proxies: config.proxies, workers: config.steadyWorkers, domains: config.steadyDomains };
+  const contention = { proxies: config.proxies, workers: config.contentionWorkers, domains: config.contentionDomains };
+  const wait = `max_wait ${config.contentionMaxWaitMs / 1000} s`;
+  const all: PlannedScenario[] = [
+    { id: "steady-seed000", label: "steady      seed 000, direct on Redis", system: "seed000", ...steady },
+    { id: "steady-separate", label: "steady      broker, separate messages", system: "broker", mode: "separate", maxWaitMs: 0, ...steady },
+    { id: "steady-next", label: "steady      broker, release-and-next", system: "broker", mode: "next", maxWaitMs: 0, ...steady },
+    { id: "contention-seed000", label: "contention  seed 000, direct on Redis", system: "seed000", ...contention },
+    {
+      id: "contention-next",
+      label: `contention  broker, release-and-next, ${wait}`,
+      system: "broker",
+      mode: "next",
+      maxWaitMs: config.contentionMaxWaitMs,
+      ...contention,
+    },
+    {
+      id: "contention-separate",
+      label: `contention  broker, separate messages, ${wait}`,
+      system: "broker",
+      mode: "separate",
+      maxWaitMs: config.contentionMaxWaitMs,
+      ...contention,
+    },
+    {
+      id: "scale-next",
+      label: "scale       broker, release-and-next",
+      system: "broker",
+      mode: "next",
+      maxWaitMs: 0,
+      ...steady,
+      proxies: config.scaleProxies,
+    },
+  ];
+  return config.only.length === 0 ? all : all.filter((s) => config.only.includes(s.id));
+}
+
+/** The extra, profiled run of steady release-and-next (its figures are not used for targets). */
+export function profiledScenario(config: BenchConfig, cpuProfileDir: string): BrokerScenario {
+  return {
+    id: "profiled-steady-next",
+    label: "profiled    broker, release-and-next (--cpu-prof)",
+    system: "broker",
+    mode: "next",
+    maxWaitMs: 0,
+    proxies: config.proxies,
+    workers: config.steadyWorkers,
+    domains: config.steadyDomains,
+    cpuProfileDir,
+  };
+}

@@ -1,0 +1,62 @@
+import type { Redis } from "ioredis";
+
+/** One reading of `INFO commandstats` and `INFO cpu`. */
+export interface RedisSample {
+  /** Calls and µs spent per command name (lowercase, e.g. "evalsha"), the benchmark's own INFO left out. */
+  readonly calls: ReadonlyMap<string, { readonly calls: number; readonly usec: number }>;
+  /** used_cpu_sys + used_cpu_user, in µs. */
+  readonly cpuUs: number;
+}
+
+/** What Redis did between two samples. */
+export interface RedisDelta {
+  readonly calls: number;
+  readonly evalsha: number;
+  readonly cpuUs: number;
+  /** Per command name, most calls first. `usec` is Redis's own time in the command (for EVALSHA,
+   *  with the commands the script runs, which commandstats also counts as calls of their own). */
+  readonly byCommand: ReadonlyArray<CommandDelta>;
+}
+
+export interface CommandDelta {
+  readonly name: string;
+  readonly calls: number;
+  readonly usec: number;
+}
+
+/** Commands the measuring itself sends, left out of the counts. */
+const OWN_COMMANDS = new Set(["info"]);
+
+/** Read the counters now (one INFO call on the given, non-benchmark connection). */
+export async function sampleRedis(redis: Redis): Promise<RedisSample> {
+  const text = await redis.info("commandstats", "cpu");
+  const calls = new Map<string, { calls: number; usec: number }>();
+  let cpuSec = 0;
+  for (const line of text.split("\r\n")) {
+    const cmd = /^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/.exec(line);
+    if (cmd !== null) {
+      const name = (cmd[1] ?? "").toLowerCase();
+      if (!OWN_COMMANDS.has(name)) calls.set(name, { calls: Number(cmd[2]), usec: Number(cmd[3]) });
+      continue;
+    }
+    const cpu = /^used_cpu_(sys|user):([\d.]+)$/.exec(line);
+    if (cpu !== null) cpuSec += Number(cpu[2]);
+  }
+  return { calls, cpuUs: cpuSec * 1e6 };
+}
+
+/** The difference `after − before`. */
+export function redisDelta(before: RedisSample, after: RedisSample): RedisDelta {
+  const byCommand: CommandDelta[] = [];
+  let calls = 0;
+  for (const [name, now] of after.calls) {
+    const was = before.calls.get(name);
+    const d = now.calls - (was?.calls ?? 0);
+    if (d <= 0) continue;
+    byCommand.push({ name, calls: d, usec: now.usec - (was?.usec ?? 0) });
+    calls += d;
+  }
+  byCommand.sort((a, b) => b.calls - a.calls);
+  const evalsha = byCommand.find((c) => c.name === "evalsha")?.calls ?? 0;
+  return { calls, evalsha, cpuUs: after.cpuUs - before.cpuUs, byCommand };
+}

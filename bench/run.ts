@@ -1,0 +1,123 @@
+/**
+ * `npm run bench`: ProxyBroker against seed 000's algorithm, on one fresh local redis-server,
+ * with the broker in its own process. Prints a table, the ratios and the targets, and writes
+ * `.bench/last.json`. Settings: bench/config.ts (BENCH_SECONDS, BENCH_PROFILE=1, …).
+ */
+import { mkdir } from "node:fs/promises";
+import { cpus, loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import { loadBenchConfig } from "./config.js";
+import { profiledScenario, plan } from "./plan.js";
+import type { PlannedScenario } from "./plan.js";
+import { mainThreadProfile, summariseProfile } from "./profile-summary.js";
+import type { ProfileSummary } from "./profile-summary.js";
+import { startRedis } from "./redis-server.js";
+import { commandLines, errorLine, noiseLine, profileLines, ratioLines, resultsTable, targetLines, writeJson } from "./report.js";
+import { NOISY_CORES, usedSlices } from "./result.js";
+import type { ScenarioResult } from "./result.js";
+import { runBrokerScenario, runSeedScenario } from "./scenarios.js";
+import type { BenchContext } from "./scenarios.js";
+import { ratios, targets } from "./targets.js";
+
+const OUT_DIR = fileURLToPath(new URL("../.bench/", import.meta.url));
+
+function say(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+async function runOne(ctx: BenchContext, sc: PlannedScenario): Promise<ScenarioResult> {
+  return sc.system === "seed000" ? runSeedScenario(ctx, sc) : (await runBrokerScenario(ctx, sc)).result;
+}
+
+async function profile(ctx: BenchContext, dir: string, sc: ReturnType<typeof profiledScenario>): Promise<{ result: ScenarioResult; summary: ProfileSummary }> {
+  await mkdir(dir, { recursive: true });
+  const run = await runBrokerScenario(ctx, sc);
+  const file = await mainThreadProfile(dir);
+  if (file === undefined) throw new Error(`no .cpuprofile written into ${dir}`);
+  const summary = await summariseProfile({ file, ranges: usedSlices(run.slices), top: 20 });
+  return { result: run.result, summary };
+}
+
+async function main(): Promise<void> {
+  const config = loadBenchConfig();
+  const scenarios = plan(config);
+  const startedAt = new Date();
+  say(`bench: ${scenarios.length} scenarios × (${config.warmupSeconds} s warm-up + ${config.seconds} s)${config.profile ? " + 1 profiled" : ""}`);
+  const redis = await startRedis();
+  const stats = new Redis(redis.url);
+  const ctx: BenchContext = {
+    redisUrl: redis.url,
+    stats,
+    warmupSeconds: config.warmupSeconds,
+    seconds: config.seconds,
+    sliceSeconds: config.sliceSeconds,
+    retryPauseMs: config.retryPauseMs,
+    holdMs: config.holdMs,
+  };
+  const results: ScenarioResult[] = [];
+  let profiled: { result: ScenarioResult; summary: ProfileSummary } | undefined;
+  try {
+    say(`bench: redis-server ${redis.url}`);
+    for (const sc of scenarios) {
+      const t = Date.now();
+      const r = await runOne(ctx, sc);
+      results.push(r);
+      say(`bench: ${r.label.replace(/\s+/g, " ")}: ${r.cyclesPerSec.toFixed(0)} cycles/s (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+    }
+    if (config.profile) {
+      const dir = `${OUT_DIR}profiles/${startedAt.toISOString().replace(/[:.]/g, "-")}`;
+      profiled = await profile(ctx, dir, profiledScenario(config, dir));
+      say(`bench: profiled run: ${profiled.result.cyclesPerSec.toFixed(0)} cycles/s`);
+    }
+  } finally {
+    stats.disconnect();
+    await redis.stop();
+  }
+
+  const ratioList = ratios(results);
+  const targetList = targets(results);
+  const shown = profiled === undefined ? results : [...results, profiled.result];
+  const out: string[] = [
+    "",
+    `ProxyBroker benchmark — ${startedAt.toISOString()}, ${cpus().length} CPUs, Node ${process.version}; ${config.warmupSeconds} s warm-up + ${config.seconds} s per scenario` +
+      (config.holdMs > 0 ? `; leases held ${config.holdMs} ms` : ""),
+    "P proxies, W concurrent loops, D domains; a cycle = acquire → release(SUCCESS); latency = asking → grant, retries included.",
+    "redis cmds/cyc counts every command Redis ran, those inside Lua scripts too (Redis 7 commandstats);",
+    "evalsha/cyc counts script calls (the broker's round trips). CPU columns: user + system time of each process;",
+    "others' cores: CPU used meanwhile by other processes on this machine (they share the cores). Each window is measured",
+    `in ${config.sliceSeconds} s slices; a row uses its slices where others used < ${NOISY_CORES} cores (at least the quieter half): "slices" used/all.`,
+    "",
+    resultsTable(shown),
+    ...[noiseLine(shown), errorLine(shown)].filter((l) => l !== ""),
+    "",
+    "Redis commands per cycle (calls per cycle × Redis µs per call; EVALSHA's µs include its commands):",
+    commandLines(shown),
+    "",
+    "Ratios:",
+    ratioLines(ratioList),
+    "",
+    "Targets:",
+    targetLines(targetList),
+  ];
+  if (profiled !== undefined) out.push("", "Broker CPU profile (steady, release-and-next):", profileLines(profiled.summary));
+  process.stdout.write(`${out.join("\n")}\n`);
+
+  await writeJson(`${OUT_DIR}last.json`, {
+    startedAt: startedAt.toISOString(),
+    machine: { cpus: cpus().length, node: process.version, loadavgAtEnd: loadavg() },
+    config,
+    results,
+    ratios: ratioList,
+    targets: targetList,
+    ...(profiled !== undefined ? { profiled: { result: profiled.result, summary: profiled.summary } } : {}),
+  });
+  say(`bench: wrote ${OUT_DIR}last.json`);
+}
+
+// Ctrl-C: exit through the 'exit' handlers, which kill redis-server and the broker.
+process.on("SIGINT", () => process.exit(130));
+main().catch((err: unknown) => {
+  say(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exit(1);
+});
