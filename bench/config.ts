@@ -28,6 +28,12 @@ export interface BenchConfig {
    * its request. Default 0: the figures measure coordination only (no sleeps in the loops).
    */
   readonly holdMs: number;
+  /**
+   * BENCH_CONTENTION_HOLD_MS — the same for the contention scenario. Default 20 ms: seed 000's
+   * top-50 window only runs dry when more than 50 leases per domain are held at once, which
+   * takes leases that are held for a while, as a crawler's are; both sides hold them alike.
+   */
+  readonly contentionHoldMs: number;
   /** BENCH_PROFILE=1 — one extra, profiled run of steady release-and-next (`node --cpu-prof`). */
   readonly profile: boolean;
   /** BENCH_ONLY — comma-separated scenario ids to run (empty = all). */
@@ -65,6 +71,7 @@ export function loadBenchConfig(env: Env = process.env): BenchConfig {
     contentionMaxWaitMs: int(env, "BENCH_MAX_WAIT_MS", 5_000, 0),
     retryPauseMs: num(env, "BENCH_RETRY_PAUSE_MS", 1, 0),
     holdMs: num(env, "BENCH_HOLD_MS", 0, 0),
+    contentionHoldMs: num(env, "BENCH_CONTENTION_HOLD_MS", 20, 0),
     profile: env["BENCH_PROFILE"] === "1",
     only: (env["BENCH_ONLY"] ?? "").split(",").map((s) => s.trim()).filter((s) => s !== ""),
   };

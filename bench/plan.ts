@@ -6,8 +6,13 @@ export type PlannedScenario = BrokerScenario | SeedScenario;
 
 /** The scenarios of the brief: steady (a, b, c), contention, scale. */
 export function plan(config: BenchConfig): PlannedScenario[] {
-  const steady = { proxies: config.proxies, workers: config.steadyWorkers, domains: config.steadyDomains };
-  const contention = { proxies: config.proxies, workers: config.contentionWorkers, domains: config.contentionDomains };
+  const steady = { proxies: config.proxies, workers: config.steadyWorkers, domains: config.steadyDomains, holdMs: config.holdMs };
+  const contention = {
+    proxies: config.proxies,
+    workers: config.contentionWorkers,
+    domains: config.contentionDomains,
+    holdMs: config.contentionHoldMs,
+  };
   const wait = `max_wait ${config.contentionMaxWaitMs / 1000} s`;
   const all: PlannedScenario[] = [
     { id: "steady-seed000", label: "steady      seed 000, direct on Redis", system: "seed000", ...steady },
@@ -54,6 +59,7 @@ export function profiledScenario(config: BenchConfig, cpuProfileDir: string): Br
     proxies: config.proxies,
     workers: config.steadyWorkers,
     domains: config.steadyDomains,
+    holdMs: config.holdMs,
     cpuProfileDir,
   };
 }

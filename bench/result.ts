@@ -9,6 +9,8 @@ export interface ScenarioShape {
   readonly proxies: number;
   readonly workers: number;
   readonly domains: number;
+  /** How long each loop holds a lease before releasing it (a crawler's request). */
+  readonly holdMs: number;
 }
 
 /** The figures of one scenario, over the slices of its window that were used (see `usedSlices`). */
@@ -86,6 +88,7 @@ export function toResult(shape: ScenarioShape, slices: readonly Slice[]): Scenar
     proxies: shape.proxies,
     workers: shape.workers,
     domains: shape.domains,
+    holdMs: shape.holdMs,
     seconds,
     cycles,
     cyclesPerSec: cycles / seconds,

@@ -53,7 +53,6 @@ async function main(): Promise<void> {
     seconds: config.seconds,
     sliceSeconds: config.sliceSeconds,
     retryPauseMs: config.retryPauseMs,
-    holdMs: config.holdMs,
   };
   const results: ScenarioResult[] = [];
   let profiled: { result: ScenarioResult; summary: ProfileSummary } | undefined;
@@ -81,7 +80,7 @@ async function main(): Promise<void> {
   const out: string[] = [
     "",
     `ProxyBroker benchmark — ${startedAt.toISOString()}, ${cpus().length} CPUs, Node ${process.version}; ${config.warmupSeconds} s warm-up + ${config.seconds} s per scenario` +
-      (config.holdMs > 0 ? `; leases held ${config.holdMs} ms` : ""),
+      `; leases held ${config.holdMs} ms (steady, scale) and ${config.contentionHoldMs} ms (contention)`,
     "P proxies, W concurrent loops, D domains; a cycle = acquire → release(SUCCESS); latency = asking → grant, retries included.",
     "redis cmds/cyc counts every command Redis ran, those inside Lua scripts too (Redis 7 commandstats);",
     "evalsha/cyc counts script calls (the broker's round trips). CPU columns: user + system time of each process;",

@@ -25,7 +25,6 @@ export interface BenchContext {
   readonly seconds: number;
   readonly sliceSeconds: number;
   readonly retryPauseMs: number;
-  readonly holdMs: number;
 }
 
 export interface BrokerScenario extends ScenarioShape {
@@ -66,7 +65,7 @@ export async function runBrokerScenario(ctx: BenchContext, sc: BrokerScenario): 
       mode: sc.mode,
       maxWaitMs: sc.maxWaitMs,
       retryPauseMs: ctx.retryPauseMs,
-      holdMs: ctx.holdMs,
+      holdMs: sc.holdMs,
       meter,
       stop,
     });
@@ -96,7 +95,7 @@ export async function runSeedScenario(ctx: BenchContext, sc: SeedScenario): Prom
       workers: sc.workers,
       domains: domainNames(sc.domains),
       retryPauseMs: ctx.retryPauseMs,
-      holdMs: ctx.holdMs,
+      holdMs: sc.holdMs,
       meter,
       stop,
     });

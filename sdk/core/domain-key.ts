@@ -14,6 +14,7 @@ export class InvalidInputError extends Error {
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const PLAIN = /^[a-z0-9.-]+$/;
 const IPV6_BRACKETED = /^\[[0-9a-f:.]+\]$/;
 
 /** True when `host` (already lowercase ASCII) is a valid DNS name, IPv4 or bracketed IPv6. */
@@ -33,7 +34,8 @@ export function normalizeHost(raw: string, what = "domain"): string {
     throw new InvalidInputError(`${what} "${raw}" is not a valid IPv6 literal`);
   }
   const noDot = trimmed.endsWith(".") ? trimmed.slice(0, -1) : trimmed;
-  const ascii = domainToASCII(noDot.toLowerCase());
+  // Already lowercase ASCII (the common case) needs no IDN conversion.
+  const ascii = PLAIN.test(noDot) ? noDot : domainToASCII(noDot.toLowerCase());
   if (ascii === "" || !isValidHost(ascii)) {
     throw new InvalidInputError(`${what} "${raw}" is not a valid host name`);
   }
