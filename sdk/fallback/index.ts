@@ -1,0 +1,11 @@
+/**
+ * The SDK's local fallback pool (SPEC §7): rendezvous shares, pool snapshots and their file, the
+ * outcome buffer for replay, and the pool itself.
+ */
+export { FallbackPool, FALLBACK_LEASE_PREFIX } from "./fallback-pool.js";
+export type { FallbackAcquireRequest, FallbackAcquireResult, FallbackLease, FallbackPoolOptions } from "./fallback-pool.js";
+export { OutcomeBuffer } from "./outcome-buffer.js";
+export type { BufferedOutcome } from "./outcome-buffer.js";
+export { ownerOf, rendezvousWeight, shareOf } from "./rendezvous.js";
+export { loadSnapshotFile, saveSnapshotFile, SnapshotFileError } from "./snapshot.js";
+export type { PoolSnapshot } from "./snapshot.js";
