@@ -1,0 +1,154 @@
+/**
+ * Internal to the Redis store: admin operations and reads (store-semantics §admin).
+ */
+import type {
+  HealthResult,
+  PoolStats,
+  ProxySpecInput,
+  ProxyView,
+  WorkerSeen,
+} from "../../../sdk/core/model.js";
+import { scoringArgs } from "./args.js";
+import { ScriptCode, ScriptReplyError } from "./errors.js";
+import { encodeLabels } from "./labels.js";
+import { asArray, decodeProxy, num, VIEW_FIELDS } from "./replies.js";
+import type { StoreEnv } from "./store-env.js";
+
+/** Split `items` by the 0/1 flags of a script reply. */
+function byFlag(items: readonly string[], reply: unknown): [string[], string[]] {
+  const flags = asArray(reply);
+  if (flags.length !== items.length) throw new ScriptReplyError(`expected ${items.length} flags, got ${flags.length}`);
+  const yes: string[] = [];
+  const no: string[] = [];
+  items.forEach((id, i) => (num(flags, i) === 1 ? yes : no).push(id));
+  return [yes, no];
+}
+
+/** New ids → ACTIVE with the initial score; known ids get url, tier and labels replaced. */
+export async function addProxies(
+  env: StoreEnv,
+  pool: string,
+  specs: readonly ProxySpecInput[],
+): Promise<{ added: string[]; updated: string[] }> {
+  if (specs.length === 0) return { added: [], updated: [] };
+  const keys = env.keys.pool(pool);
+  const args: string[] = [];
+  for (const s of specs) args.push(s.id, s.url, s.tier, encodeLabels(s.labels));
+  const reply = await env.runner.run("addProxies", [keys.all, keys.index], [keys.base, env.scoring.initialScore, ...args]);
+  const [added, updated] = byFlag(
+    specs.map((s) => s.id),
+    reply,
+  );
+  return { added, updated };
+}
+
+/** The proxies go with their index and quarantine entries; pairs and leases stay. */
+export async function removeProxies(
+  env: StoreEnv,
+  pool: string,
+  ids: readonly string[],
+): Promise<{ removed: string[]; notFound: string[] }> {
+  if (ids.length === 0) return { removed: [], notFound: [] };
+  const keys = env.keys.pool(pool);
+  const reply = await env.runner.run("removeProxies", [keys.all, keys.index, keys.quarantine, keys.blacklist], [
+    keys.base,
+    ...ids,
+  ]);
+  const [removed, notFound] = byFlag(ids, reply);
+  return { removed, notFound };
+}
+
+/** QUARANTINED or BLACKLISTED → ACTIVE with `scoreAfterQuarantine`, count reset. */
+export async function restoreProxies(
+  env: StoreEnv,
+  pool: string,
+  ids: readonly string[],
+): Promise<{ restored: string[]; notFound: string[] }> {
+  if (ids.length === 0) return { restored: [], notFound: [] };
+  const keys = env.keys.pool(pool);
+  const reply = await env.runner.run("restoreProxies", [keys.index, keys.quarantine, keys.blacklist], [
+    keys.base,
+    env.scoring.scoreAfterQuarantine,
+    ...ids,
+  ]);
+  const [restored, notFound] = byFlag(ids, reply);
+  return { restored, notFound };
+}
+
+/** Up to `size` proxies with ids > `after` in byte order; `next` = last id when more remain. */
+export async function listProxies(
+  env: StoreEnv,
+  pool: string,
+  page: { size: number; after: string },
+): Promise<{ proxies: ProxyView[]; next: string }> {
+  const keys = env.keys.pool(pool);
+  const size = Math.max(1, Math.floor(Number.isFinite(page.size) ? page.size : 1));
+  const a = asArray(await env.runner.run("listProxies", [keys.all], [keys.base, page.after, size]));
+  const proxies: ProxyView[] = [];
+  for (let i = 1; i < a.length; i += VIEW_FIELDS + 1) proxies.push(decodeProxy(a, i));
+  const last = proxies[proxies.length - 1];
+  return { proxies, next: num(a, 0) === 1 && last !== undefined ? last.id : "" };
+}
+
+const HEALTH_CODES: Readonly<Record<HealthResult, string>> = { pass: "p", fail: "f", error: "e" };
+
+/** Apply one health check result; unknown proxy → undefined. */
+export async function recordHealth(
+  env: StoreEnv,
+  pool: string,
+  id: string,
+  result: HealthResult,
+): Promise<ProxyView | undefined> {
+  const keys = env.keys.pool(pool);
+  const cfg = env.scoring;
+  const a = asArray(
+    await env.runner.run("recordHealth", [keys.proxy(id), keys.index, keys.quarantine, keys.blacklist, keys.meta], [
+      keys.base,
+      env.now(),
+      id,
+      HEALTH_CODES[result],
+      cfg.healthPass,
+      cfg.healthFail,
+      cfg.healthErrorFactor,
+      cfg.scoreAfterQuarantine,
+      ...scoringArgs(cfg, env.random()),
+    ]),
+  );
+  if (num(a, 0) === ScriptCode.ProxyNotFound) return undefined;
+  a[0] = id;
+  return decodeProxy(a, 0);
+}
+
+/** Counts by state, and workers that acquired at or after `liveSinceMs`. */
+export async function poolStats(env: StoreEnv, pool: string, liveSinceMs: number): Promise<PoolStats> {
+  const keys = env.keys.pool(pool);
+  const a = asArray(
+    await env.runner.run("poolStats", [keys.all, keys.index, keys.quarantine, keys.blacklist, keys.workers], [
+      Math.ceil(liveSinceMs),
+    ]),
+  );
+  const total = num(a, 0);
+  const active = num(a, 1);
+  const quarantined = num(a, 2);
+  const blacklisted = num(a, 3);
+  const liveWorkers = num(a, 4);
+  const disabled = Math.max(0, total - active - quarantined - blacklisted);
+  return { total, active, quarantined, blacklisted, disabled, liveWorkers };
+}
+
+/** Byte order of UTF-8 strings (Redis' order). */
+export function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}
+
+/** Workers that acquired at or after `sinceMs`, by worker id. */
+export async function liveWorkers(env: StoreEnv, pool: string, sinceMs: number): Promise<WorkerSeen[]> {
+  const keys = env.keys.pool(pool);
+  const all = await env.runner.call((c) => c.hgetall(keys.workers));
+  const seen: WorkerSeen[] = [];
+  for (const [workerId, at] of Object.entries(all)) {
+    const lastSeenAt = Number(at);
+    if (lastSeenAt >= sinceMs) seen.push({ workerId, lastSeenAt });
+  }
+  return seen.sort((x, y) => byteOrder(x.workerId, y.workerId));
+}

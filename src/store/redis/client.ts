@@ -1,0 +1,45 @@
+/**
+ * The ioredis client the broker's Redis store runs on, configured to fail fast: no offline
+ * queue, no per-request retries, a command timeout; it reconnects by itself forever with a
+ * capped backoff.
+ */
+import { Redis } from "ioredis";
+
+/** Options of `createRedisClient`. */
+export interface RedisClientOptions {
+  /** `redis://[user:pass@]host:port[/db]` (or `rediss://`). */
+  readonly url: string;
+  /** A command not answered within this time rejects (→ `StoreUnavailableError`). Default 1000. */
+  readonly commandTimeoutMs?: number;
+  /** Connection attempts give up after this time and are retried. Default 1000. */
+  readonly connectTimeoutMs?: number;
+  /** Called with connection errors (they are also what a failing command rejects with). */
+  readonly onError?: (err: Error) => void;
+}
+
+/** Longest wait between two reconnection attempts. */
+export const MAX_RECONNECT_DELAY_MS = 1_000;
+
+/** Delay before reconnection attempt `times` (1, 2, …): 50 ms doubling, capped at 1 s. */
+export function reconnectDelayMs(times: number): number {
+  return Math.min(MAX_RECONNECT_DELAY_MS, 50 * 2 ** Math.min(10, Math.max(0, times - 1)));
+}
+
+/** A connected (connecting) ioredis client for the store. */
+export function createRedisClient(options: RedisClientOptions): Redis {
+  const client = new Redis(options.url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: options.commandTimeoutMs ?? 1_000,
+    connectTimeout: options.connectTimeoutMs ?? 1_000,
+    retryStrategy: reconnectDelayMs,
+    lazyConnect: false,
+    enableAutoPipelining: false,
+  });
+  const onError = options.onError;
+  // Without a listener an 'error' event would be thrown; failing commands reject on their own.
+  client.on("error", (err: Error) => {
+    if (onError !== undefined) onError(err);
+  });
+  return client;
+}

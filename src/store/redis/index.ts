@@ -1,0 +1,10 @@
+/**
+ * The Redis store: `RedisStore` (a `LeaseStore` with one Lua script per operation), its client
+ * factory and its key layout.
+ */
+export { RedisStore, type RedisStoreOptions } from "./redis-store.js";
+export { createRedisClient, reconnectDelayMs, MAX_RECONNECT_DELAY_MS, type RedisClientOptions } from "./client.js";
+export { KeyBuilder, PoolKeys, DEFAULT_PREFIX, isPoolName } from "./keys.js";
+export { encodeLeaseId, decodeLeaseId, newLeaseHex, type LeaseIdParts } from "./lease-id.js";
+export { ScriptCode, ScriptReplyError, toStoreError, lostReason } from "./errors.js";
+export { loadScripts, registerScripts, SCRIPT_KEYS, type ScriptName, type RedisClient } from "./scripts.js";

@@ -1,0 +1,55 @@
+--[[
+  acquireLease: try to grant one lease now (docs/store-semantics.md §acquire; G1, G2, G4, G7,
+  sticky sessions). One call per acquire; its cost does not grow with the pool while most of it
+  is free: at most 8 random probes of the top band, then a scan of at most 128 entries.
+
+  KEYS[1] `P m`             pool meta hash: pv policy version (absent = "0"), qn earliest
+                            quarantine return
+  KEYS[2] `P q`             quarantine zset (id → until)
+  KEYS[3] `P idx`           ACTIVE index (id → −score)
+  KEYS[4] candidate index   `P idx:t:<tier>` for a tier request, else `P idx`
+  KEYS[5] `P b:<dk>`        busy index of the domain-key (id → blockedUntil; entries <= now
+                            are stale and ignored, dropped by 1 call in 16)
+  KEYS[6] `P w`             workers: hash worker id → last acquire (epoch ms)
+  KEYS[7] `P s:<session>`   session binding "<until>:<id>" (any key of the pool when no session)
+  where P = "<prefix>:{<pool>}:".
+
+  ARGV[1] P
+  ARGV[2] policy version the request was resolved with
+  ARGV[3] domain-key
+  ARGV[4] worker id
+  ARGV[5] ttlMs
+  ARGV[6] maxConcurrency
+  ARGV[7] minIntervalMs
+  ARGV[8] banTtlMs
+  ARGV[9] session key ("" = none)
+  ARGV[10] sessionTtlMs
+  ARGV[11] tier ("" = any)
+  ARGV[12] lease hex (32 random hex digits; the lease's holder entry in its pair)
+  ARGV[13] scoreAfterQuarantine
+  ARGV[14] tombstone minimum ms
+  ARGV[15] now (epoch ms; "" = Redis TIME)
+  ARGV[16] random seed (integer)
+  ARGV[17..] wanted labels, one needle "\n<k>=<v>\n" each (escaped like the records' labels)
+
+  Keys built in the script (same {pool} tag): `P p:<id>` proxy record, `P r:<dk>:<id>` pair
+  (its field h holds the live leases), `P l:<hex>` tombstone of a holder found expired,
+  `P idx:t:<tier>` tier index of a proxy returning from quarantine.
+
+  Output (flat array):
+    {1, token, expireAt, sessionRebound 0|1, id, url, tier, labels, score, state, latencyEwma,
+     successes, failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount}   granted
+    {-4, version}         stale policy version
+    {-5, retryAfterMs}    no eligible proxy (-1 = unknown)
+
+  Error codes (first element, ScriptCode in errors.ts): -4 StalePolicy, -5 NoProxyAvailable.
+  No error reply is raised on purpose.
+]]
+-- @include "base"
+-- @include "proxy"
+-- @include "pair"
+-- @include "acquireCore"
+
+local now = storeNow(ARGV[15])
+math.randomseed(tonumber(ARGV[16]))
+return acquireLease(KEYS, ARGV, now)

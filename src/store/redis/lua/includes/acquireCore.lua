@@ -1,0 +1,225 @@
+--[[
+  The acquire step (docs/store-semantics.md §acquire), shared by acquireLease and
+  releaseAndAcquire. Needs the includes base, proxy and pair.
+
+  K (7 keys): 1 `P m` pool meta hash (pv policy version, qn earliest quarantine return),
+  2 `P q`, 3 `P idx`, 4 candidate index (`P idx:t:<tier>`, or `P idx` for any tier),
+  5 `P b:<dk>`, 6 `P w` (hash worker id → last acquire), 7 `P s:<session>` (unused when no
+  session).
+  A (acquire arguments): 1 base `P`, 2 policy version, 3 domain-key, 4 worker id, 5 ttlMs,
+  6 maxConcurrency, 7 minIntervalMs, 8 banTtlMs, 9 session key ("" none), 10 sessionTtlMs,
+  11 tier ("" any), 12 lease hex, 13 scoreAfterQuarantine, 14 tombstone minimum ms,
+  15 now (read by the caller), 16 random seed (used by the caller),
+  17.. wanted labels as needles "\nk=v\n".
+  Keys built here (same `{pool}` tag): `P p:<id>` proxy, `P r:<dk>:<id>` pair (whose holders
+  are the live lease records), `P l:<hex>` tombstone of a lease found expired,
+  `P idx:t:<tier>` of a proxy returning from quarantine.
+
+  The busy index is read as "entries > now": stale entries are invisible, and are dropped from
+  time to time (1 acquire in 16) rather than on every call. Eligibility is decided on the pair
+  itself (one HMGET, which the grant needs anyway); the busy index sizes the band, lets the
+  scan skip blocked candidates with one ZMSCORE, and answers retryAfter.
+
+  Reply (flat array):
+    granted {1, token, expireAt, sessionRebound 0|1, id, url, tier, labels, score, state,
+             latencyEwma, successes, failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount}
+    stale policy {-4, version}
+    denied {-5, retryAfterMs}   (-1 = unknown)
+]]
+local BAND_MIN = 16
+local PROBES = 8
+local SCAN_MAX = 128
+local QUARANTINE_RETURNS = 16
+local SESSION_GC_MS = 600000
+local BUSY_GC_ONE_IN = 16
+
+-- Step 2: return due QUARANTINED proxies to ACTIVE.
+local function returnFromQuarantine(K, base, now, saq)
+  local due = redis.call('ZRANGEBYSCORE', K[2], '-inf', now, 'LIMIT', 0, QUARANTINE_RETURNS)
+  for i = 1, #due do
+    local key = base .. 'p:' .. due[i]
+    local v = redis.call('HMGET', key, 'st', 't')
+    if v[1] == 'Q' then
+      redis.call('HSET', key, 's', saq, 'st', 'A', 'qu', 0)
+      indexAdd(base, K[3], v[2], saq, due[i])
+    end
+  end
+  if #due > 0 then redis.call('ZREM', K[2], unpack(due)) end
+  quarantineNext(K[1], K[2])
+end
+
+-- Step 8: grant proxy `id`. `pk` is its pair key, `pr` the pair fields u h f m bt x, `limit`
+-- the holder count the request allows (the caller checked there is room).
+local function grantLease(K, A, now, id, pk, pr, rebound, busyN)
+  local base, ttl, mc = A[1], A[5], tonumber(A[6])
+  local exp = now + tonumber(ttl)
+  local kept, count, first, gone = scanHolders(pr[2], now, nil)
+  if gone then tombstoneGone(base, A[3], id, gone, tonumber(A[14])) end
+  local token = (tonumber(pr[3]) or 0) + 1
+  local set = {'f', token, 'h', kept .. A[12] .. '=' .. exp .. '=' .. token .. '=' .. ttl .. ';'}
+  local u = tonumber(pr[1]) or 0
+  local minInterval = tonumber(A[7])
+  if minInterval > 0 then
+    u = math.max(u, now + minInterval)
+    set[5], set[6], set[7], set[8] = 'n', now + minInterval, 'u', u
+  end
+  if pr[4] ~= A[6] then
+    set[#set + 1] = 'm'
+    set[#set + 1] = mc
+  end
+  if pr[5] ~= A[8] then
+    set[#set + 1] = 'bt'
+    set[#set + 1] = A[8]
+  end
+  local gcUntil = pairGc(set, pr[6], math.max(now, u))
+  redis.call('HSET', pk, unpack(set))
+  if gcUntil then redis.call('PEXPIRE', pk, gcUntil - now) end
+  -- blockedUntil with the new holder and the request's maxConcurrency as the pair's cap
+  local bu = u
+  if count + 1 >= mc then
+    if count == 0 or exp < first then first = exp end
+    if first > bu then bu = first end
+  end
+  if bu > now then
+    redis.call('ZADD', K[5], bu, id)
+    -- a new busy key gets its GC TTL; a busy one is refreshed now and then
+    if busyN == 0 or math.random(64) == 1 then redis.call('PEXPIRE', K[5], bu - now + DAY_MS) end
+  end
+  local key = base .. 'p:' .. id
+  redis.call('HSET', key, 'lb', A[4], 'la', now)
+  if A[9] ~= '' then
+    local sttl = tonumber(A[10])
+    redis.call('SET', K[7], (now + sttl) .. ':' .. id, 'PX', sttl + SESSION_GC_MS)
+  end
+  local v = redis.call('HMGET', key, 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'qu', 'qc')
+  return {1, token, exp, rebound, id, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], A[4], now, v[9], v[10]}
+end
+
+-- The pair of `id` when it is eligible (not blocked, fewer live holders than both its own cap
+-- and the request's), else nil: (pair key, fields u h f m bt x).
+local function eligiblePair(A, now, id, mc)
+  local pk = A[1] .. 'r:' .. A[3] .. ':' .. id
+  local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x')
+  if pr[1] and tonumber(pr[1]) > now then return nil end
+  if pr[2] and pr[2] ~= '' then
+    local _, count = scanHolders(pr[2], now, nil)
+    if count >= mc or count >= (tonumber(pr[4]) or 1) then return nil end
+  end
+  return pk, pr
+end
+
+-- Whether proxy `id` has the wanted labels (no read when none are wanted).
+local function hasLabels(A, id, needles)
+  if #needles == 0 then return true end
+  return labelsMatch(redis.call('HGET', A[1] .. 'p:' .. id, 'l'), needles)
+end
+
+-- Step 5: the session's bound proxy. Answers a reply (grant or denial), or nil to choose, with
+-- whether that choice is a rebind.
+local function fromSession(K, A, now, needles, mc, busyN)
+  local s = redis.call('GET', K[7])
+  if not s then return nil, 0 end
+  local sexp, b = string.match(s, '^(%d+):(.*)$')
+  if not sexp or tonumber(sexp) <= now then return nil, 0 end
+  local v = redis.call('HMGET', A[1] .. 'p:' .. b, 'st', 't', 'l')
+  if v[1] == 'A' and (A[11] == '' or v[2] == A[11]) and labelsMatch(v[3], needles) then
+    local pk = A[1] .. 'r:' .. A[3] .. ':' .. b
+    local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'b')
+    if (tonumber(pr[7]) or 0) <= now then
+      local at = tonumber(pr[1]) or 0
+      local _, count, first = scanHolders(pr[2], now, nil)
+      if count >= mc or count >= (tonumber(pr[4]) or 1) then at = math.max(at, first) end
+      if at <= now then return grantLease(K, A, now, b, pk, pr, 0, busyN), 0 end
+      return {-5, at - now}, 0
+    end
+  end
+  return nil, 1
+end
+
+-- Step 7: when an eligible proxy is known to appear. With no candidates at all, the earliest
+-- quarantine return (busy entries then belong to proxies out of the list); otherwise the
+-- earliest busy entry of the domain-key; -1 when neither is known.
+local function retryAfter(K, now, n)
+  local e
+  if n == 0 then
+    e = redis.call('ZRANGE', K[2], 0, 0, 'WITHSCORES')
+  else
+    e = redis.call('ZRANGEBYSCORE', K[5], now + 1, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  end
+  if #e == 0 then return -1 end
+  return math.max(0, tonumber(e[2]) - now)
+end
+
+-- The whole acquire.
+local function acquireLease(K, A, now)
+  local meta = redis.call('HMGET', K[1], 'pv', 'qn')
+  local pv = meta[1] or '0'
+  if pv ~= A[2] then return {-4, pv} end
+  if meta[2] and tonumber(meta[2]) <= now then returnFromQuarantine(K, A[1], now, tonumber(A[13])) end
+  local busy = K[5]
+  if math.random(BUSY_GC_ONE_IN) == 1 then redis.call('ZREMRANGEBYSCORE', busy, '-inf', now) end
+  if redis.call('HSET', K[6], A[4], now) == 1 then
+    -- a new worker id: forget workers not seen for a week (the hash only grows with new ids)
+    local all = redis.call('HGETALL', K[6])
+    for i = 2, #all, 2 do
+      if tonumber(all[i]) < now - WEEK_MS then redis.call('HDEL', K[6], all[i - 1]) end
+    end
+  end
+  local needles = {}
+  for i = 17, #A do needles[#needles + 1] = A[i] end
+  local mc = tonumber(A[6])
+  local busyN = redis.call('ZCOUNT', busy, now + 1, '+inf')
+  local rebound = 0
+  if A[9] ~= '' then
+    local r
+    r, rebound = fromSession(K, A, now, needles, mc, busyN)
+    if r then return r end
+  end
+  -- Step 6: up to PROBES random positions of the top band, then a scan of the band.
+  local cand = K[4]
+  local band = BAND_MIN + 2 * busyN
+  local n = nil
+  local tried = {}
+  local probes = 0
+  while probes < PROBES do
+    local r = math.random(band) - 1
+    if tried[r] then
+      probes = probes + 1
+    else
+      local ids = redis.call('ZRANGE', cand, r, r)
+      if #ids == 0 then
+        -- past the end: learn the index size (only small pools get here) and draw again
+        if n then break end
+        n = redis.call('ZCARD', cand)
+        if n == 0 then break end
+        band = math.min(band, n)
+      else
+        probes = probes + 1
+        tried[r] = true
+        local id = ids[1]
+        local pk, pr = eligiblePair(A, now, id, mc)
+        if pk and hasLabels(A, id, needles) then return grantLease(K, A, now, id, pk, pr, rebound, busyN) end
+      end
+    end
+  end
+  if not n then n = redis.call('ZCARD', cand) end
+  band = math.min(band, n)
+  if band > 0 then
+    local start = math.random(band) - 1
+    local count = math.min(band, SCAN_MAX)
+    local ids = redis.call('ZRANGE', cand, start, math.min(start + count, band) - 1)
+    if #ids < count then
+      local more = redis.call('ZRANGE', cand, 0, count - #ids - 1)
+      for i = 1, #more do ids[#ids + 1] = more[i] end
+    end
+    local scores = redis.call('ZMSCORE', busy, unpack(ids))
+    for j = 1, #ids do
+      if not tried[(start + j - 1) % band] and not (scores[j] and tonumber(scores[j]) > now) then
+        local id = ids[j]
+        local pk, pr = eligiblePair(A, now, id, mc)
+        if pk and hasLabels(A, id, needles) then return grantLease(K, A, now, id, pk, pr, rebound, busyN) end
+      end
+    end
+  end
+  return {-5, retryAfter(K, now, n)}
+end

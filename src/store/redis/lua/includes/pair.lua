@@ -1,0 +1,76 @@
+--[[
+  The pair (proxy, domain-key), hash `P r:<dk>:<id>`:
+    f  fencing counter (last token granted; never reset while the key lives)
+    u  max(n, b, c): until when the pair is blocked regardless of its holders
+    n  nextAt (pacing), b banUntil, c coolUntil, r consecutive rate limits
+    m  maxConcurrency and bt banTtlMs of the last grant
+    h  holders, the live lease records: "<hex>=<expireAt>=<token>=<ttlMs>;" each
+    x  GC deadline: the key's TTL reaches a week past the last moment the pair remembers, and is
+       refreshed (one PEXPIRE) only when that is less than a day away
+  A lease that ended leaves a tombstone `P l:<hex>` = "<state>:<token>:<ttlMs>:<dk>\31<id>",
+  state 0 expired (outcome not applied), 1 released, 2 released after expiry, kept
+  max(ttl, tombstone minimum).
+  The busy index `P b:<dk>` holds proxy id → blockedUntil = max(u, capUntil) while > now, where
+  capUntil = the earliest live holder expiry when live holders >= m.
+]]
+
+-- One pass over a holders string `h`: the live entries other than `hex` (their raw text,
+-- count and earliest expiry), the expired ones other than `hex` (a list of raw entries, or
+-- nil), and the raw entry of `hex` itself (or nil), whatever its expiry.
+local function scanHolders(h, now, hex)
+  if not h or h == '' then return '', 0, 0, nil, nil end
+  if hex and string.sub(h, 1, 32) == hex and string.find(h, ';', 33, true) == #h then
+    return '', 0, 0, nil, h
+  end
+  local kept, n, first, gone, mine = {}, 0, 0, nil, nil
+  for raw, x, e in string.gmatch(h, '((%x+)=(%d+)=%d+=%d+;)') do
+    if x == hex then
+      mine = raw
+    else
+      e = tonumber(e)
+      if e > now then
+        n = n + 1
+        kept[n] = raw
+        if first == 0 or e < first then first = e end
+      else
+        gone = gone or {}
+        gone[#gone + 1] = raw
+      end
+    end
+  end
+  return table.concat(kept), n, first, gone, mine
+end
+
+-- Write a tombstone for lease `hex` of the pair (dk, id) that ended.
+local function tombstone(base, dk, id, hex, token, ttl, state, tombMs)
+  redis.call('SET', base .. 'l:' .. hex, state .. ':' .. token .. ':' .. ttl .. ':' .. dk .. '\31' .. id,
+    'PX', math.max(tonumber(ttl), tombMs))
+end
+
+-- Tombstones (state 0) for expired holder entries.
+local function tombstoneGone(base, dk, id, gone, tombMs)
+  for i = 1, #gone do
+    local hex, token, ttl = string.match(gone[i], '^(%x+)=%d+=(%d+)=(%d+);$')
+    tombstone(base, dk, id, hex, token, ttl, '0', tombMs)
+  end
+end
+
+-- Mirror blockedUntil `bu` into the busy index. A busy key made or kept for a long block gets
+-- a GC TTL of a day past `bu`.
+local function setBusy(busyKey, id, bu, now)
+  if bu > now then
+    local added = redis.call('ZADD', busyKey, bu, id)
+    if added == 1 or bu - now > DAY_MS / 2 then redis.call('PEXPIRE', busyKey, bu - now + DAY_MS) end
+  else
+    redis.call('ZREM', busyKey, id)
+  end
+end
+
+-- Append the GC deadline to the HSET arguments `set` when it is due; answers the PEXPIRE
+-- length to apply after the HSET, or nil.
+local function pairGc(set, x, last)
+  if last + DAY_MS <= (tonumber(x) or 0) then return nil end
+  set[#set + 1] = 'x'
+  set[#set + 1] = last + WEEK_MS
+  return last + WEEK_MS
+end

@@ -1,0 +1,39 @@
+--[[
+  Proxy records and the candidate indexes.
+  Record `P p:<id>` fields: u url, t tier, l labels ("\n" then "k=v\n" per label, escaped by the
+  caller), s score, st state (A ACTIVE, Q QUARANTINED, B BLACKLISTED, D DISABLED), lt latency
+  EWMA, sc successes, fc failures, lb last used by, la last used at, qu quarantine until,
+  qc quarantine count.
+  Indexes: `P idx` and `P idx:t:<tier>` hold ACTIVE ids with score −score, so that ZRANGE
+  from 0 lists the best first and equal scores in id order.
+]]
+-- Put `id` into the whole index and its tier index at `score`.
+local function indexAdd(base, idxKey, tier, score, id)
+  redis.call('ZADD', idxKey, -score, id)
+  if tier and tier ~= '' then redis.call('ZADD', base .. 'idx:t:' .. tier, -score, id) end
+end
+
+-- Take `id` out of the whole index and its tier index.
+local function indexRem(base, idxKey, tier, id)
+  redis.call('ZREM', idxKey, id)
+  if tier and tier ~= '' then redis.call('ZREM', base .. 'idx:t:' .. tier, id) end
+end
+
+-- After the quarantine zset changed: the meta field qn = its earliest return (absent when
+-- empty). An acquire returns proxies only once qn is due, so it never reads an idle zset.
+local function quarantineNext(metaKey, qKey)
+  local e = redis.call('ZRANGE', qKey, 0, 0, 'WITHSCORES')
+  if #e > 0 then
+    redis.call('HSET', metaKey, 'qn', e[2])
+  else
+    redis.call('HDEL', metaKey, 'qn')
+  end
+end
+
+-- Every wanted label (a needle "\nk=v\n") is among the record's labels `have`.
+local function labelsMatch(have, needles)
+  for i = 1, #needles do
+    if not have or not string.find(have, needles[i], 1, true) then return false end
+  end
+  return true
+end

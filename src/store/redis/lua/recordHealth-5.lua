@@ -1,0 +1,65 @@
+--[[
+  recordHealth: apply one health check result to a proxy (SPEC §2: pass +healthPass, fail
+  +healthFail, error × healthErrorFactor, clamped). A pass on a QUARANTINED proxy returns it to
+  ACTIVE with max(score, scoreAfterQuarantine); an ACTIVE proxy falling below the floor is
+  quarantined or blacklisted as after an outcome.
+
+  KEYS[1] `P p:<id>`   proxy record
+  KEYS[2] `P idx`      ACTIVE index
+  KEYS[3] `P q`        quarantine zset
+  KEYS[4] `P bl`       blacklist set
+  KEYS[5] `P m`        pool meta hash (qn: earliest quarantine return)
+  where P = "<prefix>:{<pool>}:".
+
+  ARGV[1] P
+  ARGV[2] now (epoch ms; "" = Redis TIME)
+  ARGV[3] proxy id
+  ARGV[4] result: p pass, f fail, e error
+  ARGV[5] healthPass
+  ARGV[6] healthFail
+  ARGV[7] healthErrorFactor
+  ARGV[8] scoreAfterQuarantine
+  ARGV[9..16] minScore, maxScore, floor, maxQuarantines, quarantineBaseMs, quarantineMaxMs,
+              quarantineJitter, u (jitter draw)
+
+  Keys built in the script: `P idx:t:<tier>`.
+
+  Output: {-6} unknown proxy; else {1, url, tier, labels, score, state, latencyEwma, successes,
+  failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount}.
+
+  Error codes (ScriptCode): -6 ProxyNotFound.
+]]
+-- @include "base"
+-- @include "proxy"
+-- @include "scoring"
+
+local now = storeNow(ARGV[2])
+local v = redis.call('HMGET', KEYS[1], 's', 'st', 't', 'qc')
+if not v[1] then return {-6} end
+local old = tonumber(v[1])
+local result = ARGV[4]
+local score
+if result == 'p' then
+  score = old + tonumber(ARGV[5])
+elseif result == 'f' then
+  score = old + tonumber(ARGV[6])
+else
+  score = old * tonumber(ARGV[7])
+end
+local lo, hi = tonumber(ARGV[9]), tonumber(ARGV[10])
+if score < lo then score = lo elseif score > hi then score = hi end
+if result == 'p' and v[2] == 'Q' then
+  score = math.max(score, tonumber(ARGV[8]))
+  redis.call('HSET', KEYS[1], 's', score, 'st', 'A', 'qu', 0)
+  redis.call('ZREM', KEYS[3], ARGV[3])
+  quarantineNext(KEYS[5], KEYS[3])
+  indexAdd(ARGV[1], KEYS[2], v[3], score, ARGV[3])
+else
+  local set = {}
+  changeScore(ARGV, 9, {nil, nil, nil, nil, KEYS[2], KEYS[3], KEYS[4], KEYS[5]}, ARGV[3], v[2], v[3], v[4], old,
+    score, now, set)
+  if #set > 0 then redis.call('HSET', KEYS[1], unpack(set)) end
+end
+local r = redis.call('HMGET', KEYS[1], 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'lb', 'la', 'qu', 'qc')
+table.insert(r, 1, 1)
+return r

@@ -1,0 +1,35 @@
+--[[
+  releaseLease: end a lease and apply its outcome (docs/store-semantics.md §release).
+
+  KEYS[1] `P l:<hex>`       tombstone of the lease (written when it ends)
+  KEYS[2] `P r:<dk>:<id>`   pair of the lease (its field h holds the live leases)
+  KEYS[3] `P b:<dk>`        busy index of the domain-key
+  KEYS[4] `P p:<id>`        proxy record
+  KEYS[5] `P idx`           ACTIVE index
+  KEYS[6] `P q`             quarantine zset
+  KEYS[7] `P bl`            blacklist set
+  KEYS[8] `P m`             pool meta hash (qn: earliest quarantine return)
+  where P = "<prefix>:{<pool>}:".
+
+  ARGV[1..21] the release arguments A[1..21] of includes/releaseCore.lua:
+    P, lease hex, domain-key, proxy id, fencing token, outcome kind (S R B P T A), latencyMs,
+    retryAfterMs, score delta, rateLimitBackoffBaseMs, rateLimitBackoffMaxMs, ewmaAlpha,
+    tombstone minimum ms, minScore, maxScore, floor, maxQuarantines, quarantineBaseMs,
+    quarantineMaxMs, quarantineJitter, u (jitter draw)
+  ARGV[22] now (epoch ms; "" = Redis TIME)
+
+  Keys built in the script: `P idx:t:<tier>` of the proxy, `P l:<hex>` tombstones of other
+  holders of the pair found expired.
+
+  Output: {code}: 1 released, -1 NOT_FOUND, -2 REVOKED, -3 EXPIRED (outcome still applied).
+
+  Error codes (ScriptCode): -1 LeaseNotFound, -2 LeaseRevoked, -3 LeaseExpired.
+]]
+-- @include "base"
+-- @include "proxy"
+-- @include "pair"
+-- @include "scoring"
+-- @include "releaseCore"
+
+local now = storeNow(ARGV[22])
+return {releaseLease(KEYS, ARGV, now)}

@@ -1,0 +1,66 @@
+--[[
+  renewLease: extend a held lease to now + ttl (docs/store-semantics.md §renew; G3). The lease
+  is a holder entry of its pair; a lease that ended is found by its tombstone.
+
+  KEYS[1] `P l:<hex>`       tombstone "<state>:<token>:<ttlMs>:<dk>\31<id>" of an ended lease
+  KEYS[2] `P r:<dk>:<id>`   pair of the lease (its field h holds the live leases)
+  KEYS[3] `P b:<dk>`        busy index of the domain-key
+  where P = "<prefix>:{<pool>}:".
+
+  ARGV[1] P
+  ARGV[2] lease hex
+  ARGV[3] domain-key
+  ARGV[4] proxy id
+  ARGV[5] fencing token
+  ARGV[6] ttlMs (0 = the lease's own ttl)
+  ARGV[7] tombstone minimum ms
+  ARGV[8] now (epoch ms; "" = Redis TIME)
+
+  Keys built in the script: `P l:<hex>` tombstones of holders found expired.
+
+  Output: {1, expireAt} renewed; {-1} NOT_FOUND (unknown or released); {-2} REVOKED;
+  {-3} EXPIRED (the holder leaves the pair, with a tombstone).
+
+  Error codes (ScriptCode): -1 LeaseNotFound, -2 LeaseRevoked, -3 LeaseExpired.
+]]
+-- @include "base"
+-- @include "pair"
+
+local now = storeNow(ARGV[8])
+local base, hex, dk, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local pr = redis.call('HMGET', KEYS[2], 'h', 'u', 'm', 'x')
+local kept, count, first, gone, mine = scanHolders(pr[1], now, hex)
+if not mine then
+  local rec = redis.call('GET', KEYS[1])
+  if not rec then return {-1} end
+  local state, token, _, check = string.match(rec, '^(%d):(%d+):(%d+):(.*)$')
+  if not state or state == '1' or check ~= dk .. '\31' .. id then return {-1} end
+  if token ~= ARGV[5] then return {-2} end
+  return {-3}
+end
+local e, token, ttl = string.match(mine, '=(%d+)=(%d+)=(%d+);$')
+if token ~= ARGV[5] then return {-2} end
+local tomb = tonumber(ARGV[7])
+if gone then tombstoneGone(base, dk, id, gone, tomb) end
+local result
+if tonumber(e) <= now then
+  -- expired: it leaves the holders with a tombstone (a late release still scores it)
+  tombstone(base, dk, id, hex, token, ttl, '0', tomb)
+  result = {-3}
+else
+  local t = tonumber(ARGV[6])
+  if t <= 0 then t = tonumber(ttl) end
+  local newExp = now + t
+  kept = kept .. hex .. '=' .. newExp .. '=' .. token .. '=' .. ttl .. ';'
+  count = count + 1
+  if count == 1 or newExp < first then first = newExp end
+  result = {1, newExp}
+end
+local u = tonumber(pr[2]) or 0
+local set = {'h', kept}
+local gcUntil = pairGc(set, pr[4], math.max(now, u))
+redis.call('HSET', KEYS[2], unpack(set))
+if gcUntil then redis.call('PEXPIRE', KEYS[2], gcUntil - now) end
+if count > 0 and count >= (tonumber(pr[3]) or 1) and first > u then u = first end
+setBusy(KEYS[3], id, u, now)
+return result

@@ -1,0 +1,192 @@
+/**
+ * The Redis `LeaseStore`: one Lua script call per operation (G5), every key of a pool under the
+ * hash tag `{pool}` (Redis Cluster ready), any broker replica can renew or release any lease
+ * (the lease id names its keys). Semantics: docs/store-semantics.md.
+ */
+import type { Cluster, Redis } from "ioredis";
+import type {
+  AcquireParams,
+  AcquireResult,
+  DomainPolicySpec,
+  HealthResult,
+  PolicySet,
+  PoolStats,
+  ProxySpecInput,
+  ProxyView,
+  ReleaseParams,
+  ReleaseResult,
+  RenewParams,
+  RenewResult,
+  WorkerSeen,
+} from "../../../sdk/core/model.js";
+import type { ScoringConfig } from "../../../sdk/core/scoring.js";
+import type { LeaseStore } from "../../../sdk/engine/store.js";
+import * as admin from "./admin.js";
+import * as policies from "./policies.js";
+import { acquireArgs, acquireKeys, releaseArgs, releaseKeys, tokenArg, TOMBSTONE_MIN_MS } from "./args.js";
+import { DEFAULT_PREFIX, KeyBuilder } from "./keys.js";
+import { decodeLeaseId, newLeaseHex } from "./lease-id.js";
+import { asArray, decodeAcquire, decodeRelease, decodeRenew, type AcquireContext } from "./replies.js";
+import { ScriptRunner } from "./scripts.js";
+import type { StoreEnv } from "./store-env.js";
+
+/** Options of a `RedisStore`. */
+export interface RedisStoreOptions {
+  /** A client from `createRedisClient` (or a Cluster); the store never closes it except in `close()`. */
+  readonly client: Redis | Cluster;
+  /** The numbers of SPEC §2; the scripts get them as ARGV. */
+  readonly scoring: ScoringConfig;
+  /** Epoch ms. When unset the scripts read Redis TIME: one clock for every broker replica. */
+  readonly clock?: () => number;
+  /** Uniform in [0, 1): seeds the scripts' selection and draws quarantine jitter. Default `Math.random`. */
+  readonly random?: () => number;
+  /** First part of every key name. Default "pb". */
+  readonly prefix?: string;
+  /** How long a call waits for the client's first connection. Default 2000 ms. */
+  readonly readyTimeoutMs?: number;
+}
+
+/** The Redis `LeaseStore`; see the module comment. */
+export class RedisStore implements LeaseStore {
+  private readonly client: Redis | Cluster;
+  private readonly env: StoreEnv;
+
+  constructor(options: RedisStoreOptions) {
+    this.client = options.client;
+    const clock = options.clock;
+    const random = options.random ?? Math.random;
+    this.env = {
+      runner: new ScriptRunner(options.client, options.readyTimeoutMs ?? 2_000),
+      keys: new KeyBuilder(options.prefix ?? DEFAULT_PREFIX),
+      scoring: options.scoring,
+      now: clock === undefined ? () => "" : () => String(Math.floor(clock())),
+      seed: () => Math.floor(random() * 2_147_483_647),
+      random,
+    };
+  }
+
+  async acquire(params: AcquireParams): Promise<AcquireResult> {
+    const { env } = this;
+    const keys = env.keys.pool(params.pool);
+    const hex = newLeaseHex();
+    const reply = await env.runner.run(
+      "acquireLease",
+      acquireKeys(keys, params),
+      acquireArgs(keys, params, hex, env.scoring, env.now(), env.seed()),
+    );
+    return decodeAcquire(asArray(reply), 0, acquireContext(params, hex));
+  }
+
+  async renew(params: RenewParams): Promise<RenewResult> {
+    const lease = decodeLeaseId(params.leaseId);
+    if (lease === undefined) return { kind: "lost", reason: "NOT_FOUND" };
+    const keys = this.env.keys.pool(lease.pool);
+    const reply = await this.env.runner.run(
+      "renewLease",
+      [keys.lease(lease.hex), keys.pair(lease.domainKey, lease.proxyId), keys.busy(lease.domainKey)],
+      [
+        keys.base,
+        lease.hex,
+        lease.domainKey,
+        lease.proxyId,
+        tokenArg(params.fencingToken),
+        Number.isFinite(params.ttlMs) && params.ttlMs > 0 ? Math.floor(params.ttlMs) : 0,
+        TOMBSTONE_MIN_MS,
+        this.env.now(),
+      ],
+    );
+    return decodeRenew(reply);
+  }
+
+  async release(params: ReleaseParams): Promise<ReleaseResult> {
+    const { env } = this;
+    const lease = decodeLeaseId(params.leaseId);
+    const next = params.next;
+    if (lease === undefined) {
+      if (next === undefined) return { kind: "lost", reason: "NOT_FOUND" };
+      return { kind: "lost", reason: "NOT_FOUND", next: await this.acquire(next) };
+    }
+    const keys = env.keys.pool(lease.pool);
+    const rKeys = releaseKeys(keys, lease);
+    const rArgs = releaseArgs(keys, lease, params.fencingToken, params.outcome, env.scoring, env.random());
+    if (next === undefined) {
+      return decodeRelease(await env.runner.run("releaseLease", rKeys, [...rArgs, env.now()]));
+    }
+    if (next.pool !== lease.pool) {
+      // Another pool lives in another hash slot: two steps, release first.
+      const released = decodeRelease(await env.runner.run("releaseLease", rKeys, [...rArgs, env.now()]));
+      return { ...released, next: await this.acquire(next) };
+    }
+    const hex = newLeaseHex();
+    const aKeys = acquireKeys(keys, next);
+    const now = env.now();
+    const reply = await env.runner.run("releaseAndAcquire", [...rKeys, ...aKeys], [
+      ...rArgs,
+      now,
+      ...acquireArgs(keys, next, hex, env.scoring, now, env.seed()),
+    ]);
+    return decodeRelease(reply, acquireContext(next, hex));
+  }
+
+  addProxies(pool: string, specs: readonly ProxySpecInput[]): Promise<{ added: string[]; updated: string[] }> {
+    return admin.addProxies(this.env, pool, specs);
+  }
+
+  removeProxies(pool: string, ids: readonly string[]): Promise<{ removed: string[]; notFound: string[] }> {
+    return admin.removeProxies(this.env, pool, ids);
+  }
+
+  restoreProxies(pool: string, ids: readonly string[]): Promise<{ restored: string[]; notFound: string[] }> {
+    return admin.restoreProxies(this.env, pool, ids);
+  }
+
+  listProxies(pool: string, page: { size: number; after: string }): Promise<{ proxies: ProxyView[]; next: string }> {
+    return admin.listProxies(this.env, pool, page);
+  }
+
+  recordHealth(pool: string, id: string, result: HealthResult): Promise<ProxyView | undefined> {
+    return admin.recordHealth(this.env, pool, id, result);
+  }
+
+  poolStats(pool: string, liveSinceMs: number): Promise<PoolStats> {
+    return admin.poolStats(this.env, pool, liveSinceMs);
+  }
+
+  liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]> {
+    return admin.liveWorkers(this.env, pool, sinceMs);
+  }
+
+  setPolicy(pool: string, policy: DomainPolicySpec): Promise<void> {
+    return policies.setPolicy(this.env, pool, policy);
+  }
+
+  deletePolicy(pool: string, pattern: string): Promise<boolean> {
+    return policies.deletePolicy(this.env, pool, pattern);
+  }
+
+  listPolicies(pool: string): Promise<PolicySet> {
+    return policies.listPolicies(this.env, pool);
+  }
+
+  /** PING answered with PONG; false on any failure (never throws). */
+  async ping(): Promise<boolean> {
+    try {
+      return (await this.client.ping()) === "PONG";
+    } catch {
+      return false;
+    }
+  }
+
+  /** Quit the client (disconnect at once when QUIT cannot be sent). */
+  async close(): Promise<void> {
+    try {
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+}
+
+function acquireContext(p: AcquireParams, hex: string): AcquireContext {
+  return { pool: p.pool, domainKey: p.domainKey, sessionKey: p.sessionKey, hex };
+}
