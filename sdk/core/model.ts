@@ -133,6 +133,15 @@ export type ReleaseResult =
   | { readonly kind: "released"; readonly next?: AcquireResult }
   | { readonly kind: "lost"; readonly reason: LostReasonName; readonly next?: AcquireResult };
 
+/** An outcome seen without a broker lease (an SDK fallback pool replaying what it saw). */
+export interface OutcomeReport {
+  readonly proxyId: string;
+  readonly domainKey: string;
+  readonly outcome: OutcomeInput;
+  /** Ban length should the outcome be BLOCKED (the domain's policy). */
+  readonly banTtlMs: number;
+}
+
 /** Result of one health check of a proxy (SPEC §2: +3 / −10 / score × 0.7). */
 export type HealthResult = "pass" | "fail" | "error";
 

@@ -3,6 +3,7 @@ import type {
   AcquireResult,
   DomainPolicySpec,
   HealthResult,
+  OutcomeReport,
   PolicySet,
   PoolStats,
   ProxySpecInput,
@@ -18,6 +19,7 @@ import { acquire } from "./memory/acquire.js";
 import { addProxies, removeProxies, restoreProxies } from "./memory/admin.js";
 import { EngineState } from "./memory/engine-state.js";
 import { release, renew } from "./memory/lease-ops.js";
+import { reportOutcome } from "./memory/report.js";
 import { deletePolicy, listPolicies, setPolicy } from "./memory/policies.js";
 import { listProxies, liveWorkers, poolStats } from "./memory/queries.js";
 import { applyHealth } from "./memory/score-change.js";
@@ -63,6 +65,13 @@ export class MemoryStore implements LeaseStore {
 
   async release(params: ReleaseParams): Promise<ReleaseResult> {
     return release(this.open(), params, this.state.ctx.clock());
+  }
+
+  async reportOutcomes(pool: string, reports: readonly OutcomeReport[]): Promise<number> {
+    const state = this.open();
+    let applied = 0;
+    for (const r of reports) if (reportOutcome(state, pool, r, state.ctx.clock())) applied++;
+    return applied;
   }
 
   async addProxies(pool: string, specs: readonly ProxySpecInput[]): Promise<{ added: string[]; updated: string[] }> {

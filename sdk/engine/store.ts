@@ -3,6 +3,7 @@ import type {
   AcquireResult,
   DomainPolicySpec,
   HealthResult,
+  OutcomeReport,
   PolicySet,
   PoolStats,
   ProxySpecInput,
@@ -30,6 +31,12 @@ export interface LeaseStore {
   renew(params: RenewParams): Promise<RenewResult>;
   /** Release with an outcome (§2) and, when `next` is set, acquire in the same step. */
   release(params: ReleaseParams): Promise<ReleaseResult>;
+
+  /**
+   * Apply outcomes observed without a lease of this store (§7: outcomes seen in fallback are
+   * replayed); returns how many were applied (unknown proxies are skipped).
+   */
+  reportOutcomes(pool: string, reports: readonly OutcomeReport[]): Promise<number>;
 
   /** Add proxies or replace url, tier and labels of existing ones (state and score are kept). */
   addProxies(pool: string, specs: readonly ProxySpecInput[]): Promise<{ added: string[]; updated: string[] }>;

@@ -50,6 +50,7 @@ export class BrokerServer {
   private readonly streams = new Set<StreamHandle>();
   private readonly health = new HealthImplementation(Object.fromEntries(SERVICES.map((s) => [s, "SERVING"])));
   private readonly engine: LeaseEngine;
+  private readonly defaults: PolicyDefaults;
   private storeTimer: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -59,8 +60,8 @@ export class BrokerServer {
     readonly port: number = 0,
   ) {
     const s = opts.settings;
-    const defaults: PolicyDefaults = { maxConcurrency: 1, minIntervalMs: 0, defaultTtlMs: s.ttlDefaultMs, banTtlMs: s.banTtlMs };
-    this.engine = new LeaseEngine({ store: opts.store, defaults, sessionTtlMs: s.sessionTtlMs, waitPollMs: s.waitPollMs, ...(opts.clock ? { clock: opts.clock } : {}) });
+    this.defaults = { maxConcurrency: 1, minIntervalMs: 0, defaultTtlMs: s.ttlDefaultMs, banTtlMs: s.banTtlMs };
+    this.engine = new LeaseEngine({ store: opts.store, defaults: this.defaults, sessionTtlMs: s.sessionTtlMs, waitPollMs: s.waitPollMs, ...(opts.clock ? { clock: opts.clock } : {}) });
     this.metrics = new BrokerMetrics({ waiting: () => this.engine.waiting, defaultMetrics: opts.processMetrics === true });
   }
 
@@ -88,6 +89,7 @@ export class BrokerServer {
       store: this.opts.store,
       engine: this.engine,
       limits: { ttlMinMs: s.ttlMinMs, ttlMaxMs: s.ttlMaxMs, maxWaitLimitMs: s.maxWaitLimitMs },
+      policyDefaults: this.defaults,
       workerActiveWindowMs: s.workerActiveWindowMs,
       clock: this.opts.clock ?? Date.now,
       metrics: this.metrics,

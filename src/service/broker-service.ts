@@ -13,6 +13,7 @@ import type { ProxyView } from "../../sdk/core/model.js";
 import { decisionToWire, deniedToError, lostToError } from "./answers.js";
 import type { BrokerContext } from "./context.js";
 import { leaseStream } from "./lease-stream.js";
+import { reportOutcomes } from "./report-outcomes.js";
 import { RequestDedupe } from "./request-dedupe.js";
 import type { Decision } from "./lease-engine.js";
 import { unary } from "./unary.js";
@@ -60,6 +61,8 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       const next = r.next === undefined ? undefined : decisionToWire(spec.next?.requestId ?? "", r.next);
       return create(ReleaseLeaseResponseSchema, { leaseId: spec.leaseId, next: next ?? { case: undefined } });
     }),
+
+    reportOutcomes: unary(ctx.isDraining, (req) => reportOutcomes(ctx, ctx.policyDefaults, req)),
 
     getPoolSnapshot: unary(ctx.isDraining, async (req) => {
       const pool = checkPool(req.pool);

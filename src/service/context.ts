@@ -1,3 +1,4 @@
+import type { PolicyDefaults } from "../../sdk/core/policy.js";
 import type { LeaseStore } from "../../sdk/engine/store.js";
 import type { LeaseEngine } from "./lease-engine.js";
 import type { StreamHandle } from "./lease-stream.js";
@@ -9,6 +10,8 @@ export interface BrokerContext {
   readonly store: LeaseStore;
   readonly engine: LeaseEngine;
   readonly limits: RequestLimits;
+  /** What unset policy fields mean. */
+  readonly policyDefaults: PolicyDefaults;
   readonly workerActiveWindowMs: number;
   readonly clock: () => number;
   readonly metrics: BrokerMetrics;

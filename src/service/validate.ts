@@ -111,7 +111,8 @@ export function checkRenew(req: RenewLeaseRequest, limits: RequestLimits): Renew
   };
 }
 
-function checkOutcome(outcome: Outcome | undefined): OutcomeInput {
+/** Check an outcome (kind required, durations not negative). */
+export function checkOutcome(outcome: Outcome | undefined): OutcomeInput {
   const kind = outcome === undefined ? undefined : outcomeNameOf(outcome.kind);
   if (outcome === undefined || kind === undefined) {
     throw new InvalidInputError("outcome.kind is required (SUCCESS, RATE_LIMITED, BLOCKED, PROXY_ERROR, TARGET_ERROR or ABANDONED)");

@@ -10,6 +10,8 @@ import type { StoreFactory } from "./conformance/harness.js";
 import { leaseSuite } from "./conformance/leases.js";
 import { pacingSuite } from "./conformance/pacing.js";
 import { poolSuite } from "./conformance/pools.js";
+import { reportSuite } from "./conformance/reports.js";
+import { selectionSuite } from "./conformance/selection.js";
 import { scoringSuite } from "./conformance/scoring.js";
 import { sessionSuite } from "./conformance/sessions.js";
 
@@ -25,5 +27,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
     sessionSuite(factory);
     poolSuite(factory);
     adminSuite(factory);
+    reportSuite(factory);
+    selectionSuite(factory);
   });
 }

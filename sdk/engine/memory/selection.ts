@@ -12,8 +12,10 @@ import type { ScoreIndex } from "./score-index.js";
 export const BAND_MIN = 16;
 /** Random probes into the band before the scan. */
 export const PROBES = 8;
-/** Most entries the scan looks at. */
-export const SCAN_MAX = 128;
+/** The scan after the probes reads the band in windows of this many entries … */
+export const SCAN_WINDOW = 256;
+/** … at most this many windows: bands up to SCAN_WINDOW · SCAN_WINDOWS entries are read whole. */
+export const SCAN_WINDOWS = 4;
 
 /** Every requested label equals the proxy's label. */
 export function labelsMatch(proxy: Readonly<Record<string, string>>, wanted: Readonly<Record<string, string>>): boolean {
@@ -35,8 +37,10 @@ function pick(random: () => number, n: number): number {
 
 /**
  * The first eligible candidate among up to PROBES random positions of the top band, then a scan
- * of the band from a random start, wrapping, at most SCAN_MAX entries; undefined when none.
- * Candidates are ACTIVE by construction (the index holds only ACTIVE proxies).
+ * of the band from a random start, wrapping, in up to SCAN_WINDOWS windows of SCAN_WINDOW
+ * entries (a band that small is read whole, so a denial then means none is eligible);
+ * undefined when none. Candidates are ACTIVE by construction (the index holds only ACTIVE
+ * proxies). The Redis script reads the same positions, window by window.
  */
 export function choose(
   candidates: ScoreIndex<ProxyRecord>,
@@ -54,7 +58,7 @@ export function choose(
     if (eligible(rec)) return rec;
   }
   const start = pick(random, band);
-  const limit = Math.min(band, SCAN_MAX);
+  const limit = Math.min(band, SCAN_WINDOW * SCAN_WINDOWS);
   for (let i = 0; i < limit; i++) {
     const rec = candidates.at((start + i) % band)!;
     if (eligible(rec)) return rec;

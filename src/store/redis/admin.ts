@@ -8,7 +8,6 @@ import type {
   ProxyView,
   WorkerSeen,
 } from "../../../sdk/core/model.js";
-import { scoringArgs } from "./args.js";
 import { ScriptCode, ScriptReplyError } from "./errors.js";
 import { encodeLabels } from "./labels.js";
 import { asArray, decodeProxy, num, VIEW_FIELDS } from "./replies.js";
@@ -100,18 +99,13 @@ export async function recordHealth(
   result: HealthResult,
 ): Promise<ProxyView | undefined> {
   const keys = env.keys.pool(pool);
-  const cfg = env.scoring;
   const a = asArray(
     await env.runner.run("recordHealth", [keys.proxy(id), keys.index, keys.quarantine, keys.blacklist, keys.meta], [
       keys.base,
       env.now(),
       id,
       HEALTH_CODES[result],
-      cfg.healthPass,
-      cfg.healthFail,
-      cfg.healthErrorFactor,
-      cfg.scoreAfterQuarantine,
-      ...scoringArgs(cfg, env.random()),
+      env.random(),
     ]),
   );
   if (num(a, 0) === ScriptCode.ProxyNotFound) return undefined;

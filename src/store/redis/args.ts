@@ -1,13 +1,15 @@
 /**
- * Keys and ARGV of the lease scripts, built from the store's parameters. The numbers of the
- * `ScoringConfig` travel as ARGV, so the TypeScript config is their only source.
+ * Keys and ARGV of the lease scripts, built from the store's parameters, and the constants baked
+ * into the scripts. The numbers of the `ScoringConfig` are baked into the script text when the
+ * scripts are loaded (`scriptConstants`), so the TypeScript config stays their only source and no
+ * call carries them.
  */
-import type { AcquireParams, OutcomeKindName, OutcomeInput } from "../../../sdk/core/model.js";
+import type { AcquireParams, OutcomeKindName, OutcomeInput, OutcomeReport } from "../../../sdk/core/model.js";
 import type { ScoringConfig } from "../../../sdk/core/scoring.js";
 import type { PoolKeys } from "./keys.js";
 import { labelNeedles } from "./labels.js";
 import type { LeaseIdParts } from "./lease-id.js";
-import type { ScriptArg, ScriptKeys } from "./scripts.js";
+import type { ScriptArg, ScriptConstants, ScriptKeys } from "./scripts.js";
 
 /** A lease record is kept at least this long after it ended (late renews answer EXPIRED). */
 export const TOMBSTONE_MIN_MS = 10 * 60_000;
@@ -31,18 +33,36 @@ function ms(x: number): number {
   return Number.isFinite(x) && x > 0 ? Math.floor(x) : 0;
 }
 
-/** The 8 scoring numbers of includes/scoring.lua (`scoringFrom`), ending with the jitter draw. */
-export function scoringArgs(cfg: ScoringConfig, u: number): ScriptArg[] {
-  return [
-    cfg.minScore,
-    cfg.maxScore,
-    cfg.floor,
-    cfg.maxQuarantines,
-    cfg.quarantineBaseMs,
-    cfg.quarantineMaxMs,
-    cfg.quarantineJitter,
-    u,
-  ];
+/** A latency sample: a positive finite number, else 0 (not reported). */
+function latency(x: number): number {
+  return Number.isFinite(x) && x > 0 ? x : 0;
+}
+
+/** The `{{name}}` constants of includes/config.lua: `cfg` and the tombstone minimum. */
+export function scriptConstants(cfg: ScoringConfig): ScriptConstants {
+  return {
+    minScore: cfg.minScore,
+    maxScore: cfg.maxScore,
+    floor: cfg.floor,
+    maxQuarantines: cfg.maxQuarantines,
+    quarantineBaseMs: cfg.quarantineBaseMs,
+    quarantineMaxMs: cfg.quarantineMaxMs,
+    quarantineJitter: cfg.quarantineJitter,
+    scoreAfterQuarantine: cfg.scoreAfterQuarantine,
+    rateLimitBackoffBaseMs: cfg.rateLimitBackoffBaseMs,
+    rateLimitBackoffMaxMs: cfg.rateLimitBackoffMaxMs,
+    ewmaAlpha: cfg.ewmaAlpha,
+    healthPass: cfg.healthPass,
+    healthFail: cfg.healthFail,
+    healthErrorFactor: cfg.healthErrorFactor,
+    deltaSuccess: cfg.delta.SUCCESS,
+    deltaRateLimited: cfg.delta.RATE_LIMITED,
+    deltaBlocked: cfg.delta.BLOCKED,
+    deltaProxyError: cfg.delta.PROXY_ERROR,
+    deltaTargetError: cfg.delta.TARGET_ERROR,
+    deltaAbandoned: cfg.delta.ABANDONED,
+    tombstoneMinMs: TOMBSTONE_MIN_MS,
+  };
 }
 
 /** KEYS of acquireLease-7.lua. */
@@ -58,15 +78,11 @@ export function acquireKeys(keys: PoolKeys, p: AcquireParams): ScriptKeys<"acqui
   ];
 }
 
-/** ARGV of acquireLease-7.lua (`now` "" = Redis TIME). */
-export function acquireArgs(
-  keys: PoolKeys,
-  p: AcquireParams,
-  hex: string,
-  cfg: ScoringConfig,
-  now: string,
-  seed: number,
-): ScriptArg[] {
+/**
+ * The 13 acquire arguments (acquireLease-7.lua ARGV[1..13]); `now` and then the wanted labels
+ * (`labelArgs`) follow.
+ */
+export function acquireArgs(keys: PoolKeys, p: AcquireParams, hex: string, seed: number): ScriptArg[] {
   return [
     keys.base,
     p.policyVersion,
@@ -80,12 +96,13 @@ export function acquireArgs(
     ms(p.sessionTtlMs),
     p.tier,
     hex,
-    cfg.scoreAfterQuarantine,
-    TOMBSTONE_MIN_MS,
-    now,
     seed,
-    ...labelNeedles(p.labels),
   ];
+}
+
+/** The wanted labels of an acquire, the last ARGV of acquireLease-7.lua and releaseAndAcquire-15.lua. */
+export function labelArgs(p: AcquireParams): string[] {
+  return labelNeedles(p.labels);
 }
 
 /** KEYS of releaseLease-8.lua. */
@@ -102,13 +119,12 @@ export function releaseKeys(keys: PoolKeys, lease: LeaseIdParts): ScriptKeys<"re
   ];
 }
 
-/** The 21 release arguments (releaseLease-8.lua ARGV[1..21]; ARGV[22] is `now`). */
+/** The 9 release arguments (releaseLease-8.lua ARGV[1..9]; ARGV[10] is `now`). */
 export function releaseArgs(
   keys: PoolKeys,
   lease: LeaseIdParts,
   token: number,
   outcome: OutcomeInput,
-  cfg: ScoringConfig,
   u: number,
 ): ScriptArg[] {
   return [
@@ -118,13 +134,31 @@ export function releaseArgs(
     lease.proxyId,
     tokenArg(token),
     KIND_CODES[outcome.kind],
-    Number.isFinite(outcome.latencyMs) && outcome.latencyMs > 0 ? outcome.latencyMs : 0,
+    latency(outcome.latencyMs),
     ms(outcome.retryAfterMs),
-    cfg.delta[outcome.kind],
-    cfg.rateLimitBackoffBaseMs,
-    cfg.rateLimitBackoffMaxMs,
-    cfg.ewmaAlpha,
-    TOMBSTONE_MIN_MS,
-    ...scoringArgs(cfg, u),
+    u,
   ];
+}
+
+/** Reports per reportOutcomes-4.lua call: a batch is sent in chunks of this many. */
+export const REPORT_CHUNK = 100;
+
+/** KEYS of reportOutcomes-4.lua. */
+export function reportKeys(keys: PoolKeys): ScriptKeys<"reportOutcomes"> {
+  return [keys.index, keys.quarantine, keys.blacklist, keys.meta];
+}
+
+/** ARGV of reportOutcomes-4.lua: P, now, then 7 entries per report. */
+export function reportArgs(
+  keys: PoolKeys,
+  reports: readonly OutcomeReport[],
+  now: string,
+  random: () => number,
+): ScriptArg[] {
+  const args: ScriptArg[] = [keys.base, now];
+  for (const r of reports) {
+    const o = r.outcome;
+    args.push(r.proxyId, r.domainKey, KIND_CODES[o.kind], latency(o.latencyMs), ms(o.retryAfterMs), ms(r.banTtlMs), random());
+  }
+  return args;
 }

@@ -7,4 +7,14 @@ export { createRedisClient, reconnectDelayMs, MAX_RECONNECT_DELAY_MS, type Redis
 export { KeyBuilder, PoolKeys, DEFAULT_PREFIX, isPoolName } from "./keys.js";
 export { encodeLeaseId, decodeLeaseId, newLeaseHex, type LeaseIdParts } from "./lease-id.js";
 export { ScriptCode, ScriptReplyError, toStoreError, lostReason } from "./errors.js";
-export { loadScripts, registerScripts, SCRIPT_KEYS, type ScriptName, type RedisClient } from "./scripts.js";
+export {
+  bakeScripts,
+  loadScripts,
+  registerScripts,
+  SCRIPT_KEYS,
+  type BakedScripts,
+  type ScriptConstants,
+  type ScriptName,
+  type RedisClient,
+} from "./scripts.js";
+export { scriptConstants } from "./args.js";

@@ -9,6 +9,7 @@ import type {
   AcquireResult,
   DomainPolicySpec,
   HealthResult,
+  OutcomeReport,
   PolicySet,
   PoolStats,
   ProxySpecInput,
@@ -23,10 +24,21 @@ import type { ScoringConfig } from "../../../sdk/core/scoring.js";
 import type { LeaseStore } from "../../../sdk/engine/store.js";
 import * as admin from "./admin.js";
 import * as policies from "./policies.js";
-import { acquireArgs, acquireKeys, releaseArgs, releaseKeys, tokenArg, TOMBSTONE_MIN_MS } from "./args.js";
+import {
+  acquireArgs,
+  acquireKeys,
+  labelArgs,
+  releaseArgs,
+  releaseKeys,
+  REPORT_CHUNK,
+  reportArgs,
+  reportKeys,
+  scriptConstants,
+  tokenArg,
+} from "./args.js";
 import { DEFAULT_PREFIX, KeyBuilder } from "./keys.js";
 import { decodeLeaseId, newLeaseHex } from "./lease-id.js";
-import { asArray, decodeAcquire, decodeRelease, decodeRenew, type AcquireContext } from "./replies.js";
+import { asArray, decodeAcquire, decodeRelease, decodeRenew, num, type AcquireContext } from "./replies.js";
 import { ScriptRunner } from "./scripts.js";
 import type { StoreEnv } from "./store-env.js";
 
@@ -34,7 +46,7 @@ import type { StoreEnv } from "./store-env.js";
 export interface RedisStoreOptions {
   /** A client from `createRedisClient` (or a Cluster); the store never closes it except in `close()`. */
   readonly client: Redis | Cluster;
-  /** The numbers of SPEC §2; the scripts get them as ARGV. */
+  /** The numbers of SPEC §2; they are baked into the scripts' text (one SHA per config). */
   readonly scoring: ScoringConfig;
   /** Epoch ms. When unset the scripts read Redis TIME: one clock for every broker replica. */
   readonly clock?: () => number;
@@ -56,7 +68,7 @@ export class RedisStore implements LeaseStore {
     const clock = options.clock;
     const random = options.random ?? Math.random;
     this.env = {
-      runner: new ScriptRunner(options.client, options.readyTimeoutMs ?? 2_000),
+      runner: new ScriptRunner(options.client, options.readyTimeoutMs ?? 2_000, scriptConstants(options.scoring)),
       keys: new KeyBuilder(options.prefix ?? DEFAULT_PREFIX),
       scoring: options.scoring,
       now: clock === undefined ? () => "" : () => String(Math.floor(clock())),
@@ -72,7 +84,7 @@ export class RedisStore implements LeaseStore {
     const reply = await env.runner.run(
       "acquireLease",
       acquireKeys(keys, params),
-      acquireArgs(keys, params, hex, env.scoring, env.now(), env.seed()),
+      [...acquireArgs(keys, params, hex, env.seed()), env.now(), ...labelArgs(params)],
     );
     return decodeAcquire(asArray(reply), 0, acquireContext(params, hex));
   }
@@ -91,7 +103,6 @@ export class RedisStore implements LeaseStore {
         lease.proxyId,
         tokenArg(params.fencingToken),
         Number.isFinite(params.ttlMs) && params.ttlMs > 0 ? Math.floor(params.ttlMs) : 0,
-        TOMBSTONE_MIN_MS,
         this.env.now(),
       ],
     );
@@ -108,7 +119,7 @@ export class RedisStore implements LeaseStore {
     }
     const keys = env.keys.pool(lease.pool);
     const rKeys = releaseKeys(keys, lease);
-    const rArgs = releaseArgs(keys, lease, params.fencingToken, params.outcome, env.scoring, env.random());
+    const rArgs = releaseArgs(keys, lease, params.fencingToken, params.outcome, env.random());
     if (next === undefined) {
       return decodeRelease(await env.runner.run("releaseLease", rKeys, [...rArgs, env.now()]));
     }
@@ -119,13 +130,27 @@ export class RedisStore implements LeaseStore {
     }
     const hex = newLeaseHex();
     const aKeys = acquireKeys(keys, next);
-    const now = env.now();
-    const reply = await env.runner.run("releaseAndAcquire", [...rKeys, ...aKeys], [
+    // the acquire first: the script reads its part of KEYS and ARGV in place
+    const reply = await env.runner.run("releaseAndAcquire", [...aKeys, ...rKeys], [
+      ...acquireArgs(keys, next, hex, env.seed()),
+      env.now(),
       ...rArgs,
-      now,
-      ...acquireArgs(keys, next, hex, env.scoring, now, env.seed()),
+      ...labelArgs(next),
     ]);
     return decodeRelease(reply, acquireContext(next, hex));
+  }
+
+  /** One script call per chunk of `REPORT_CHUNK` reports; each chunk is atomic, the batch is not. */
+  async reportOutcomes(pool: string, reports: readonly OutcomeReport[]): Promise<number> {
+    const { env } = this;
+    const keys = env.keys.pool(pool);
+    let applied = 0;
+    for (let i = 0; i < reports.length; i += REPORT_CHUNK) {
+      const chunk = reports.slice(i, i + REPORT_CHUNK);
+      const reply = await env.runner.run("reportOutcomes", reportKeys(keys), reportArgs(keys, chunk, env.now(), env.random));
+      applied += num(asArray(reply), 0);
+    }
+    return applied;
   }
 
   addProxies(pool: string, specs: readonly ProxySpecInput[]): Promise<{ added: string[]; updated: string[] }> {

@@ -1,9 +1,12 @@
 /**
  * Loader and runner of the Lua scripts in ./lua (one per operation, bullmq style): reads each
  * `verbNoun-<numberOfKeys>.lua`, resolves `-- @include "name"` lines from ./lua/includes (each
- * include once per script), and registers every script once per client with ioredis
- * `defineCommand` (ioredis then calls it by EVALSHA, falling back to EVAL once per connection).
+ * include once per script), bakes the store's constants into the text (every `{{name}}` becomes
+ * the number, see `ScriptConstants`), and registers every script once per client and constants
+ * with ioredis `defineCommand` (ioredis then calls it by EVALSHA, falling back to EVAL once per
+ * connection). A script's SHA thus depends on the constants, which are fixed per store.
  */
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import type { Cluster, Redis } from "ioredis";
 import { toStoreError } from "./errors.js";
@@ -17,6 +20,7 @@ export const SCRIPT_KEYS = {
   renewLease: 3,
   releaseLease: 8,
   releaseAndAcquire: 15,
+  reportOutcomes: 4,
   addProxies: 2,
   removeProxies: 4,
   restoreProxies: 3,
@@ -47,14 +51,29 @@ export interface LoadedScript {
   readonly lua: string;
 }
 
+/**
+ * Numbers baked into the scripts at load time: `{{name}}` in a Lua source becomes `name`'s value
+ * (a finite number, written so that Lua reads back the same double).
+ */
+export type ScriptConstants = Readonly<Record<string, number>>;
+
 const LUA_DIR = new URL("./lua/", import.meta.url);
 const INCLUDE_DIR = new URL("./lua/includes/", import.meta.url);
 const FILE_NAME = /^([A-Za-z]+)-(\d+)\.lua$/;
 const INCLUDE_LINE = /^--\s*@include\s+"([A-Za-z0-9_]+)"\s*$/gm;
 /** Command names on the client: a prefix keeps them apart from ioredis' own methods. */
 const COMMAND_PREFIX = "pb_";
+const PLACEHOLDER = /\{\{([A-Za-z0-9_.]+)\}\}/g;
 
 let loaded: ReadonlyMap<ScriptName, LoadedScript> | undefined;
+const baked = new Map<string, BakedScripts>();
+
+/** The scripts with one set of constants baked in, and the tag that names their commands. */
+export interface BakedScripts {
+  /** Short hash of the constants: the commands are `pb_<tag>_<name>`. */
+  readonly tag: string;
+  readonly scripts: ReadonlyMap<ScriptName, LoadedScript>;
+}
 
 function isScriptName(name: string): name is ScriptName {
   return Object.hasOwn(SCRIPT_KEYS, name);
@@ -91,6 +110,37 @@ export function loadScripts(): ReadonlyMap<ScriptName, LoadedScript> {
   return scripts;
 }
 
+/**
+ * A constant as Lua source: JavaScript's shortest round-trip form, which Lua reads back exactly;
+ * a negative one in parentheses (no `--` can arise after a minus sign).
+ */
+function luaNumber(name: string, value: number | undefined): string {
+  if (value === undefined) throw new Error(`Lua constant {{${name}}} has no value`);
+  if (!Number.isFinite(value)) throw new Error(`Lua constant {{${name}}} is not finite: ${value}`);
+  return value < 0 ? `(${String(value)})` : String(value);
+}
+
+/**
+ * Every script with `constants` baked in (cached per distinct constants). Throws when a script
+ * names a constant that `constants` lacks.
+ */
+export function bakeScripts(constants: ScriptConstants): BakedScripts {
+  const names = Object.keys(constants).sort();
+  const key = JSON.stringify(names.map((n) => [n, constants[n]]));
+  const found = baked.get(key);
+  if (found !== undefined) return found;
+  const tag = createHash("sha1").update(key).digest("hex").slice(0, 10);
+  const scripts = new Map<ScriptName, LoadedScript>();
+  for (const [name, script] of loadScripts()) {
+    const lua = script.lua.replace(PLACEHOLDER, (_m, c: string) => luaNumber(c, constants[c]));
+    scripts.set(name, { ...script, lua });
+  }
+  const result: BakedScripts = { tag, scripts };
+  if (baked.size > 64) baked.clear();
+  baked.set(key, result);
+  return result;
+}
+
 /** A script command as ioredis adds it to the client. */
 type ScriptCommand = (...args: ScriptArg[]) => Promise<unknown>;
 
@@ -98,15 +148,26 @@ function isScriptCommand(value: unknown): value is ScriptCommand {
   return typeof value === "function";
 }
 
-const registered = new WeakSet<RedisClient>();
+const registered = new WeakMap<RedisClient, Set<string>>();
 
-/** Register every script on `client` (once per client). */
-export function registerScripts(client: RedisClient): void {
-  if (registered.has(client)) return;
-  for (const script of loadScripts().values()) {
-    client.defineCommand(COMMAND_PREFIX + script.name, { lua: script.lua, numberOfKeys: script.numberOfKeys });
+/**
+ * Register every script with `constants` baked in on `client` (once per client and constants);
+ * answers the command name prefix of these scripts (`pb_<tag>_`).
+ */
+export function registerScripts(client: RedisClient, constants: ScriptConstants): string {
+  const { tag, scripts } = bakeScripts(constants);
+  const prefix = `${COMMAND_PREFIX}${tag}_`;
+  let tags = registered.get(client);
+  if (tags === undefined) {
+    tags = new Set();
+    registered.set(client, tags);
   }
-  registered.add(client);
+  if (tags.has(tag)) return prefix;
+  for (const script of scripts.values()) {
+    client.defineCommand(prefix + script.name, { lua: script.lua, numberOfKeys: script.numberOfKeys });
+  }
+  tags.add(tag);
+  return prefix;
 }
 
 /**
@@ -119,12 +180,14 @@ export function registerScripts(client: RedisClient): void {
 export class ScriptRunner {
   private sawReady: boolean;
   private readonly firstReady: Promise<void>;
+  private readonly prefix: string;
 
   constructor(
     private readonly client: RedisClient,
     private readonly readyTimeoutMs: number,
+    constants: ScriptConstants,
   ) {
-    registerScripts(client);
+    this.prefix = registerScripts(client, constants);
     this.sawReady = client.status === "ready";
     this.firstReady = this.sawReady
       ? Promise.resolve()
@@ -142,7 +205,7 @@ export class ScriptRunner {
     keys: ScriptKeys<S> & readonly string[],
     args: readonly ScriptArg[],
   ): Promise<unknown> {
-    const command: unknown = Reflect.get(this.client, COMMAND_PREFIX + name);
+    const command: unknown = Reflect.get(this.client, this.prefix + name);
     if (!isScriptCommand(command)) throw new Error(`script ${name} is not registered`);
     const keyList: readonly string[] = keys;
     return this.call(() => command.apply(this.client, [...keyList, ...args]));

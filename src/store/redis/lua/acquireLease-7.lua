@@ -1,7 +1,9 @@
 --[[
   acquireLease: try to grant one lease now (docs/store-semantics.md §acquire; G1, G2, G4, G7,
   sticky sessions). One call per acquire; its cost does not grow with the pool while most of it
-  is free: at most 8 random probes of the top band, then a scan of at most 128 entries.
+  is free: at most 8 random probes of the top band, then a scan of the band in at most 4
+  windows of 256 entries (one ZRANGE and one ZMSCORE each), so that a band of up to 1,024
+  entries is read whole.
 
   KEYS[1] `P m`             pool meta hash: pv policy version (absent = "0"), qn earliest
                             quarantine return
@@ -26,11 +28,10 @@
   ARGV[10] sessionTtlMs
   ARGV[11] tier ("" = any)
   ARGV[12] lease hex (32 random hex digits; the lease's holder entry in its pair)
-  ARGV[13] scoreAfterQuarantine
-  ARGV[14] tombstone minimum ms
-  ARGV[15] now (epoch ms; "" = Redis TIME)
-  ARGV[16] random seed (integer)
-  ARGV[17..] wanted labels, one needle "\n<k>=<v>\n" each (escaped like the records' labels)
+  ARGV[13] random seed (integer)
+  ARGV[14] now (epoch ms; "" = Redis TIME)
+  ARGV[15..] wanted labels, one needle "\n<k>=<v>\n" each (escaped like the records' labels)
+  scoreAfterQuarantine and the tombstone minimum are baked into the script (includes/config.lua).
 
   Keys built in the script (same {pool} tag): `P p:<id>` proxy record, `P r:<dk>:<id>` pair
   (its field h holds the live leases), `P l:<hex>` tombstone of a holder found expired,
@@ -50,6 +51,5 @@
 -- @include "pair"
 -- @include "acquireCore"
 
-local now = storeNow(ARGV[15])
-math.randomseed(tonumber(ARGV[16]))
-return acquireLease(KEYS, ARGV, now)
+local now, nowText = storeNow(ARGV[14])
+return acquireLease(KEYS, ARGV, 15, now, nowText)

@@ -15,12 +15,9 @@
   ARGV[2] now (epoch ms; "" = Redis TIME)
   ARGV[3] proxy id
   ARGV[4] result: p pass, f fail, e error
-  ARGV[5] healthPass
-  ARGV[6] healthFail
-  ARGV[7] healthErrorFactor
-  ARGV[8] scoreAfterQuarantine
-  ARGV[9..16] minScore, maxScore, floor, maxQuarantines, quarantineBaseMs, quarantineMaxMs,
-              quarantineJitter, u (jitter draw)
+  ARGV[5] u, the quarantine jitter draw (uniform in [0, 1))
+  The numbers of SPEC §2 (healthPass, healthFail, healthErrorFactor, scoreAfterQuarantine, the
+  score bounds and quarantine lengths) are baked into the script (includes/config.lua).
 
   Keys built in the script: `P idx:t:<tier>`.
 
@@ -33,6 +30,7 @@
 -- @include "proxy"
 -- @include "scoring"
 
+kIdx, kQuarantine, kBlacklist, kMeta = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local now = storeNow(ARGV[2])
 local v = redis.call('HMGET', KEYS[1], 's', 'st', 't', 'qc')
 if not v[1] then return {-6} end
@@ -40,24 +38,22 @@ local old = tonumber(v[1])
 local result = ARGV[4]
 local score
 if result == 'p' then
-  score = old + tonumber(ARGV[5])
+  score = old + {{healthPass}}
 elseif result == 'f' then
-  score = old + tonumber(ARGV[6])
+  score = old + {{healthFail}}
 else
-  score = old * tonumber(ARGV[7])
+  score = old * {{healthErrorFactor}}
 end
-local lo, hi = tonumber(ARGV[9]), tonumber(ARGV[10])
-if score < lo then score = lo elseif score > hi then score = hi end
+if score < {{minScore}} then score = {{minScore}} elseif score > {{maxScore}} then score = {{maxScore}} end
 if result == 'p' and v[2] == 'Q' then
-  score = math.max(score, tonumber(ARGV[8]))
+  score = math.max(score, {{scoreAfterQuarantine}})
   redis.call('HSET', KEYS[1], 's', score, 'st', 'A', 'qu', 0)
   redis.call('ZREM', KEYS[3], ARGV[3])
   quarantineNext(KEYS[5], KEYS[3])
   indexAdd(ARGV[1], KEYS[2], v[3], score, ARGV[3])
 else
   local set = {}
-  changeScore(ARGV, 9, {nil, nil, nil, nil, KEYS[2], KEYS[3], KEYS[4], KEYS[5]}, ARGV[3], v[2], v[3], v[4], old,
-    score, now, set)
+  changeScore(ARGV[1], ARGV[3], v[2], v[3], v[4], old, score, now, ARGV[5], set)
   if #set > 0 then redis.call('HSET', KEYS[1], unpack(set)) end
 end
 local r = redis.call('HMGET', KEYS[1], 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'lb', 'la', 'qu', 'qc')

@@ -11,12 +11,12 @@
   KEYS[8] `P m`             pool meta hash (qn: earliest quarantine return)
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1..21] the release arguments A[1..21] of includes/releaseCore.lua:
-    P, lease hex, domain-key, proxy id, fencing token, outcome kind (S R B P T A), latencyMs,
-    retryAfterMs, score delta, rateLimitBackoffBaseMs, rateLimitBackoffMaxMs, ewmaAlpha,
-    tombstone minimum ms, minScore, maxScore, floor, maxQuarantines, quarantineBaseMs,
-    quarantineMaxMs, quarantineJitter, u (jitter draw)
-  ARGV[22] now (epoch ms; "" = Redis TIME)
+  ARGV[1..9] the release arguments of includes/releaseCore.lua: P, lease hex, domain-key,
+    proxy id, fencing token, outcome kind (S R B P T A), latencyMs, retryAfterMs, u (the
+    quarantine jitter draw, uniform in [0, 1))
+  ARGV[10] now (epoch ms; "" = Redis TIME)
+  The numbers of SPEC §2 and the tombstone minimum are baked into the script
+  (includes/config.lua).
 
   Keys built in the script: `P idx:t:<tier>` of the proxy, `P l:<hex>` tombstones of other
   holders of the pair found expired.
@@ -26,10 +26,12 @@
   Error codes (ScriptCode): -1 LeaseNotFound, -2 LeaseRevoked, -3 LeaseExpired.
 ]]
 -- @include "base"
+-- @include "config"
 -- @include "proxy"
 -- @include "pair"
 -- @include "scoring"
 -- @include "releaseCore"
 
-local now = storeNow(ARGV[22])
-return {releaseLease(KEYS, ARGV, now)}
+kIdx, kQuarantine, kBlacklist, kMeta = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local now = storeNow(ARGV[RELEASE_ARGC + 1])
+return {releaseLease(0, 0, now)}

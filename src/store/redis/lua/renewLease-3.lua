@@ -13,8 +13,8 @@
   ARGV[4] proxy id
   ARGV[5] fencing token
   ARGV[6] ttlMs (0 = the lease's own ttl)
-  ARGV[7] tombstone minimum ms
-  ARGV[8] now (epoch ms; "" = Redis TIME)
+  ARGV[7] now (epoch ms; "" = Redis TIME)
+  The tombstone minimum is baked into the script (includes/config.lua).
 
   Keys built in the script: `P l:<hex>` tombstones of holders found expired.
 
@@ -26,7 +26,7 @@
 -- @include "base"
 -- @include "pair"
 
-local now = storeNow(ARGV[8])
+local now = storeNow(ARGV[7])
 local base, hex, dk, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local pr = redis.call('HMGET', KEYS[2], 'h', 'u', 'm', 'x')
 local kept, count, first, gone, mine = scanHolders(pr[1], now, hex)
@@ -38,14 +38,13 @@ if not mine then
   if token ~= ARGV[5] then return {-2} end
   return {-3}
 end
-local e, token, ttl = string.match(mine, '=(%d+)=(%d+)=(%d+);$')
+local e, token, ttl = string.match(mine, '^%x+=(%d+)=(%d+)=(%d+);$')
 if token ~= ARGV[5] then return {-2} end
-local tomb = tonumber(ARGV[7])
-if gone then tombstoneGone(base, dk, id, gone, tomb) end
+if gone then tombstoneGone(base, dk, id, gone) end
 local result
 if tonumber(e) <= now then
   -- expired: it leaves the holders with a tombstone (a late release still scores it)
-  tombstone(base, dk, id, hex, token, ttl, '0', tomb)
+  tombstone(base, dk, id, hex, token, ttl, '0')
   result = {-3}
 else
   local t = tonumber(ARGV[6])

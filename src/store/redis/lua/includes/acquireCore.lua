@@ -1,16 +1,18 @@
 --[[
   The acquire step (docs/store-semantics.md §acquire), shared by acquireLease and
-  releaseAndAcquire. Needs the includes base, proxy and pair.
+  releaseAndAcquire. Needs the includes base, proxy and pair; the numbers in double braces are
+  baked in when the script is loaded (includes/config.lua).
 
-  K (7 keys): 1 `P m` pool meta hash (pv policy version, qn earliest quarantine return),
-  2 `P q`, 3 `P idx`, 4 candidate index (`P idx:t:<tier>`, or `P idx` for any tier),
+  K (the script's KEYS[1..7]): 1 `P m` pool meta hash (pv policy version, qn earliest quarantine
+  return), 2 `P q`, 3 `P idx`, 4 candidate index (`P idx:t:<tier>`, or `P idx` for any tier),
   5 `P b:<dk>`, 6 `P w` (hash worker id → last acquire), 7 `P s:<session>` (unused when no
   session).
-  A (acquire arguments): 1 base `P`, 2 policy version, 3 domain-key, 4 worker id, 5 ttlMs,
+  A (the script's ARGV): 1 base `P`, 2 policy version, 3 domain-key, 4 worker id, 5 ttlMs,
   6 maxConcurrency, 7 minIntervalMs, 8 banTtlMs, 9 session key ("" none), 10 sessionTtlMs,
-  11 tier ("" any), 12 lease hex, 13 scoreAfterQuarantine, 14 tombstone minimum ms,
-  15 now (read by the caller), 16 random seed (used by the caller),
-  17.. wanted labels as needles "\nk=v\n".
+  11 tier ("" any), 12 lease hex, 13 random seed, 14 now (read by the caller); the wanted labels
+  as needles "\nk=v\n" are A[lf..] (lf: from the caller).
+  Functions take K and A as parameters rather than upvalues, and the scripts pass KEYS and ARGV
+  themselves: creating a closure costs per captured upvalue, on every call.
   Keys built here (same `{pool}` tag): `P p:<id>` proxy, `P r:<dk>:<id>` pair (whose holders
   are the live lease records), `P l:<hex>` tombstone of a lease found expired,
   `P idx:t:<tier>` of a proxy returning from quarantine.
@@ -28,51 +30,61 @@
 ]]
 local BAND_MIN = 16
 local PROBES = 8
-local SCAN_MAX = 128
+local SCAN_WINDOW = 256
+local SCAN_WINDOWS = 4
 local QUARANTINE_RETURNS = 16
 local SESSION_GC_MS = 600000
 local BUSY_GC_ONE_IN = 16
 
 -- Step 2: return due QUARANTINED proxies to ACTIVE.
-local function returnFromQuarantine(K, base, now, saq)
-  local due = redis.call('ZRANGEBYSCORE', K[2], '-inf', now, 'LIMIT', 0, QUARANTINE_RETURNS)
+local function returnFromQuarantine(K, base, nowText)
+  local due = redis.call('ZRANGEBYSCORE', K[2], '-inf', nowText, 'LIMIT', 0, QUARANTINE_RETURNS)
   for i = 1, #due do
     local key = base .. 'p:' .. due[i]
     local v = redis.call('HMGET', key, 'st', 't')
     if v[1] == 'Q' then
-      redis.call('HSET', key, 's', saq, 'st', 'A', 'qu', 0)
-      indexAdd(base, K[3], v[2], saq, due[i])
+      redis.call('HSET', key, 's', {{scoreAfterQuarantine}}, 'st', 'A', 'qu', 0)
+      indexAdd(base, K[3], v[2], {{scoreAfterQuarantine}}, due[i])
     end
   end
   if #due > 0 then redis.call('ZREM', K[2], unpack(due)) end
   quarantineNext(K[1], K[2])
 end
 
--- Step 8: grant proxy `id`. `pk` is its pair key, `pr` the pair fields u h f m bt x, `limit`
--- the holder count the request allows (the caller checked there is room).
-local function grantLease(K, A, now, id, pk, pr, rebound, busyN)
-  local base, ttl, mc = A[1], A[5], tonumber(A[6])
-  local exp = now + tonumber(ttl)
+-- Step 8: grant proxy `id` under maxConcurrency `mc`. `pk` is its pair key, `pr` the pair
+-- fields u h f m bt x (the caller checked there is room).
+local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN)
+  local base, dk, ttlText = A[1], A[3], A[5]
+  local exp = now + tonumber(ttlText)
   local kept, count, first, gone = scanHolders(pr[2], now, nil)
-  if gone then tombstoneGone(base, A[3], id, gone, tonumber(A[14])) end
+  if gone then tombstoneGone(base, dk, id, gone) end
   local token = (tonumber(pr[3]) or 0) + 1
-  local set = {'f', token, 'h', kept .. A[12] .. '=' .. exp .. '=' .. token .. '=' .. ttl .. ';'}
+  -- each number formatted once (formatting one costs about as much as a redis.call)
+  local tokenText, expText = string.format('%d', token), string.format('%d', exp)
+  local holders = kept .. A[12] .. '=' .. expText .. '=' .. tokenText .. '=' .. ttlText .. ';'
   local u = tonumber(pr[1]) or 0
   local minInterval = tonumber(A[7])
-  if minInterval > 0 then
-    u = math.max(u, now + minInterval)
-    set[5], set[6], set[7], set[8] = 'n', now + minInterval, 'u', u
+  if minInterval > 0 then u = math.max(u, now + minInterval) end
+  local gcUntil = pairGcDue(pr[6], math.max(now, u))
+  if minInterval == 0 and pr[4] == A[6] and pr[5] == A[8] and not gcUntil then
+    redis.call('HSET', pk, 'f', tokenText, 'h', holders)
+  else
+    local set = {'f', tokenText, 'h', holders}
+    if minInterval > 0 then set[5], set[6], set[7], set[8] = 'n', now + minInterval, 'u', u end
+    if pr[4] ~= A[6] then
+      set[#set + 1] = 'm'
+      set[#set + 1] = A[6]
+    end
+    if pr[5] ~= A[8] then
+      set[#set + 1] = 'bt'
+      set[#set + 1] = A[8]
+    end
+    if gcUntil then
+      set[#set + 1] = 'x'
+      set[#set + 1] = gcUntil
+    end
+    redis.call('HSET', pk, unpack(set))
   end
-  if pr[4] ~= A[6] then
-    set[#set + 1] = 'm'
-    set[#set + 1] = mc
-  end
-  if pr[5] ~= A[8] then
-    set[#set + 1] = 'bt'
-    set[#set + 1] = A[8]
-  end
-  local gcUntil = pairGc(set, pr[6], math.max(now, u))
-  redis.call('HSET', pk, unpack(set))
   if gcUntil then redis.call('PEXPIRE', pk, gcUntil - now) end
   -- blockedUntil with the new holder and the request's maxConcurrency as the pair's cap
   local bu = u
@@ -81,12 +93,12 @@ local function grantLease(K, A, now, id, pk, pr, rebound, busyN)
     if first > bu then bu = first end
   end
   if bu > now then
-    redis.call('ZADD', K[5], bu, id)
+    redis.call('ZADD', K[5], bu == exp and expText or bu, id)
     -- a new busy key gets its GC TTL; a busy one is refreshed now and then
     if busyN == 0 or math.random(64) == 1 then redis.call('PEXPIRE', K[5], bu - now + DAY_MS) end
   end
   local key = base .. 'p:' .. id
-  redis.call('HSET', key, 'lb', A[4], 'la', now)
+  redis.call('HSET', key, 'lb', A[4], 'la', nowText)
   if A[9] ~= '' then
     local sttl = tonumber(A[10])
     redis.call('SET', K[7], (now + sttl) .. ':' .. id, 'PX', sttl + SESSION_GC_MS)
@@ -96,7 +108,7 @@ local function grantLease(K, A, now, id, pk, pr, rebound, busyN)
 end
 
 -- The pair of `id` when it is eligible (not blocked, fewer live holders than both its own cap
--- and the request's), else nil: (pair key, fields u h f m bt x).
+-- and the request's `mc`), else nil: (pair key, fields u h f m bt x).
 local function eligiblePair(A, now, id, mc)
   local pk = A[1] .. 'r:' .. A[3] .. ':' .. id
   local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x')
@@ -108,28 +120,28 @@ local function eligiblePair(A, now, id, mc)
   return pk, pr
 end
 
--- Whether proxy `id` has the wanted labels (no read when none are wanted).
+-- Whether proxy `id` has the wanted labels (`needles`, nil when none: no read).
 local function hasLabels(A, id, needles)
-  if #needles == 0 then return true end
+  if not needles then return true end
   return labelsMatch(redis.call('HGET', A[1] .. 'p:' .. id, 'l'), needles)
 end
 
 -- Step 5: the session's bound proxy. Answers a reply (grant or denial), or nil to choose, with
 -- whether that choice is a rebind.
-local function fromSession(K, A, now, needles, mc, busyN)
+local function fromSession(K, A, now, nowText, needles, mc, busyN)
   local s = redis.call('GET', K[7])
   if not s then return nil, 0 end
   local sexp, b = string.match(s, '^(%d+):(.*)$')
   if not sexp or tonumber(sexp) <= now then return nil, 0 end
   local v = redis.call('HMGET', A[1] .. 'p:' .. b, 'st', 't', 'l')
-  if v[1] == 'A' and (A[11] == '' or v[2] == A[11]) and labelsMatch(v[3], needles) then
+  if v[1] == 'A' and (A[11] == '' or v[2] == A[11]) and (not needles or labelsMatch(v[3], needles)) then
     local pk = A[1] .. 'r:' .. A[3] .. ':' .. b
     local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'b')
     if (tonumber(pr[7]) or 0) <= now then
       local at = tonumber(pr[1]) or 0
       local _, count, first = scanHolders(pr[2], now, nil)
       if count >= mc or count >= (tonumber(pr[4]) or 1) then at = math.max(at, first) end
-      if at <= now then return grantLease(K, A, now, b, pk, pr, 0, busyN), 0 end
+      if at <= now then return grantLease(K, A, now, nowText, b, pk, pr, 0, mc, busyN), 0 end
       return {-5, at - now}, 0
     end
   end
@@ -139,51 +151,55 @@ end
 -- Step 7: when an eligible proxy is known to appear. With no candidates at all, the earliest
 -- quarantine return (busy entries then belong to proxies out of the list); otherwise the
 -- earliest busy entry of the domain-key; -1 when neither is known.
-local function retryAfter(K, now, n)
+local function retryAfter(K, now, nowText, n)
   local e
   if n == 0 then
     e = redis.call('ZRANGE', K[2], 0, 0, 'WITHSCORES')
   else
-    e = redis.call('ZRANGEBYSCORE', K[5], now + 1, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    e = redis.call('ZRANGEBYSCORE', K[5], '(' .. nowText, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   end
   if #e == 0 then return -1 end
   return math.max(0, tonumber(e[2]) - now)
 end
 
--- The whole acquire.
-local function acquireLease(K, A, now)
+-- The whole acquire; the wanted labels are A[lf..].
+local function acquireLease(K, A, lf, now, nowText)
+  math.randomseed(tonumber(A[13]))
   local meta = redis.call('HMGET', K[1], 'pv', 'qn')
   local pv = meta[1] or '0'
   if pv ~= A[2] then return {-4, pv} end
-  if meta[2] and tonumber(meta[2]) <= now then returnFromQuarantine(K, A[1], now, tonumber(A[13])) end
+  if meta[2] and tonumber(meta[2]) <= now then returnFromQuarantine(K, A[1], nowText) end
   local busy = K[5]
-  if math.random(BUSY_GC_ONE_IN) == 1 then redis.call('ZREMRANGEBYSCORE', busy, '-inf', now) end
-  if redis.call('HSET', K[6], A[4], now) == 1 then
+  if math.random(BUSY_GC_ONE_IN) == 1 then redis.call('ZREMRANGEBYSCORE', busy, '-inf', nowText) end
+  if redis.call('HSET', K[6], A[4], nowText) == 1 then
     -- a new worker id: forget workers not seen for a week (the hash only grows with new ids)
     local all = redis.call('HGETALL', K[6])
     for i = 2, #all, 2 do
       if tonumber(all[i]) < now - WEEK_MS then redis.call('HDEL', K[6], all[i - 1]) end
     end
   end
-  local needles = {}
-  for i = 17, #A do needles[#needles + 1] = A[i] end
+  local needles = nil
+  if #A >= lf then
+    needles = {}
+    for i = lf, #A do needles[#needles + 1] = A[i] end
+  end
   local mc = tonumber(A[6])
-  local busyN = redis.call('ZCOUNT', busy, now + 1, '+inf')
+  local busyN = redis.call('ZCOUNT', busy, '(' .. nowText, '+inf')
   local rebound = 0
   if A[9] ~= '' then
     local r
-    r, rebound = fromSession(K, A, now, needles, mc, busyN)
+    r, rebound = fromSession(K, A, now, nowText, needles, mc, busyN)
     if r then return r end
   end
   -- Step 6: up to PROBES random positions of the top band, then a scan of the band.
   local cand = K[4]
   local band = BAND_MIN + 2 * busyN
   local n = nil
-  local tried = {}
+  local tried = nil
   local probes = 0
   while probes < PROBES do
     local r = math.random(band) - 1
-    if tried[r] then
+    if tried and tried[r] then
       probes = probes + 1
     else
       local ids = redis.call('ZRANGE', cand, r, r)
@@ -195,31 +211,45 @@ local function acquireLease(K, A, now)
         band = math.min(band, n)
       else
         probes = probes + 1
-        tried[r] = true
         local id = ids[1]
         local pk, pr = eligiblePair(A, now, id, mc)
-        if pk and hasLabels(A, id, needles) then return grantLease(K, A, now, id, pk, pr, rebound, busyN) end
+        if pk and hasLabels(A, id, needles) then
+          return grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN)
+        end
+        tried = tried or {}
+        tried[r] = true
       end
     end
   end
   if not n then n = redis.call('ZCARD', cand) end
   band = math.min(band, n)
   if band > 0 then
+    -- the band from a random start, wrapping, in windows: one ZRANGE (two when it wraps) and
+    -- one ZMSCORE against the busy index each; a band of up to SCAN_WINDOW * SCAN_WINDOWS
+    -- entries is read whole
     local start = math.random(band) - 1
-    local count = math.min(band, SCAN_MAX)
-    local ids = redis.call('ZRANGE', cand, start, math.min(start + count, band) - 1)
-    if #ids < count then
-      local more = redis.call('ZRANGE', cand, 0, count - #ids - 1)
-      for i = 1, #more do ids[#ids + 1] = more[i] end
-    end
-    local scores = redis.call('ZMSCORE', busy, unpack(ids))
-    for j = 1, #ids do
-      if not tried[(start + j - 1) % band] and not (scores[j] and tonumber(scores[j]) > now) then
-        local id = ids[j]
-        local pk, pr = eligiblePair(A, now, id, mc)
-        if pk and hasLabels(A, id, needles) then return grantLease(K, A, now, id, pk, pr, rebound, busyN) end
+    local limit = math.min(band, SCAN_WINDOW * SCAN_WINDOWS)
+    local offset = 0
+    while offset < limit do
+      local pos = (start + offset) % band
+      local count = math.min(SCAN_WINDOW, limit - offset)
+      local ids = redis.call('ZRANGE', cand, pos, math.min(pos + count, band) - 1)
+      if #ids < count then
+        local more = redis.call('ZRANGE', cand, 0, count - #ids - 1)
+        for i = 1, #more do ids[#ids + 1] = more[i] end
       end
+      local scores = redis.call('ZMSCORE', busy, unpack(ids))
+      for j = 1, #ids do
+        if not (tried and tried[(pos + j - 1) % band]) and not (scores[j] and tonumber(scores[j]) > now) then
+          local id = ids[j]
+          local pk, pr = eligiblePair(A, now, id, mc)
+          if pk and hasLabels(A, id, needles) then
+            return grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN)
+          end
+        end
+      end
+      offset = offset + count
     end
   end
-  return {-5, retryAfter(K, now, n)}
+  return {-5, retryAfter(K, now, nowText, n)}
 end

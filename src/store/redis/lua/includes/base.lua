@@ -1,15 +1,20 @@
 --[[
   Shared basics: the store clock and GC lengths.
   Times are epoch ms of the store's clock; Redis key TTLs are garbage collection only.
-  Numbers go to redis.call as Lua numbers (Redis formats them exactly); replies carry integers
-  as integers and scores as the strings Redis stored.
+  Numbers go to redis.call as Lua numbers (Redis formats them exactly) unless their text is at
+  hand already (the clock's, a value read from Redis): formatting a number costs more than the
+  call around it. Replies carry integers as integers and scores as the strings Redis stored.
 ]]
 local DAY_MS = 86400000
 local WEEK_MS = 7 * DAY_MS
 
 -- The store's clock: the caller's `now` when given, else Redis TIME (one clock for all replicas).
+-- Answers the time as a number and as its decimal text.
 local function storeNow(arg)
-  if arg ~= '' then return tonumber(arg) end
+  if arg ~= '' then return tonumber(arg), arg end
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  -- seconds .. the first 3 of the 6 microsecond digits
+  local us = t[2]
+  local text = t[1] .. string.sub(string.rep('0', 6 - #us) .. us, 1, 3)
+  return tonumber(text), text
 end

@@ -10,6 +10,7 @@
   A lease that ended leaves a tombstone `P l:<hex>` = "<state>:<token>:<ttlMs>:<dk>\31<id>",
   state 0 expired (outcome not applied), 1 released, 2 released after expiry, kept
   max(ttl, tombstone minimum).
+  Needs the include base; the tombstone minimum is baked in (includes/config.lua).
   The busy index `P b:<dk>` holds proxy id → blockedUntil = max(u, capUntil) while > now, where
   capUntil = the earliest live holder expiry when live holders >= m.
 ]]
@@ -19,8 +20,13 @@
 -- nil), and the raw entry of `hex` itself (or nil), whatever its expiry.
 local function scanHolders(h, now, hex)
   if not h or h == '' then return '', 0, 0, nil, nil end
-  if hex and string.sub(h, 1, 32) == hex and string.find(h, ';', 33, true) == #h then
-    return '', 0, 0, nil, h
+  if string.find(h, ';', 1, true) == #h then
+    -- one entry, the common case: no list, no concatenation
+    local x, e = string.match(h, '^(%x+)=(%d+)=%d+=%d+;$')
+    if x == hex then return '', 0, 0, nil, h end
+    e = tonumber(e)
+    if e > now then return h, 1, e, nil, nil end
+    return '', 0, 0, {h}, nil
   end
   local kept, n, first, gone, mine = {}, 0, 0, nil, nil
   for raw, x, e in string.gmatch(h, '((%x+)=(%d+)=%d+=%d+;)') do
@@ -41,36 +47,47 @@ local function scanHolders(h, now, hex)
   return table.concat(kept), n, first, gone, mine
 end
 
--- Write a tombstone for lease `hex` of the pair (dk, id) that ended.
-local function tombstone(base, dk, id, hex, token, ttl, state, tombMs)
-  redis.call('SET', base .. 'l:' .. hex, state .. ':' .. token .. ':' .. ttl .. ':' .. dk .. '\31' .. id,
-    'PX', math.max(tonumber(ttl), tombMs))
+-- Write a tombstone for lease `hex` of the pair (dk, id) that ended (token, ttl: their text).
+local function tombstone(base, dk, id, hex, token, ttl, state)
+  local px = '{{tombstoneMinMs}}'
+  if tonumber(ttl) > {{tombstoneMinMs}} then px = ttl end
+  local record = state .. ':' .. token .. ':' .. ttl .. ':' .. dk .. '\31' .. id
+  redis.call('SET', base .. 'l:' .. hex, record, 'PX', px)
 end
 
 -- Tombstones (state 0) for expired holder entries.
-local function tombstoneGone(base, dk, id, gone, tombMs)
+local function tombstoneGone(base, dk, id, gone)
   for i = 1, #gone do
     local hex, token, ttl = string.match(gone[i], '^(%x+)=%d+=(%d+)=(%d+);$')
-    tombstone(base, dk, id, hex, token, ttl, '0', tombMs)
+    tombstone(base, dk, id, hex, token, ttl, '0')
   end
 end
 
--- Mirror blockedUntil `bu` into the busy index. A busy key made or kept for a long block gets
--- a GC TTL of a day past `bu`.
-local function setBusy(busyKey, id, bu, now)
+-- Mirror blockedUntil `bu` into the busy index (`text`: its decimal text, or nil). A busy key
+-- made or kept for a long block gets a GC TTL of a day past `bu`.
+local function setBusy(busyKey, id, bu, now, text)
   if bu > now then
-    local added = redis.call('ZADD', busyKey, bu, id)
+    local added = redis.call('ZADD', busyKey, text or bu, id)
     if added == 1 or bu - now > DAY_MS / 2 then redis.call('PEXPIRE', busyKey, bu - now + DAY_MS) end
   else
     redis.call('ZREM', busyKey, id)
   end
 end
 
+-- The pair's GC deadline when it is due for a refresh: the pair remembers something until
+-- `last`, its deadline field x was `x`. Answers the new deadline (to write as x, then PEXPIRE
+-- the key to it), or nil.
+local function pairGcDue(x, last)
+  if last + DAY_MS <= (tonumber(x) or 0) then return nil end
+  return last + WEEK_MS
+end
+
 -- Append the GC deadline to the HSET arguments `set` when it is due; answers the PEXPIRE
 -- length to apply after the HSET, or nil.
 local function pairGc(set, x, last)
-  if last + DAY_MS <= (tonumber(x) or 0) then return nil end
+  local due = pairGcDue(x, last)
+  if not due then return nil end
   set[#set + 1] = 'x'
-  set[#set + 1] = last + WEEK_MS
-  return last + WEEK_MS
+  set[#set + 1] = due
+  return due
 end

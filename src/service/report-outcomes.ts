@@ -1,0 +1,31 @@
+import { create } from "@bufbuild/protobuf";
+import { InvalidInputError, normalizeHost } from "../../sdk/core/domain-key.js";
+import type { OutcomeReport } from "../../sdk/core/model.js";
+import { effectivePolicy } from "../../sdk/core/policy.js";
+import type { PolicyDefaults } from "../../sdk/core/policy.js";
+import { ReportOutcomesResponseSchema } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
+import type { ReportOutcomesRequest, ReportOutcomesResponse } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
+import type { BrokerContext } from "./context.js";
+import { checkOutcome, checkPool } from "./validate.js";
+
+const MAX_OUTCOMES = 10_000;
+const GROUP = /^[a-z0-9][a-z0-9._-]{0,252}$/;
+
+/**
+ * ReportOutcomes: outcomes an SDK saw in its fallback pool, applied like releases' outcomes
+ * (scores, bans with the domain's ban_ttl, cool-downs, quarantine).
+ */
+export async function reportOutcomes(ctx: BrokerContext, defaults: PolicyDefaults, req: ReportOutcomesRequest): Promise<ReportOutcomesResponse> {
+  const pool = checkPool(req.pool);
+  if (req.outcomes.length > MAX_OUTCOMES) throw new InvalidInputError(`at most ${MAX_OUTCOMES} outcomes per call`);
+  const { policies } = await ctx.store.listPolicies(pool);
+  const reports: OutcomeReport[] = req.outcomes.map((o, i) => {
+    if (o.proxyId === "" || o.proxyId.length > 300) throw new InvalidInputError(`outcomes[${i}].proxy_id is empty or too long`);
+    const domainKey = GROUP.test(o.domain) ? o.domain : normalizeHost(o.domain, `outcomes[${i}].domain`);
+    const byGroup = policies.find((p) => p.group === domainKey && p.banTtlMs > 0);
+    const banTtlMs = byGroup?.banTtlMs ?? effectivePolicy(policies, domainKey, defaults).banTtlMs;
+    return { proxyId: o.proxyId, domainKey, outcome: checkOutcome(o.outcome), banTtlMs };
+  });
+  const applied = reports.length > 0 ? await ctx.store.reportOutcomes(pool, reports) : 0;
+  return create(ReportOutcomesResponseSchema, { applied });
+}

@@ -1,0 +1,67 @@
+--[[
+  reportOutcomes: apply outcomes observed without a lease of this store (an SDK's fallback pool
+  replaying them, SPEC §7) exactly like a release's outcome (docs/store-semantics.md §release,
+  "Applying an outcome"): score, counters, EWMA, the pair's cool-down or ban (for the report's
+  banTtlMs, which the pair remembers), quarantine/blacklist, busy index. Reports on proxies the
+  pool does not know are skipped. One call per batch (the caller chunks large batches).
+
+  KEYS[1] `P idx`   ACTIVE index
+  KEYS[2] `P q`     quarantine zset
+  KEYS[3] `P bl`    blacklist set
+  KEYS[4] `P m`     pool meta hash (qn: earliest quarantine return)
+  where P = "<prefix>:{<pool>}:".
+
+  ARGV[1] P
+  ARGV[2] now (epoch ms; "" = Redis TIME)
+  ARGV[3..] REPORT_ARGC entries per report: proxy id, domain-key, outcome kind (S R B P T A),
+            latencyMs, retryAfterMs, banTtlMs, u (the quarantine jitter draw, uniform in [0, 1))
+  The numbers of SPEC §2 and the tombstone minimum are baked into the script
+  (includes/config.lua).
+
+  Keys built in the script (same {pool} tag): `P p:<id>` proxy, `P r:<dk>:<id>` pair,
+  `P b:<dk>` busy index, `P idx:t:<tier>` of the proxy, `P l:<hex>` tombstones of holders of the
+  pair found expired.
+
+  Output: {applied}: how many reports were applied (their proxy exists).
+
+  Error codes: none (an unknown proxy is skipped, not counted).
+]]
+-- @include "base"
+-- @include "config"
+-- @include "proxy"
+-- @include "pair"
+-- @include "scoring"
+-- @include "releaseCore"
+
+local REPORT_ARGC = 7
+local FIRST_REPORT = 3
+
+kIdx, kQuarantine, kBlacklist, kMeta = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local now = storeNow(ARGV[2])
+local base = ARGV[1]
+local applied = 0
+for i = FIRST_REPORT, #ARGV - REPORT_ARGC + 1, REPORT_ARGC do
+  local id, dk = ARGV[i], ARGV[i + 1]
+  local proxyKey = base .. 'p:' .. id
+  if redis.call('EXISTS', proxyKey) == 1 then
+    local pk = base .. 'r:' .. dk .. ':' .. id
+    local pr = redis.call('HMGET', pk, 'h', 'r', 'n', 'b', 'c', 'bt', 'x', 'm')
+    local kept, count, first, gone = scanHolders(pr[1], now, nil)
+    local set = {}
+    if gone then
+      tombstoneGone(base, dk, id, gone)
+      set[1], set[2] = 'h', kept
+    end
+    -- the pair remembers the report's ban length, as after a grant
+    local banTtl = ARGV[i + 5]
+    if pr[6] ~= banTtl then
+      set[#set + 1] = 'bt'
+      set[#set + 1] = banTtl
+      pr[6] = banTtl
+    end
+    applyOutcome(base, id, pk, base .. 'b:' .. dk, proxyKey, ARGV[i + 2], tonumber(ARGV[i + 3]),
+      tonumber(ARGV[i + 4]), ARGV[i + 6], now, set, pr, count, first)
+    applied = applied + 1
+  end
+end
+return {applied}
