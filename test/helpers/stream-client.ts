@@ -12,6 +12,7 @@ import {
 } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
 import type { LeaseResponse, ProxyBroker } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
 import type { ClientOf } from "../../sdk/rpc/grpc-adapter.js";
+import { answerKey } from "../../sdk/client/lease-channel.js";
 
 type Answer = LeaseResponse["kind"];
 type AcquireInit = MessageInitShape<typeof AcquireLeaseRequestSchema>;
@@ -27,7 +28,7 @@ export class StreamClient {
     this.call.on("data", (res: LeaseResponse) => {
       const a = res.kind;
       this.received.push(a);
-      const key = keyOf(a);
+      const key = answerKey(a);
       const q = this.waiting.get(key);
       const fn = q?.shift();
       if (q?.length === 0) this.waiting.delete(key);
@@ -88,21 +89,6 @@ export class StreamClient {
 
   end(): void {
     this.call.end();
-  }
-}
-
-function keyOf(a: Answer): string {
-  switch (a.case) {
-    case "granted":
-      return `req:${a.value.requestId}`;
-    case "denied":
-      return a.value.leaseId !== "" ? `lease:${a.value.leaseId}` : `req:${a.value.requestId}`;
-    case "renewed":
-    case "released":
-    case "lost":
-      return `lease:${a.value.leaseId}`;
-    default:
-      return "none";
   }
 }
 

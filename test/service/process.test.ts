@@ -1,27 +1,15 @@
 import { spawn } from "node:child_process";
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { execFile } from "node:child_process";
-import { createServer } from "node:net";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import * as grpc from "@grpc/grpc-js";
 import { DenyReason, ProxyBroker } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
 import { createClient } from "../../sdk/rpc/grpc-adapter.js";
 import { StreamClient, granted } from "../helpers/stream-client.js";
+import { freePort } from "../helpers/broker-process.js";
 
 const run = promisify(execFile);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr !== null ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function startProcess(env: Record<string, string>): { proc: ChildProcessWithoutNullStreams; output: () => string; exited: Promise<number | null> } {
   const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env: { ...process.env, ...env, REDIS_URL: "" } });
