@@ -251,8 +251,7 @@ export class ProxyBrokerClient extends EventEmitter {
           await this.brokerBackend.release(l, outcome);
         } catch (err) {
           if (!isBrokerFailure(err)) return;
-          const lease = [...this.live].find((x) => x.id === l.id);
-          this.replay.keep({ pool: this.pool, proxyId: lease?.proxy.id ?? "", domainKey: lease?.domain ?? "", outcome, observedAt: this.opts.clock() });
+          this.replay.keep({ pool: this.pool, proxyId: l.proxy.id, domainKey: l.domain, outcome, observedAt: this.opts.clock() });
         }
       },
     };

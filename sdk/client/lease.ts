@@ -37,12 +37,20 @@ export class LeaseLostError extends Error {
   }
 }
 
+/** What a backend needs to know of a lease. */
+export interface LeaseRef {
+  readonly id: string;
+  readonly fencingToken: number;
+  readonly domain: string;
+  readonly proxy: { readonly id: string };
+}
+
 /** How a lease handle renews and releases (the broker stream, or the fallback pool). */
 export interface LeaseBackend {
   /** Resolves with the new expiry, or rejects with `LeaseLostError` or a transport error. */
-  renew(lease: { id: string; fencingToken: number }, ttlMs: number): Promise<number>;
+  renew(lease: LeaseRef, ttlMs: number): Promise<number>;
   /** Resolves when released (a lost lease resolves too: there is nothing left to release). */
-  release(lease: { id: string; fencingToken: number }, outcome: LeaseOutcome): Promise<void>;
+  release(lease: LeaseRef, outcome: LeaseOutcome): Promise<void>;
 }
 
 /**

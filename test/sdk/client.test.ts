@@ -112,6 +112,7 @@ describe("ProxyBrokerClient", () => {
     const modes: string[] = [];
     c.on("mode", (m: string) => modes.push(m));
     await sleep(300);
+    const held = await c.acquire("https://undelivered.example/");
     await broker.kill();
     const used = new Set<string>();
     for (let i = 0; i < 10; i++) {
@@ -120,7 +121,10 @@ describe("ProxyBrokerClient", () => {
       await l.release({ kind: "SUCCESS" });
       used.add(l.proxy.id);
     }
-    expect(c.fallback.bufferedOutcomes).toBe(10);
+    // A broker lease released while the broker is down: its outcome waits for replay too.
+    await held.release({ kind: "SUCCESS" });
+    used.add(held.proxy.id);
+    expect(c.fallback.bufferedOutcomes).toBe(11);
     await broker.start();
     await expect
       .poll(async () => {

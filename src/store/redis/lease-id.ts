@@ -25,9 +25,20 @@ const B64URL = /^[A-Za-z0-9_-]+$/;
 /** Longest id accepted by the decoder (a pool of 64, a hostname of 253, an id of ~300). */
 const MAX_LEN = 1_024;
 
-/** 128 fresh random bits as 32 lowercase hex digits. */
+const POOL_BYTES = 4096;
+let randomPool = Buffer.alloc(0);
+let poolOffset = POOL_BYTES;
+
+/** 128 fresh random bits as 32 lowercase hex digits (each id's bytes are used once). */
 export function newLeaseHex(): string {
-  return randomBytes(16).toString("hex");
+  // One randomBytes call per 256 ids: a call per id cost ~10% of the broker's CPU on the hot path.
+  if (poolOffset >= POOL_BYTES) {
+    randomPool = randomBytes(POOL_BYTES);
+    poolOffset = 0;
+  }
+  const hex = randomPool.toString("hex", poolOffset, poolOffset + 16);
+  poolOffset += 16;
+  return hex;
 }
 
 /** The lease id of `parts`. */
