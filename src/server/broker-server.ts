@@ -5,6 +5,7 @@ import { ProxyBroker } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
 import { addService } from "../../sdk/rpc/grpc-adapter.js";
 import type { PolicyDefaults } from "../../sdk/core/policy.js";
 import type { LeaseStore } from "../../sdk/engine/store.js";
+import type { Settings } from "../config/settings.js";
 import { adminHandlers } from "../service/admin-service.js";
 import { brokerHandlers } from "../service/broker-service.js";
 import type { BrokerContext } from "../service/context.js";
@@ -15,19 +16,20 @@ import { BrokerMetrics } from "../service/metrics.js";
 import { addReflection } from "./reflection.js";
 
 /** What the server needs from the settings. */
-export interface BrokerServerSettings {
-  readonly listenAddress: string;
-  readonly ttlDefaultMs: number;
-  readonly ttlMinMs: number;
-  readonly ttlMaxMs: number;
-  readonly maxWaitLimitMs: number;
-  readonly waitPollMs: number;
-  readonly sessionTtlMs: number;
-  readonly banTtlMs: number;
-  readonly workerActiveWindowMs: number;
-  readonly keepaliveTimeMs: number;
-  readonly keepaliveTimeoutMs: number;
-}
+export type BrokerServerSettings = Pick<
+  Settings,
+  | "listenAddress"
+  | "ttlDefaultMs"
+  | "ttlMinMs"
+  | "ttlMaxMs"
+  | "maxWaitLimitMs"
+  | "waitPollMs"
+  | "sessionTtlMs"
+  | "banTtlMs"
+  | "workerActiveWindowMs"
+  | "keepaliveTimeMs"
+  | "keepaliveTimeoutMs"
+>;
 
 export interface BrokerServerOptions {
   readonly store: LeaseStore;
