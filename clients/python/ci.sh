@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# CI for the Python client: the generated stubs match the proto, then the test suite.
+# Needs: python3-grpcio python3-protobuf python3-scrapy protobuf-compiler protobuf-compiler-grpc
+# (Debian), redis-server (for the broker-restart test), and `npm ci` done in the repository root.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+echo "== python client: generated stubs are up to date"
+./generate.sh >/dev/null
+if [ -n "$(git status --porcelain -- proxybroker_client/gen)" ]; then
+  git status --porcelain -- proxybroker_client/gen
+  echo "clients/python/proxybroker_client/gen differs from the proto: run clients/python/generate.sh and commit it" >&2
+  exit 1
+fi
+
+echo "== python client: tests"
+/usr/bin/python3 -m unittest discover -s tests -v

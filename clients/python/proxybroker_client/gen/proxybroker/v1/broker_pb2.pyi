@@ -1,0 +1,336 @@
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+DENY_REASON_INVALID_ARGUMENT: DenyReason
+DENY_REASON_NOT_FOUND: DenyReason
+DENY_REASON_NO_PROXY_AVAILABLE: DenyReason
+DENY_REASON_UNAVAILABLE: DenyReason
+DENY_REASON_UNSPECIFIED: DenyReason
+DESCRIPTOR: _descriptor.FileDescriptor
+LOST_REASON_EXPIRED: LostReason
+LOST_REASON_NOT_FOUND: LostReason
+LOST_REASON_REVOKED: LostReason
+LOST_REASON_UNSPECIFIED: LostReason
+OUTCOME_KIND_ABANDONED: OutcomeKind
+OUTCOME_KIND_BLOCKED: OutcomeKind
+OUTCOME_KIND_PROXY_ERROR: OutcomeKind
+OUTCOME_KIND_RATE_LIMITED: OutcomeKind
+OUTCOME_KIND_SUCCESS: OutcomeKind
+OUTCOME_KIND_TARGET_ERROR: OutcomeKind
+OUTCOME_KIND_UNSPECIFIED: OutcomeKind
+PROXY_STATE_ACTIVE: ProxyState
+PROXY_STATE_BLACKLISTED: ProxyState
+PROXY_STATE_DISABLED: ProxyState
+PROXY_STATE_QUARANTINED: ProxyState
+PROXY_STATE_UNSPECIFIED: ProxyState
+
+class AcquireLeaseRequest(_message.Message):
+    __slots__ = ["domain", "labels", "max_wait", "pool", "request_id", "session_key", "target_url", "tier", "ttl", "worker_id"]
+    class LabelsEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    MAX_WAIT_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_KEY_FIELD_NUMBER: _ClassVar[int]
+    TARGET_URL_FIELD_NUMBER: _ClassVar[int]
+    TIER_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    domain: str
+    labels: _containers.ScalarMap[str, str]
+    max_wait: _duration_pb2.Duration
+    pool: str
+    request_id: str
+    session_key: str
+    target_url: str
+    tier: str
+    ttl: _duration_pb2.Duration
+    worker_id: str
+    def __init__(self, request_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., target_url: _Optional[str] = ..., session_key: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class AcquireLeaseResponse(_message.Message):
+    __slots__ = ["lease"]
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    lease: Lease
+    def __init__(self, lease: _Optional[_Union[Lease, _Mapping]] = ...) -> None: ...
+
+class DomainPolicy(_message.Message):
+    __slots__ = ["ban_ttl", "default_ttl", "group", "max_concurrency", "min_interval", "pattern"]
+    BAN_TTL_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_TTL_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    MAX_CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    MIN_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    ban_ttl: _duration_pb2.Duration
+    default_ttl: _duration_pb2.Duration
+    group: str
+    max_concurrency: int
+    min_interval: _duration_pb2.Duration
+    pattern: str
+    def __init__(self, pattern: _Optional[str] = ..., group: _Optional[str] = ..., max_concurrency: _Optional[int] = ..., min_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., default_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., ban_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class GetPoolSnapshotRequest(_message.Message):
+    __slots__ = ["pool"]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    def __init__(self, pool: _Optional[str] = ...) -> None: ...
+
+class GetPoolSnapshotResponse(_message.Message):
+    __slots__ = ["live_workers", "policies", "pool", "proxies", "snapshot_time"]
+    LIVE_WORKERS_FIELD_NUMBER: _ClassVar[int]
+    POLICIES_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    PROXIES_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_TIME_FIELD_NUMBER: _ClassVar[int]
+    live_workers: _containers.RepeatedCompositeFieldContainer[WorkerInfo]
+    policies: _containers.RepeatedCompositeFieldContainer[DomainPolicy]
+    pool: str
+    proxies: _containers.RepeatedCompositeFieldContainer[Proxy]
+    snapshot_time: _timestamp_pb2.Timestamp
+    def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class Lease(_message.Message):
+    __slots__ = ["domain", "expire_time", "fencing_token", "lease_id", "pool", "proxy", "session_key", "session_rebound"]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    PROXY_FIELD_NUMBER: _ClassVar[int]
+    SESSION_KEY_FIELD_NUMBER: _ClassVar[int]
+    SESSION_REBOUND_FIELD_NUMBER: _ClassVar[int]
+    domain: str
+    expire_time: _timestamp_pb2.Timestamp
+    fencing_token: int
+    lease_id: str
+    pool: str
+    proxy: Proxy
+    session_key: str
+    session_rebound: bool
+    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., proxy: _Optional[_Union[Proxy, _Mapping]] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., session_key: _Optional[str] = ..., session_rebound: bool = ...) -> None: ...
+
+class LeaseDenied(_message.Message):
+    __slots__ = ["lease_id", "message", "reason", "request_id", "retry_after"]
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    RETRY_AFTER_FIELD_NUMBER: _ClassVar[int]
+    lease_id: str
+    message: str
+    reason: DenyReason
+    request_id: str
+    retry_after: _duration_pb2.Duration
+    def __init__(self, request_id: _Optional[str] = ..., reason: _Optional[_Union[DenyReason, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., lease_id: _Optional[str] = ...) -> None: ...
+
+class LeaseGranted(_message.Message):
+    __slots__ = ["lease", "request_id"]
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    lease: Lease
+    request_id: str
+    def __init__(self, request_id: _Optional[str] = ..., lease: _Optional[_Union[Lease, _Mapping]] = ...) -> None: ...
+
+class LeaseLost(_message.Message):
+    __slots__ = ["lease_id", "reason"]
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    lease_id: str
+    reason: LostReason
+    def __init__(self, lease_id: _Optional[str] = ..., reason: _Optional[_Union[LostReason, str]] = ...) -> None: ...
+
+class LeaseReleased(_message.Message):
+    __slots__ = ["denied", "granted", "lease_id"]
+    DENIED_FIELD_NUMBER: _ClassVar[int]
+    GRANTED_FIELD_NUMBER: _ClassVar[int]
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    denied: LeaseDenied
+    granted: LeaseGranted
+    lease_id: str
+    def __init__(self, lease_id: _Optional[str] = ..., granted: _Optional[_Union[LeaseGranted, _Mapping]] = ..., denied: _Optional[_Union[LeaseDenied, _Mapping]] = ...) -> None: ...
+
+class LeaseRenewed(_message.Message):
+    __slots__ = ["expire_time", "lease_id"]
+    EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    expire_time: _timestamp_pb2.Timestamp
+    lease_id: str
+    def __init__(self, lease_id: _Optional[str] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class LeaseRequest(_message.Message):
+    __slots__ = ["acquire", "release", "renew"]
+    ACQUIRE_FIELD_NUMBER: _ClassVar[int]
+    RELEASE_FIELD_NUMBER: _ClassVar[int]
+    RENEW_FIELD_NUMBER: _ClassVar[int]
+    acquire: AcquireLeaseRequest
+    release: ReleaseLeaseRequest
+    renew: RenewLeaseRequest
+    def __init__(self, acquire: _Optional[_Union[AcquireLeaseRequest, _Mapping]] = ..., renew: _Optional[_Union[RenewLeaseRequest, _Mapping]] = ..., release: _Optional[_Union[ReleaseLeaseRequest, _Mapping]] = ...) -> None: ...
+
+class LeaseResponse(_message.Message):
+    __slots__ = ["denied", "granted", "lost", "released", "renewed"]
+    DENIED_FIELD_NUMBER: _ClassVar[int]
+    GRANTED_FIELD_NUMBER: _ClassVar[int]
+    LOST_FIELD_NUMBER: _ClassVar[int]
+    RELEASED_FIELD_NUMBER: _ClassVar[int]
+    RENEWED_FIELD_NUMBER: _ClassVar[int]
+    denied: LeaseDenied
+    granted: LeaseGranted
+    lost: LeaseLost
+    released: LeaseReleased
+    renewed: LeaseRenewed
+    def __init__(self, granted: _Optional[_Union[LeaseGranted, _Mapping]] = ..., denied: _Optional[_Union[LeaseDenied, _Mapping]] = ..., renewed: _Optional[_Union[LeaseRenewed, _Mapping]] = ..., released: _Optional[_Union[LeaseReleased, _Mapping]] = ..., lost: _Optional[_Union[LeaseLost, _Mapping]] = ...) -> None: ...
+
+class ObservedOutcome(_message.Message):
+    __slots__ = ["domain", "observe_time", "outcome", "proxy_id"]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    OBSERVE_TIME_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    PROXY_ID_FIELD_NUMBER: _ClassVar[int]
+    domain: str
+    observe_time: _timestamp_pb2.Timestamp
+    outcome: Outcome
+    proxy_id: str
+    def __init__(self, proxy_id: _Optional[str] = ..., domain: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., observe_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class Outcome(_message.Message):
+    __slots__ = ["bytes", "detail", "http_status", "kind", "latency", "retry_after"]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_FIELD_NUMBER: _ClassVar[int]
+    RETRY_AFTER_FIELD_NUMBER: _ClassVar[int]
+    bytes: int
+    detail: str
+    http_status: int
+    kind: OutcomeKind
+    latency: _duration_pb2.Duration
+    retry_after: _duration_pb2.Duration
+    def __init__(self, kind: _Optional[_Union[OutcomeKind, str]] = ..., http_status: _Optional[int] = ..., latency: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., bytes: _Optional[int] = ..., retry_after: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class Proxy(_message.Message):
+    __slots__ = ["failure_count", "id", "labels", "last_used_by", "last_used_time", "latency_ewma", "quarantine_count", "quarantine_until", "score", "state", "success_count", "tier", "url"]
+    class LabelsEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    FAILURE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    LAST_USED_BY_FIELD_NUMBER: _ClassVar[int]
+    LAST_USED_TIME_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_EWMA_FIELD_NUMBER: _ClassVar[int]
+    QUARANTINE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    QUARANTINE_UNTIL_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_COUNT_FIELD_NUMBER: _ClassVar[int]
+    TIER_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    failure_count: int
+    id: str
+    labels: _containers.ScalarMap[str, str]
+    last_used_by: str
+    last_used_time: _timestamp_pb2.Timestamp
+    latency_ewma: _duration_pb2.Duration
+    quarantine_count: int
+    quarantine_until: _timestamp_pb2.Timestamp
+    score: float
+    state: ProxyState
+    success_count: int
+    tier: str
+    url: str
+    def __init__(self, id: _Optional[str] = ..., url: _Optional[str] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., score: _Optional[float] = ..., state: _Optional[_Union[ProxyState, str]] = ..., latency_ewma: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., success_count: _Optional[int] = ..., failure_count: _Optional[int] = ..., last_used_by: _Optional[str] = ..., last_used_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., quarantine_until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., quarantine_count: _Optional[int] = ...) -> None: ...
+
+class ReleaseLeaseRequest(_message.Message):
+    __slots__ = ["fencing_token", "lease_id", "next", "outcome"]
+    FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    NEXT_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    fencing_token: int
+    lease_id: str
+    next: AcquireLeaseRequest
+    outcome: Outcome
+    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., next: _Optional[_Union[AcquireLeaseRequest, _Mapping]] = ...) -> None: ...
+
+class ReleaseLeaseResponse(_message.Message):
+    __slots__ = ["denied", "granted", "lease_id"]
+    DENIED_FIELD_NUMBER: _ClassVar[int]
+    GRANTED_FIELD_NUMBER: _ClassVar[int]
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    denied: LeaseDenied
+    granted: LeaseGranted
+    lease_id: str
+    def __init__(self, lease_id: _Optional[str] = ..., granted: _Optional[_Union[LeaseGranted, _Mapping]] = ..., denied: _Optional[_Union[LeaseDenied, _Mapping]] = ...) -> None: ...
+
+class RenewLeaseRequest(_message.Message):
+    __slots__ = ["fencing_token", "lease_id", "ttl"]
+    FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
+    fencing_token: int
+    lease_id: str
+    ttl: _duration_pb2.Duration
+    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class RenewLeaseResponse(_message.Message):
+    __slots__ = ["expire_time", "lease_id"]
+    EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    expire_time: _timestamp_pb2.Timestamp
+    lease_id: str
+    def __init__(self, lease_id: _Optional[str] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ReportOutcomesRequest(_message.Message):
+    __slots__ = ["outcomes", "pool", "worker_id"]
+    OUTCOMES_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    outcomes: _containers.RepeatedCompositeFieldContainer[ObservedOutcome]
+    pool: str
+    worker_id: str
+    def __init__(self, pool: _Optional[str] = ..., worker_id: _Optional[str] = ..., outcomes: _Optional[_Iterable[_Union[ObservedOutcome, _Mapping]]] = ...) -> None: ...
+
+class ReportOutcomesResponse(_message.Message):
+    __slots__ = ["applied"]
+    APPLIED_FIELD_NUMBER: _ClassVar[int]
+    applied: int
+    def __init__(self, applied: _Optional[int] = ...) -> None: ...
+
+class WorkerInfo(_message.Message):
+    __slots__ = ["last_seen_time", "worker_id"]
+    LAST_SEEN_TIME_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    last_seen_time: _timestamp_pb2.Timestamp
+    worker_id: str
+    def __init__(self, worker_id: _Optional[str] = ..., last_seen_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class OutcomeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class ProxyState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class DenyReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class LostReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []

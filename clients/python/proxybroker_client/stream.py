@@ -1,0 +1,201 @@
+"""One reconnecting bidi ``Lease`` stream that correlates answers with requests (internal).
+
+Requests go through a queue that feeds the stream's request iterator; one reader thread consumes
+the answers and resolves a :class:`concurrent.futures.Future` per request:
+
+- ``granted`` / ``denied`` (with ``request_id``) answer an acquire;
+- ``renewed`` / ``released`` / ``lost`` / ``denied`` (with ``lease_id``) answer a renew or release
+  of that lease (``lost`` answers every pending operation of the lease).
+
+Every future resolves to ``(kind, message)`` where kind is the answer's oneof case.
+
+When the stream breaks (broker restarted, network), the reader opens a new stream and sends again
+every request that has no answer yet. Leases are unaffected: the broker keeps them until their
+TTL, and heartbeats continue on the new stream. An acquire whose answer was lost in the break is
+sent again: the broker may then have granted twice, and the unseen lease expires by its TTL.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import queue
+import threading
+from concurrent.futures import Future
+from typing import Callable, Deque, Dict, Optional, Tuple
+
+import grpc
+
+from .gen.proxybroker.v1 import broker_pb2 as pb
+
+log = logging.getLogger("proxybroker_client")
+
+_STOP = object()
+
+
+class LeaseStream:
+    """The multiplexed ``Lease`` stream of one client (internal)."""
+
+    def __init__(
+        self,
+        open_call: Callable[..., grpc.Call],
+        on_unmatched_grant: Callable[[pb.Lease], None],
+        min_backoff: float = 0.05,
+        max_backoff: float = 2.0,
+    ) -> None:
+        self._open_call = open_call
+        self._on_unmatched_grant = on_unmatched_grant
+        self._min_backoff = min_backoff
+        self._max_backoff = max_backoff
+        self._lock = threading.Lock()
+        self._queue: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._acquires: Dict[str, Tuple[pb.LeaseRequest, Future]] = {}
+        self._ops: Dict[str, Deque[Tuple[str, pb.LeaseRequest, Future]]] = {}
+        self._call: Optional[grpc.Call] = None
+        self._closed = threading.Event()
+        #: Number of streams opened so far (1 after the first, +1 per reconnect).
+        self.streams_opened = 0
+        self._thread = threading.Thread(target=self._run, name="proxybroker-lease-stream", daemon=True)
+        self._thread.start()
+
+    # -- sending ---------------------------------------------------------------------------
+
+    def acquire(self, req: pb.AcquireLeaseRequest) -> Future:
+        """Send an acquire; the future resolves to ``("granted", LeaseGranted)`` or ``("denied", LeaseDenied)``."""
+        fut: Future = Future()
+        msg = pb.LeaseRequest(acquire=req)
+        with self._lock:
+            self._check_open()
+            self._acquires[req.request_id] = (msg, fut)
+            self._queue.put(msg)
+        return fut
+
+    def forget_acquire(self, request_id: str) -> None:
+        """Stop waiting for an acquire's answer (a late grant is then handed to ``on_unmatched_grant``)."""
+        with self._lock:
+            self._acquires.pop(request_id, None)
+
+    def lease_op(self, lease_id: str, kind: str, msg: pb.LeaseRequest) -> Future:
+        """Send a renew (``kind="renew"``) or release (``kind="release"``) of one lease."""
+        fut: Future = Future()
+        with self._lock:
+            self._check_open()
+            self._ops.setdefault(lease_id, collections.deque()).append((kind, msg, fut))
+            self._queue.put(msg)
+        return fut
+
+    def close(self) -> None:
+        """End the stream; pending requests fail with ``CancelledError``."""
+        with self._lock:
+            if self._closed.is_set():
+                return
+            self._closed.set()
+            self._queue.put(_STOP)
+            call = self._call
+            futures = [f for _, f in self._acquires.values()]
+            futures += [f for ops in self._ops.values() for _, _, f in ops]
+            self._acquires.clear()
+            self._ops.clear()
+        if call is not None:
+            call.cancel()
+        for f in futures:
+            f.cancel()
+        self._thread.join(timeout=5)
+
+    def _check_open(self) -> None:
+        if self._closed.is_set():
+            raise RuntimeError("the client is closed")
+
+    # -- the reader thread -----------------------------------------------------------------
+
+    def _run(self) -> None:
+        backoff = self._min_backoff
+        while not self._closed.is_set():
+            with self._lock:
+                if self._closed.is_set():
+                    return
+                q: "queue.SimpleQueue" = queue.SimpleQueue()
+                self._queue = q
+                # Everything not answered yet goes out again, in the order it was first sent.
+                for msg, _ in self._acquires.values():
+                    q.put(msg)
+                for ops in self._ops.values():
+                    for _, msg, _ in ops:
+                        q.put(msg)
+                call = self._open_call(_drain(q))
+                self._call = call
+                self.streams_opened += 1
+            try:
+                for resp in call:
+                    backoff = self._min_backoff
+                    self._dispatch(resp)
+                log.info("proxybroker: Lease stream ended by the broker; reopening")
+            except grpc.RpcError as err:
+                if self._closed.is_set():
+                    return
+                log.warning("proxybroker: Lease stream broke (%s); reopening", _describe(err))
+            except Exception:  # a bug in dispatch must not end the client
+                log.exception("proxybroker: error on the Lease stream; reopening")
+            finally:
+                q.put(_STOP)
+                call.cancel()
+            if self._closed.wait(backoff):
+                return
+            backoff = min(backoff * 2, self._max_backoff)
+
+    def _dispatch(self, resp: pb.LeaseResponse) -> None:
+        case = resp.WhichOneof("kind")
+        if case is None:
+            return
+        body = getattr(resp, case)
+        done = []  # (future, result): resolved outside the lock
+        unmatched: Optional[pb.Lease] = None
+        with self._lock:
+            if case in ("granted", "denied") and body.request_id:
+                entry = self._acquires.pop(body.request_id, None)
+                if entry is not None:
+                    done.append((entry[1], (case, body)))
+                elif case == "granted":
+                    unmatched = body.lease
+            elif case == "lost":
+                for _, _, fut in self._ops.pop(body.lease_id, ()):
+                    done.append((fut, (case, body)))
+            elif case in ("renewed", "released", "denied") and body.lease_id:
+                want = {"renewed": "renew", "released": "release", "denied": None}[case]
+                ops = self._ops.get(body.lease_id)
+                if ops:
+                    for i, (kind, _, fut) in enumerate(ops):
+                        if want is None or kind == want:
+                            del ops[i]
+                            done.append((fut, (case, body)))
+                            break
+                    if not ops:
+                        del self._ops[body.lease_id]
+            else:
+                log.warning("proxybroker: uncorrelated answer on the Lease stream: %s", resp)
+        for fut, result in done:
+            if fut.set_running_or_notify_cancel():
+                fut.set_result(result)
+        if case == "released" and body.WhichOneof("next") is not None:
+            # Releases with `next` are not issued by this client; a grant there is unexpected.
+            nxt = getattr(body, body.WhichOneof("next"))
+            if body.WhichOneof("next") == "granted":
+                unmatched = nxt.lease
+        if unmatched is not None:
+            self._on_unmatched_grant(unmatched)
+
+
+def _drain(q: "queue.SimpleQueue"):
+    """The request iterator of one stream: the queue's messages until the stop marker."""
+    while True:
+        msg = q.get()
+        if msg is _STOP:
+            return
+        yield msg
+
+
+def _describe(err: grpc.RpcError) -> str:
+    try:
+        return f"{err.code().name}: {err.details()}"
+    except Exception:  # not a grpc.Call
+        return repr(err)
