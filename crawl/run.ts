@@ -1,0 +1,232 @@
+/**
+ * The crawl harness (`node --import tsx crawl/run.ts`): starts redis-server, the target sites,
+ * N tinyproxies and the broker on loopback, then runs each strategy in turn for CRAWL_SECONDS with
+ * the same sites, proxies and page list (Redis FLUSHALL and fresh site state in between), and
+ * prints one row per strategy. CRAWL_GATE=1: exit 1 when ProxyBroker shows an overlap, a ban or a
+ * captcha page taken for content.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { Redis } from "ioredis";
+import { startRedis } from "../bench/redis-server.js";
+import { ProxyAdmin } from "../sdk/gen/proxybroker/v1/admin_pb.js";
+import { createClient } from "../sdk/rpc/grpc-adapter.js";
+import type { ClientOf } from "../sdk/rpc/grpc-adapter.js";
+import { brokerProcess } from "../test/helpers/broker-process.js";
+import { computeRow, formatTable, gateFailures, theoreticalMaxPerMinute } from "./report.js";
+import type { Row } from "./report.js";
+import { formatLongDownload, runLongDownload } from "./long-download.js";
+import type { LongDownloadResult } from "./long-download.js";
+import { startSites } from "./sites.js";
+import type { Site, Sites } from "./sites.js";
+import { startTinyproxies } from "./tinyproxies.js";
+import { runWorkers } from "./spawn-workers.js";
+import { QUEUE_KEY, SEED000_POOL_KEY, SEED003_POOL_KEY } from "./workers/keys.js";
+
+const STRATEGIES = ["naive", "seed000", "seed003", "proxybroker"] as const;
+type Strategy = (typeof STRATEGIES)[number];
+
+interface HarnessOptions {
+  readonly seconds: number;
+  readonly sites: number;
+  readonly proxies: number;
+  readonly minIntervalMs: number;
+  readonly workers: number;
+  readonly concurrency: number;
+  readonly banMs: number;
+  readonly strategies: readonly Strategy[];
+  readonly gate: boolean;
+  /** Run the long-download check (and its control without heartbeats). */
+  readonly longDownload: boolean;
+  readonly leaseTtlMs: number;
+}
+
+function envInt(name: string, def: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return def;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`);
+  return n;
+}
+
+function readOptions(): HarnessOptions {
+  const wanted = (process.env["CRAWL_STRATEGIES"] ?? STRATEGIES.join(",")).split(",").map((s) => s.trim());
+  const strategies = wanted.filter((s): s is Strategy => (STRATEGIES as readonly string[]).includes(s));
+  if (strategies.length !== wanted.length) throw new Error(`CRAWL_STRATEGIES: known are ${STRATEGIES.join(", ")}`);
+  return {
+    seconds: envInt("CRAWL_SECONDS", 60),
+    sites: envInt("CRAWL_SITES", 3),
+    proxies: envInt("CRAWL_PROXIES", 4),
+    minIntervalMs: envInt("CRAWL_MIN_INTERVAL_MS", 1000),
+    workers: envInt("CRAWL_WORKERS", 4),
+    concurrency: envInt("CRAWL_CONCURRENCY", 4),
+    banMs: envInt("CRAWL_BAN_SECONDS", 120) * 1000,
+    strategies,
+    gate: process.env["CRAWL_GATE"] === "1",
+    longDownload: process.env["CRAWL_LONG"] !== "0",
+    leaseTtlMs: envInt("CRAWL_LEASE_TTL_MS", 2000),
+  };
+}
+
+const WORKER_BOOT_MS = 4_000;
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/** The page list: `perSite` pages of every site, interleaved. */
+async function fillQueue(redis: Redis, sites: readonly Site[], perSite: number): Promise<void> {
+  const urls: string[] = [];
+  for (let n = 1; n <= perSite; n++) for (const s of sites) urls.push(`${s.origin}/page/${n}`);
+  for (let i = 0; i < urls.length; i += 1000) await redis.rpush(QUEUE_KEY, ...urls.slice(i, i + 1000));
+}
+
+interface Env {
+  readonly redis: Redis;
+  readonly redisUrl: string;
+  readonly sites: Sites;
+  readonly proxies: readonly string[];
+  readonly admin: ClientOf<typeof ProxyAdmin>;
+  readonly brokerAddress: string;
+  readonly options: HarnessOptions;
+}
+
+async function setUp(env: Env, strategy: Strategy): Promise<void> {
+  const { redis, proxies } = env;
+  if (strategy === "seed000") await redis.zadd(SEED000_POOL_KEY, ...proxies.flatMap((p) => [50, p]));
+  if (strategy === "seed003") await redis.sadd(SEED003_POOL_KEY, ...proxies);
+  if (strategy === "proxybroker") {
+    const r = await env.admin.addProxies({ pool: "default", proxies: proxies.map((p) => ({ url: `http://${p}`, tier: "", labels: {} })) });
+    if (r.rejected.length > 0) throw new Error(`broker rejected proxies: ${r.rejected.map((x) => x.reason).join("; ")}`);
+    for (const site of env.sites.sites) {
+      await env.admin.setDomainPolicy({ policy: { pattern: site.host.split(":")[0] ?? "", minInterval: durationFromMs(env.options.minIntervalMs) } });
+    }
+  }
+}
+
+async function runStrategy(env: Env, strategy: Strategy): Promise<Row> {
+  const { options } = env;
+  await env.redis.flushall();
+  env.sites.reset();
+  await setUp(env, strategy);
+  const maxPerSite = Math.ceil((theoreticalMaxPerMinute(options.proxies, 1, options.minIntervalMs) * options.seconds) / 60);
+  await fillQueue(env.redis, env.sites.sites, maxPerSite * 3 + 100);
+  const startAt = Date.now() + WORKER_BOOT_MS;
+  const endAt = startAt + options.seconds * 1000;
+  const run = await runWorkers({
+    entry: strategy,
+    count: options.workers,
+    killAt: endAt + REQUEST_TIMEOUT_MS + 15_000,
+    config: (i) => ({
+      workerId: `${strategy}-${i}`,
+      redisUrl: env.redisUrl,
+      queueKey: QUEUE_KEY,
+      proxies: env.proxies,
+      brokerAddress: env.brokerAddress,
+      startAt,
+      endAt,
+      concurrency: options.concurrency,
+      timeoutMs: REQUEST_TIMEOUT_MS,
+      retryDelayMs: 100,
+    }),
+  });
+  const logDir = process.env["CRAWL_LOG_DIR"];
+  if (logDir !== undefined && logDir !== "") {
+    await mkdir(logDir, { recursive: true });
+    await writeFile(join(logDir, `${strategy}.sites.json`), JSON.stringify(env.sites.log));
+    await writeFile(join(logDir, `${strategy}.reports.json`), JSON.stringify(run.reports));
+  }
+  return computeRow({
+    strategy,
+    reports: run.reports,
+    log: env.sites.log,
+    counters: env.sites.counters(),
+    startAt,
+    endAt,
+    proxies: options.proxies,
+    sites: options.sites,
+    minIntervalMs: options.minIntervalMs,
+    workerFailures: run.failures,
+  });
+}
+
+async function main(): Promise<number> {
+  const options = readOptions();
+  const redisServer = await startRedis();
+  const redis = new Redis(redisServer.url);
+  const sites = await startSites({
+    count: options.sites,
+    minIntervalMs: options.minIntervalMs,
+    toleranceMs: Math.round(options.minIntervalMs * 0.05),
+    violationsToBan: 3,
+    violationWindowMs: 60_000,
+    banMs: options.banMs,
+    pageDelayMs: [100, 200],
+  });
+  const tiny = await startTinyproxies({ count: options.proxies });
+  const broker = await brokerProcess({ redisUrl: redisServer.url });
+  const killBroker = (): void => void broker.kill();
+  process.once("exit", killBroker);
+  await broker.start();
+  const channel = new grpc.Client(broker.address, grpc.credentials.createInsecure());
+  const env: Env = {
+    redis,
+    redisUrl: redisServer.url,
+    sites,
+    proxies: tiny.proxies.map((p) => p.address),
+    admin: createClient(ProxyAdmin, channel),
+    brokerAddress: broker.address,
+    options,
+  };
+  const rows: Row[] = [];
+  const long: LongDownloadResult[] = [];
+  try {
+    process.stderr.write(
+      `crawl: S=${options.sites} sites, N=${options.proxies} proxies, min_interval ${options.minIntervalMs} ms, ${options.workers} workers × ${options.concurrency}, ${options.seconds} s per strategy\n`,
+    );
+    for (const strategy of options.strategies) {
+      const row = await runStrategy(env, strategy);
+      process.stderr.write(`crawl: ${strategy} done (${row.pages} pages)\n`);
+      rows.push(row);
+    }
+    if (options.longDownload) {
+      for (const heartbeat of [true, false]) {
+        long.push(await runLongDownload({ ...env, minIntervalMs: options.minIntervalMs, leaseTtlMs: options.leaseTtlMs, heartbeat }));
+        process.stderr.write(`crawl: long download (heartbeat ${String(heartbeat)}) done\n`);
+      }
+    }
+  } finally {
+    channel.close();
+    await broker.stop();
+    process.removeListener("exit", killBroker);
+    await tiny.stop();
+    await sites.close();
+    redis.disconnect();
+    await redisServer.stop();
+  }
+  const max = theoreticalMaxPerMinute(options.proxies, options.sites, options.minIntervalMs);
+  process.stdout.write(
+    `S=${options.sites} sites, N=${options.proxies} proxies, min_interval ${options.minIntervalMs} ms, ${options.workers} workers × ${options.concurrency} concurrent, ${options.seconds} s each; theoretical max ${max.toFixed(0)} pages/min\n\n${formatTable(rows)}\n${long.map((r) => `\n${formatLongDownload(r, options.leaseTtlMs)}`).join("")}\n`,
+  );
+  const pb = rows.find((r) => r.strategy === "proxybroker");
+  if (options.gate) {
+    const why = pb === undefined ? [] : gateFailures(pb);
+    const lh = long.find((r) => r.heartbeat);
+    if (lh !== undefined && (lh.overlaps > 0 || lh.streamsComplete < lh.streams)) why.push(`long downloads: ${lh.overlaps} overlaps, ${lh.streamsComplete}/${lh.streams} complete`);
+    if (why.length > 0) {
+      process.stdout.write(`\nCRAWL_GATE: ProxyBroker failed: ${why.join(", ")}\n`);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// Ctrl-C / SIGTERM: exit, so the exit hooks kill redis-server, the tinyproxies and the broker.
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`crawl: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,119 @@
+/**
+ * What every strategy's worker process shares: its configuration (JSON in argv[2]), the shared
+ * page queue (a Redis list; a page not accepted goes back to its tail, as a retry), the crawl
+ * loops, a non-keep-alive HTTP GET through a proxy, and the JSON-line reports on stdout.
+ */
+import { request } from "node:http";
+import { Redis } from "ioredis";
+import { CONTENT_MARKER } from "../sites.js";
+
+export interface WorkerConfig {
+  readonly workerId: string;
+  readonly redisUrl: string;
+  readonly queueKey: string;
+  /** `127.0.0.1:port` of every proxy. */
+  readonly proxies: readonly string[];
+  readonly brokerAddress: string;
+  /** Epoch ms: start crawling at, stop starting requests at. */
+  readonly startAt: number;
+  readonly endAt: number;
+  /** Concurrent requests in this worker. */
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  /** Pause before retrying when the strategy found no proxy, ms. */
+  readonly retryDelayMs: number;
+  /** Long-download check only: the lease TTL asked for, and whether the SDK heartbeats. */
+  readonly leaseTtlMs?: number;
+  readonly heartbeat?: boolean;
+}
+
+/** One JSON line on stdout per request. */
+export interface FetchReport {
+  readonly t: number;
+  readonly url: string;
+  readonly proxy: string;
+  /** 0 when the request failed without a response. */
+  readonly status: number;
+  /** The strategy took the answer for the page's content. */
+  readonly accepted: boolean;
+  /** Ground truth for the harness: the body really carries the content marker. */
+  readonly real: boolean;
+}
+
+export interface HttpResult {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** What a strategy did with one URL: a report, or "no proxy" (retry later). */
+export type Attempt = { readonly kind: "fetched"; readonly proxy: string; readonly status: number; readonly body: string; readonly accepted: boolean } | { readonly kind: "no-proxy" };
+
+export function readConfig(): WorkerConfig {
+  const raw = process.argv[2];
+  if (raw === undefined) throw new Error("worker: configuration JSON expected as the first argument");
+  return JSON.parse(raw) as WorkerConfig;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** GET `url` through the HTTP proxy `proxy` (`host:port`), absolute-URI form, no keep-alive. */
+export function getViaProxy(proxy: string, url: string, timeoutMs: number): Promise<HttpResult> {
+  const [host, port] = proxy.split(":");
+  return new Promise((resolve, reject) => {
+    const req = request({ host, port: Number(port), method: "GET", path: url, agent: false, headers: { host: new URL(url).host, connection: "close" } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+      res.on("error", reject);
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`timeout after ${timeoutMs} ms`)));
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+function emit(report: FetchReport): void {
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+}
+
+/** Run `concurrency` loops over the shared queue until `endAt`, then exit the process. */
+export async function crawl(config: WorkerConfig, attempt: (url: string) => Promise<Attempt>, close: () => Promise<void> = async () => undefined): Promise<void> {
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  await sleep(Math.max(0, config.startAt - Date.now()));
+  const loop = async (): Promise<void> => {
+    while (Date.now() < config.endAt) {
+      const url = await redis.lpop(config.queueKey);
+      if (url === null) {
+        await sleep(50);
+        continue;
+      }
+      const a = await attempt(url);
+      if (a.kind === "no-proxy") {
+        await redis.rpush(config.queueKey, url);
+        await sleep(config.retryDelayMs);
+        continue;
+      }
+      emit({ t: Date.now(), url, proxy: a.proxy, status: a.status, accepted: a.accepted, real: a.body.includes(CONTENT_MARKER) });
+      if (!a.accepted) await redis.rpush(config.queueKey, url);
+    }
+  };
+  await Promise.all(Array.from({ length: config.concurrency }, () => loop()));
+  await close();
+  redis.disconnect();
+}
+
+/** Start a worker: read the config, crawl, exit 0 (or 1 on an error, with the message on stderr). */
+export function runWorker(build: (config: WorkerConfig) => Promise<{ attempt: (url: string) => Promise<Attempt>; close?: () => Promise<void> }>): void {
+  const config = readConfig();
+  build(config)
+    .then(async ({ attempt, close }) => crawl(config, attempt, close))
+    .then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`worker ${config.workerId}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+        process.exit(1);
+      },
+    );
+}
