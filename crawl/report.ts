@@ -8,6 +8,8 @@ import type { FetchReport } from "./workers/common.js";
 
 export interface RowInput {
   readonly strategy: string;
+  /** What the table shows for the strategy (default: its name), e.g. the worker mix. */
+  readonly label?: string;
   readonly reports: readonly FetchReport[];
   readonly log: readonly RequestLogEntry[];
   readonly counters: SitesCounters;
@@ -22,6 +24,7 @@ export interface RowInput {
 
 export interface Row {
   readonly strategy: string;
+  readonly label: string;
   readonly pages: number;
   readonly pagesPerMinute: number;
   readonly requests: number;
@@ -38,13 +41,19 @@ export function theoreticalMaxPerMinute(proxies: number, sites: number, minInter
   return (proxies * sites * 60_000) / minIntervalMs;
 }
 
+/** Distinct pages with real content accepted by `endAt`. */
+export function pagesTaken(reports: readonly FetchReport[], endAt: number): number {
+  return new Set(reports.filter((r) => r.t <= endAt && r.accepted && r.real).map((r) => r.url)).size;
+}
+
 export function computeRow(input: RowInput): Row {
   const inWindow = input.reports.filter((r) => r.t <= input.endAt);
-  const pages = new Set(inWindow.filter((r) => r.accepted && r.real).map((r) => r.url)).size;
+  const pages = pagesTaken(inWindow, input.endAt);
   const minutes = (input.endAt - input.startAt) / 60_000;
   const pagesPerMinute = pages / minutes;
   return {
     strategy: input.strategy,
+    label: input.label ?? input.strategy,
     pages,
     pagesPerMinute,
     requests: input.counters.requests,
@@ -58,7 +67,7 @@ export function computeRow(input: RowInput): Row {
 }
 
 const COLUMNS: ReadonlyArray<readonly [string, (r: Row) => string]> = [
-  ["strategy", (r) => r.strategy],
+  ["strategy", (r) => r.label],
   ["pages", (r) => String(r.pages)],
   ["pages/min", (r) => r.pagesPerMinute.toFixed(1)],
   ["requests", (r) => String(r.requests)],
@@ -84,5 +93,6 @@ export function gateFailures(row: Row): string[] {
   if (row.overlaps > 0) out.push(`${row.overlaps} overlaps`);
   if (row.bans > 0) out.push(`${row.bans} bans`);
   if (row.undetectedCaptcha > 0) out.push(`${row.undetectedCaptcha} captcha pages taken for content`);
+  if (row.workerFailures > 0) out.push(`${row.workerFailures} workers failed`);
   return out;
 }

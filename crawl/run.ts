@@ -2,8 +2,10 @@
  * The crawl harness (`node --import tsx crawl/run.ts`): starts redis-server, the target sites,
  * N tinyproxies and the broker on loopback, then runs each strategy in turn for CRAWL_SECONDS with
  * the same sites, proxies and page list (Redis FLUSHALL and fresh site state in between), and
- * prints one row per strategy. CRAWL_GATE=1: exit 1 when ProxyBroker shows an overlap, a ban or a
- * captcha page taken for content.
+ * prints one row per strategy. The ProxyBroker strategy runs a mix of TypeScript SDK workers and
+ * Python Scrapy workers (CRAWL_PYTHON_WORKERS, default half) on the same broker and queue.
+ * CRAWL_GATE=1: exit 1 when ProxyBroker shows an overlap, a ban or a captcha page taken for
+ * content, a worker failed, a language took no page, or a long download overlapped or broke.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -15,14 +17,16 @@ import { ProxyAdmin } from "../sdk/gen/proxybroker/v1/admin_pb.js";
 import { createClient } from "../sdk/rpc/grpc-adapter.js";
 import type { ClientOf } from "../sdk/rpc/grpc-adapter.js";
 import { brokerProcess } from "../test/helpers/broker-process.js";
-import { computeRow, formatTable, gateFailures, theoreticalMaxPerMinute } from "./report.js";
+import { computeRow, formatTable, gateFailures, pagesTaken, theoreticalMaxPerMinute } from "./report.js";
 import type { Row } from "./report.js";
 import { formatLongDownload, runLongDownload } from "./long-download.js";
 import type { LongDownloadResult } from "./long-download.js";
 import { startSites } from "./sites.js";
 import type { Site, Sites } from "./sites.js";
 import { startTinyproxies } from "./tinyproxies.js";
-import { runWorkers } from "./spawn-workers.js";
+import { runWorkerGroups } from "./spawn-workers.js";
+import { checkPython, pythonWorkerCommand, pythonWorkerCount } from "./python-workers.js";
+import type { WorkerConfig } from "./workers/common.js";
 import { QUEUE_KEY, SEED000_POOL_KEY, SEED003_POOL_KEY } from "./workers/keys.js";
 
 const STRATEGIES = ["naive", "seed000", "seed003", "proxybroker"] as const;
@@ -41,6 +45,8 @@ interface HarnessOptions {
   /** Run the long-download check (and its control without heartbeats). */
   readonly longDownload: boolean;
   readonly leaseTtlMs: number;
+  /** Of `workers`, how many are Python Scrapy workers in the ProxyBroker strategy (and long downloads). */
+  readonly pythonWorkers: number;
 }
 
 function envInt(name: string, def: number): number {
@@ -55,18 +61,21 @@ function readOptions(): HarnessOptions {
   const wanted = (process.env["CRAWL_STRATEGIES"] ?? STRATEGIES.join(",")).split(",").map((s) => s.trim());
   const strategies = wanted.filter((s): s is Strategy => (STRATEGIES as readonly string[]).includes(s));
   if (strategies.length !== wanted.length) throw new Error(`CRAWL_STRATEGIES: known are ${STRATEGIES.join(", ")}`);
+  const workers = envInt("CRAWL_WORKERS", 4);
+  const longDownload = process.env["CRAWL_LONG"] !== "0";
   return {
     seconds: envInt("CRAWL_SECONDS", 60),
     sites: envInt("CRAWL_SITES", 3),
     proxies: envInt("CRAWL_PROXIES", 4),
     minIntervalMs: envInt("CRAWL_MIN_INTERVAL_MS", 1000),
-    workers: envInt("CRAWL_WORKERS", 4),
+    workers,
     concurrency: envInt("CRAWL_CONCURRENCY", 4),
     banMs: envInt("CRAWL_BAN_SECONDS", 120) * 1000,
     strategies,
     gate: process.env["CRAWL_GATE"] === "1",
-    longDownload: process.env["CRAWL_LONG"] !== "0",
+    longDownload,
     leaseTtlMs: envInt("CRAWL_LEASE_TTL_MS", 2000),
+    pythonWorkers: strategies.includes("proxybroker") || longDownload ? pythonWorkerCount(workers) : 0,
   };
 }
 
@@ -103,7 +112,13 @@ async function setUp(env: Env, strategy: Strategy): Promise<void> {
   }
 }
 
-async function runStrategy(env: Env, strategy: Strategy): Promise<Row> {
+/** One strategy's result: its row, and per worker language the pages it took (ProxyBroker's mix). */
+interface StrategyResult {
+  readonly row: Row;
+  readonly languages: ReadonlyArray<{ readonly label: string; readonly workers: number; readonly pages: number }>;
+}
+
+async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult> {
   const { options } = env;
   await env.redis.flushall();
   env.sites.reset();
@@ -112,31 +127,33 @@ async function runStrategy(env: Env, strategy: Strategy): Promise<Row> {
   await fillQueue(env.redis, env.sites.sites, maxPerSite * 3 + 100);
   const startAt = Date.now() + WORKER_BOOT_MS;
   const endAt = startAt + options.seconds * 1000;
-  const run = await runWorkers({
-    entry: strategy,
-    count: options.workers,
-    killAt: endAt + REQUEST_TIMEOUT_MS + 15_000,
-    config: (i) => ({
-      workerId: `${strategy}-${i}`,
-      redisUrl: env.redisUrl,
-      queueKey: QUEUE_KEY,
-      proxies: env.proxies,
-      brokerAddress: env.brokerAddress,
-      startAt,
-      endAt,
-      concurrency: options.concurrency,
-      timeoutMs: REQUEST_TIMEOUT_MS,
-      retryDelayMs: 100,
-    }),
+  const config = (id: string): WorkerConfig => ({
+    workerId: id,
+    redisUrl: env.redisUrl,
+    queueKey: QUEUE_KEY,
+    proxies: env.proxies,
+    brokerAddress: env.brokerAddress,
+    startAt,
+    endAt,
+    concurrency: options.concurrency,
+    timeoutMs: REQUEST_TIMEOUT_MS,
+    retryDelayMs: 100,
   });
+  const python = strategy === "proxybroker" ? options.pythonWorkers : 0;
+  const killAt = endAt + REQUEST_TIMEOUT_MS + 15_000;
+  const { all: run, groups } = await runWorkerGroups([
+    { label: "TypeScript", entry: strategy, count: options.workers - python, killAt, config: (i) => config(python > 0 ? `${strategy}-ts-${i}` : `${strategy}-${i}`) },
+    { label: "Python Scrapy", entry: strategy, command: pythonWorkerCommand(), count: python, killAt, config: (i) => config(`${strategy}-py-${i}`) },
+  ]);
   const logDir = process.env["CRAWL_LOG_DIR"];
   if (logDir !== undefined && logDir !== "") {
     await mkdir(logDir, { recursive: true });
     await writeFile(join(logDir, `${strategy}.sites.json`), JSON.stringify(env.sites.log));
     await writeFile(join(logDir, `${strategy}.reports.json`), JSON.stringify(run.reports));
   }
-  return computeRow({
+  const row = computeRow({
     strategy,
+    label: python > 0 ? `${strategy} (${options.workers - python} TS + ${python} Py)` : strategy,
     reports: run.reports,
     log: env.sites.log,
     counters: env.sites.counters(),
@@ -147,10 +164,13 @@ async function runStrategy(env: Env, strategy: Strategy): Promise<Row> {
     minIntervalMs: options.minIntervalMs,
     workerFailures: run.failures,
   });
+  const languages = groups.filter((g) => g.count > 0).map((g) => ({ label: g.label, workers: g.count, pages: pagesTaken(g.reports, endAt) }));
+  return { row, languages };
 }
 
 async function main(): Promise<number> {
   const options = readOptions();
+  if (options.pythonWorkers > 0) checkPython();
   const redisServer = await startRedis();
   const redis = new Redis(redisServer.url);
   const sites = await startSites({
@@ -178,19 +198,25 @@ async function main(): Promise<number> {
     options,
   };
   const rows: Row[] = [];
+  const mixes: string[] = [];
+  const mixFailures: string[] = [];
   const long: LongDownloadResult[] = [];
   try {
     process.stderr.write(
       `crawl: S=${options.sites} sites, N=${options.proxies} proxies, min_interval ${options.minIntervalMs} ms, ${options.workers} workers × ${options.concurrency}, ${options.seconds} s per strategy\n`,
     );
     for (const strategy of options.strategies) {
-      const row = await runStrategy(env, strategy);
+      const { row, languages } = await runStrategy(env, strategy);
+      if (languages.length > 1) {
+        mixes.push(`${row.strategy} workers: ${languages.map((l) => `${l.label} ${l.workers} × ${options.concurrency} → ${l.pages} pages`).join(", ")}`);
+        for (const l of languages) if (l.pages === 0) mixFailures.push(`the ${l.label} workers took no page`);
+      }
       process.stderr.write(`crawl: ${strategy} done (${row.pages} pages)\n`);
       rows.push(row);
     }
     if (options.longDownload) {
       for (const heartbeat of [true, false]) {
-        long.push(await runLongDownload({ ...env, minIntervalMs: options.minIntervalMs, leaseTtlMs: options.leaseTtlMs, heartbeat }));
+        long.push(await runLongDownload({ ...env, minIntervalMs: options.minIntervalMs, leaseTtlMs: options.leaseTtlMs, heartbeat, python: options.pythonWorkers > 0 }));
         process.stderr.write(`crawl: long download (heartbeat ${String(heartbeat)}) done\n`);
       }
     }
@@ -205,11 +231,11 @@ async function main(): Promise<number> {
   }
   const max = theoreticalMaxPerMinute(options.proxies, options.sites, options.minIntervalMs);
   process.stdout.write(
-    `S=${options.sites} sites, N=${options.proxies} proxies, min_interval ${options.minIntervalMs} ms, ${options.workers} workers × ${options.concurrency} concurrent, ${options.seconds} s each; theoretical max ${max.toFixed(0)} pages/min\n\n${formatTable(rows)}\n${long.map((r) => `\n${formatLongDownload(r, options.leaseTtlMs)}`).join("")}\n`,
+    `S=${options.sites} sites, N=${options.proxies} proxies, min_interval ${options.minIntervalMs} ms, ${options.workers} workers × ${options.concurrency} concurrent, ${options.seconds} s each; theoretical max ${max.toFixed(0)} pages/min\n\n${formatTable(rows)}\n${mixes.map((m) => `\n${m}`).join("")}${mixes.length > 0 ? "\n" : ""}${long.map((r) => `\n${formatLongDownload(r, options.leaseTtlMs)}`).join("")}\n`,
   );
   const pb = rows.find((r) => r.strategy === "proxybroker");
   if (options.gate) {
-    const why = pb === undefined ? [] : gateFailures(pb);
+    const why = pb === undefined ? [] : [...gateFailures(pb), ...mixFailures];
     const lh = long.find((r) => r.heartbeat);
     if (lh !== undefined && (lh.overlaps > 0 || lh.streamsComplete < lh.streams)) why.push(`long downloads: ${lh.overlaps} overlaps, ${lh.streamsComplete}/${lh.streams} complete`);
     if (why.length > 0) {

@@ -1,4 +1,8 @@
-/** Spawn worker processes (`node --import tsx crawl/workers/<entry>.ts <config JSON>`), collect their reports. */
+/**
+ * Spawn worker processes (`node --import tsx crawl/workers/<entry>.ts <config JSON>`, or another
+ * `command`, e.g. a Python worker), collect their reports; several groups (languages) at once with
+ * `runWorkerGroups`.
+ */
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { FetchReport, WorkerConfig } from "./workers/common.js";
@@ -50,4 +54,17 @@ export async function runWorkers(options: SpawnOptions): Promise<WorkerRun> {
   });
   await Promise.all(exits);
   return { reports, failures };
+}
+
+export interface GroupRun extends WorkerRun {
+  readonly label: string;
+  readonly count: number;
+}
+
+/** Several groups of workers at the same time (e.g. TypeScript and Python on one queue). */
+export async function runWorkerGroups(groups: ReadonlyArray<SpawnOptions & { readonly label: string }>): Promise<{ readonly all: WorkerRun; readonly groups: readonly GroupRun[] }> {
+  const runs = await Promise.all(
+    groups.map(async (g): Promise<GroupRun> => ({ label: g.label, count: g.count, ...(g.count > 0 ? await runWorkers(g) : { reports: [], failures: 0 }) })),
+  );
+  return { all: { reports: runs.flatMap((r) => r.reports), failures: runs.reduce((n, r) => n + r.failures, 0) }, groups: runs };
 }

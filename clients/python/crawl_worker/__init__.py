@@ -1,0 +1,1 @@
+"""Crawl-harness workers in Python (``crawl/`` in the repository root): Scrapy with ProxyBroker."""

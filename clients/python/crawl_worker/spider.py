@@ -1,0 +1,135 @@
+"""A spider fed from the shared Redis page queue, ``concurrency`` requests in flight.
+
+From ``start_at`` on, a 50 ms loop (and every finished request) pops as many URLs as there are
+free slots and hands them to the engine; until ``end_at`` ``spider_idle`` keeps the spider open,
+after it no URL is taken and the spider closes once its requests are done. Every answer or
+download error is one report line; a URL not accepted goes back to the tail of the queue. A
+request that got no proxy from the broker in time (``NoProxyAvailable``) is put back without a
+report and its slot waits ``retry_delay`` (the TypeScript workers' "no-proxy" rule).
+"""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
+from twisted.internet import reactor
+from twisted.internet.task import LoopingCall
+
+from proxybroker_client.errors import NoProxyAvailable
+from proxybroker_client.scrapy_middleware import META_LEASE
+
+from .config import WorkerConfig
+from .middleware import META_OUTCOME
+from .page_queue import PageQueue
+from .report import emit
+
+META_URL = "crawl_url"
+#: crawl/sites.ts: the last chunk of a complete /stream body.
+STREAM_END = b"</pre></div></body></html>"
+FILL_INTERVAL = 0.05
+
+
+class QueueSpider(scrapy.Spider):
+    name = "crawl-queue"
+
+    def __init__(self, config: WorkerConfig, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.config = config
+        self.queue = PageQueue(config.redis_url, config.queue_key)
+        self.in_flight = 0
+        self.popping = False
+        self.closing = False
+        self.loop = LoopingCall(self.fill)
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.on_opened, signal=signals.spider_opened)
+        crawler.signals.connect(spider.on_idle, signal=signals.spider_idle)
+        crawler.signals.connect(spider.on_closed, signal=signals.spider_closed)
+        return spider
+
+    def start_requests(self):
+        return iter(())
+
+    # -- signals -------------------------------------------------------------------------
+
+    def on_opened(self, spider) -> None:
+        reactor.callLater(max(0.0, self.config.start_at - time.time()), self.loop.start, FILL_INTERVAL)
+
+    def on_idle(self, spider) -> None:
+        if time.time() < self.config.end_at or self.in_flight > 0:
+            raise DontCloseSpider()
+
+    def on_closed(self, spider) -> None:
+        if self.loop.running:
+            self.loop.stop()
+        self.queue.close()
+
+    # -- feeding the engine --------------------------------------------------------------
+
+    def fill(self) -> None:
+        if self.closing:
+            return
+        if time.time() >= self.config.end_at:
+            if self.in_flight == 0 and not self.popping:
+                self.closing = True
+                self.crawler.engine.close_spider(self, "finished")
+            return
+        free = self.config.concurrency - self.in_flight
+        if free <= 0 or self.popping:
+            return
+        self.popping = True
+        d = self.queue.pop(free)
+        d.addCallback(self.schedule)
+        d.addErrback(lambda f: self.logger.warning("queue: %s", f.getErrorMessage()))
+        d.addBoth(self._popped)
+
+    def _popped(self, _):
+        self.popping = False
+
+    def schedule(self, urls) -> None:
+        for url in urls:
+            self.in_flight += 1
+            request = scrapy.Request(
+                url,
+                callback=self.on_response,
+                errback=self.on_error,
+                dont_filter=True,
+                headers={"Connection": "close"},
+                meta={META_URL: url, "handle_httpstatus_all": True, "dont_redirect": True},
+            )
+            self.crawler.engine.crawl(request)
+
+    def _slot_free(self, _=None) -> None:
+        self.in_flight -= 1
+        self.fill()
+
+    # -- answers -------------------------------------------------------------------------
+
+    def on_response(self, response):
+        url = response.meta[META_URL]
+        lease = response.meta.get(META_LEASE)
+        accepted = response.meta.get(META_OUTCOME) == "SUCCESS"
+        if urlsplit(url).path == "/stream":
+            # complete, and its lease neither lost nor past its expiry at the end of the body
+            intact = lease is not None and not lease.lost.is_set() and time.time() < lease.expire_time
+            accepted = accepted and response.body.endswith(STREAM_END) and intact
+        emit(url, lease.proxy.id if lease is not None else "", response.status, accepted, response.body)
+        if not accepted:
+            self.queue.put_back(url)
+        self._slot_free()
+
+    def on_error(self, failure) -> None:
+        url = failure.request.meta[META_URL]
+        self.queue.put_back(url)
+        if failure.check(NoProxyAvailable):
+            reactor.callLater(self.config.retry_delay, self._slot_free)
+            return
+        lease = failure.request.meta.get(META_LEASE)
+        emit(url, lease.proxy.id if lease is not None else "", 0, False)
+        self._slot_free()
