@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { freePort } from "./free-port.js";
+import { freePort } from "../test/helpers/free-port.js";
 
 /** The benchmark's own throwaway redis-server (never the shared one on 6379). */
 export interface BenchRedis {

@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../bench/free-port.js";
+import { freePort } from "../test/helpers/free-port.js";
 
 export interface TinyproxyInstance {
   /** `127.0.0.1:port`, what a worker connects to. */

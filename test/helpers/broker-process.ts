@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
+import { freePort } from "./free-port.js";
 
 export interface BrokerProcess {
   readonly address: string;
@@ -18,17 +18,7 @@ export interface BrokerProcess {
   output(): string;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr !== null ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from "./free-port.js";
 
 /** A broker process on Redis (`redisUrl`) or the embedded store (""), with extra env. */
 export async function brokerProcess(opts: { redisUrl: string; env?: Record<string, string> }): Promise<BrokerProcess> {

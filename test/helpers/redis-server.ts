@@ -5,9 +5,10 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants as fsConstants } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createConnection, createServer } from "node:net";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { freePort } from "./free-port.js";
 
 /** A running test Redis. */
 export interface RedisServer {
@@ -20,7 +21,6 @@ export interface RedisServer {
   restart(): Promise<void>;
 }
 
-const SHARED_REDIS_PORT = 6379;
 const START_TIMEOUT_MS = 10_000;
 const STOP_GRACE_MS = 3_000;
 
@@ -129,22 +129,6 @@ function answersPing(port: number): Promise<boolean> {
       if (answer.includes("\r\n")) done(answer.startsWith("+PONG"));
     });
   });
-}
-
-/** A port that was free a moment ago (listen on 0, read it, close). Never 6379. */
-async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const server = createServer();
-      server.once("error", reject);
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address();
-        const p = typeof address === "object" && address !== null ? address.port : 0;
-        server.close(() => resolve(p));
-      });
-    });
-    if (port !== 0 && port !== SHARED_REDIS_PORT) return port;
-  }
 }
 
 function findOnPath(name: string): string | undefined {
