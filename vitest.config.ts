@@ -1,6 +1,12 @@
 import { defineConfig } from "vitest/config";
 
+// Tests import the SDK by its package name; this condition resolves it to its TypeScript sources
+// (sdk/package.json "exports"), as `node --conditions=@proxybroker/source` does for processes.
+const SOURCE_CONDITIONS = ["@proxybroker/source", "node", "import", "default"];
+
 export default defineConfig({
+  resolve: { conditions: SOURCE_CONDITIONS },
+  ssr: { resolve: { conditions: SOURCE_CONDITIONS } },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 20_000,

@@ -1,4 +1,4 @@
-import type { Lease } from "../sdk/gen/proxybroker/v1/broker_pb.js";
+import type { Lease } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { maxWaitOf } from "./lease-stream.js";
 import type { AcquireAsk, BenchStream } from "./lease-stream.js";
 import type { Meter, StopFlag } from "./meter.js";

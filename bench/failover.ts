@@ -9,10 +9,10 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ProxyBrokerClient } from "../sdk/index.js";
-import type { LeaseSource } from "../sdk/index.js";
-import { brokerProcess } from "../test/helpers/broker-process.js";
-import { startRedis } from "./redis-server.js";
+import { ProxyBrokerClient } from "@proxybroker/sdk";
+import type { LeaseSource } from "@proxybroker/sdk";
+import { brokerProcess } from "../test/support/broker-process.js";
+import { startRedisServer } from "../test/support/redis-server.js";
 
 const TRIALS = Number(process.env["FAILOVER_TRIALS"] ?? 20);
 
@@ -21,7 +21,7 @@ function pct(sorted: readonly number[], p: number): number {
 }
 
 async function main(): Promise<void> {
-  const redis = await startRedis();
+  const redis = await startRedisServer();
   const dir = await mkdtemp(join(tmpdir(), "pb-failover-"));
   await writeFile(join(dir, "proxies.txt"), Array.from({ length: 50 }, (_, i) => `10.8.0.${i + 1}:3128`).join("\n"));
   const broker = await brokerProcess({ redisUrl: redis.url, env: { PROXIES_FILE: join(dir, "proxies.txt") } });

@@ -7,9 +7,9 @@ import {
   LeaseRequestSchema,
   OutcomeKind,
   OutcomeSchema,
-} from "../sdk/gen/proxybroker/v1/broker_pb.js";
-import type { Lease, LeaseRequest, LeaseResponse, ProxyBroker } from "../sdk/gen/proxybroker/v1/broker_pb.js";
-import type { ClientOf } from "../sdk/rpc/grpc-adapter.js";
+} from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import type { Lease, LeaseRequest, LeaseResponse, ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import type { ClientOf } from "@proxybroker/sdk/wire";
 
 /** The answer to an acquire. */
 export type AcquireAnswer = { readonly ok: true; readonly lease: Lease } | { readonly ok: false; readonly reason: string };

@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
-import type { ProxyAdmin } from "../sdk/gen/proxybroker/v1/admin_pb.js";
-import type { ClientOf } from "../sdk/rpc/grpc-adapter.js";
-import { SEED_POOL_KEY } from "./seed000.js";
+import type { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
+import type { ClientOf } from "@proxybroker/sdk/wire";
+import { SEED000_POOL_KEY } from "../test/support/seed000.js";
 
 const BATCH = 10_000;
 const SEED_INITIAL_SCORE = 50;
@@ -28,6 +28,6 @@ export async function addToSeedPool(redis: Redis, ids: readonly string[]): Promi
   for (let i = 0; i < ids.length; i += BATCH) {
     const args: Array<string | number> = [];
     for (const id of ids.slice(i, i + BATCH)) args.push(SEED_INITIAL_SCORE, id);
-    await redis.zadd(SEED_POOL_KEY, ...args);
+    await redis.zadd(SEED000_POOL_KEY, ...args);
   }
 }

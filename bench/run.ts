@@ -12,7 +12,7 @@ import { profiledScenario, plan } from "./plan.js";
 import type { PlannedScenario } from "./plan.js";
 import { mainThreadProfile, summariseProfile } from "./profile-summary.js";
 import type { ProfileSummary } from "./profile-summary.js";
-import { startRedis } from "./redis-server.js";
+import { startRedisServer } from "../test/support/redis-server.js";
 import { commandLines, errorLine, noiseLine, profileLines, ratioLines, resultsTable, targetLines, writeJson } from "./report.js";
 import { NOISY_CORES, usedSlices } from "./result.js";
 import type { ScenarioResult } from "./result.js";
@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   const scenarios = plan(config);
   const startedAt = new Date();
   say(`bench: ${scenarios.length} scenarios × (${config.warmupSeconds} s warm-up + ${config.seconds} s)${config.profile ? " + 1 profiled" : ""}`);
-  const redis = await startRedis();
+  const redis = await startRedisServer();
   const stats = new Redis(redis.url);
   const ctx: BenchContext = {
     redisUrl: redis.url,

@@ -1,9 +1,9 @@
 import * as grpc from "@grpc/grpc-js";
 import { Redis } from "ioredis";
-import { ProxyAdmin } from "../sdk/gen/proxybroker/v1/admin_pb.js";
-import { ProxyBroker } from "../sdk/gen/proxybroker/v1/broker_pb.js";
-import { createClient } from "../sdk/rpc/grpc-adapter.js";
-import { startBrokerChild } from "./broker-child.js";
+import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
+import { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import { createClient } from "@proxybroker/sdk/wire";
+import { brokerProcess } from "../test/support/broker-process.js";
 import { runBrokerLoops } from "./broker-loop.js";
 import type { BrokerMode } from "./broker-loop.js";
 import { BenchStream } from "./lease-stream.js";
@@ -14,7 +14,8 @@ import { domainNames } from "./domains.js";
 import { addToBroker, addToSeedPool, proxyIds } from "./proxies.js";
 import { toResult } from "./result.js";
 import type { ScenarioResult, ScenarioShape } from "./result.js";
-import { Seed000, runSeedLoops } from "./seed000.js";
+import { Seed000 } from "../test/support/seed000.js";
+import { runSeedLoops } from "./seed000-loops.js";
 
 /** What every scenario runs against. */
 export interface BenchContext {
@@ -48,10 +49,12 @@ export interface BrokerRun {
 /** FLUSHALL, a fresh broker process, the proxies, then the loops through one Lease stream. */
 export async function runBrokerScenario(ctx: BenchContext, sc: BrokerScenario): Promise<BrokerRun> {
   await ctx.stats.flushall();
-  const broker = await startBrokerChild({
+  const broker = await brokerProcess({
     redisUrl: ctx.redisUrl,
-    ...(sc.cpuProfileDir !== undefined ? { cpuProfileDir: sc.cpuProfileDir } : {}),
+    testDefaults: false,
+    nodeArgs: sc.cpuProfileDir !== undefined ? ["--cpu-prof", "--cpu-prof-dir", sc.cpuProfileDir] : [],
   });
+  await broker.start();
   const channel = new grpc.Client(broker.address, grpc.credentials.createInsecure());
   try {
     await addToBroker(createClient(ProxyAdmin, channel), proxyIds(sc.proxies));
@@ -70,7 +73,7 @@ export async function runBrokerScenario(ctx: BenchContext, sc: BrokerScenario): 
       stop,
     });
     loops.catch(() => undefined); // a failing loop is reported by `await loops` below
-    const slices = await measureWindow({ ...ctx, meter, brokerPid: broker.pid });
+    const slices = await measureWindow({ ...ctx, meter, brokerPid: broker.pid() });
     stop.stopped = true;
     await loops;
     stream.end();

@@ -11,8 +11,8 @@
  */
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import type { Redis } from "ioredis";
-import type { ProxyAdmin } from "../sdk/gen/proxybroker/v1/admin_pb.js";
-import type { ClientOf } from "../sdk/rpc/grpc-adapter.js";
+import type { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
+import type { ClientOf } from "@proxybroker/sdk/wire";
 import { countOverlaps } from "./sites.js";
 import type { Sites } from "./sites.js";
 import { pythonWorkerCommand } from "./python-workers.js";

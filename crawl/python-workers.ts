@@ -1,5 +1,5 @@
 /**
- * The Python Scrapy workers (`clients/python/crawl_worker/scrapy_worker.py`, Debian's
+ * The Python Scrapy workers (`crawl/python/crawl_worker/scrapy_worker.py`, Debian's
  * `/usr/bin/python3` with python3-scrapy, python3-grpcio, python3-protobuf, python3-redis): how many
  * of a strategy's workers run in Python, the command that starts one, and a preflight check that
  * the interpreter has the modules (a clear error instead of W silent worker failures).
@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 
 /** The interpreter (`CRAWL_PYTHON`, default Debian's). */
 export const PYTHON = process.env["CRAWL_PYTHON"] ?? "/usr/bin/python3";
-export const PYTHON_WORKER = "clients/python/crawl_worker/scrapy_worker.py";
+export const PYTHON_WORKER = "crawl/python/crawl_worker/scrapy_worker.py";
 const MODULES = ["scrapy", "redis", "grpc", "google.protobuf"];
 
 /** argv before the config JSON, for `runWorkers({ command })`. */

@@ -1,5 +1,5 @@
 /**
- * The crawl harness (`node --import tsx crawl/run.ts`): starts redis-server, the target sites,
+ * The crawl harness (`npm run crawl`): starts redis-server, the target sites,
  * N tinyproxies and the broker on loopback, then runs each strategy in turn for CRAWL_SECONDS with
  * the same sites, proxies and page list (Redis FLUSHALL and fresh site state in between), and
  * prints one row per strategy. The ProxyBroker strategy runs a mix of TypeScript SDK workers and
@@ -12,22 +12,23 @@ import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { Redis } from "ioredis";
-import { startRedis } from "../bench/redis-server.js";
-import { ProxyAdmin } from "../sdk/gen/proxybroker/v1/admin_pb.js";
-import { createClient } from "../sdk/rpc/grpc-adapter.js";
-import type { ClientOf } from "../sdk/rpc/grpc-adapter.js";
-import { brokerProcess } from "../test/helpers/broker-process.js";
+import { startRedisServer } from "../test/support/redis-server.js";
+import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
+import { createClient } from "@proxybroker/sdk/wire";
+import type { ClientOf } from "@proxybroker/sdk/wire";
+import { brokerProcess } from "../test/support/broker-process.js";
 import { computeRow, formatTable, gateFailures, pagesTaken, theoreticalMaxPerMinute } from "./report.js";
 import type { Row } from "./report.js";
 import { formatLongDownload, runLongDownload } from "./long-download.js";
 import type { LongDownloadResult } from "./long-download.js";
 import { startSites } from "./sites.js";
 import type { Site, Sites } from "./sites.js";
-import { startTinyproxies } from "./tinyproxies.js";
+import { startTinyproxies } from "../test/support/tinyproxies.js";
 import { runWorkerGroups } from "./spawn-workers.js";
 import { checkPython, pythonWorkerCommand, pythonWorkerCount } from "./python-workers.js";
 import type { WorkerConfig } from "./workers/common.js";
-import { QUEUE_KEY, SEED000_POOL_KEY, SEED003_POOL_KEY } from "./workers/keys.js";
+import { SEED000_POOL_KEY } from "../test/support/seed000.js";
+import { QUEUE_KEY, SEED003_POOL_KEY } from "./workers/keys.js";
 
 const STRATEGIES = ["naive", "seed000", "seed003", "proxybroker"] as const;
 type Strategy = (typeof STRATEGIES)[number];
@@ -171,7 +172,7 @@ async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult
 async function main(): Promise<number> {
   const options = readOptions();
   if (options.pythonWorkers > 0) checkPython();
-  const redisServer = await startRedis();
+  const redisServer = await startRedisServer();
   const redis = new Redis(redisServer.url);
   const sites = await startSites({
     count: options.sites,

@@ -1,10 +1,11 @@
 /**
- * Spawn worker processes (`node --import tsx crawl/workers/<entry>.ts <config JSON>`, or another
+ * Spawn worker processes (`crawl/workers/<entry>.ts <config JSON>` through `tsEntryArgs`, or another
  * `command`, e.g. a Python worker), collect their reports; several groups (languages) at once with
  * `runWorkerGroups`.
  */
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
+import { tsEntryArgs } from "../test/support/node-ts.js";
 import type { FetchReport, WorkerConfig } from "./workers/common.js";
 
 export interface SpawnOptions {
@@ -29,7 +30,7 @@ export async function runWorkers(options: SpawnOptions): Promise<WorkerRun> {
   let failures = 0;
   const exits = Array.from({ length: options.count }, (_, i) => {
     const config = options.config(i);
-    const [program, ...args] = options.command ?? [process.execPath, "--import", "tsx", `crawl/workers/${options.entry}.ts`];
+    const [program, ...args] = options.command ?? [process.execPath, ...tsEntryArgs(`crawl/workers/${options.entry}.ts`)];
     const child = spawn(program ?? process.execPath, [...args, JSON.stringify(config)], { stdio: ["ignore", "pipe", "pipe"] });
     let err = "";
     child.stderr.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-2000)));

@@ -2,13 +2,13 @@
  * A complete worker: crawls a few pages through leased proxies.
  *
  *   npm start                                   # in one terminal: the broker with the sample pool
- *   node --import tsx examples/worker.ts        # in another
+ *   npm run example:worker                      # in another
  *
  * The sample pool's proxies are placeholders (nothing listens there), so the fetches fail and are
  * reported as PROXY_ERROR — watch the scores drop with `npx buf curl … ProxyAdmin/ListProxies`.
  * Point PROXIES_FILE at real proxies to crawl for real. BROKER_ADDRESS overrides the address.
  */
-import { LeaseLostError, NoProxyAvailableError, ProxyBrokerClient } from "../sdk/index.js";
+import { LeaseLostError, NoProxyAvailableError, ProxyBrokerClient } from "@proxybroker/sdk";
 
 const client = new ProxyBrokerClient({
   address: process.env["BROKER_ADDRESS"] ?? "127.0.0.1:50051",

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
-import { InvalidInputError } from "../sdk/core/domain-key.js";
-import type { ProxySpecInput } from "../sdk/core/model.js";
-import { parseProxySpec } from "../sdk/core/proxy-spec.js";
+import { InvalidInputError } from "@proxybroker/sdk/model";
+import type { ProxySpecInput } from "@proxybroker/sdk/model";
+import { parseProxySpec } from "@proxybroker/sdk/model";
 
 /**
  * The proxies file loaded at start: one proxy per line, `url [tier=NAME] [key=value ...]`;

@@ -4,7 +4,7 @@
  * ttl/3), while `/page/` URLs of the same site are fetched with `client.fetch` and wait for a
  * free proxy. A stream counts as accepted when it arrived complete and its lease was never lost.
  */
-import { NoProxyAvailableError, ProxyBrokerClient } from "../../sdk/index.js";
+import { NoProxyAvailableError, ProxyBrokerClient } from "@proxybroker/sdk";
 import { getViaProxy, runWorker } from "./common.js";
 import type { Attempt } from "./common.js";
 

@@ -3,7 +3,7 @@
  * up to `maxWaitMs`, fetch through the leased proxy, classify with the content marker, release with
  * the outcome). A page is accepted when the classifier says SUCCESS.
  */
-import { NoProxyAvailableError, ProxyBrokerClient } from "../../sdk/index.js";
+import { NoProxyAvailableError, ProxyBrokerClient } from "@proxybroker/sdk";
 import { runWorker } from "./common.js";
 import type { Attempt } from "./common.js";
 

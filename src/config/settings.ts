@@ -1,5 +1,5 @@
-import type { ScoringConfig } from "../../sdk/core/scoring.js";
-import { DEFAULT_SCORING } from "../../sdk/core/scoring.js";
+import type { ScoringConfig } from "@proxybroker/sdk/model";
+import { DEFAULT_SCORING } from "@proxybroker/sdk/model";
 
 /**
  * Every setting of the broker: one environment variable each, its default beside it. Loaded once

@@ -1,5 +1,5 @@
-import type { HealthResult, ProxyView } from "../../sdk/core/model.js";
-import type { LeaseStore } from "../../sdk/engine/store.js";
+import type { HealthResult, ProxyView } from "@proxybroker/sdk/model";
+import type { LeaseStore } from "@proxybroker/sdk/engine";
 import type { ProbeOptions } from "./probe.js";
 
 /** How and what the health checker checks. */

@@ -2,7 +2,7 @@ import { request as httpRequest } from "node:http";
 import type { IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { connect as tlsConnect } from "node:tls";
-import type { HealthResult } from "../../sdk/core/model.js";
+import type { HealthResult } from "@proxybroker/sdk/model";
 
 /**
  * One health check of one HTTP proxy: GET `targetUrl` through it. A 2xx answer passes, any other

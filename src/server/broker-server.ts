@@ -1,10 +1,10 @@
 import * as grpc from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
-import { ProxyAdmin } from "../../sdk/gen/proxybroker/v1/admin_pb.js";
-import { ProxyBroker } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
-import { addService } from "../../sdk/rpc/grpc-adapter.js";
-import type { PolicyDefaults } from "../../sdk/core/policy.js";
-import type { LeaseStore } from "../../sdk/engine/store.js";
+import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
+import { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import { addService } from "@proxybroker/sdk/wire";
+import type { PolicyDefaults } from "@proxybroker/sdk/model";
+import type { LeaseStore } from "@proxybroker/sdk/engine";
 import type { Settings } from "../config/settings.js";
 import { adminHandlers } from "../service/admin-service.js";
 import { brokerHandlers } from "../service/broker-service.js";

@@ -3,8 +3,8 @@ import type { DescFile } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import type { Server } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
-import { file_grpc_health_v1_health } from "../../sdk/gen/grpc/health/v1/health_pb.js";
-import { file_proxybroker_v1_admin } from "../../sdk/gen/proxybroker/v1/admin_pb.js";
+import { file_grpc_health_v1_health } from "@proxybroker/sdk/gen/grpc/health/v1/health_pb";
+import { file_proxybroker_v1_admin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 
 /**
  * gRPC server reflection from the protobuf-es descriptors: @grpc/reflection only reads the

@@ -1,9 +1,9 @@
 import { create } from "@bufbuild/protobuf";
-import { InvalidInputError } from "../../sdk/core/domain-key.js";
-import type { DomainPolicySpec, ProxySpecInput } from "../../sdk/core/model.js";
-import { normalizeGroup, normalizePattern } from "../../sdk/core/policy.js";
-import { parseProxySpec } from "../../sdk/core/proxy-spec.js";
-import { msOf, policyToWire, proxyToWire } from "../../sdk/rpc/codec.js";
+import { InvalidInputError } from "@proxybroker/sdk/model";
+import type { DomainPolicySpec, ProxySpecInput } from "@proxybroker/sdk/model";
+import { normalizeGroup, normalizePattern } from "@proxybroker/sdk/model";
+import { parseProxySpec } from "@proxybroker/sdk/model";
+import { msOf, policyToWire, proxyToWire } from "@proxybroker/sdk/wire";
 import {
   AddProxiesResponseSchema,
   DeleteDomainPolicyResponseSchema,
@@ -14,10 +14,10 @@ import {
   RemoveProxiesResponseSchema,
   RestoreProxiesResponseSchema,
   SetDomainPolicyResponseSchema,
-} from "../../sdk/gen/proxybroker/v1/admin_pb.js";
-import type { ProxyAdmin, RejectedProxy } from "../../sdk/gen/proxybroker/v1/admin_pb.js";
-import type { DomainPolicy } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
-import type { MethodsOf, ServiceHandlers } from "../../sdk/rpc/grpc-adapter.js";
+} from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
+import type { ProxyAdmin, RejectedProxy } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
+import type { DomainPolicy } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import type { MethodsOf, ServiceHandlers } from "@proxybroker/sdk/wire";
 import type { BrokerContext } from "./context.js";
 import { unary } from "./unary.js";
 import { checkPool } from "./validate.js";

@@ -1,14 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { status } from "@grpc/grpc-js";
-import { durationOf, leaseToWire, lostReasonOf } from "../../sdk/rpc/codec.js";
+import { durationOf, leaseToWire, lostReasonOf } from "@proxybroker/sdk/wire";
 import {
   DenyReason,
   LeaseDeniedSchema,
   LeaseGrantedSchema,
   LeaseLostSchema,
-} from "../../sdk/gen/proxybroker/v1/broker_pb.js";
-import type { LeaseDenied, LeaseGranted, LeaseLost } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
-import type { LostReasonName } from "../../sdk/core/model.js";
+} from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import type { LeaseDenied, LeaseGranted, LeaseLost } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import type { LostReasonName } from "@proxybroker/sdk/model";
 import type { Decision } from "./lease-engine.js";
 import { BrokerError } from "./errors.js";
 

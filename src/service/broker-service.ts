@@ -5,11 +5,11 @@ import {
   ReleaseLeaseResponseSchema,
   RenewLeaseResponseSchema,
   WorkerInfoSchema,
-} from "../../sdk/gen/proxybroker/v1/broker_pb.js";
-import type { ProxyBroker } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
-import type { MethodsOf, ServiceHandlers } from "../../sdk/rpc/grpc-adapter.js";
-import { leaseToWire, policyToWire, proxyToWire, timestampOf } from "../../sdk/rpc/codec.js";
-import type { ProxyView } from "../../sdk/core/model.js";
+} from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import type { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import type { MethodsOf, ServiceHandlers } from "@proxybroker/sdk/wire";
+import { leaseToWire, policyToWire, proxyToWire, timestampOf } from "@proxybroker/sdk/wire";
+import type { ProxyView } from "@proxybroker/sdk/model";
 import { decisionToWire, deniedToError, lostToError } from "./answers.js";
 import type { BrokerContext } from "./context.js";
 import { leaseStream } from "./lease-stream.js";

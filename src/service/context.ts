@@ -1,5 +1,5 @@
-import type { PolicyDefaults } from "../../sdk/core/policy.js";
-import type { LeaseStore } from "../../sdk/engine/store.js";
+import type { PolicyDefaults } from "@proxybroker/sdk/model";
+import type { LeaseStore } from "@proxybroker/sdk/engine";
 import type { LeaseEngine } from "./lease-engine.js";
 import type { StreamHandle } from "./lease-stream.js";
 import type { BrokerMetrics } from "./metrics.js";

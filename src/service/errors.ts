@@ -1,7 +1,7 @@
 import { Metadata, status } from "@grpc/grpc-js";
 import type { ServiceError } from "@grpc/grpc-js";
-import { InvalidInputError } from "../../sdk/core/domain-key.js";
-import { StoreUnavailableError } from "../../sdk/engine/store.js";
+import { InvalidInputError } from "@proxybroker/sdk/model";
+import { StoreUnavailableError } from "@proxybroker/sdk/engine";
 
 /**
  * One error type for the service layer: a gRPC status code, a message that says what is wrong,

@@ -1,7 +1,7 @@
-import { effectivePolicy } from "../../sdk/core/policy.js";
-import type { PolicyDefaults } from "../../sdk/core/policy.js";
-import type { AcquireParams, AcquireResult, LeaseView, LostReasonName, RenewResult } from "../../sdk/core/model.js";
-import type { LeaseStore } from "../../sdk/engine/store.js";
+import { effectivePolicy } from "@proxybroker/sdk/model";
+import type { PolicyDefaults } from "@proxybroker/sdk/model";
+import type { AcquireParams, AcquireResult, LeaseView, LostReasonName, RenewResult } from "@proxybroker/sdk/model";
+import type { LeaseStore } from "@proxybroker/sdk/engine";
 import { LeaseIndex } from "./lease-index.js";
 import { PolicyCache } from "./policy-cache.js";
 import type { AcquireSpec, ReleaseSpec, RenewSpec } from "./validate.js";

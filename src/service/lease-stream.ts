@@ -1,13 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import { status } from "@grpc/grpc-js";
 import type { ServerDuplexStream } from "@grpc/grpc-js";
-import { timestampOf } from "../../sdk/rpc/codec.js";
+import { timestampOf } from "@proxybroker/sdk/wire";
 import {
   LeaseReleasedSchema,
   LeaseRenewedSchema,
   LeaseResponseSchema,
-} from "../../sdk/gen/proxybroker/v1/broker_pb.js";
-import type { LeaseRequest, LeaseResponse } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
+} from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import type { LeaseRequest, LeaseResponse } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { decisionToWire, errorToDenied, lostToWire } from "./answers.js";
 import type { BrokerContext } from "./context.js";
 import { BrokerError } from "./errors.js";

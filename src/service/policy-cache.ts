@@ -1,5 +1,5 @@
-import type { PolicySet } from "../../sdk/core/model.js";
-import type { LeaseStore } from "../../sdk/engine/store.js";
+import type { PolicySet } from "@proxybroker/sdk/model";
+import type { LeaseStore } from "@proxybroker/sdk/engine";
 
 /**
  * The broker's copy of each pool's domain policies. Policies live in the store so every replica

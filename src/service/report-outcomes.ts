@@ -1,10 +1,10 @@
 import { create } from "@bufbuild/protobuf";
-import { InvalidInputError, normalizeHost } from "../../sdk/core/domain-key.js";
-import type { OutcomeReport } from "../../sdk/core/model.js";
-import { effectivePolicy } from "../../sdk/core/policy.js";
-import type { PolicyDefaults } from "../../sdk/core/policy.js";
-import { ReportOutcomesResponseSchema } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
-import type { ReportOutcomesRequest, ReportOutcomesResponse } from "../../sdk/gen/proxybroker/v1/broker_pb.js";
+import { InvalidInputError, normalizeHost } from "@proxybroker/sdk/model";
+import type { OutcomeReport } from "@proxybroker/sdk/model";
+import { effectivePolicy } from "@proxybroker/sdk/model";
+import type { PolicyDefaults } from "@proxybroker/sdk/model";
+import { ReportOutcomesResponseSchema } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import type { ReportOutcomesRequest, ReportOutcomesResponse } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { BrokerContext } from "./context.js";
 import { checkOutcome, checkPool } from "./validate.js";
 

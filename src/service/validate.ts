@@ -1,13 +1,13 @@
-import { InvalidInputError, targetHost } from "../../sdk/core/domain-key.js";
-import type { OutcomeInput } from "../../sdk/core/model.js";
-import { validateTierAndLabels } from "../../sdk/core/proxy-spec.js";
-import { msOf, outcomeNameOf } from "../../sdk/rpc/codec.js";
+import { InvalidInputError, targetHost } from "@proxybroker/sdk/model";
+import type { OutcomeInput } from "@proxybroker/sdk/model";
+import { validateTierAndLabels } from "@proxybroker/sdk/model";
+import { msOf, outcomeNameOf } from "@proxybroker/sdk/wire";
 import type {
   AcquireLeaseRequest,
   Outcome,
   ReleaseLeaseRequest,
   RenewLeaseRequest,
-} from "../../sdk/gen/proxybroker/v1/broker_pb.js";
+} from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 
 /**
  * Validation at the edge: wire requests → checked plain values. Everything here throws

@@ -1,6 +1,6 @@
-import type { ScoringConfig } from "../../sdk/core/scoring.js";
-import { MemoryStore } from "../../sdk/engine/memory-store.js";
-import type { LeaseStore } from "../../sdk/engine/store.js";
+import type { ScoringConfig } from "@proxybroker/sdk/model";
+import { MemoryStore } from "@proxybroker/sdk/engine";
+import type { LeaseStore } from "@proxybroker/sdk/engine";
 import { RedisStore, createRedisClient } from "./redis/index.js";
 
 /** Which store to run on: Redis when a URL is given, else the embedded in-process engine. */

@@ -20,7 +20,7 @@ def free_port() -> int:
 
 
 class BrokerProcess:
-    """``node --import tsx src/main.ts`` on a loopback port, embedded store, sample pool."""
+    """``node --conditions=@proxybroker/source --import tsx src/main.ts`` (what ``npm start`` runs) on a loopback port, embedded store, sample pool."""
 
     def __init__(self, port: Optional[int] = None, **env: str) -> None:
         self.port = port or free_port()
@@ -35,7 +35,7 @@ class BrokerProcess:
     def start(self, timeout: float = 30.0) -> "BrokerProcess":
         self.stderr = []
         self.proc = subprocess.Popen(
-            ["node", "--import", "tsx", "src/main.ts"],
+            ["node", "--conditions=@proxybroker/source", "--import", "tsx", "src/main.ts"],
             cwd=REPO,
             env=self.env,
             stdin=subprocess.DEVNULL,

@@ -7,7 +7,7 @@ import type {
   ProxySpecInput,
   ProxyView,
   WorkerSeen,
-} from "../../../sdk/core/model.js";
+} from "@proxybroker/sdk/model";
 import { ScriptCode, ScriptReplyError } from "./errors.js";
 import { encodeLabels } from "./labels.js";
 import { asArray, decodeProxy, num, VIEW_FIELDS } from "./replies.js";

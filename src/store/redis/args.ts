@@ -4,8 +4,8 @@
  * scripts are loaded (`scriptConstants`), so the TypeScript config stays their only source and no
  * call carries them.
  */
-import type { AcquireParams, OutcomeKindName, OutcomeInput, OutcomeReport } from "../../../sdk/core/model.js";
-import type { ScoringConfig } from "../../../sdk/core/scoring.js";
+import type { AcquireParams, OutcomeKindName, OutcomeInput, OutcomeReport } from "@proxybroker/sdk/model";
+import type { ScoringConfig } from "@proxybroker/sdk/model";
 import type { PoolKeys } from "./keys.js";
 import { labelNeedles } from "./labels.js";
 import type { LeaseIdParts } from "./lease-id.js";

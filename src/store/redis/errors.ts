@@ -2,8 +2,8 @@
  * Error mapping of the Redis store: backend failures become `StoreUnavailableError`; the
  * negative status codes of the Lua scripts form one enum.
  */
-import type { LostReasonName } from "../../../sdk/core/model.js";
-import { StoreUnavailableError } from "../../../sdk/engine/store.js";
+import type { LostReasonName } from "@proxybroker/sdk/model";
+import { StoreUnavailableError } from "@proxybroker/sdk/engine";
 
 /** Status codes the scripts answer with (first element of a reply); negative = not done. */
 export enum ScriptCode {

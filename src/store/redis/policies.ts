@@ -2,7 +2,7 @@
  * Internal to the Redis store: domain policies of a pool (hash pattern → JSON) and the policy
  * version (meta field pv, "0" when never set) that acquires present.
  */
-import type { DomainPolicySpec, PolicySet } from "../../../sdk/core/model.js";
+import type { DomainPolicySpec, PolicySet } from "@proxybroker/sdk/model";
 import { byteOrder } from "./admin.js";
 import { ScriptReplyError } from "./errors.js";
 import { asArray, str } from "./replies.js";

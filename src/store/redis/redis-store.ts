@@ -19,9 +19,9 @@ import type {
   RenewParams,
   RenewResult,
   WorkerSeen,
-} from "../../../sdk/core/model.js";
-import type { ScoringConfig } from "../../../sdk/core/scoring.js";
-import type { LeaseStore } from "../../../sdk/engine/store.js";
+} from "@proxybroker/sdk/model";
+import type { ScoringConfig } from "@proxybroker/sdk/model";
+import type { LeaseStore } from "@proxybroker/sdk/engine";
 import * as admin from "./admin.js";
 import * as policies from "./policies.js";
 import {

@@ -8,7 +8,7 @@ import type {
   ProxyView,
   ReleaseResult,
   RenewResult,
-} from "../../../sdk/core/model.js";
+} from "@proxybroker/sdk/model";
 import { lostReason, ScriptCode, ScriptReplyError } from "./errors.js";
 import { decodeLabels } from "./labels.js";
 import { encodeLeaseId } from "./lease-id.js";

@@ -1,7 +1,7 @@
 /**
  * Internal to the Redis store: what every operation needs.
  */
-import type { ScoringConfig } from "../../../sdk/core/scoring.js";
+import type { ScoringConfig } from "@proxybroker/sdk/model";
 import type { KeyBuilder } from "./keys.js";
 import type { ScriptRunner } from "./scripts.js";
 

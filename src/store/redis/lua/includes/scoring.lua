@@ -1,5 +1,5 @@
 --[[
-  Scoring (SPEC §2), the Lua mirror of sdk/core/scoring.ts. Needs the include proxy; every
+  Scoring (SPEC §2), the Lua mirror of sdk/src/model/scoring.ts. Needs the include proxy; every
   number is baked in when the script is loaded (includes/config.lua). The script sets the pool
   keys it writes before any call: kIdx `P idx`, kQuarantine `P q`, kBlacklist `P bl`, kMeta `P m`.
 ]]

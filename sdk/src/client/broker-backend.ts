@@ -1,0 +1,112 @@
+import { create } from "@bufbuild/protobuf";
+import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { status } from "@grpc/grpc-js";
+import type { LeaseView } from "../model/model.js";
+import { OutcomeSchema } from "../gen/proxybroker/v1/broker_pb.js";
+import type { LeaseDenied } from "../gen/proxybroker/v1/broker_pb.js";
+import { epochMsOf, leaseFromWire, msOf, outcomeKindOf } from "../wire/codec.js";
+import type { BrokerBreaker } from "./breaker.js";
+import { BrokerClientError, NoProxyAvailableError } from "./errors.js";
+import type { LeaseBackend, LeaseOutcome } from "./lease.js";
+import { LeaseLostError } from "./lease.js";
+import type { Answer, LeaseChannel } from "./lease-channel.js";
+
+/** An acquire as the SDK sends it. */
+export interface AcquireRequest {
+  readonly workerId: string;
+  readonly pool: string;
+  readonly targetUrl: string;
+  readonly domain: string;
+  readonly ttlMs: number;
+  readonly maxWaitMs: number;
+  readonly sessionKey: string;
+  readonly tier: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+const DENY_CODES: Readonly<Record<number, status>> = { 1: status.RESOURCE_EXHAUSTED, 2: status.INVALID_ARGUMENT, 3: status.UNAVAILABLE, 4: status.NOT_FOUND };
+
+/** A denial as an error (NO_PROXY_AVAILABLE → NoProxyAvailableError). */
+export function deniedError(d: LeaseDenied): BrokerClientError {
+  const code = DENY_CODES[d.reason] ?? status.UNAVAILABLE;
+  const retry = d.retryAfter === undefined ? -1 : msOf(d.retryAfter);
+  if (code === status.RESOURCE_EXHAUSTED) return new NoProxyAvailableError(d.message || "no proxy available", retry);
+  return new BrokerClientError(code, d.message || "denied", retry);
+}
+
+function unexpected(a: Answer): BrokerClientError {
+  return new BrokerClientError(status.INTERNAL, `unexpected answer ${String(a.case)} from the broker`);
+}
+
+/**
+ * Broker calls over the Lease stream, each through the circuit breaker: acquire, and the
+ * `LeaseBackend` (renew, release) of broker leases.
+ */
+export class BrokerBackend implements LeaseBackend {
+  constructor(
+    private readonly deps: { channel: LeaseChannel; breaker: BrokerBreaker; callTimeoutMs: number },
+  ) {}
+
+  /** Acquire through the broker; rejects with a BrokerClientError (or the breaker's EOPENBREAKER). */
+  acquire(req: AcquireRequest): Promise<LeaseView> {
+    return this.deps.breaker.fire(async () => {
+      const requestId = this.deps.channel.nextRequestId();
+      const a = await this.deps.channel.acquire(
+        {
+          requestId,
+          workerId: req.workerId,
+          pool: req.pool,
+          targetUrl: req.targetUrl,
+          domain: req.domain,
+          sessionKey: req.sessionKey,
+          tier: req.tier,
+          labels: { ...req.labels },
+          ...(req.ttlMs > 0 ? { ttl: durationFromMs(req.ttlMs) } : {}),
+          ...(req.maxWaitMs > 0 ? { maxWait: durationFromMs(req.maxWaitMs) } : {}),
+        },
+        this.deps.callTimeoutMs + req.maxWaitMs,
+      );
+      if (a.case === "granted" && a.value.lease !== undefined) return leaseFromWire(a.value.lease);
+      if (a.case === "denied") throw deniedError(a.value);
+      throw unexpected(a);
+    });
+  }
+
+  // Renews and releases of broker leases go straight to the stream, never short-circuited by an
+  // open breaker: a lease the broker holds must be renewed or released there whenever it answers.
+  async renew(lease: { id: string; fencingToken: number }, ttlMs: number): Promise<number> {
+    const a = await this.deps.channel.renew(
+      { leaseId: lease.id, fencingToken: BigInt(lease.fencingToken), ttl: durationFromMs(ttlMs) },
+      this.deps.callTimeoutMs,
+    );
+    if (a.case === "renewed") return epochMsOf(a.value.expireTime);
+    if (a.case === "lost") throw new LeaseLostError(lease.id, lostName(a.value.reason));
+    if (a.case === "denied") throw deniedError(a.value);
+    throw unexpected(a);
+  }
+
+  async release(lease: { id: string; fencingToken: number }, outcome: LeaseOutcome): Promise<void> {
+    const { answer } = this.deps.channel.release(
+      { leaseId: lease.id, fencingToken: BigInt(lease.fencingToken), outcome: outcomeToWire(outcome) },
+      this.deps.callTimeoutMs,
+    );
+    const a = await answer;
+    if (a.case === "denied") throw deniedError(a.value);
+  }
+}
+
+/** The wire form of an outcome. */
+export function outcomeToWire(o: LeaseOutcome) {
+  return create(OutcomeSchema, {
+    kind: outcomeKindOf(o.kind),
+    httpStatus: o.httpStatus ?? 0,
+    ...(o.latencyMs !== undefined && o.latencyMs > 0 ? { latency: durationFromMs(o.latencyMs) } : {}),
+    ...(o.retryAfterMs !== undefined && o.retryAfterMs > 0 ? { retryAfter: durationFromMs(o.retryAfterMs) } : {}),
+    bytes: BigInt(Math.max(0, Math.round(o.bytes ?? 0))),
+    detail: o.detail ?? "",
+  });
+}
+
+function lostName(reason: number): "EXPIRED" | "REVOKED" | "NOT_FOUND" {
+  return reason === 1 ? "EXPIRED" : reason === 2 ? "REVOKED" : "NOT_FOUND";
+}

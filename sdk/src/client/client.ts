@@ -1,0 +1,280 @@
+import { EventEmitter } from "node:events";
+import * as grpc from "@grpc/grpc-js";
+import { Counter, Gauge, Registry } from "prom-client";
+import { hostFromDomain, hostFromUrl } from "../model/domain-key.js";
+import type { LeaseView } from "../model/model.js";
+import { Classifier } from "../classify/index.js";
+import type { Classification, Expectations, ResponseFacts } from "../classify/index.js";
+import { FallbackPool } from "../fallback/index.js";
+import { ProxyBroker } from "../gen/proxybroker/v1/broker_pb.js";
+import { createClient } from "../wire/grpc-adapter.js";
+import type { ClientOf } from "../wire/grpc-adapter.js";
+import { BrokerBreaker, isOpenBreaker } from "./breaker.js";
+import type { BreakerState } from "./breaker.js";
+import { BrokerBackend } from "./broker-backend.js";
+import type { AcquireRequest } from "./broker-backend.js";
+import { isBrokerFailure, toClientError } from "./errors.js";
+import { FallbackBackend } from "./fallback-backend.js";
+import { leasedFetch } from "./fetch.js";
+import type { FetchOptions, FetchResult } from "./fetch.js";
+import { Lease } from "./lease.js";
+import type { LeaseBackend, LeaseOutcome, LeaseSource } from "./lease.js";
+import { LeaseChannel } from "./lease-channel.js";
+import { resolveOptions } from "./options.js";
+import type { ClientOptions, ResolvedOptions } from "./options.js";
+import { carriedOutcome } from "./outcome-carrier.js";
+import { OutcomeReplay } from "./outcome-replay.js";
+import { SnapshotSync } from "./snapshot-sync.js";
+
+/** Per-acquire options. */
+export interface AcquireOptions {
+  /** Lease TTL, ms; default the client's `ttlMs`, else the broker's default for the domain. */
+  readonly ttlMs?: number;
+  /** Wait inside the broker up to this long for an eligible proxy. Default 0. */
+  readonly maxWaitMs?: number;
+  /** Sticky session: the same key keeps its proxy (SPEC §3). */
+  readonly sessionKey?: string;
+  readonly tier?: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Renew every ttl/3 until released. Default true. */
+  readonly heartbeat?: boolean;
+}
+
+/** Options of `withLease`. */
+export interface WithLeaseOptions<T> extends AcquireOptions {
+  /** The outcome of a result (default: the result's `outcome` field, else SUCCESS). */
+  readonly outcomeOf?: (value: T) => LeaseOutcome;
+}
+
+/** The client's mode: leases from the broker, or from the local fallback pool (breaker open). */
+export type ClientMode = "broker" | "fallback";
+
+/**
+ * The ProxyBroker SDK client. One Lease stream carries every lease of the process; heartbeats
+ * renew held leases every ttl/3; an opossum circuit breaker switches acquires to a local fallback
+ * pool while the broker or its Redis is unreachable, and back when it answers again (outcomes
+ * seen meanwhile are replayed to the broker).
+ *
+ * Events: `mode` (ClientMode), `breaker` (BreakerState), `replayed` (count of outcomes replayed).
+ * Metrics (prom-client, `client.metrics`): `proxybroker_sdk_breaker_state` (0 closed, 1 half
+ * open, 2 open) and `proxybroker_sdk_acquires_total{source}`.
+ */
+export class ProxyBrokerClient extends EventEmitter {
+  /** The client's Prometheus registry. */
+  readonly metrics = new Registry();
+  readonly workerId: string;
+  readonly pool: string;
+  private readonly opts: ResolvedOptions;
+  private readonly grpcClient: grpc.Client;
+  private readonly broker: ClientOf<typeof ProxyBroker>;
+  private readonly channel: LeaseChannel;
+  private readonly breaker: BrokerBreaker;
+  private readonly brokerBackend: BrokerBackend;
+  private readonly fallbackPool: FallbackPool;
+  private readonly fallbackBackend: FallbackBackend;
+  private readonly snapshots: SnapshotSync;
+  private readonly replay: OutcomeReplay;
+  private readonly classifier: Classifier;
+  private readonly live = new Set<Lease>();
+  private readonly acquires = new Counter({ name: "proxybroker_sdk_acquires_total", help: "Leases acquired, by source", labelNames: ["source"], registers: [this.metrics] });
+  private readonly breakerGauge = new Gauge({ name: "proxybroker_sdk_breaker_state", help: "Circuit breaker: 0 closed, 1 half open, 2 open", registers: [this.metrics] });
+  private currentMode: ClientMode = "broker";
+  private closed = false;
+
+  /** Throws `TypeError` for bad options. */
+  constructor(options: ClientOptions) {
+    super();
+    this.opts = resolveOptions(options);
+    this.workerId = this.opts.workerId;
+    this.pool = this.opts.pool;
+    this.grpcClient = new grpc.Client(this.opts.address, this.opts.credentials, {
+      "grpc.keepalive_time_ms": 10_000,
+      "grpc.keepalive_timeout_ms": 5_000,
+      "grpc.initial_reconnect_backoff_ms": 100,
+      "grpc.max_reconnect_backoff_ms": 2_000,
+    });
+    this.broker = createClient(ProxyBroker, this.grpcClient);
+    this.channel = new LeaseChannel({ broker: this.broker, backoff: { initialMs: 50, maxMs: 1_000 }, clock: this.opts.clock });
+    this.breaker = new BrokerBreaker({ ...this.opts.breaker, onState: (s) => this.onBreaker(s) });
+    this.brokerBackend = new BrokerBackend({ channel: this.channel, breaker: this.breaker, callTimeoutMs: this.opts.breaker.callTimeoutMs });
+    this.fallbackPool = new FallbackPool({
+      workerId: this.workerId,
+      clock: this.opts.clock,
+      staticProxies: this.opts.fallback.staticProxies,
+      staticPool: this.pool,
+      maxBufferedOutcomes: this.opts.fallback.maxBufferedOutcomes,
+      ...(this.opts.fallback.snapshotFile !== "" ? { snapshotFile: this.opts.fallback.snapshotFile } : {}),
+    });
+    this.fallbackBackend = new FallbackBackend(this.fallbackPool);
+    this.classifier = new Classifier({ ...this.opts.classifier, now: this.opts.clock });
+    this.replay = new OutcomeReplay({ broker: this.broker, fallback: this.fallbackPool, workerId: this.workerId, callTimeoutMs: this.opts.breaker.callTimeoutMs });
+    this.snapshots = new SnapshotSync({
+      broker: this.broker,
+      pool: this.pool,
+      fallback: this.fallbackPool,
+      refreshMs: this.opts.fallback.snapshotRefreshMs,
+      callTimeoutMs: this.opts.breaker.callTimeoutMs,
+      healthy: () => this.currentMode === "broker",
+    });
+    if (this.opts.fallback.enabled) {
+      void this.fallbackPool.loadFromFile().catch(() => false);
+      this.snapshots.start();
+    }
+  }
+
+  /** Where new leases come from right now. */
+  get mode(): ClientMode {
+    return this.currentMode;
+  }
+
+  /** The local fallback pool (for inspection: its share, buffered outcomes). */
+  get fallback(): FallbackPool {
+    return this.fallbackPool;
+  }
+
+  /**
+   * Lease a proxy for `target` (a URL, or a host). Rejects with `NoProxyAvailableError` when none
+   * is eligible within `maxWaitMs`, `BrokerClientError` (INVALID_ARGUMENT) for bad input, and
+   * UNAVAILABLE only when the broker cannot be reached and the fallback pool has no proxy.
+   */
+  async acquire(target: string, options: AcquireOptions = {}): Promise<Lease> {
+    if (this.closed) throw new TypeError("client is closed");
+    const req = this.request(target, options);
+    const fallbackReady = this.opts.fallback.enabled && this.fallbackBackend.available;
+    // Closed: the broker. Half open: the breaker lets one probe through (the rest fall back).
+    // Open: straight to the fallback pool, unless it has nothing to offer.
+    if (this.breaker.state !== "open" || !fallbackReady) {
+      try {
+        return this.wrap(await this.brokerBackend.acquire(req), "broker", req, options);
+      } catch (err) {
+        const down = isOpenBreaker(err) || isBrokerFailure(err);
+        if (!down || !(this.opts.fallback.enabled && this.fallbackBackend.available)) throw isOpenBreaker(err) ? toClientError(err) : err;
+      }
+    }
+    return this.wrap(await this.fallbackBackend.acquire(req), "fallback", req, options);
+  }
+
+  /**
+   * Run `fn` with a leased proxy: heartbeats while it runs, then always releases — with the
+   * outcome `fn`'s result carries (or `outcomeOf`, or SUCCESS), or the one its error implies
+   * (an `OutcomeError`'s, else the classifier's reading of the error).
+   */
+  async withLease<T>(target: string, fn: (lease: Lease) => Promise<T>, options: WithLeaseOptions<T> = {}): Promise<T> {
+    const lease = await this.acquire(target, options);
+    const started = this.opts.clock();
+    let outcome: LeaseOutcome = { kind: "ABANDONED" };
+    try {
+      const value = await fn(lease);
+      outcome = options.outcomeOf?.(value) ?? carriedOutcome(value) ?? { kind: "SUCCESS" };
+      return value;
+    } catch (err) {
+      outcome = carriedOutcome(err) ?? this.outcomeOfError(err, lease);
+      throw err;
+    } finally {
+      const latencyMs = this.opts.clock() - started;
+      await lease.release({ latencyMs, ...outcome }).catch(() => undefined);
+    }
+  }
+
+  /** Lease, fetch `url` through the proxy (undici), classify, release; returns the response. */
+  fetch(url: string, options: FetchOptions = {}): Promise<FetchResult> {
+    return leasedFetch({ acquire: (t, o) => this.acquire(t, o), classifier: this.classifier, clock: this.opts.clock }, url, options);
+  }
+
+  /** Classify a response with this client's rules and size medians. */
+  classify(response: ResponseFacts, expectations?: Expectations): Classification {
+    return this.classifier.classify(response, expectations);
+  }
+
+  /** Release live leases (ABANDONED), stop timers and close the connection. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.snapshots.stop();
+    await Promise.allSettled([...this.live].map((l) => l.release({ kind: "ABANDONED" })));
+    this.breaker.shutdown();
+    this.channel.close();
+    this.grpcClient.close();
+  }
+
+  private request(target: string, o: AcquireOptions): AcquireRequest {
+    const isUrl = target.includes("://");
+    try {
+      // Validate here so bad input fails the same way in both modes.
+      if (isUrl) hostFromUrl(target);
+      else hostFromDomain(target);
+    } catch (err) {
+      throw toClientError(Object.assign(err instanceof Error ? err : new Error(String(err)), { code: grpc.status.INVALID_ARGUMENT, details: err instanceof Error ? err.message : String(err) }));
+    }
+    return {
+      workerId: this.workerId,
+      pool: this.pool,
+      targetUrl: isUrl ? target : "",
+      domain: isUrl ? "" : target,
+      ttlMs: o.ttlMs ?? this.opts.ttlMs,
+      maxWaitMs: o.maxWaitMs ?? 0,
+      sessionKey: o.sessionKey ?? "",
+      tier: o.tier ?? "",
+      labels: o.labels ?? {},
+    };
+  }
+
+  private wrap(view: LeaseView, source: LeaseSource, req: AcquireRequest, o: AcquireOptions): Lease {
+    this.acquires.inc({ source });
+    const backend: LeaseBackend = source === "broker" ? this.brokerReleaseBuffering() : this.fallbackBackend;
+    const now = this.opts.clock();
+    const lease = new Lease(
+      {
+        id: view.leaseId,
+        proxy: { id: view.proxy.id, url: view.proxy.url, tier: view.proxy.tier, labels: view.proxy.labels, score: view.proxy.score },
+        domain: view.domainKey,
+        fencingToken: view.fencingToken,
+        source,
+        sessionKey: view.sessionKey,
+        sessionRebound: view.sessionRebound,
+        expireAt: view.expireAt,
+        ttlMs: req.ttlMs > 0 ? req.ttlMs : Math.max(1_000, view.expireAt - now),
+        heartbeat: o.heartbeat ?? true,
+      },
+      { backend, clock: this.opts.clock, onEnd: (l) => this.live.delete(l) },
+    );
+    this.live.add(lease);
+    return lease;
+  }
+
+  /** Broker leases release through the stream; an outcome that cannot reach it is kept for replay. */
+  private brokerReleaseBuffering(): LeaseBackend {
+    return {
+      renew: (l, ttl) => this.brokerBackend.renew(l, ttl),
+      release: async (l, outcome) => {
+        try {
+          await this.brokerBackend.release(l, outcome);
+        } catch (err) {
+          if (!isBrokerFailure(err)) return;
+          this.replay.keep({ pool: this.pool, proxyId: l.proxy.id, domainKey: l.domain, outcome, observedAt: this.opts.clock() });
+        }
+      },
+    };
+  }
+
+  private outcomeOfError(err: unknown, lease: Lease): LeaseOutcome {
+    if (lease.signal.aborted) return { kind: "ABANDONED" };
+    const c = this.classifier.classifyError(err, { targetHost: lease.domain });
+    return { kind: c.kind, httpStatus: c.httpStatus, retryAfterMs: c.retryAfterMs, detail: c.reason };
+  }
+
+  private onBreaker(state: BreakerState): void {
+    this.breakerGauge.set(state === "closed" ? 0 : state === "halfOpen" ? 1 : 2);
+    this.emit("breaker", state);
+    const mode: ClientMode = state === "closed" ? "broker" : "fallback";
+    if (mode === this.currentMode) return;
+    this.currentMode = mode;
+    this.emit("mode", mode);
+    if (mode === "broker") {
+      void this.replay.flush().then((n) => {
+        if (n > 0) this.emit("replayed", n);
+      });
+      void this.snapshots.refresh();
+    }
+  }
+}

@@ -1,0 +1,198 @@
+import { create } from "@bufbuild/protobuf";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { status } from "@grpc/grpc-js";
+import type { ClientDuplexStream } from "@grpc/grpc-js";
+import { LeaseRequestSchema } from "../gen/proxybroker/v1/broker_pb.js";
+import type {
+  AcquireLeaseRequestSchema,
+  LeaseRequest,
+  LeaseResponse,
+  ProxyBroker,
+  ReleaseLeaseRequestSchema,
+  RenewLeaseRequestSchema,
+} from "../gen/proxybroker/v1/broker_pb.js";
+import type { ClientOf } from "../wire/grpc-adapter.js";
+import { BrokerClientError } from "./errors.js";
+
+/** One answer of the Lease stream. */
+export type Answer = LeaseResponse["kind"];
+
+interface Waiter {
+  readonly resolve: (a: Answer) => void;
+  readonly reject: (e: Error) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+/** Backoff of re-opening the stream after it broke. */
+export interface ChannelBackoff {
+  readonly initialMs: number;
+  readonly maxMs: number;
+}
+
+/**
+ * The client side of the Lease stream: ONE bidi stream for every lease of the process, requests
+ * correlated with their answers (acquires by request_id, renews and releases by lease_id). When
+ * the stream breaks, every pending request fails with UNAVAILABLE and the next request opens a new
+ * stream, after a backoff that doubles while streams keep breaking; leases are not lost with the
+ * stream (SPEC G3), their heartbeats simply go out on the new one.
+ */
+export class LeaseChannel {
+  private stream: ClientDuplexStream<LeaseRequest, LeaseResponse> | undefined;
+  private readonly waiting = new Map<string, Waiter[]>();
+  private backoffMs = 0;
+  private reopenAt = 0;
+  private seq = 0;
+  private closed = false;
+
+  constructor(
+    private readonly opts: {
+      readonly broker: ClientOf<typeof ProxyBroker>;
+      readonly backoff: ChannelBackoff;
+      readonly clock: () => number;
+    },
+  ) {}
+
+  /** A fresh request id. */
+  nextRequestId(): string {
+    return `q${++this.seq}`;
+  }
+
+  /** Send an acquire; resolves with its granted or denied answer. */
+  acquire(req: MessageInitShape<typeof AcquireLeaseRequestSchema> & { requestId: string }, timeoutMs: number): Promise<Answer> {
+    const p = this.expect(`req:${req.requestId}`, timeoutMs);
+    this.send({ case: "acquire", value: req }, [`req:${req.requestId}`]);
+    return p;
+  }
+
+  /** Send a renew; resolves with renewed, lost, or denied (not carried out). */
+  renew(req: MessageInitShape<typeof RenewLeaseRequestSchema> & { leaseId: string }, timeoutMs: number): Promise<Answer> {
+    const p = this.expect(`lease:${req.leaseId}`, timeoutMs);
+    this.send({ case: "renew", value: req }, [`lease:${req.leaseId}`]);
+    return p;
+  }
+
+  /**
+   * Send a release; resolves with released (its `next` inline), lost, or denied. A lost release
+   * that carried `next` is followed by the next lease's own answer: `next` resolves with it.
+   */
+  release(
+    req: MessageInitShape<typeof ReleaseLeaseRequestSchema> & { leaseId: string },
+    timeoutMs: number,
+  ): { answer: Promise<Answer>; next: Promise<Answer> | undefined } {
+    const keys = [`lease:${req.leaseId}`];
+    const answer = this.expect(keys[0]!, timeoutMs);
+    const nextId = req.next?.requestId;
+    let next: Promise<Answer> | undefined;
+    if (nextId !== undefined && nextId !== "") {
+      keys.push(`req:${nextId}`);
+      next = this.expect(`req:${nextId}`, timeoutMs);
+      next.catch(() => undefined);
+    }
+    this.send({ case: "release", value: req }, keys);
+    return { answer, next };
+  }
+
+  /** Stop waiting for an answer that is no longer needed (e.g. `next` arrived inline). */
+  forget(key: string): void {
+    for (const w of this.waiting.get(key) ?? []) clearTimeout(w.timer);
+    this.waiting.delete(key);
+  }
+
+  /** End the stream; pending requests fail. */
+  close(): void {
+    this.closed = true;
+    this.stream?.end();
+    this.failAll("client closed");
+  }
+
+  private expect(key: string, timeoutMs: number): Promise<Answer> {
+    return new Promise<Answer>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.drop(key, w);
+        reject(new BrokerClientError(status.DEADLINE_EXCEEDED, `no answer from the broker within ${timeoutMs} ms`));
+      }, timeoutMs);
+      timer.unref();
+      const w: Waiter = { resolve, reject, timer };
+      const list = this.waiting.get(key) ?? [];
+      list.push(w);
+      this.waiting.set(key, list);
+    });
+  }
+
+  private drop(key: string, w: Waiter): void {
+    const list = this.waiting.get(key);
+    if (list === undefined) return;
+    const i = list.indexOf(w);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) this.waiting.delete(key);
+  }
+
+  private send(kind: NonNullable<MessageInitShape<typeof LeaseRequestSchema>["kind"]>, keys: readonly string[]): void {
+    const fail = (message: string) => {
+      for (const k of keys) this.rejectKey(k, new BrokerClientError(status.UNAVAILABLE, message));
+    };
+    if (this.closed) return fail("client closed");
+    if (this.stream === undefined && this.opts.clock() < this.reopenAt) return fail("broker stream is reconnecting");
+    const stream = this.stream ?? this.open();
+    stream.write(create(LeaseRequestSchema, { kind }));
+  }
+
+  private open(): ClientDuplexStream<LeaseRequest, LeaseResponse> {
+    const stream = this.opts.broker.lease();
+    this.stream = stream;
+    stream.on("data", (res: LeaseResponse) => {
+      this.backoffMs = 0;
+      this.deliver(res.kind);
+    });
+    const broken = (why: string) => {
+      if (this.stream !== stream) return;
+      this.stream = undefined;
+      this.backoffMs = this.backoffMs === 0 ? this.opts.backoff.initialMs : Math.min(this.opts.backoff.maxMs, this.backoffMs * 2);
+      this.reopenAt = this.opts.clock() + this.backoffMs;
+      this.failAll(why);
+    };
+    stream.on("error", (err: Error) => broken(`broker stream broke: ${err.message}`));
+    stream.on("end", () => broken("broker ended the stream"));
+    stream.on("close", () => broken("broker stream closed"));
+    return stream;
+  }
+
+  private deliver(a: Answer): void {
+    const key = answerKey(a);
+    const list = this.waiting.get(key);
+    const w = list?.shift();
+    if (list !== undefined && list.length === 0) this.waiting.delete(key);
+    if (w === undefined) return;
+    clearTimeout(w.timer);
+    w.resolve(a);
+  }
+
+  private rejectKey(key: string, err: Error): void {
+    const list = this.waiting.get(key) ?? [];
+    this.waiting.delete(key);
+    for (const w of list) {
+      clearTimeout(w.timer);
+      w.reject(err);
+    }
+  }
+
+  private failAll(why: string): void {
+    for (const key of [...this.waiting.keys()]) this.rejectKey(key, new BrokerClientError(status.UNAVAILABLE, why));
+  }
+}
+
+/** The correlation key of an answer: `req:<request_id>` or `lease:<lease_id>`. */
+export function answerKey(a: Answer): string {
+  switch (a.case) {
+    case "granted":
+      return `req:${a.value.requestId}`;
+    case "denied":
+      return a.value.leaseId !== "" ? `lease:${a.value.leaseId}` : `req:${a.value.requestId}`;
+    case "renewed":
+    case "released":
+    case "lost":
+      return `lease:${a.value.leaseId}`;
+    default:
+      return "";
+  }
+}

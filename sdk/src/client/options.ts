@@ -1,0 +1,138 @@
+import { hostname } from "node:os";
+import * as grpc from "@grpc/grpc-js";
+import type { ProxySpecInput } from "../model/model.js";
+import { parseProxySpec } from "../model/proxy-spec.js";
+import type { ClassifierOptions } from "../classify/index.js";
+
+/** Circuit breaker settings (opossum). */
+export interface BreakerOptions {
+  /** Deadline of one broker call, ms (acquires add their max_wait). Default 2000. */
+  readonly callTimeoutMs?: number;
+  /** Failure percentage in the rolling window that opens the breaker. Default 50. */
+  readonly errorThresholdPercentage?: number;
+  /** Calls in the window before it may open. Default 3. */
+  readonly volumeThreshold?: number;
+  /** How long the breaker stays open before a half-open probe, ms. Default 1000. */
+  readonly resetTimeoutMs?: number;
+  /** Length of the rolling window, ms. Default 10000. */
+  readonly rollingCountTimeoutMs?: number;
+}
+
+/** Local fallback pool settings (SPEC §7). */
+export interface FallbackOptions {
+  /** Use a local pool while the broker is unreachable. Default true. */
+  readonly enabled?: boolean;
+  /** Proxies to use when no snapshot was ever taken: URLs or `host:port`. */
+  readonly staticProxies?: readonly string[];
+  /** Keep the last pool snapshot here, so a worker started during an outage has a pool. */
+  readonly snapshotFile?: string;
+  /** How often the snapshot is refreshed while the broker is healthy, ms. Default 30000. */
+  readonly snapshotRefreshMs?: number;
+  /** Outcomes seen in fallback kept for replay; older ones are dropped. Default 10000. */
+  readonly maxBufferedOutcomes?: number;
+}
+
+/** Options of `ProxyBrokerClient`. */
+export interface ClientOptions {
+  /** Broker address, `host:port`. */
+  readonly address: string;
+  /** Pool to lease from. Default "default". */
+  readonly pool?: string;
+  /** Worker id. Default: `WORKER_ID`, else hostname-pid-starttime. */
+  readonly workerId?: string;
+  /** Channel credentials. Default: insecure (plaintext). */
+  readonly credentials?: grpc.ChannelCredentials;
+  /** Lease TTL asked for, ms; 0 = the broker's default for the domain. Default 0. */
+  readonly ttlMs?: number;
+  readonly breaker?: BreakerOptions;
+  readonly fallback?: FallbackOptions;
+  /** Response classification rules (per domain). */
+  readonly classifier?: ClassifierOptions;
+  /** Clock, for tests. */
+  readonly clock?: () => number;
+}
+
+/** Options after defaults and validation. */
+export interface ResolvedOptions {
+  readonly address: string;
+  readonly pool: string;
+  readonly workerId: string;
+  readonly credentials: grpc.ChannelCredentials;
+  readonly ttlMs: number;
+  readonly breaker: Required<BreakerOptions>;
+  readonly fallback: Required<Omit<FallbackOptions, "staticProxies" | "snapshotFile">> & {
+    readonly staticProxies: readonly ProxySpecInput[];
+    readonly snapshotFile: string;
+  };
+  readonly classifier: ClassifierOptions;
+  readonly clock: () => number;
+}
+
+const STARTED = Date.now();
+
+/** hostname-pid-starttime, or `WORKER_ID` when set. */
+export function defaultWorkerId(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const fromEnv = env["WORKER_ID"];
+  if (fromEnv !== undefined && fromEnv.trim() !== "") return fromEnv.trim();
+  return `${hostname()}-${process.pid}-${STARTED}`;
+}
+
+function positive(name: string, v: number | undefined, def: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (v === undefined) return def;
+  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0 || v > max) {
+    throw new TypeError(`${name} must be a number in (0, ${max}], got ${String(v)}`);
+  }
+  return v;
+}
+
+/** Apply defaults and check every option; throws `TypeError` naming the bad one. */
+export function resolveOptions(o: ClientOptions): ResolvedOptions {
+  if (typeof o !== "object" || o === null) throw new TypeError("options must be an object");
+  if (typeof o.address !== "string" || !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(o.address)) {
+    throw new TypeError(`address must be host:port, got ${JSON.stringify(o.address)}`);
+  }
+  const pool = o.pool ?? "default";
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(pool)) throw new TypeError(`pool must match [A-Za-z0-9_-]{1,64}, got ${JSON.stringify(pool)}`);
+  const workerId = o.workerId ?? defaultWorkerId();
+  if (!/^[\x21-\x7e]{1,256}$/.test(workerId)) throw new TypeError(`workerId must be 1–256 printable characters, got ${JSON.stringify(workerId)}`);
+  if (o.credentials !== undefined && !(o.credentials instanceof grpc.ChannelCredentials)) {
+    throw new TypeError("credentials must be grpc.ChannelCredentials");
+  }
+  const ttlMs = o.ttlMs === undefined || o.ttlMs === 0 ? 0 : positive("ttlMs", o.ttlMs, 0);
+  const b = o.breaker ?? {};
+  const f = o.fallback ?? {};
+  if (f.staticProxies !== undefined && !Array.isArray(f.staticProxies)) throw new TypeError("fallback.staticProxies must be an array");
+  const staticProxies = (f.staticProxies ?? []).map((url, i) => {
+    try {
+      return parseProxySpec({ url, tier: "", labels: {} });
+    } catch (err) {
+      throw new TypeError(`fallback.staticProxies[${i}]: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  });
+  if (f.snapshotFile !== undefined && (typeof f.snapshotFile !== "string" || f.snapshotFile === "")) {
+    throw new TypeError("fallback.snapshotFile must be a non-empty path");
+  }
+  return {
+    address: o.address,
+    pool,
+    workerId,
+    credentials: o.credentials ?? grpc.credentials.createInsecure(),
+    ttlMs,
+    breaker: {
+      callTimeoutMs: positive("breaker.callTimeoutMs", b.callTimeoutMs, 2_000),
+      errorThresholdPercentage: positive("breaker.errorThresholdPercentage", b.errorThresholdPercentage, 50, 100),
+      volumeThreshold: positive("breaker.volumeThreshold", b.volumeThreshold, 3),
+      resetTimeoutMs: positive("breaker.resetTimeoutMs", b.resetTimeoutMs, 1_000),
+      rollingCountTimeoutMs: positive("breaker.rollingCountTimeoutMs", b.rollingCountTimeoutMs, 10_000),
+    },
+    fallback: {
+      enabled: f.enabled ?? true,
+      staticProxies,
+      snapshotFile: f.snapshotFile ?? "",
+      snapshotRefreshMs: positive("fallback.snapshotRefreshMs", f.snapshotRefreshMs, 30_000),
+      maxBufferedOutcomes: positive("fallback.maxBufferedOutcomes", f.maxBufferedOutcomes, 10_000),
+    },
+    classifier: o.classifier ?? {},
+    clock: o.clock ?? Date.now,
+  };
+}

@@ -1,0 +1,134 @@
+import type {
+  AcquireParams,
+  AcquireResult,
+  DomainPolicySpec,
+  HealthResult,
+  OutcomeReport,
+  PolicySet,
+  PoolStats,
+  ProxySpecInput,
+  ProxyView,
+  ReleaseParams,
+  ReleaseResult,
+  RenewParams,
+  RenewResult,
+  WorkerSeen,
+} from "../model/model.js";
+import type { ScoringConfig } from "../model/scoring.js";
+import { acquire } from "./memory/acquire.js";
+import { addProxies, removeProxies, restoreProxies } from "./memory/admin.js";
+import { EngineState } from "./memory/engine-state.js";
+import { release, renew } from "./memory/lease-ops.js";
+import { reportOutcome } from "./memory/report.js";
+import { deletePolicy, listPolicies, setPolicy } from "./memory/policies.js";
+import { listProxies, liveWorkers, poolStats } from "./memory/queries.js";
+import { applyHealth } from "./memory/score-change.js";
+import { StoreUnavailableError, type LeaseStore } from "./store.js";
+
+/** Options of a `MemoryStore`. */
+export interface MemoryStoreOptions {
+  /** The numbers of SPEC §2. */
+  readonly scoring: ScoringConfig;
+  /** Epoch ms; the store reads time from nothing else. Default `Date.now`. */
+  readonly clock?: () => number;
+  /** Uniform in [0, 1), for selection and quarantine jitter (not lease ids). Default `Math.random`. */
+  readonly random?: () => number;
+}
+
+/**
+ * The in-memory `LeaseStore`: the broker's store when `REDIS_URL` is unset, and the SDK's local
+ * fallback pool. Pure TypeScript, no timers, no I/O. Every operation runs synchronously to its
+ * end before its promise resolves, so each one is atomic like a Lua script. Semantics:
+ * docs/store-semantics.md.
+ *
+ * After `close()` every operation rejects with `StoreUnavailableError` and `ping()` answers false.
+ */
+export class MemoryStore implements LeaseStore {
+  private readonly state: EngineState;
+  private closed = false;
+
+  constructor(options: MemoryStoreOptions) {
+    this.state = new EngineState({
+      scoring: options.scoring,
+      clock: options.clock ?? Date.now,
+      random: options.random ?? Math.random,
+    });
+  }
+
+  async acquire(params: AcquireParams): Promise<AcquireResult> {
+    return acquire(this.open(), params, this.state.ctx.clock());
+  }
+
+  async renew(params: RenewParams): Promise<RenewResult> {
+    return renew(this.open(), params, this.state.ctx.clock());
+  }
+
+  async release(params: ReleaseParams): Promise<ReleaseResult> {
+    return release(this.open(), params, this.state.ctx.clock());
+  }
+
+  async reportOutcomes(pool: string, reports: readonly OutcomeReport[]): Promise<number> {
+    const state = this.open();
+    let applied = 0;
+    for (const r of reports) if (reportOutcome(state, pool, r, state.ctx.clock())) applied++;
+    return applied;
+  }
+
+  async addProxies(pool: string, specs: readonly ProxySpecInput[]): Promise<{ added: string[]; updated: string[] }> {
+    const state = this.open();
+    return addProxies(state.ctx, state.pool(pool), specs);
+  }
+
+  async removeProxies(pool: string, ids: readonly string[]): Promise<{ removed: string[]; notFound: string[] }> {
+    return removeProxies(this.open().pool(pool), ids);
+  }
+
+  async restoreProxies(pool: string, ids: readonly string[]): Promise<{ restored: string[]; notFound: string[] }> {
+    const state = this.open();
+    return restoreProxies(state.ctx, state.pool(pool), ids);
+  }
+
+  async listProxies(pool: string, page: { size: number; after: string }): Promise<{ proxies: ProxyView[]; next: string }> {
+    return listProxies(this.open().findPool(pool), page);
+  }
+
+  async recordHealth(pool: string, id: string, result: HealthResult): Promise<ProxyView | undefined> {
+    const state = this.open();
+    const found = state.findPool(pool);
+    return found === undefined ? undefined : applyHealth(state.ctx, found, id, result, state.ctx.clock());
+  }
+
+  async poolStats(pool: string, liveSinceMs: number): Promise<PoolStats> {
+    return poolStats(this.open().findPool(pool), liveSinceMs);
+  }
+
+  async liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]> {
+    return liveWorkers(this.open().findPool(pool), sinceMs);
+  }
+
+  async setPolicy(pool: string, policy: DomainPolicySpec): Promise<void> {
+    setPolicy(this.open().pool(pool), policy);
+  }
+
+  async deletePolicy(pool: string, pattern: string): Promise<boolean> {
+    return deletePolicy(this.open().findPool(pool), pattern);
+  }
+
+  async listPolicies(pool: string): Promise<PolicySet> {
+    return listPolicies(this.open().findPool(pool));
+  }
+
+  async ping(): Promise<boolean> {
+    return !this.closed;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  /** The state, or a rejection once closed. */
+  private open(): EngineState {
+    if (this.closed) throw new StoreUnavailableError("memory store is closed");
+    return this.state;
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Internal to the in-memory engine: renew and release (store-semantics §renew, §release).
+ */
+import type { ReleaseParams, ReleaseResult, RenewParams, RenewResult } from "../../model/model.js";
+import { acquire } from "./acquire.js";
+import type { EngineState } from "./engine-state.js";
+import { applyOutcome } from "./outcome.js";
+import { pairOf, refreshBusy } from "./pair.js";
+import type { LeaseRecord } from "./records.js";
+
+/** Extend a held lease to now + ttl (the lease's own ttl when `ttlMs` is 0). */
+export function renew(state: EngineState, params: RenewParams, now: number): RenewResult {
+  const lease = state.leases.get(params.leaseId);
+  if (lease === undefined || lease.released) return { kind: "lost", reason: "NOT_FOUND" };
+  if (params.fencingToken !== lease.token) return { kind: "lost", reason: "REVOKED" };
+  const domain = state.pool(lease.pool).domain(lease.domainKey);
+  const pair = pairOf(domain, lease.proxyId);
+  if (lease.expireAt <= now) {
+    if (pair.holders.delete(lease.leaseId)) refreshBusy(domain, lease.proxyId, pair, now);
+    return { kind: "lost", reason: "EXPIRED" };
+  }
+  const ttlMs = params.ttlMs > 0 ? params.ttlMs : lease.ttlMs;
+  lease.expireAt = now + ttlMs;
+  lease.longestTtlMs = Math.max(lease.longestTtlMs, ttlMs);
+  pair.holders.set(lease.leaseId, lease.expireAt);
+  refreshBusy(domain, lease.proxyId, pair, now);
+  return { kind: "renewed", expireAt: lease.expireAt };
+}
+
+/** Release with an outcome; with `next`, acquire in the same step and attach its result. */
+export function release(state: EngineState, params: ReleaseParams, now: number): ReleaseResult {
+  const result = releaseOnly(state, params, now);
+  if (params.next === undefined) return result;
+  return { ...result, next: acquire(state, params.next, now) };
+}
+
+function releaseOnly(state: EngineState, params: ReleaseParams, now: number): ReleaseResult {
+  const lease = state.leases.get(params.leaseId);
+  if (lease === undefined) return { kind: "lost", reason: "NOT_FOUND" };
+  if (params.fencingToken !== lease.token) return { kind: "lost", reason: "REVOKED" };
+  if (lease.released) return { kind: "released" };
+  // A retried release of an expired lease: its outcome was applied once already.
+  if (lease.lateOutcomeApplied) return { kind: "lost", reason: "EXPIRED" };
+  end(state, lease, params, now);
+  if (lease.expireAt <= now) {
+    lease.lateOutcomeApplied = true;
+    return { kind: "lost", reason: "EXPIRED" };
+  }
+  lease.released = true;
+  lease.releasedAt = now;
+  return { kind: "released" };
+}
+
+/** Drop the holder and apply the outcome. */
+function end(state: EngineState, lease: LeaseRecord, params: ReleaseParams, now: number): void {
+  const pool = state.pool(lease.pool);
+  const domain = pool.domain(lease.domainKey);
+  const pair = pairOf(domain, lease.proxyId);
+  pair.holders.delete(lease.leaseId);
+  applyOutcome(state.ctx, pool, domain, lease.proxyId, pair, params.outcome, now);
+}

@@ -1,0 +1,67 @@
+/**
+ * Internal to the in-memory engine: choosing a candidate (store-semantics §acquire step 6) and
+ * the matching rules shared with sticky sessions.
+ */
+import type { AcquireParams } from "../../model/model.js";
+import { pairEligible } from "./pair.js";
+import type { DomainState } from "./pool-state.js";
+import type { ProxyRecord } from "./records.js";
+import type { ScoreIndex } from "./score-index.js";
+
+/** The band is at least this wide (and then 2 more per busy pair of the domain-key). */
+export const BAND_MIN = 16;
+/** Random probes into the band before the scan. */
+export const PROBES = 8;
+/** The scan after the probes reads the band in windows of this many entries … */
+export const SCAN_WINDOW = 256;
+/** … at most this many windows: bands up to SCAN_WINDOW · SCAN_WINDOWS entries are read whole. */
+export const SCAN_WINDOWS = 4;
+
+/** Every requested label equals the proxy's label. */
+export function labelsMatch(proxy: Readonly<Record<string, string>>, wanted: Readonly<Record<string, string>>): boolean {
+  for (const key in wanted) {
+    if (!Object.hasOwn(proxy, key) || proxy[key] !== wanted[key]) return false;
+  }
+  return true;
+}
+
+/** The proxy is of the requested tier ("" = any) and has the requested labels. */
+export function matchesRequest(rec: ProxyRecord, params: AcquireParams): boolean {
+  return (params.tier === "" || rec.tier === params.tier) && labelsMatch(rec.labels, params.labels);
+}
+
+/** A uniform position in [0, n). */
+function pick(random: () => number, n: number): number {
+  return Math.min(n - 1, Math.floor(random() * n));
+}
+
+/**
+ * The first eligible candidate among up to PROBES random positions of the top band, then a scan
+ * of the band from a random start, wrapping, in up to SCAN_WINDOWS windows of SCAN_WINDOW
+ * entries (a band that small is read whole, so a denial then means none is eligible);
+ * undefined when none. Candidates are ACTIVE by construction (the index holds only ACTIVE
+ * proxies). The Redis script reads the same positions, window by window.
+ */
+export function choose(
+  candidates: ScoreIndex<ProxyRecord>,
+  domain: DomainState,
+  params: AcquireParams,
+  now: number,
+  random: () => number,
+): ProxyRecord | undefined {
+  const band = Math.min(candidates.size, BAND_MIN + 2 * domain.busy.size);
+  if (band === 0) return undefined;
+  const eligible = (rec: ProxyRecord): boolean =>
+    labelsMatch(rec.labels, params.labels) && pairEligible(domain, rec.id, now, params.maxConcurrency);
+  for (let probe = 0; probe < PROBES; probe++) {
+    const rec = candidates.at(pick(random, band))!;
+    if (eligible(rec)) return rec;
+  }
+  const start = pick(random, band);
+  const limit = Math.min(band, SCAN_WINDOW * SCAN_WINDOWS);
+  for (let i = 0; i < limit; i++) {
+    const rec = candidates.at((start + i) % band)!;
+    if (eligible(rec)) return rec;
+  }
+  return undefined;
+}

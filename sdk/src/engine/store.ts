@@ -1,0 +1,72 @@
+import type {
+  AcquireParams,
+  AcquireResult,
+  DomainPolicySpec,
+  HealthResult,
+  OutcomeReport,
+  PolicySet,
+  PoolStats,
+  ProxySpecInput,
+  ProxyView,
+  ReleaseParams,
+  ReleaseResult,
+  RenewParams,
+  RenewResult,
+  WorkerSeen,
+} from "../model/model.js";
+
+/**
+ * The lease store: everything the broker keeps, behind one small interface with two
+ * implementations (Redis with one Lua script per operation, and the in-memory engine). Both pass
+ * the conformance suite in test/sdk/engine/conformance. The service layer validates input, resolves policies and
+ * waits (G6); a store only decides, atomically, on already-valid requests.
+ *
+ * A store rejects with `StoreUnavailableError` when its backend cannot be reached; it never turns
+ * a backend failure into an empty answer.
+ */
+export interface LeaseStore {
+  /** Try to grant one lease now (G1, G2, G4, G7, §3 sessions). */
+  acquire(params: AcquireParams): Promise<AcquireResult>;
+  /** Extend a held lease to now + ttl (G3). */
+  renew(params: RenewParams): Promise<RenewResult>;
+  /** Release with an outcome (§2) and, when `next` is set, acquire in the same step. */
+  release(params: ReleaseParams): Promise<ReleaseResult>;
+
+  /**
+   * Apply outcomes observed without a lease of this store (§7: outcomes seen in fallback are
+   * replayed); returns how many were applied (unknown proxies are skipped).
+   */
+  reportOutcomes(pool: string, reports: readonly OutcomeReport[]): Promise<number>;
+
+  /** Add proxies or replace url, tier and labels of existing ones (state and score are kept). */
+  addProxies(pool: string, specs: readonly ProxySpecInput[]): Promise<{ added: string[]; updated: string[] }>;
+  removeProxies(pool: string, ids: readonly string[]): Promise<{ removed: string[]; notFound: string[] }>;
+  /** QUARANTINED or BLACKLISTED → ACTIVE with `scoreAfterQuarantine`, quarantine count reset. */
+  restoreProxies(pool: string, ids: readonly string[]): Promise<{ restored: string[]; notFound: string[] }>;
+  /** Proxies in id order, ids greater than `after`; `next` is the token for the next page. */
+  listProxies(pool: string, page: { size: number; after: string }): Promise<{ proxies: ProxyView[]; next: string }>;
+  /** Apply one health check result (§2); a pass returns a QUARANTINED proxy early. */
+  recordHealth(pool: string, id: string, result: HealthResult): Promise<ProxyView | undefined>;
+  poolStats(pool: string, liveSinceMs: number): Promise<PoolStats>;
+  /** Workers that acquired at or after `sinceMs`. */
+  liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]>;
+
+  /** Create or replace the policy with this pattern; bumps the pool's policy version. */
+  setPolicy(pool: string, policy: DomainPolicySpec): Promise<void>;
+  /** Delete by pattern; bumps the version when something was deleted. */
+  deletePolicy(pool: string, pattern: string): Promise<boolean>;
+  listPolicies(pool: string): Promise<PolicySet>;
+
+  /** Answer whether the backend is reachable (for the health service). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** The store's backend (Redis) cannot be reached or did not answer in time. */
+export class StoreUnavailableError extends Error {
+  override readonly name = "StoreUnavailableError";
+  readonly code = "STORE_UNAVAILABLE";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,353 @@
+import { hostFromDomain, InvalidInputError } from "../model/domain-key.js";
+import type {
+  AcquireParams,
+  DomainPolicySpec,
+  LeaseView,
+  OutcomeInput,
+  ProxySpecInput,
+  ProxyView,
+  ReleaseResult,
+  RenewResult,
+} from "../model/model.js";
+import { effectivePolicy, type PolicyDefaults } from "../model/policy.js";
+import { DEFAULT_SCORING, type ScoringConfig } from "../model/scoring.js";
+import { MemoryStore } from "../engine/memory-store.js";
+import { OutcomeBuffer, type BufferedOutcome } from "./outcome-buffer.js";
+import { shareOf } from "./rendezvous.js";
+import { loadSnapshotFile, saveSnapshotFile, type PoolSnapshot } from "./snapshot.js";
+
+/** Options of a `FallbackPool`. Durations in ms; defaults are the broker's (SPEC §1–§3). */
+export interface FallbackPoolOptions {
+  /** This worker's id, as it presents it to the broker. */
+  readonly workerId: string;
+  /** Default `DEFAULT_SCORING`; use the broker's numbers when they differ. */
+  readonly scoring?: ScoringConfig;
+  /** Epoch ms. Default `Date.now`. */
+  readonly clock?: () => number;
+  /** Uniform in [0, 1). Default `Math.random`. */
+  readonly random?: () => number;
+  /** Used until a snapshot arrives (from the broker or the file). */
+  readonly staticProxies?: readonly ProxySpecInput[];
+  /** The rendezvous set for `staticProxies` (this worker is always added). Default: just this worker. */
+  readonly staticWorkers?: readonly string[];
+  /** The pool `staticProxies` belong to. Default "default". */
+  readonly staticPool?: string;
+  /** Where `useSnapshot` writes the snapshot and `loadFromFile` reads it. */
+  readonly snapshotFile?: string;
+  /** Outcomes kept for replay; beyond it the oldest are dropped. Default 10 000. */
+  readonly maxBufferedOutcomes?: number;
+  /** Sticky session binding TTL. Default 600 000. */
+  readonly sessionTtlMs?: number;
+  /** Lease TTL when neither the request nor a policy sets one. Default 30 000. */
+  readonly defaultTtlMs?: number;
+  /** Ban length after BLOCKED when no policy sets one. Default 3 600 000. */
+  readonly banTtlMs?: number;
+}
+
+/** An acquire in fallback mode; the host is the target's host (a port is ignored). */
+export interface FallbackAcquireRequest {
+  /** "" = "default". */
+  readonly pool: string;
+  readonly host: string;
+  /** 0 = the policy's default TTL. */
+  readonly ttlMs: number;
+  /** "" = no sticky session. */
+  readonly sessionKey: string;
+  /** "" = any tier. */
+  readonly tier: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** Wait locally up to this long for a proxy; 0 = answer at once. */
+  readonly maxWaitMs: number;
+}
+
+/** A lease granted by the fallback pool: its id starts with `fb-`. */
+export interface FallbackLease extends LeaseView {
+  readonly source: "fallback";
+}
+
+/** Result of `FallbackPool.acquire`; `retryAfterMs` -1 = unknown. */
+export type FallbackAcquireResult =
+  | { readonly kind: "granted"; readonly lease: FallbackLease }
+  | { readonly kind: "denied"; readonly retryAfterMs: number };
+
+/** Prefix of fallback lease ids; broker lease ids are bare hex. */
+export const FALLBACK_LEASE_PREFIX = "fb-";
+/** Local retry interval of a waiting acquire when nothing wakes it earlier. */
+const POLL_MS = 50;
+/** Local lease records are swept after this many grants. */
+const SWEEP_EVERY = 1024;
+/** A local lease record outlives its expiry by max(ttl, this), like the store's tombstones. */
+const KEEP_MS = 600_000;
+
+/** What the pool is built from: a snapshot or the static list. */
+interface Source {
+  readonly pool: string;
+  readonly specs: readonly ProxySpecInput[];
+  readonly workers: readonly string[];
+  readonly policies: readonly DomainPolicySpec[];
+}
+
+/** What this pool remembers of a lease it granted (keyed by the store's lease id). */
+interface LocalLease {
+  readonly pool: string;
+  readonly proxyId: string;
+  readonly domainKey: string;
+  readonly token: number;
+  readonly ttlMs: number;
+  keepUntil: number;
+  outcomeBuffered: boolean;
+}
+
+/**
+ * The SDK's local fallback pool (SPEC §7): this worker's rendezvous share of the last pool
+ * snapshot (or of a static list), served by an in-process `MemoryStore`, so exclusivity, pacing,
+ * bans, sessions and quarantine follow the broker's rules (docs/store-semantics.md). Outcomes of
+ * fallback leases are buffered (bounded) for replay to the broker.
+ *
+ * One `MemoryStore` lives as long as the pool. A new snapshot changes its proxies in place
+ * (removes what left the share, adds what joined, updates the rest), so leases already granted
+ * keep their exclusivity, renew and release normally, and local pacing, bans and quarantine
+ * survive the rebuild. The store has no way to set a score, so proxies enter with the initial
+ * score rather than their snapshot score. Serves one pool: the snapshot's (or `staticPool`).
+ */
+export class FallbackPool {
+  private readonly store: MemoryStore;
+  private readonly clock: () => number;
+  private readonly buffer: OutcomeBuffer;
+  private readonly defaults: PolicyDefaults;
+  private readonly leases = new Map<string, LocalLease>();
+  private readonly wakers = new Set<() => void>();
+  private ready: Promise<void> = Promise.resolve();
+  private writing: Promise<void> = Promise.resolve();
+  private source: Source | undefined;
+  private current: PoolSnapshot | undefined;
+  private shareIds: readonly string[] = [];
+  private grants = 0;
+
+  constructor(private readonly opts: FallbackPoolOptions) {
+    if (opts.workerId === "") throw new InvalidInputError("fallback pool needs a worker id");
+    this.clock = opts.clock ?? Date.now;
+    this.store = new MemoryStore({ scoring: opts.scoring ?? DEFAULT_SCORING, clock: this.clock, random: opts.random ?? Math.random });
+    this.buffer = new OutcomeBuffer(opts.maxBufferedOutcomes ?? 10_000);
+    this.defaults = { maxConcurrency: 1, minIntervalMs: 0, defaultTtlMs: opts.defaultTtlMs ?? 30_000, banTtlMs: opts.banTtlMs ?? 3_600_000 };
+    if (opts.staticProxies !== undefined) {
+      const pool = poolName(opts.staticPool ?? "");
+      // Cannot fail: the store is open. Every call waits for this build first.
+      this.install({ pool, specs: opts.staticProxies, workers: opts.staticWorkers ?? [], policies: [] }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Build the pool from `snap`: this worker's share (rendezvous over its live workers and this
+   * worker) of its ACTIVE proxies, with its policies. Then, with `snapshotFile` set, write the
+   * file; a write failure rejects with `SnapshotFileError`, the new pool being in use already.
+   */
+  async useSnapshot(snap: PoolSnapshot): Promise<void> {
+    this.current = snap;
+    await this.install(sourceOf(snap));
+    const file = this.opts.snapshotFile;
+    if (file === undefined) return;
+    const write = this.writing.then(() => saveSnapshotFile(file, snap));
+    this.writing = write.catch(() => undefined);
+    await write;
+  }
+
+  /**
+   * Build the pool from `snapshotFile`. True when the file held a snapshot newer than the one in
+   * use (or none was in use); a missing or corrupt file gives false.
+   */
+  async loadFromFile(): Promise<boolean> {
+    if (this.opts.snapshotFile === undefined) return false;
+    const snap = await loadSnapshotFile(this.opts.snapshotFile);
+    if (snap === undefined || (this.current !== undefined && this.current.takenAt >= snap.takenAt)) return false;
+    this.current = snap;
+    await this.install(sourceOf(snap));
+    return true;
+  }
+
+  /**
+   * Lease a proxy of this worker's share for the host's domain-key. With `maxWaitMs` > 0 it
+   * retries when a local lease is released, at the store's retry-after, or every 50 ms, until
+   * the wait is over. A pool other than the one served is denied with -1. Throws
+   * `InvalidInputError` for a bad host or negative durations.
+   */
+  async acquire(req: FallbackAcquireRequest): Promise<FallbackAcquireResult> {
+    const host = hostFromDomain(req.host);
+    if (!(req.ttlMs >= 0) || !(req.maxWaitMs >= 0)) throw new InvalidInputError("ttl and max wait must be ≥ 0");
+    const deadline = this.clock() + req.maxWaitMs;
+    for (;;) {
+      const r = await this.attempt(req, host);
+      const left = deadline - this.clock();
+      if (r.kind === "granted" || left <= 0) return r;
+      await this.sleep(Math.max(1, Math.min(left, POLL_MS, r.retryAfterMs >= 0 ? r.retryAfterMs : POLL_MS)));
+    }
+  }
+
+  /** Extend a fallback lease (store-semantics §renew); other ids are lost NOT_FOUND. */
+  async renew(leaseId: string, fencingToken: number, ttlMs: number): Promise<RenewResult> {
+    const id = innerId(leaseId);
+    if (id === undefined) return { kind: "lost", reason: "NOT_FOUND" };
+    const r = await this.store.renew({ leaseId: id, fencingToken, ttlMs });
+    const local = this.leases.get(id);
+    if (r.kind === "renewed" && local !== undefined) local.keepUntil = r.expireAt + Math.max(local.ttlMs, ttlMs, KEEP_MS);
+    return r;
+  }
+
+  /**
+   * Release a fallback lease with its outcome (store-semantics §release). An outcome the store
+   * applied (released, or lost EXPIRED with the right token) is buffered once for replay.
+   */
+  async release(leaseId: string, fencingToken: number, outcome: OutcomeInput): Promise<ReleaseResult> {
+    const id = innerId(leaseId);
+    if (id === undefined) return { kind: "lost", reason: "NOT_FOUND" };
+    const r = await this.store.release({ leaseId: id, fencingToken, outcome });
+    const local = this.leases.get(id);
+    const applied = r.kind === "released" || r.reason === "EXPIRED";
+    if (local !== undefined && applied && local.token === fencingToken && !local.outcomeBuffered) {
+      local.outcomeBuffered = true;
+      const { pool, proxyId, domainKey } = local;
+      this.buffer.push({ pool, proxyId, domainKey, outcome, observedAt: this.clock(), workerId: this.opts.workerId });
+    }
+    this.wake();
+    return r;
+  }
+
+  /** Take the buffered outcomes, oldest first, for replay to the broker. */
+  drainOutcomes(): BufferedOutcome[] {
+    return this.buffer.drain();
+  }
+
+  /** Put back outcomes a replay could not deliver (as drained, oldest first). */
+  requeueOutcomes(entries: readonly BufferedOutcome[]): void {
+    this.buffer.requeue(entries);
+  }
+
+  /** Outcomes waiting for replay. */
+  get bufferedOutcomes(): number {
+    return this.buffer.size;
+  }
+
+  /** Outcomes dropped because the buffer was full (cumulative). */
+  get droppedOutcomes(): number {
+    return this.buffer.dropped;
+  }
+
+  /** Proxy ids of this worker's share, as of the last completed build. */
+  get share(): readonly string[] {
+    return this.shareIds;
+  }
+
+  /** True when the share holds at least one proxy. */
+  get hasPool(): boolean {
+    return this.shareIds.length > 0;
+  }
+
+  /** The snapshot in use (from the broker or the file), if any. */
+  get snapshot(): PoolSnapshot | undefined {
+    return this.current;
+  }
+
+  /** Queue a rebuild behind earlier ones; resolves when it is done. */
+  private install(source: Source): Promise<void> {
+    const run = this.ready.then(() => this.rebuild(source));
+    this.ready = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Removals first: an acquire between the two steps sees a subset of both shares. */
+  private async rebuild(next: Source): Promise<void> {
+    const ids = new Set(shareOf(next.specs.map((s) => s.id), next.workers, this.opts.workerId));
+    const specs = next.specs.filter((s) => ids.has(s.id));
+    const prev = this.source;
+    if (prev !== undefined) {
+      const gone = prev.pool !== next.pool ? this.shareIds : this.shareIds.filter((id) => !ids.has(id));
+      await this.store.removeProxies(prev.pool, gone);
+    }
+    await this.store.addProxies(next.pool, specs);
+    this.source = next;
+    this.shareIds = specs.map((s) => s.id).sort();
+    this.wake();
+  }
+
+  /** One store attempt with the policies of the source in use. */
+  private async attempt(req: FallbackAcquireRequest, host: string): Promise<FallbackAcquireResult> {
+    await this.ready;
+    const source = this.source;
+    const pool = poolName(req.pool);
+    if (source === undefined || source.pool !== pool) return { kind: "denied", retryAfterMs: -1 };
+    const eff = effectivePolicy(source.policies, host, this.defaults);
+    const params: AcquireParams = {
+      pool,
+      domainKey: eff.domainKey,
+      workerId: this.opts.workerId,
+      ttlMs: req.ttlMs > 0 ? req.ttlMs : eff.defaultTtlMs,
+      maxConcurrency: eff.maxConcurrency,
+      minIntervalMs: eff.minIntervalMs,
+      banTtlMs: eff.banTtlMs,
+      policyVersion: "0", // policies are resolved here; the store never holds any
+      sessionKey: req.sessionKey,
+      sessionTtlMs: this.opts.sessionTtlMs ?? 600_000,
+      tier: req.tier,
+      labels: req.labels,
+    };
+    const r = await this.store.acquire(params);
+    if (r.kind === "stale-policy") return { kind: "denied", retryAfterMs: -1 };
+    if (r.kind === "denied") return r;
+    return { kind: "granted", lease: this.remember(r.lease, params.ttlMs) };
+  }
+
+  /** Record a grant for renew/release bookkeeping and give it its fallback id. */
+  private remember(lease: LeaseView, ttlMs: number): FallbackLease {
+    const now = this.clock();
+    if (++this.grants % SWEEP_EVERY === 0) {
+      for (const [id, l] of this.leases) if (l.keepUntil < now) this.leases.delete(id);
+    }
+    this.leases.set(lease.leaseId, {
+      pool: lease.pool,
+      proxyId: lease.proxy.id,
+      domainKey: lease.domainKey,
+      token: lease.fencingToken,
+      ttlMs,
+      keepUntil: lease.expireAt + Math.max(ttlMs, KEEP_MS),
+      outcomeBuffered: false,
+    });
+    return { ...lease, leaseId: FALLBACK_LEASE_PREFIX + lease.leaseId, source: "fallback" };
+  }
+
+  /** Sleep `ms` on an unref'd timer, or less when a release or rebuild wakes waiters. */
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.wakers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      this.wakers.add(done);
+    });
+  }
+
+  private wake(): void {
+    for (const w of [...this.wakers]) w();
+  }
+}
+
+/** The broker's pool name for "" (SPEC §4). */
+function poolName(pool: string): string {
+  return pool === "" ? "default" : pool;
+}
+
+/** The store's lease id inside a fallback lease id. */
+function innerId(leaseId: string): string | undefined {
+  return leaseId.startsWith(FALLBACK_LEASE_PREFIX) ? leaseId.slice(FALLBACK_LEASE_PREFIX.length) : undefined;
+}
+
+function specOf(p: ProxyView): ProxySpecInput {
+  return { id: p.id, url: p.url, tier: p.tier, labels: p.labels };
+}
+
+function sourceOf(snap: PoolSnapshot): Source {
+  const specs = snap.proxies.filter((p) => p.state === "ACTIVE").map(specOf);
+  return { pool: poolName(snap.pool), specs, workers: snap.liveWorkers, policies: snap.policies };
+}

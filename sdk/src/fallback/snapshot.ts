@@ -1,0 +1,108 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { DomainPolicySpec, ProxyStateName, ProxyView } from "../model/model.js";
+
+/**
+ * The pool as the broker last described it (`GetPoolSnapshot`), in plain model types, and its
+ * file form: a worker that starts during an outage reads it to build its fallback pool.
+ */
+
+/** One pool as the broker saw it at `takenAt` (epoch ms). */
+export interface PoolSnapshot {
+  readonly pool: string;
+  readonly proxies: readonly ProxyView[];
+  /** Workers the broker saw recently: the rendezvous set of the fallback shares. */
+  readonly liveWorkers: readonly string[];
+  readonly policies: readonly DomainPolicySpec[];
+  readonly takenAt: number;
+}
+
+/** Writing a snapshot file failed; `cause` holds the I/O error. */
+export class SnapshotFileError extends Error {
+  override readonly name = "SnapshotFileError";
+  readonly code = "SNAPSHOT_WRITE_FAILED";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** Bumped when the file layout changes; other versions are ignored on load. */
+const FILE_VERSION = 1;
+
+/**
+ * Write `snap` to `path` as JSON, atomically: a temp file next to it, then a rename, so a reader
+ * sees the old file or the new one, never half of one. The file holds proxy URLs, which may carry
+ * credentials, so it is created with mode 0600. Rejects with `SnapshotFileError`.
+ */
+export async function saveSnapshotFile(path: string, snap: PoolSnapshot): Promise<void> {
+  const tmp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(tmp, JSON.stringify({ version: FILE_VERSION, snapshot: snap }), { mode: 0o600 });
+    await rename(tmp, path);
+  } catch (err: unknown) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw new SnapshotFileError(`cannot write pool snapshot to ${path}`, { cause: err });
+  }
+}
+
+/** Read a snapshot file; a missing, unreadable, corrupt or foreign file gives undefined. */
+export async function loadSnapshotFile(path: string): Promise<PoolSnapshot | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    return undefined;
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!isRecord(parsed) || parsed["version"] !== FILE_VERSION) return undefined;
+    const snap = parsed["snapshot"];
+    return isSnapshot(snap) ? snap : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const STATES: ReadonlySet<string> = new Set<ProxyStateName>(["ACTIVE", "QUARANTINED", "BLACKLISTED", "DISABLED"]);
+const PROXY_NUMBERS = [
+  "score",
+  "latencyEwmaMs",
+  "successCount",
+  "failureCount",
+  "lastUsedAt",
+  "quarantineUntil",
+  "quarantineCount",
+] as const;
+const POLICY_NUMBERS = ["maxConcurrency", "minIntervalMs", "defaultTtlMs", "banTtlMs"] as const;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function isStrings(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every((x) => typeof x === "string");
+}
+
+function isProxy(v: unknown): v is ProxyView {
+  if (!isRecord(v)) return false;
+  const { id, url, tier, labels, state, lastUsedBy } = v;
+  if (typeof id !== "string" || typeof url !== "string" || typeof tier !== "string") return false;
+  if (typeof lastUsedBy !== "string" || typeof state !== "string" || !STATES.has(state)) return false;
+  if (!isRecord(labels) || !Object.values(labels).every((x) => typeof x === "string")) return false;
+  return PROXY_NUMBERS.every((k) => Number.isFinite(v[k]));
+}
+
+function isPolicy(v: unknown): v is DomainPolicySpec {
+  if (!isRecord(v) || typeof v["pattern"] !== "string" || typeof v["group"] !== "string") return false;
+  return POLICY_NUMBERS.every((k) => Number.isFinite(v[k]));
+}
+
+function isSnapshot(v: unknown): v is PoolSnapshot {
+  if (!isRecord(v) || typeof v["pool"] !== "string" || !Number.isFinite(v["takenAt"])) return false;
+  const { proxies, policies, liveWorkers } = v;
+  return (
+    Array.isArray(proxies) && proxies.every(isProxy) && Array.isArray(policies) && policies.every(isPolicy) && isStrings(liveWorkers)
+  );
+}

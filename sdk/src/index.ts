@@ -1,0 +1,23 @@
+/**
+ * The ProxyBroker SDK for TypeScript workers: lease proxies from a broker with automatic
+ * heartbeats, fetch through them, classify what came back, and keep working from a local
+ * fallback pool while the broker is unreachable (SPEC §7).
+ *
+ * ```ts
+ * const client = new ProxyBrokerClient({ address: "127.0.0.1:50051" });
+ * const { response, outcome } = await client.fetch("https://shop.example.com/p/1");
+ * ```
+ */
+export { ProxyBrokerClient } from "./client/client.js";
+export type { AcquireOptions, ClientMode, WithLeaseOptions } from "./client/client.js";
+export type { BreakerOptions, ClientOptions, FallbackOptions } from "./client/options.js";
+export { defaultWorkerId } from "./client/options.js";
+export { Lease, LeaseLostError } from "./client/lease.js";
+export type { LeasedProxy, LeaseOutcome, LeaseSource } from "./client/lease.js";
+export { BrokerClientError, NoProxyAvailableError } from "./client/errors.js";
+export { OutcomeError } from "./client/outcome-carrier.js";
+export type { BreakerState } from "./client/breaker.js";
+export type { FetchOptions, FetchResult } from "./client/fetch.js";
+export { Classifier, classify, classifyError } from "./classify/index.js";
+export type { Classification, ClassifierOptions, Expectations, ResponseFacts } from "./classify/index.js";
+export type { OutcomeKindName } from "./model/model.js";

@@ -1,0 +1,12 @@
+/**
+ * The lease model and its pure rules, shared by the broker, its stores and the SDK: the plain
+ * types (times in epoch ms, durations in ms), domain-keys and domain policies, proxy specs, and
+ * the scoring numbers of the contract (docs/spec.md §2). No I/O.
+ */
+export { InvalidInputError, isValidHost, normalizeHost, hostFromDomain, hostFromUrl, targetHost } from "./domain-key.js";
+export type { OutcomeKindName, ProxyStateName, LostReasonName, ProxySpecInput, ProxyView, DomainPolicySpec, PolicySet, AcquireParams, LeaseView, AcquireResult, RenewParams, RenewResult, OutcomeInput, ReleaseParams, ReleaseResult, OutcomeReport, HealthResult, WorkerSeen, PoolStats } from "./model.js";
+export { normalizePattern, normalizeGroup, patternMatches, findPolicy, effectivePolicy } from "./policy.js";
+export type { PolicyDefaults, EffectivePolicy } from "./policy.js";
+export { validateTierAndLabels, parseProxySpec } from "./proxy-spec.js";
+export { DEFAULT_SCORING, clampScore, scoreAfterOutcome, scoreAfterHealth, isFailure, quarantineLengthMs, rateLimitBackoffMs, nextEwma } from "./scoring.js";
+export type { ScoringConfig } from "./scoring.js";

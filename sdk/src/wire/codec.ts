@@ -1,0 +1,165 @@
+import { create } from "@bufbuild/protobuf";
+import { durationFromMs, durationMs, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import type {
+  DomainPolicySpec,
+  LeaseView,
+  LostReasonName,
+  OutcomeKindName,
+  ProxyStateName,
+  ProxyView,
+} from "../model/model.js";
+import {
+  DomainPolicySchema,
+  LeaseSchema,
+  LostReason,
+  OutcomeKind,
+  ProxySchema,
+  ProxyState,
+} from "../gen/proxybroker/v1/broker_pb.js";
+import type { DomainPolicy, Lease, Proxy } from "../gen/proxybroker/v1/broker_pb.js";
+
+/** Conversions between the wire (protobuf) types and the plain model (ms numbers, names). */
+
+/** Duration → ms; unset → 0. Negative durations are returned as negative numbers. */
+export function msOf(d: Duration | undefined): number {
+  return d === undefined ? 0 : durationMs(d);
+}
+
+/** ms → Duration. */
+export function durationOf(ms: number): Duration {
+  return durationFromMs(Math.round(ms));
+}
+
+/** Timestamp → epoch ms; unset → 0. */
+export function epochMsOf(t: Timestamp | undefined): number {
+  return t === undefined ? 0 : timestampMs(t);
+}
+
+/** Epoch ms → Timestamp; 0 → unset. */
+export function timestampOf(ms: number): Timestamp | undefined {
+  return ms > 0 ? timestampFromMs(Math.round(ms)) : undefined;
+}
+
+const OUTCOME_NAMES: Readonly<Record<OutcomeKind, OutcomeKindName | undefined>> = {
+  [OutcomeKind.UNSPECIFIED]: undefined,
+  [OutcomeKind.SUCCESS]: "SUCCESS",
+  [OutcomeKind.RATE_LIMITED]: "RATE_LIMITED",
+  [OutcomeKind.BLOCKED]: "BLOCKED",
+  [OutcomeKind.PROXY_ERROR]: "PROXY_ERROR",
+  [OutcomeKind.TARGET_ERROR]: "TARGET_ERROR",
+  [OutcomeKind.ABANDONED]: "ABANDONED",
+};
+
+/** Wire outcome kind → name; undefined for UNSPECIFIED or unknown numbers. */
+export function outcomeNameOf(kind: OutcomeKind): OutcomeKindName | undefined {
+  return OUTCOME_NAMES[kind];
+}
+
+/** Outcome name → wire enum. */
+export function outcomeKindOf(name: OutcomeKindName): OutcomeKind {
+  return OutcomeKind[name];
+}
+
+/** Proxy state name → wire enum. */
+export function proxyStateOf(name: ProxyStateName): ProxyState {
+  return ProxyState[name];
+}
+
+/** Wire proxy state → name (UNSPECIFIED reads as ACTIVE). */
+export function proxyStateNameOf(state: ProxyState): ProxyStateName {
+  switch (state) {
+    case ProxyState.QUARANTINED:
+      return "QUARANTINED";
+    case ProxyState.BLACKLISTED:
+      return "BLACKLISTED";
+    case ProxyState.DISABLED:
+      return "DISABLED";
+    default:
+      return "ACTIVE";
+  }
+}
+
+/** Lost reason name → wire enum. */
+export function lostReasonOf(name: LostReasonName): LostReason {
+  return LostReason[name];
+}
+
+/** Model proxy → wire proxy. */
+export function proxyToWire(p: ProxyView): Proxy {
+  return create(ProxySchema, {
+    id: p.id,
+    url: p.url,
+    tier: p.tier,
+    labels: { ...p.labels },
+    score: p.score,
+    state: proxyStateOf(p.state),
+    latencyEwma: p.latencyEwmaMs > 0 ? durationOf(p.latencyEwmaMs) : undefined,
+    successCount: BigInt(p.successCount),
+    failureCount: BigInt(p.failureCount),
+    lastUsedBy: p.lastUsedBy,
+    lastUsedTime: timestampOf(p.lastUsedAt),
+    quarantineUntil: timestampOf(p.quarantineUntil),
+    quarantineCount: p.quarantineCount,
+  });
+}
+
+/** Wire proxy → model proxy. */
+export function proxyFromWire(p: Proxy): ProxyView {
+  return {
+    id: p.id,
+    url: p.url,
+    tier: p.tier,
+    labels: { ...p.labels },
+    score: p.score,
+    state: proxyStateNameOf(p.state),
+    latencyEwmaMs: msOf(p.latencyEwma),
+    successCount: Number(p.successCount),
+    failureCount: Number(p.failureCount),
+    lastUsedBy: p.lastUsedBy,
+    lastUsedAt: epochMsOf(p.lastUsedTime),
+    quarantineUntil: epochMsOf(p.quarantineUntil),
+    quarantineCount: p.quarantineCount,
+  };
+}
+
+/** Model lease → wire lease. */
+export function leaseToWire(l: LeaseView): Lease {
+  return create(LeaseSchema, {
+    leaseId: l.leaseId,
+    fencingToken: BigInt(l.fencingToken),
+    pool: l.pool,
+    domain: l.domainKey,
+    proxy: proxyToWire(l.proxy),
+    expireTime: timestampOf(l.expireAt),
+    sessionKey: l.sessionKey,
+    sessionRebound: l.sessionRebound,
+  });
+}
+
+/** Wire lease → model lease (a lease without proxy is a protocol error). */
+export function leaseFromWire(l: Lease): LeaseView {
+  if (l.proxy === undefined) throw new Error(`lease ${l.leaseId} carries no proxy`);
+  return {
+    leaseId: l.leaseId,
+    fencingToken: Number(l.fencingToken),
+    pool: l.pool,
+    domainKey: l.domain,
+    proxy: proxyFromWire(l.proxy),
+    expireAt: epochMsOf(l.expireTime),
+    sessionKey: l.sessionKey,
+    sessionRebound: l.sessionRebound,
+  };
+}
+
+/** Model policy → wire policy. */
+export function policyToWire(p: DomainPolicySpec): DomainPolicy {
+  return create(DomainPolicySchema, {
+    pattern: p.pattern,
+    group: p.group,
+    maxConcurrency: p.maxConcurrency,
+    minInterval: p.minIntervalMs > 0 ? durationOf(p.minIntervalMs) : undefined,
+    defaultTtl: p.defaultTtlMs > 0 ? durationOf(p.defaultTtlMs) : undefined,
+    banTtl: p.banTtlMs > 0 ? durationOf(p.banTtlMs) : undefined,
+  });
+}

@@ -1,0 +1,209 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
+import { createClient } from "@proxybroker/sdk/wire";
+import { LeaseLostError, ProxyBrokerClient } from "@proxybroker/sdk";
+import type { Lease } from "@proxybroker/sdk";
+import { brokerProcess } from "../../support/broker-process.js";
+import type { BrokerProcess } from "../../support/broker-process.js";
+import { startRedisServer } from "../../support/redis-server.js";
+import type { RedisServer } from "../../support/redis-server.js";
+
+const PROXIES = Array.from({ length: 12 }, (_, i) => `10.9.0.${i + 1}:3128`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The SDK against a real broker process on a real redis-server. */
+describe("ProxyBrokerClient", () => {
+  let redis: RedisServer;
+  let broker: BrokerProcess;
+  let dir: string;
+  const clients: ProxyBrokerClient[] = [];
+
+  const newClient = (workerId: string, extra: Partial<ConstructorParameters<typeof ProxyBrokerClient>[0]> = {}) => {
+    const c = new ProxyBrokerClient({
+      address: broker.address,
+      workerId,
+      breaker: { callTimeoutMs: 1_000, resetTimeoutMs: 300, volumeThreshold: 1 },
+      fallback: { snapshotRefreshMs: 200 },
+      ...extra,
+    });
+    clients.push(c);
+    return c;
+  };
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    dir = await mkdtemp(join(tmpdir(), "pb-sdk-"));
+    await writeFile(join(dir, "proxies.txt"), PROXIES.join("\n"));
+    broker = await brokerProcess({ redisUrl: redis.url, env: { PROXIES_FILE: join(dir, "proxies.txt") } });
+  });
+  afterAll(async () => {
+    await broker.stop();
+    await redis.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+    await broker.start(); // every test starts with a broker up
+  });
+
+  it("refuses bad options with TypeError", () => {
+    expect(() => new ProxyBrokerClient({ address: "nowhere" })).toThrow(TypeError);
+    expect(() => new ProxyBrokerClient({ address: "127.0.0.1:1", pool: "bad pool" })).toThrow(/pool/);
+    expect(() => new ProxyBrokerClient({ address: "127.0.0.1:1", breaker: { resetTimeoutMs: -1 } })).toThrow(/resetTimeoutMs/);
+    expect(() => new ProxyBrokerClient({ address: "127.0.0.1:1", fallback: { staticProxies: ["ftp://x:1"] } })).toThrow(/staticProxies\[0\]/);
+  });
+
+  it("keeps a lease alive with heartbeats for 3× its TTL; others cannot get its proxy", async () => {
+    await broker.start();
+    const a = newClient("hb-a");
+    const b = newClient("hb-b");
+    const held: Lease[] = [];
+    for (let i = 0; i < PROXIES.length; i++) held.push(await a.acquire("https://hb.example/x", { ttlMs: 300 }));
+    await sleep(1_000);
+    for (const l of held) {
+      expect(l.signal.aborted).toBe(false);
+      expect(l.expireAt).toBeGreaterThan(Date.now());
+    }
+    await expect(b.acquire("https://hb.example/y")).rejects.toThrow(/no eligible proxy|no proxy/);
+    await Promise.all(held.map((l) => l.release({ kind: "SUCCESS" })));
+    expect((await b.acquire("https://hb.example/y")).source).toBe("broker");
+  });
+
+  it("aborts a lost lease's signal", async () => {
+    await broker.start();
+    const c = newClient("lost");
+    const lease = await c.acquire("lost.example", { ttlMs: 100, heartbeat: false });
+    await sleep(200);
+    await expect(lease.renew()).rejects.toBeInstanceOf(LeaseLostError);
+    expect(lease.signal.aborted).toBe(true);
+    expect((lease.signal.reason as LeaseLostError).reason).toBe("EXPIRED");
+  });
+
+  it("serves from fallback within 1 s of the broker being killed, with no error to callers, and aborts leases it can no longer renew", async () => {
+    await broker.start();
+    const c = newClient("failover");
+    await sleep(300); // a snapshot has arrived
+    expect(c.fallback.hasPool).toBe(true);
+    const held = await c.acquire("held.example", { ttlMs: 300 });
+    await broker.kill();
+    const killedAt = Date.now();
+    const lease = await c.acquire("https://shop.example/after-kill");
+    const failoverMs = Date.now() - killedAt;
+    expect(lease.source).toBe("fallback");
+    expect(failoverMs).toBeLessThan(1_000);
+    for (let i = 0; i < 20; i++) {
+      const l = await c.acquire(`https://shop${i}.example/`);
+      expect(l.source).toBe("fallback");
+      await l.release({ kind: "SUCCESS" });
+    }
+    await lease.release({ kind: "SUCCESS" });
+    expect(c.mode).toBe("fallback");
+    // The broker lease cannot be renewed any more: it is aborted once its expiry passes.
+    await expect.poll(() => held.signal.aborted, { timeout: 2_000 }).toBe(true);
+  });
+
+  it("returns to the broker when it is back: the breaker closes and outcomes seen meanwhile reach its scores", async () => {
+    await broker.start();
+    const c = newClient("comeback");
+    const modes: string[] = [];
+    c.on("mode", (m: string) => modes.push(m));
+    await sleep(300);
+    const held = await c.acquire("https://undelivered.example/");
+    await broker.kill();
+    const used = new Set<string>();
+    for (let i = 0; i < 10; i++) {
+      const l = await c.acquire(`https://comeback${i}.example/`);
+      expect(l.source).toBe("fallback");
+      await l.release({ kind: "SUCCESS" });
+      used.add(l.proxy.id);
+    }
+    // A broker lease released while the broker is down: its outcome waits for replay too.
+    await held.release({ kind: "SUCCESS" });
+    used.add(held.proxy.id);
+    expect(c.fallback.bufferedOutcomes).toBe(11);
+    await broker.start();
+    await expect
+      .poll(async () => {
+        const l = await c.acquire("https://after.example/", { heartbeat: false });
+        await l.release({ kind: "ABANDONED" });
+        return l.source;
+      }, { timeout: 5_000, interval: 50 })
+      .toBe("broker");
+    expect(modes).toEqual(["fallback", "broker"]);
+    await expect.poll(() => c.fallback.bufferedOutcomes, { timeout: 3_000 }).toBe(0);
+    const admin = createClient(ProxyAdmin, new grpc.Client(broker.address, grpc.credentials.createInsecure()));
+    const scores = (await admin.listProxies({ pageSize: 100 })).proxies.filter((p) => used.has(p.id)).map((p) => p.score);
+    expect(scores.length).toBe(used.size);
+    for (const s of scores) expect(s).toBeGreaterThan(50); // each got at least one replayed +2
+    admin.grpcClient.close();
+  });
+
+  it("gives two clients in fallback disjoint proxies", async () => {
+    await broker.start();
+    const a = newClient("share-a");
+    const b = newClient("share-b");
+    // Both acquire once so the broker lists both as live workers, then take a fresh snapshot.
+    await (await a.acquire("warm.example")).release({ kind: "SUCCESS" });
+    await (await b.acquire("warm.example")).release({ kind: "SUCCESS" });
+    await sleep(400);
+    await broker.kill();
+    const leases: Lease[] = [];
+    const grab = async (c: ProxyBrokerClient) => {
+      for (;;) {
+        try {
+          leases.push(await c.acquire("same.example"));
+        } catch {
+          return;
+        }
+      }
+    };
+    await Promise.all([grab(a), grab(b)]);
+    // Workers of earlier tests are live too, so a and b own only part of the pool between them.
+    const ids = leases.map((l) => l.proxy.id);
+    expect(leases.every((l) => l.source === "fallback")).toBe(true);
+    expect(a.fallback.share.length + b.fallback.share.length).toBeGreaterThan(1);
+    expect(a.fallback.share.filter((p) => b.fallback.share.includes(p))).toEqual([]);
+    expect(new Set(ids).size).toBe(ids.length); // nobody got a proxy twice for one domain
+    expect(ids.sort()).toEqual([...a.fallback.share, ...b.fallback.share].sort()); // each used its whole share
+  });
+
+  it("falls back while Redis is down under a live broker, then replays outcomes that change the broker's scores", async () => {
+    await broker.start();
+    const c = newClient("replay");
+    const modes: string[] = [];
+    c.on("mode", (m: string) => modes.push(m));
+    await sleep(300);
+    await redis.stop();
+    const failures: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const l = await c.acquire(`https://replay${i}.example/`);
+      expect(l.source).toBe("fallback");
+      await l.release({ kind: "PROXY_ERROR" });
+      failures.push(l.proxy.id);
+    }
+    expect(c.fallback.bufferedOutcomes).toBeGreaterThanOrEqual(6);
+    await redis.restart();
+    // The restarted Redis is empty: load the pool again, as an operator would.
+    const admin = createClient(ProxyAdmin, new grpc.Client(broker.address, grpc.credentials.createInsecure()));
+    await expect.poll(() => admin.addProxies({ proxies: PROXIES.map((url) => ({ url })) }).then(() => true, () => false), { timeout: 8_000 }).toBe(true);
+    // Acquires probe the broker (half-open) and close the breaker; the replay follows.
+    await expect
+      .poll(async () => {
+        const l = await c.acquire("https://back.example/");
+        await l.release({ kind: "SUCCESS" });
+        return l.source;
+      }, { timeout: 5_000, interval: 100 })
+      .toBe("broker");
+    expect(modes).toEqual(["fallback", "broker"]);
+    await expect.poll(() => c.fallback.bufferedOutcomes, { timeout: 3_000 }).toBe(0);
+    const page = await admin.listProxies({ pageSize: 100 });
+    const hit = page.proxies.filter((p) => failures.includes(p.id));
+    expect(hit.length).toBeGreaterThan(0);
+    for (const p of hit) expect(p.score).toBeLessThan(50);
+    admin.grpcClient.close();
+  });
+});

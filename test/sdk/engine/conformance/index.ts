@@ -1,0 +1,33 @@
+/**
+ * The shared conformance suite of `LeaseStore` (docs/store-semantics.md, operation by operation).
+ * Every store implementation registers it from its own test file with a factory that builds a
+ * fresh, empty store per test. Tests drive a fake clock and a seeded random source: none sleeps.
+ */
+import { describe } from "vitest";
+import { adminSuite } from "./admin.js";
+import { exclusivitySuite } from "./exclusivity.js";
+import type { StoreFactory } from "./harness.js";
+import { leaseSuite } from "./leases.js";
+import { pacingSuite } from "./pacing.js";
+import { poolSuite } from "./pools.js";
+import { reportSuite } from "./reports.js";
+import { selectionSuite } from "./selection.js";
+import { scoringSuite } from "./scoring.js";
+import { sessionSuite } from "./sessions.js";
+
+export type { StoreDeps, StoreFactory } from "./harness.js";
+
+/** Register the conformance suite for one store implementation under `name`. */
+export function describeStoreConformance(name: string, factory: StoreFactory): void {
+  describe(`LeaseStore conformance: ${name}`, () => {
+    exclusivitySuite(factory);
+    leaseSuite(factory);
+    pacingSuite(factory);
+    scoringSuite(factory);
+    sessionSuite(factory);
+    poolSuite(factory);
+    adminSuite(factory);
+    reportSuite(factory);
+    selectionSuite(factory);
+  });
+}

@@ -1,0 +1,143 @@
+/**
+ * Internal to the conformance suite: §4 tiers, labels, workers, pool stats, and domain policies.
+ */
+import { describe, expect, it } from "vitest";
+import type { DomainPolicySpec } from "@proxybroker/sdk/model";
+import { acq, addProxies, deny, grant, openStore, proxySpec, TTL, type StoreFactory } from "./harness.js";
+
+function policy(pattern: string, over: Partial<DomainPolicySpec> = {}): DomainPolicySpec {
+  return { pattern, group: "", maxConcurrency: 1, minIntervalMs: 0, defaultTtlMs: 0, banTtlMs: 0, ...over };
+}
+
+export function poolSuite(factory: StoreFactory): void {
+  describe("§4 tiers, labels, workers", () => {
+    it("a tier request gets only proxies of that tier", async () => {
+      const h = await openStore(factory);
+      await h.store.addProxies("default", [
+        ...[0, 1, 2].map((i) => proxySpec(i, { tier: "datacenter" })),
+        ...[3, 4, 5].map((i) => proxySpec(i, { tier: "residential" })),
+      ]);
+      for (let i = 0; i < 3; i++) expect((await grant(h, acq({ tier: "residential" }))).proxy.tier).toBe("residential");
+      expect(await deny(h, acq({ tier: "residential" }))).toBe(TTL);
+      await deny(h, acq({ tier: "mobile" }));
+      expect((await grant(h, acq({ tier: "" }))).proxy.tier).toBe("datacenter");
+    });
+
+    it("a labels request gets only proxies whose labels all match", async () => {
+      const h = await openStore(factory);
+      await h.store.addProxies("default", [
+        proxySpec(0, { labels: { country: "de" } }),
+        proxySpec(1, { labels: { country: "fr", asn: "3215" } }),
+        proxySpec(2, { labels: { country: "fr", asn: "5410" } }),
+      ]);
+      const a = await grant(h, acq({ labels: { country: "fr", asn: "5410" } }));
+      expect(a.proxy.id).toBe(proxySpec(2).id);
+      expect(a.proxy.labels).toEqual({ country: "fr", asn: "5410" });
+      expect((await grant(h, acq({ labels: { country: "fr" } }))).proxy.id).toBe(proxySpec(1).id);
+      await deny(h, acq({ labels: { country: "fr" } }));
+      expect((await grant(h, acq({ labels: {} }))).proxy.id).toBe(proxySpec(0).id);
+      expect(await deny(h, acq({ domainKey: "other.example", labels: { country: "us" } }))).toBe(-1);
+    });
+
+    it("liveWorkers lists the workers that acquired, with the time they were last seen", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const t0 = h.clock.now();
+      await grant(h, acq({ workerId: "w-a" }));
+      h.clock.advance(1_000);
+      await deny(h, acq({ workerId: "w-b" })); // asking counts as being alive
+      h.clock.advance(1_000);
+      await deny(h, acq({ workerId: "w-a" }));
+      await deny(h, acq({ pool: "elsewhere", workerId: "w-c" }));
+      const byId = (ws: readonly { workerId: string }[]): string[] => ws.map((w) => w.workerId).sort();
+      const all = await h.store.liveWorkers("default", 0);
+      expect(byId(all)).toEqual(["w-a", "w-b"]);
+      expect(all.find((w) => w.workerId === "w-a")?.lastSeenAt).toBe(t0 + 2_000);
+      expect(all.find((w) => w.workerId === "w-b")?.lastSeenAt).toBe(t0 + 1_000);
+      expect(byId(await h.store.liveWorkers("default", t0 + 1_500))).toEqual(["w-a"]);
+      expect(byId(await h.store.liveWorkers("default", t0 + 1_000))).toEqual(["w-a", "w-b"]);
+      expect(byId(await h.store.liveWorkers("elsewhere", 0))).toEqual(["w-c"]);
+      expect(await h.store.liveWorkers("never-used", 0)).toEqual([]);
+    });
+
+    it("poolStats counts proxies by state and live workers", async () => {
+      const h = await openStore(factory, { scoring: { initialScore: 20, scoreAfterQuarantine: 20, maxQuarantines: 1 } });
+      const [a, b] = await addProxies(h, 4);
+      const health = (id: string, r: "pass" | "fail") => h.store.recordHealth("default", id, r);
+      await health(a!, "fail"); // 10: at the floor, still ACTIVE
+      expect(await health(a!, "fail")).toMatchObject({ state: "QUARANTINED" });
+      await health(b!, "fail");
+      await health(b!, "fail");
+      expect(await health(b!, "pass")).toMatchObject({ state: "ACTIVE", score: 20 });
+      await health(b!, "fail");
+      expect(await health(b!, "fail")).toMatchObject({ state: "BLACKLISTED" });
+      await grant(h, acq({ workerId: "w-1" }));
+      h.clock.advance(10_000);
+      await grant(h, acq({ workerId: "w-2" }));
+      expect(await h.store.poolStats("default", h.clock.now() - 5_000)).toEqual({
+        total: 4,
+        active: 2,
+        quarantined: 1,
+        blacklisted: 1,
+        disabled: 0,
+        liveWorkers: 1,
+      });
+      expect((await h.store.poolStats("default", 0)).liveWorkers).toBe(2);
+      expect(await h.store.poolStats("empty", 0)).toEqual({
+        total: 0,
+        active: 0,
+        quarantined: 0,
+        blacklisted: 0,
+        disabled: 0,
+        liveWorkers: 0,
+      });
+    });
+  });
+
+  describe("domain policies", () => {
+    it("setPolicy bumps the version; acquires with an old version answer stale-policy", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 2);
+      expect(await h.store.listPolicies("default")).toEqual({ version: "0", policies: [] });
+      await grant(h, acq({ policyVersion: "0" }));
+      await h.store.setPolicy("default", policy("*.example.com", { maxConcurrency: 2 }));
+      const v1 = (await h.store.listPolicies("default")).version;
+      expect(v1).not.toBe("0");
+      expect(await h.store.acquire(acq({ policyVersion: "0" }))).toEqual({ kind: "stale-policy", version: v1 });
+      await grant(h, acq({ policyVersion: v1 }));
+      // another pool's policies are its own
+      expect((await h.store.listPolicies("other")).version).toBe("0");
+      expect(await deny(h, acq({ pool: "other", policyVersion: "0" }))).toBe(-1);
+    });
+
+    it("set replaces by pattern, list returns every policy, delete bumps only when it deleted", async () => {
+      const h = await openStore(factory);
+      const versions = ["0"];
+      const bumped = async (): Promise<string> => {
+        const v = (await h.store.listPolicies("default")).version;
+        expect(v).not.toBe(versions.at(-1));
+        versions.push(v);
+        return v;
+      };
+      await h.store.setPolicy("default", policy("shop.example.com", { minIntervalMs: 1_000 }));
+      await bumped();
+      await h.store.setPolicy("default", policy("shop.example.com", { minIntervalMs: 2_000, group: "shop" }));
+      await bumped();
+      await h.store.setPolicy("default", policy("*", { banTtlMs: 60_000, defaultTtlMs: 20_000 }));
+      await bumped();
+      const listed = await h.store.listPolicies("default");
+      expect([...listed.policies].sort((x, y) => (x.pattern < y.pattern ? -1 : 1))).toEqual([
+        policy("*", { banTtlMs: 60_000, defaultTtlMs: 20_000 }),
+        policy("shop.example.com", { minIntervalMs: 2_000, group: "shop" }),
+      ]);
+      expect(await h.store.deletePolicy("default", "nope.example")).toBe(false);
+      expect((await h.store.listPolicies("default")).version).toBe(versions.at(-1));
+      expect(await h.store.deletePolicy("default", "*")).toBe(true);
+      const last = await bumped();
+      expect(await h.store.listPolicies("default")).toEqual({
+        version: last,
+        policies: [policy("shop.example.com", { minIntervalMs: 2_000, group: "shop" })],
+      });
+    });
+  });
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { SettingsError, loadSettings } from "../../../src/config/settings.js";
+import { parseProxiesFile } from "../../../src/proxies-file.js";
+
+describe("settings", () => {
+  it("has the documented defaults", () => {
+    const s = loadSettings({});
+    expect(s.listenAddress).toBe("127.0.0.1:50051");
+    expect(s.redisUrl).toBe("");
+    expect([s.ttlDefaultMs, s.ttlMinMs, s.ttlMaxMs]).toEqual([30_000, 1_000, 3_600_000]);
+    expect(s.banTtlMs).toBe(3_600_000);
+    expect(s.scoring.delta.PROXY_ERROR).toBe(-15);
+    expect(s.scoring.quarantineBaseMs).toBe(600_000);
+  });
+
+  it("reads every value from the environment", () => {
+    const s = loadSettings({ LISTEN_ADDRESS: "0.0.0.0:6000", REDIS_URL: "redis://r:6379", SCORE_FLOOR: "20", MAX_QUARANTINES: "5", HEALTH_CHECK_URL: "http://x.example/" });
+    expect(s.listenAddress).toBe("0.0.0.0:6000");
+    expect(s.scoring.floor).toBe(20);
+    expect(s.scoring.maxQuarantines).toBe(5);
+    expect(s.healthCheckUrl).toBe("http://x.example/");
+  });
+
+  it("refuses bad values, naming the variable", () => {
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ LISTEN_ADDRESS: "nowhere" }, /LISTEN_ADDRESS/],
+      [{ LEASE_TTL_DEFAULT_MS: "-5" }, /LEASE_TTL_DEFAULT_MS/],
+      [{ LEASE_TTL_MIN_MS: "60000", LEASE_TTL_DEFAULT_MS: "30000" }, /LEASE_TTL_MIN_MS ≤ LEASE_TTL_DEFAULT_MS/],
+      [{ REDIS_URL: "localhost:6379" }, /REDIS_URL/],
+      [{ QUARANTINE_JITTER: "2" }, /QUARANTINE_JITTER/],
+      [{ HEALTH_CHECK_URL: "ftp://x" }, /HEALTH_CHECK_URL/],
+      [{ PROXIES_POOL: "a b" }, /PROXIES_POOL/],
+    ];
+    for (const [env, message] of cases) {
+      expect(() => loadSettings(env)).toThrow(SettingsError);
+      expect(() => loadSettings(env)).toThrow(message);
+    }
+  });
+});
+
+describe("proxies file", () => {
+  it("parses url, tier and labels, skipping comments and blank lines", () => {
+    const specs = parseProxiesFile("# pool\n\n10.0.0.1:3128 tier=dc country=de\nhttp://u:p@10.0.0.2:8080\n", "p.txt");
+    expect(specs).toEqual([
+      { id: "10.0.0.1:3128", url: "http://10.0.0.1:3128", tier: "dc", labels: { country: "de" } },
+      { id: "10.0.0.2:8080", url: "http://u:p@10.0.0.2:8080", tier: "", labels: {} },
+    ]);
+  });
+
+  it("names the file and line of a bad entry", () => {
+    expect(() => parseProxiesFile("10.0.0.1:3128\n10.0.0.2\n", "p.txt")).toThrow(/p\.txt:2: .*no port/);
+    expect(() => parseProxiesFile("10.0.0.1:3128 country\n", "p.txt")).toThrow(/p\.txt:1: "country" is not key=value/);
+  });
+});

@@ -1,0 +1,78 @@
+import { createServer } from "node:http";
+import type { Server } from "node:http";
+import { createServer as createNetServer } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_SCORING } from "@proxybroker/sdk/model";
+import { MemoryStore } from "@proxybroker/sdk/engine";
+import { HealthChecker } from "../../../src/health/checker.js";
+import { probeProxy } from "../../../src/health/probe.js";
+import { startForwardProxy } from "../../support/forward-proxy.js";
+import type { ForwardProxy } from "../../support/forward-proxy.js";
+
+async function closedPort(): Promise<number> {
+  const srv = createNetServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const addr = srv.address();
+  const port = typeof addr === "object" && addr !== null ? addr.port : 0;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+/** The health checker through real HTTP proxies on loopback (SPEC §2: +3 / −10 / × 0.7). */
+describe("health checker", () => {
+  let target: Server;
+  let targetUrl: string;
+  let good: ForwardProxy;
+  let denying: ForwardProxy;
+
+  beforeAll(async () => {
+    target = createServer((_req, res) => res.writeHead(200).end("ok"));
+    await new Promise<void>((r) => target.listen(0, "127.0.0.1", r));
+    const addr = target.address();
+    targetUrl = `http://127.0.0.1:${typeof addr === "object" && addr !== null ? addr.port : 0}/health`;
+    good = await startForwardProxy();
+    denying = await startForwardProxy({ deny: true });
+  });
+  afterAll(async () => {
+    await good.close();
+    await denying.close();
+    await new Promise<void>((r) => target.close(() => r()));
+  });
+
+  it("probes: pass through a working proxy, fail on 407, error when nothing listens", async () => {
+    expect(await probeProxy({ proxyUrl: good.url, targetUrl, timeoutMs: 2_000 })).toBe("pass");
+    expect(await probeProxy({ proxyUrl: denying.url, targetUrl, timeoutMs: 2_000 })).toBe("fail");
+    expect(await probeProxy({ proxyUrl: `http://127.0.0.1:${await closedPort()}`, targetUrl, timeoutMs: 2_000 })).toBe("error");
+    expect(await probeProxy({ proxyUrl: denying.url, targetUrl: "https://127.0.0.1:1/", timeoutMs: 2_000 })).toBe("fail");
+  });
+
+  it("scores every proxy of the pool and ends a quarantine early on a pass", async () => {
+    let now = 1_000_000;
+    const store = new MemoryStore({ scoring: DEFAULT_SCORING, clock: () => now });
+    const dead = `127.0.0.1:${await closedPort()}`;
+    await store.addProxies("default", [
+      { id: good.url.slice(7), url: good.url, tier: "", labels: {} },
+      { id: denying.url.slice(7), url: denying.url, tier: "", labels: {} },
+      { id: dead, url: `http://${dead}`, tier: "", labels: {} },
+      { id: "127.0.0.9:1080", url: "socks5://127.0.0.9:1080", tier: "", labels: {} },
+    ]);
+    const checker = new HealthChecker({ store, pools: ["default"], targetUrl, intervalMs: 60_000, timeoutMs: 2_000, concurrency: 4, probe: probeProxy });
+    expect(await checker.runOnce()).toEqual({ pass: 1, fail: 1, error: 1, skipped: 1 });
+    const scores = Object.fromEntries((await store.listProxies("default", { size: 10, after: "" })).proxies.map((p) => [p.id, p.score]));
+    expect(scores[good.url.slice(7)]).toBe(53);
+    expect(scores[denying.url.slice(7)]).toBe(40);
+    expect(scores[dead]).toBeCloseTo(35);
+
+    // Failing checks drive the good proxy (53) below the floor (10) into quarantine…
+    const id = good.url.slice("http://".length);
+    for (let i = 0; i < 5; i++) await store.recordHealth("default", id, "fail");
+    const quarantined = (await store.listProxies("default", { size: 10, after: "" })).proxies.find((p) => p.id === id);
+    expect(quarantined?.state).toBe("QUARANTINED");
+    // …and the next round's pass brings it back long before its quarantine would end.
+    now += 1_000;
+    await checker.runOnce();
+    const back = (await store.listProxies("default", { size: 10, after: "" })).proxies.find((p) => p.id === id);
+    expect(back?.state).toBe("ACTIVE");
+    expect(good.requests()).toBeGreaterThanOrEqual(3);
+  });
+});

@@ -1,0 +1,78 @@
+import { spawn } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import * as grpc from "@grpc/grpc-js";
+import { DenyReason, ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import { createClient } from "@proxybroker/sdk/wire";
+import { StreamClient, granted } from "../support/stream-client.js";
+import { freePort } from "../support/broker-process.js";
+import { tsEntryArgs } from "../support/node-ts.js";
+
+const run = promisify(execFile);
+
+function startProcess(env: Record<string, string>): { proc: ChildProcessWithoutNullStreams; output: () => string; exited: Promise<number | null> } {
+  const proc = spawn(process.execPath, tsEntryArgs("src/main.ts"), { env: { ...process.env, ...env, REDIS_URL: "" } });
+  let out = "";
+  proc.stderr.on("data", (d: Buffer) => (out += d.toString()));
+  proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
+  return { proc, output: () => out, exited };
+}
+
+async function waitFor(cond: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The broker as a process: settings, reflection through buf curl, draining on SIGTERM. */
+describe("broker process", () => {
+  const procs: ChildProcessWithoutNullStreams[] = [];
+  afterEach(() => {
+    for (const p of procs.splice(0)) p.kill("SIGKILL");
+  });
+
+  it("refuses to start on an invalid setting and names it", async () => {
+    const p = startProcess({ LEASE_TTL_MIN_MS: "soon" });
+    procs.push(p.proc);
+    expect(await p.exited).toBe(2);
+    expect(p.output()).toMatch(/LEASE_TTL_MIN_MS=soon is not an integer/);
+  });
+
+  it("serves reflection and health so buf curl lists and calls every method; drains on SIGTERM", async () => {
+    const port = await freePort();
+    const p = startProcess({ LISTEN_ADDRESS: `127.0.0.1:${port}`, SHUTDOWN_GRACE_MS: "2000" });
+    procs.push(p.proc);
+    await waitFor(() => p.output().includes("listening"), 15_000);
+    const base = `http://127.0.0.1:${port}`;
+    const buf = "node_modules/.bin/buf";
+    const listed = await run(buf, ["curl", "--protocol", "grpc", "--http2-prior-knowledge", "--list-methods", base]);
+    for (const m of ["proxybroker.v1.ProxyBroker/Lease", "proxybroker.v1.ProxyBroker/AcquireLease", "proxybroker.v1.ProxyAdmin/SetDomainPolicy", "grpc.health.v1.Health/Check"]) {
+      expect(listed.stdout).toContain(m);
+    }
+    const acquired = await run(buf, ["curl", "--protocol", "grpc", "--http2-prior-knowledge", "-d", '{"workerId":"curl","domain":"example.com"}', `${base}/proxybroker.v1.ProxyBroker/AcquireLease`]);
+    expect(JSON.parse(acquired.stdout).lease.proxy.id).toMatch(/:\d+$/);
+    const health = await run(buf, ["curl", "--protocol", "grpc", "--http2-prior-knowledge", `${base}/grpc.health.v1.Health/Check`]);
+    expect(JSON.parse(health.stdout).status).toBe("SERVING");
+
+    // Hold every other proxy of the sample pool, then leave one acquire waiting.
+    const channel = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+    const s = new StreamClient(createClient(ProxyBroker, channel));
+    for (let i = 0; i < 4; i++) granted(await s.acquire({ domain: "example.com" }));
+    const waiting = s.acquire({ domain: "example.com", maxWaitMs: 30_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = Date.now();
+    p.proc.kill("SIGTERM");
+    const answer = await waiting;
+    expect(answer.case).toBe("denied");
+    if (answer.case === "denied") expect(answer.value.reason).toBe(DenyReason.UNAVAILABLE);
+    expect(await p.exited).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(4_000);
+    expect(p.output()).toMatch(/SIGTERM: draining/);
+    channel.close();
+  });
+});

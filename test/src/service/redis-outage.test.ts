@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { status } from "@grpc/grpc-js";
+import type { ServiceError } from "@grpc/grpc-js";
+import { DenyReason } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import { startBroker } from "../../support/broker.js";
+import type { TestBroker } from "../../support/broker.js";
+import { startRedisServer } from "../../support/redis-server.js";
+import type { RedisServer } from "../../support/redis-server.js";
+import { StreamClient } from "../../support/stream-client.js";
+
+/** Redis stopped under a running broker → UNAVAILABLE fast, health NOT_SERVING; back → recovers. */
+describe("Redis outage through the broker", () => {
+  let redis: RedisServer;
+  let b: TestBroker;
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    b = await startBroker({ kind: "redis", redisUrl: redis.url });
+    await b.admin.addProxies({ proxies: [{ url: "10.3.0.1:8080" }] });
+  });
+  afterAll(async () => {
+    await b.stop();
+    await redis.stop();
+  });
+
+  it("answers UNAVAILABLE within 1 s while Redis is down and recovers by itself", async () => {
+    const s = new StreamClient(b.broker);
+    expect((await s.acquire({ domain: "a.example" })).case).toBe("granted");
+    await redis.stop();
+
+    const t0 = Date.now();
+    const err = await b.broker.acquireLease({ domain: "a.example" }).then(
+      () => undefined,
+      (e: ServiceError) => e,
+    );
+    expect(err?.code).toBe(status.UNAVAILABLE);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+
+    // In-band on the stream, which stays open; many requests do not pile up.
+    const t1 = Date.now();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => s.acquire({ domain: "a.example" })));
+    expect(Date.now() - t1).toBeLessThan(1_000);
+    for (const a of answers) {
+      expect(a.case).toBe("denied");
+      if (a.case === "denied") expect(a.value.reason).toBe(DenyReason.UNAVAILABLE);
+    }
+    await expect.poll(async () => (await b.health.check({ service: "" })).status, { timeout: 3_000 }).toBe(2); // NOT_SERVING
+
+    await redis.restart();
+    // The restarted Redis is empty (no persistence): the pool is loaded again once it answers.
+    await expect
+      .poll(async () => b.admin.addProxies({ proxies: [{ url: "10.3.0.1:8080" }] }).then(() => true, () => false), { timeout: 8_000, interval: 100 })
+      .toBe(true);
+    expect((await s.acquire({ domain: "a.example" })).case).toBe("granted");
+    await expect.poll(async () => (await b.health.check({ service: "" })).status, { timeout: 3_000 }).toBe(1); // SERVING
+  });
+});

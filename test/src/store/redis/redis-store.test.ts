@@ -1,0 +1,91 @@
+/**
+ * The conformance suite against the Redis store: one throwaway redis-server for the file, a
+ * fresh random key prefix per test, its keys deleted afterwards.
+ */
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_SCORING } from "@proxybroker/sdk/model";
+import { createRedisClient, RedisStore } from "../../../../src/store/redis/index.js";
+import { fakeClock, seededRandom } from "../../../support/fake-clock.js";
+import { startRedisServer, type RedisServer } from "../../../support/redis-server.js";
+import { describeStoreConformance } from "../../../sdk/engine/conformance/index.js";
+
+let server: RedisServer;
+let admin: Redis;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  admin = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await admin.connect();
+});
+
+afterAll(async () => {
+  admin?.disconnect();
+  await server?.stop();
+});
+
+/** Delete every key whose name contains `token`. */
+async function deleteKeys(token: string): Promise<void> {
+  let cursor = "0";
+  do {
+    const [next, keys] = await admin.scan(cursor, "MATCH", `*${token}*`, "COUNT", 500);
+    cursor = next;
+    if (keys.length > 0) await admin.del(...keys);
+  } while (cursor !== "0");
+}
+
+describeStoreConformance("RedisStore", async ({ clock, random, scoring }) => {
+  const token = randomBytes(6).toString("hex");
+  const client = createRedisClient({ url: server.url });
+  const store = new RedisStore({ client, scoring, clock, random, prefix: `pbt-${token}:` });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      await deleteKeys(token);
+    },
+  };
+});
+
+describe("RedisStore keys", () => {
+  it("carry the store's prefix, and all keys of one pool share the pool's hash tag", async () => {
+    const token = randomBytes(6).toString("hex");
+    const clock = fakeClock();
+    const store = new RedisStore({
+      client: createRedisClient({ url: server.url }),
+      scoring: DEFAULT_SCORING,
+      clock: () => clock.now(),
+      random: seededRandom(7),
+      prefix: `pbt-${token}:`,
+    });
+    try {
+      const pool = "tagged";
+      await store.addProxies(pool, [{ id: "10.2.0.1:3128", url: "http://10.2.0.1:3128", tier: "datacenter", labels: {} }]);
+      await store.setPolicy(pool, { pattern: "*", group: "", maxConcurrency: 1, minIntervalMs: 0, defaultTtlMs: 0, banTtlMs: 0 });
+      const params = {
+        pool, domainKey: "shop.example.com", workerId: "w", ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 1_000,
+        banTtlMs: 60_000, policyVersion: (await store.listPolicies(pool)).version, sessionKey: "s", sessionTtlMs: 600_000,
+        tier: "", labels: {},
+      };
+      const r = await store.acquire(params);
+      expect(r.kind).toBe("granted");
+      if (r.kind === "granted") {
+        await store.release({
+          leaseId: r.lease.leaseId, fencingToken: r.lease.fencingToken,
+          outcome: { kind: "BLOCKED", httpStatus: 403, latencyMs: 10, retryAfterMs: 0 },
+        });
+      }
+      const all = await admin.keys("*");
+      const mine = all.filter((k) => k.includes(token));
+      expect(mine.length).toBeGreaterThan(0);
+      expect(all.filter((k) => !k.includes("pbt-")), "keys without a test prefix").toEqual([]);
+      const tags = new Set(mine.map((k) => /\{([^}]*)\}/.exec(k)?.[1]));
+      expect(tags.size, `hash tags of ${JSON.stringify(mine)}`).toBe(1);
+      expect([...tags][0]).toContain(pool);
+    } finally {
+      await store.close();
+      await deleteKeys(token);
+    }
+  });
+});

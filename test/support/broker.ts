@@ -1,0 +1,80 @@
+/**
+ * Test helper: a real broker (BrokerServer) on a loopback port chosen by the OS, on the embedded
+ * store or on a RedisStore, with typed clients over real gRPC.
+ */
+import * as grpc from "@grpc/grpc-js";
+import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
+import { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import { Health } from "@proxybroker/sdk/gen/grpc/health/v1/health_pb";
+import { createClient } from "@proxybroker/sdk/wire";
+import type { ClientOf } from "@proxybroker/sdk/wire";
+import { DEFAULT_SCORING } from "@proxybroker/sdk/model";
+import type { ScoringConfig } from "@proxybroker/sdk/model";
+import { MemoryStore } from "@proxybroker/sdk/engine";
+import type { LeaseStore } from "@proxybroker/sdk/engine";
+import { BrokerServer } from "../../src/server/broker-server.js";
+import type { BrokerServerSettings } from "../../src/server/broker-server.js";
+import { RedisStore, createRedisClient } from "../../src/store/redis/index.js";
+
+export type StoreKind = "embedded" | "redis";
+
+export interface TestBroker {
+  readonly address: string;
+  readonly server: BrokerServer;
+  readonly store: LeaseStore;
+  readonly broker: ClientOf<typeof ProxyBroker>;
+  readonly admin: ClientOf<typeof ProxyAdmin>;
+  readonly health: ClientOf<typeof Health>;
+  stop(): Promise<void>;
+}
+
+/** Settings for tests: short TTL bounds so real expiry takes milliseconds. */
+export const TEST_SETTINGS: BrokerServerSettings = {
+  listenAddress: "127.0.0.1:0",
+  ttlDefaultMs: 30_000,
+  ttlMinMs: 50,
+  ttlMaxMs: 3_600_000,
+  maxWaitLimitMs: 60_000,
+  waitPollMs: 50,
+  sessionTtlMs: 600_000,
+  banTtlMs: 3_600_000,
+  workerActiveWindowMs: 60_000,
+  keepaliveTimeMs: 10_000,
+  keepaliveTimeoutMs: 5_000,
+};
+
+let prefixes = 0;
+
+/** Start a broker on a fresh store; `redisUrl` is required for the Redis store. */
+export async function startBroker(opts: {
+  kind: StoreKind;
+  redisUrl?: string;
+  settings?: Partial<BrokerServerSettings>;
+  scoring?: ScoringConfig;
+}): Promise<TestBroker> {
+  const scoring = opts.scoring ?? DEFAULT_SCORING;
+  let store: LeaseStore;
+  if (opts.kind === "redis") {
+    if (opts.redisUrl === undefined) throw new Error("redisUrl is required for the redis store");
+    const client = createRedisClient({ url: opts.redisUrl });
+    store = new RedisStore({ client, scoring, prefix: `t${process.pid}x${prefixes++}x${Date.now() % 100000}` });
+  } else {
+    store = new MemoryStore({ scoring });
+  }
+  const server = await BrokerServer.start({ store, settings: { ...TEST_SETTINGS, ...opts.settings } });
+  const address = `127.0.0.1:${server.port}`;
+  const channel = new grpc.Client(address, grpc.credentials.createInsecure());
+  return {
+    address,
+    server,
+    store,
+    broker: createClient(ProxyBroker, channel),
+    admin: createClient(ProxyAdmin, channel),
+    health: createClient(Health, channel),
+    async stop() {
+      channel.close();
+      await server.shutdown(500);
+      await store.close();
+    },
+  };
+}
