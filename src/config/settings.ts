@@ -48,7 +48,12 @@ export interface Settings {
   readonly healthCheckConcurrency: number;
   /** HEALTH_CHECK_POOLS — comma-separated pools the checker walks. */
   readonly healthCheckPools: readonly string[];
-  /** SCORE_*, QUARANTINE_*, MAX_QUARANTINES, RATE_LIMIT_BACKOFF_*, LATENCY_EWMA_ALPHA, HEALTH_* — §2. */
+  /** MAX_RETRY_AFTER_MS — a client's retry_after is cut to this (a site's Retry-After can be absurd). */
+  readonly maxRetryAfterMs: number;
+  /**
+   * SCORE_*, QUARANTINE_*, MAX_QUARANTINES, RATE_LIMIT_BACKOFF_*, LATENCY_EWMA_ALPHA, HEALTH_*,
+   * ADAPTIVE_* — §2.
+   */
   readonly scoring: ScoringConfig;
 }
 
@@ -111,6 +116,14 @@ function loadScoring(env: Env): ScoringConfig {
     healthPass: score("HEALTH_PASS_SCORE", d.healthPass),
     healthFail: score("HEALTH_FAIL_SCORE", d.healthFail),
     healthErrorFactor: num(env, "HEALTH_ERROR_FACTOR", d.healthErrorFactor, { min: 0, max: 1, integer: false }),
+    adaptive: {
+      startMs: num(env, "ADAPTIVE_START_MS", d.adaptive.startMs, { min: 1, max: MS_DAY }),
+      increase: num(env, "ADAPTIVE_INCREASE", d.adaptive.increase, { min: 1, max: 100, integer: false }),
+      decrease: num(env, "ADAPTIVE_DECREASE", d.adaptive.decrease, { min: 0, max: 0.9, integer: false }),
+      margin: num(env, "ADAPTIVE_MARGIN", d.adaptive.margin, { min: 1, max: 10, integer: false }),
+      memoryMs: num(env, "ADAPTIVE_MEMORY_MS", d.adaptive.memoryMs, { min: 0, max: MS_DAY * 30 }),
+      maxMs: num(env, "ADAPTIVE_MAX_MS", d.adaptive.maxMs, { min: 1, max: MS_DAY }),
+    },
   };
 }
 
@@ -140,6 +153,7 @@ export function loadSettings(env: Env = process.env): Settings {
     healthCheckTimeoutMs: num(env, "HEALTH_CHECK_TIMEOUT_MS", 10_000, { min: 100, max: 120_000 }),
     healthCheckConcurrency: num(env, "HEALTH_CHECK_CONCURRENCY", 16, { min: 1, max: 1_000 }),
     healthCheckPools: str(env, "HEALTH_CHECK_POOLS", "default").split(",").map((p) => p.trim()),
+    maxRetryAfterMs: num(env, "MAX_RETRY_AFTER_MS", MS_DAY, { min: 1, max: MS_DAY * 30 }),
     scoring: loadScoring(env),
   };
   if (!(s.ttlMinMs <= s.ttlDefaultMs && s.ttlDefaultMs <= s.ttlMaxMs)) {

@@ -10,6 +10,7 @@ import { adminHandlers } from "../service/admin-service.js";
 import { brokerHandlers } from "../service/broker-service.js";
 import type { BrokerContext } from "../service/context.js";
 import { BrokerError } from "../service/errors.js";
+import { domainPacingGauge } from "../service/domain-pacing.js";
 import { LeaseEngine } from "../service/lease-engine.js";
 import type { StreamHandle } from "../service/lease-stream.js";
 import { BrokerMetrics } from "../service/metrics.js";
@@ -29,6 +30,8 @@ export type BrokerServerSettings = Pick<
   | "workerActiveWindowMs"
   | "keepaliveTimeMs"
   | "keepaliveTimeoutMs"
+  | "maxRetryAfterMs"
+  | "scoring"
 >;
 
 export interface BrokerServerOptions {
@@ -62,9 +65,19 @@ export class BrokerServer {
     readonly port: number = 0,
   ) {
     const s = opts.settings;
-    this.defaults = { maxConcurrency: 1, minIntervalMs: 0, defaultTtlMs: s.ttlDefaultMs, banTtlMs: s.banTtlMs };
+    this.defaults = {
+      maxConcurrency: 1,
+      minIntervalMs: 0,
+      defaultTtlMs: s.ttlDefaultMs,
+      banTtlMs: s.banTtlMs,
+      maxIntervalMs: s.scoring.adaptive.maxMs,
+    };
     this.engine = new LeaseEngine({ store: opts.store, defaults: this.defaults, sessionTtlMs: s.sessionTtlMs, waitPollMs: s.waitPollMs, ...(opts.clock ? { clock: opts.clock } : {}) });
-    this.metrics = new BrokerMetrics({ waiting: () => this.engine.waiting, defaultMetrics: opts.processMetrics === true });
+    this.metrics = new BrokerMetrics({
+      waiting: () => this.engine.waiting,
+      domainPacing: () => domainPacingGauge({ store: opts.store, engine: this.engine, defaults: this.defaults }),
+      defaultMetrics: opts.processMetrics === true,
+    });
   }
 
   /** Build the server, bind `settings.listenAddress` and start serving. */
@@ -90,7 +103,7 @@ export class BrokerServer {
     const ctx: BrokerContext = {
       store: this.opts.store,
       engine: this.engine,
-      limits: { ttlMinMs: s.ttlMinMs, ttlMaxMs: s.ttlMaxMs, maxWaitLimitMs: s.maxWaitLimitMs },
+      limits: { ttlMinMs: s.ttlMinMs, ttlMaxMs: s.ttlMaxMs, maxWaitLimitMs: s.maxWaitLimitMs, maxRetryAfterMs: s.maxRetryAfterMs },
       policyDefaults: this.defaults,
       workerActiveWindowMs: s.workerActiveWindowMs,
       clock: this.opts.clock ?? Date.now,

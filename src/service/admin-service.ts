@@ -3,10 +3,11 @@ import { InvalidInputError } from "@proxybroker/sdk/model";
 import type { DomainPolicySpec, ProxySpecInput } from "@proxybroker/sdk/model";
 import { normalizeGroup, normalizePattern } from "@proxybroker/sdk/model";
 import { parseProxySpec } from "@proxybroker/sdk/model";
-import { msOf, policyToWire, proxyToWire } from "@proxybroker/sdk/wire";
+import { durationOf, policyFromWire, policyToWire, proxyToWire, timestampOf } from "@proxybroker/sdk/wire";
 import {
   AddProxiesResponseSchema,
   DeleteDomainPolicyResponseSchema,
+  GetDomainPacingResponseSchema,
   GetPoolStatsResponseSchema,
   ListDomainPoliciesResponseSchema,
   ListProxiesResponseSchema,
@@ -16,9 +17,11 @@ import {
   SetDomainPolicyResponseSchema,
 } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import type { ProxyAdmin, RejectedProxy } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
+import { DomainPacingSchema, PacingMode } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { DomainPolicy } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { MethodsOf, ServiceHandlers } from "@proxybroker/sdk/wire";
 import type { BrokerContext } from "./context.js";
+import { describeDomainPacing, DOMAIN_PACING_LIMIT } from "./domain-pacing.js";
 import { unary } from "./unary.js";
 import { checkPool } from "./validate.js";
 
@@ -90,24 +93,48 @@ export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       const deleted = await ctx.store.deletePolicy(checkPool(req.pool), normalizePattern(req.pattern));
       return create(DeleteDomainPolicyResponseSchema, { deleted });
     }),
+
+    getDomainPacing: unary(ctx.isDraining, async (req) => {
+      const pool = checkPool(req.pool);
+      if (req.domains.length > DOMAIN_PACING_LIMIT) throw new InvalidInputError(`at most ${DOMAIN_PACING_LIMIT} domains per call`);
+      const set = await ctx.store.listPolicies(pool);
+      const views = await describeDomainPacing({ store: ctx.store, pool, set, defaults: ctx.policyDefaults, domains: req.domains });
+      return create(GetDomainPacingResponseSchema, {
+        domains: views.map((v) =>
+          create(DomainPacingSchema, {
+            domain: v.domainKey,
+            policyPattern: v.policyPattern,
+            minInterval: durationOf(v.minIntervalMs),
+            effectiveInterval: durationOf(v.effectiveMs),
+            learnedLimit: durationOf(v.learnedMs),
+            learnedTime: timestampOf(v.learnedAt),
+          }),
+        ),
+      });
+    }),
   };
 }
 
+/** Longest policy duration (interval, jitter, cap): a day. */
+const MAX_POLICY_MS = 86_400_000;
+
 function checkPolicy(p: DomainPolicy, ctx: BrokerContext): DomainPolicySpec {
-  const minIntervalMs = msOf(p.minInterval);
-  const defaultTtlMs = msOf(p.defaultTtl);
-  const banTtlMs = msOf(p.banTtl);
-  if (minIntervalMs < 0 || banTtlMs < 0) throw new InvalidInputError("policy durations must not be negative");
+  const spec = policyFromWire(p);
+  const durations = { min_interval: spec.minIntervalMs, ban_ttl: spec.banTtlMs, jitter: spec.jitterMs, max_interval: spec.maxIntervalMs };
+  for (const [name, ms] of Object.entries(durations)) {
+    if (!(ms >= 0)) throw new InvalidInputError(`policy ${name} must not be negative`);
+    if (name !== "ban_ttl" && ms > MAX_POLICY_MS) throw new InvalidInputError(`policy ${name} ${ms} ms is above a day`);
+  }
   if (p.maxConcurrency > 1000) throw new InvalidInputError(`max_concurrency ${p.maxConcurrency} is above 1000`);
+  const { defaultTtlMs } = spec;
   if (defaultTtlMs !== 0 && (defaultTtlMs < ctx.limits.ttlMinMs || defaultTtlMs > ctx.limits.ttlMaxMs)) {
     throw new InvalidInputError(`default_ttl ${defaultTtlMs} ms is outside [${ctx.limits.ttlMinMs}, ${ctx.limits.ttlMaxMs}] ms`);
   }
-  return {
-    pattern: normalizePattern(p.pattern),
-    group: normalizeGroup(p.group),
-    maxConcurrency: p.maxConcurrency,
-    minIntervalMs,
-    defaultTtlMs,
-    banTtlMs,
-  };
+  if (spec.maxIntervalMs > 0 && spec.maxIntervalMs < spec.minIntervalMs) {
+    throw new InvalidInputError(`max_interval ${spec.maxIntervalMs} ms is below min_interval ${spec.minIntervalMs} ms`);
+  }
+  if (p.pacing !== PacingMode.UNSPECIFIED && p.pacing !== PacingMode.AFTER_RELEASE && p.pacing !== PacingMode.AFTER_GRANT) {
+    throw new InvalidInputError(`pacing ${p.pacing} is not a PacingMode`);
+  }
+  return { ...spec, pattern: normalizePattern(p.pattern), group: normalizeGroup(p.group) };
 }

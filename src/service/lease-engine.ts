@@ -1,6 +1,6 @@
-import { effectivePolicy } from "@proxybroker/sdk/model";
+import { effectivePolicy, policyParams, shadowKeys } from "@proxybroker/sdk/model";
 import type { PolicyDefaults } from "@proxybroker/sdk/model";
-import type { AcquireParams, AcquireResult, LeaseView, LostReasonName, RenewResult } from "@proxybroker/sdk/model";
+import type { AcquireParams, AcquireResult, LeaseView, LostReasonName, PolicySet, RenewResult } from "@proxybroker/sdk/model";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 import { LeaseIndex } from "./lease-index.js";
 import { PolicyCache } from "./policy-cache.js";
@@ -54,6 +54,16 @@ export class LeaseEngine {
     });
   }
 
+  /** Pools this broker has served, and their policies (cached). */
+  pools(): string[] {
+    return this.policies.pools();
+  }
+
+  /** The policies of a pool as this broker applies them. */
+  policySet(pool: string): Promise<PolicySet> {
+    return this.policies.get(pool);
+  }
+
   /** Waiting acquires on this broker (a metric). */
   get waiting(): number {
     return this.queues.size;
@@ -64,8 +74,8 @@ export class LeaseEngine {
     const start = this.clock();
     const params = await this.resolve(spec);
     const key = queueKey(params);
-    if (this.queues.waiting(key) > 0) {
-      // Others are already waiting for this domain-key: no overtaking them.
+    if (this.queues.waitingPlain(key) > 0) {
+      // Plain waiters, whom any free proxy serves, wait for this domain-key: no overtaking them.
       if (spec.maxWaitMs === 0) return { kind: "denied", retryAfterMs: this.queues.retryAfterMs(key) };
       return this.wait(spec, params, start, signal, this.queues.retryAfterMs(key));
     }
@@ -163,13 +173,11 @@ export class LeaseEngine {
     const set = await this.policies.get(spec.pool);
     const eff = effectivePolicy(set.policies, spec.host, this.opts.defaults);
     return {
+      ...policyParams(eff),
       pool: spec.pool,
-      domainKey: eff.domainKey,
       workerId: spec.workerId,
       ttlMs: spec.ttlMs > 0 ? spec.ttlMs : eff.defaultTtlMs,
-      maxConcurrency: eff.maxConcurrency,
-      minIntervalMs: eff.minIntervalMs,
-      banTtlMs: eff.banTtlMs,
+      shadowKeys: set.history.length === 0 ? [] : shadowKeys(set, spec.host, eff.domainKey),
       policyVersion: set.version,
       sessionKey: spec.sessionKey,
       sessionTtlMs: this.opts.sessionTtlMs,

@@ -1,5 +1,12 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
+/** One sample of the domain pacing gauge. */
+export interface PacingSample {
+  readonly pool: string;
+  readonly domain: string;
+  readonly seconds: number;
+}
+
 /** The broker's Prometheus metrics, on a registry of their own (served by src/metrics-server.ts). */
 export class BrokerMetrics {
   readonly registry = new Registry();
@@ -22,13 +29,27 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
-  constructor(opts: { waiting: () => number; defaultMetrics?: boolean }) {
+  constructor(opts: { waiting: () => number; domainPacing: () => Promise<readonly PacingSample[]>; defaultMetrics?: boolean }) {
     new Gauge({
       name: "proxybroker_waiting_acquires",
       help: "Acquires waiting inside this broker (max_wait)",
       registers: [this.registry],
       collect() {
         this.set(opts.waiting());
+      },
+    });
+    new Gauge({
+      name: "proxybroker_domain_pacing_interval_seconds",
+      help: "The interval grants of one proxy for a domain-key run under now (policy and adaptive pacing), for policy groups and adapted domain-keys of the pools this broker serves (bounded)",
+      labelNames: ["pool", "domain"],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        try {
+          for (const s of await opts.domainPacing()) this.set({ pool: s.pool, domain: s.domain }, s.seconds);
+        } catch {
+          // the store is unreachable: no samples this time (the store metrics say why)
+        }
       },
     });
     if (opts.defaultMetrics === true) collectDefaultMetrics({ register: this.registry });

@@ -13,6 +13,11 @@ export class PolicyCache {
 
   constructor(private readonly store: LeaseStore) {}
 
+  /** Pools whose policies are cached (the pools this broker served). */
+  pools(): string[] {
+    return [...this.sets.keys()];
+  }
+
   /** The cached set of a pool, loaded on first use. */
   get(pool: string): Promise<PolicySet> {
     const cached = this.sets.get(pool);

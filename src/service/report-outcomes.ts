@@ -24,7 +24,7 @@ export async function reportOutcomes(ctx: BrokerContext, defaults: PolicyDefault
     const domainKey = GROUP.test(o.domain) ? o.domain : normalizeHost(o.domain, `outcomes[${i}].domain`);
     const byGroup = policies.find((p) => p.group === domainKey && p.banTtlMs > 0);
     const banTtlMs = byGroup?.banTtlMs ?? effectivePolicy(policies, domainKey, defaults).banTtlMs;
-    return { proxyId: o.proxyId, domainKey, outcome: checkOutcome(o.outcome), banTtlMs };
+    return { proxyId: o.proxyId, domainKey, outcome: checkOutcome(o.outcome, ctx.limits), banTtlMs };
   });
   const applied = reports.length > 0 ? await ctx.store.reportOutcomes(pool, reports) : 0;
   return create(ReportOutcomesResponseSchema, { applied });

@@ -19,7 +19,12 @@ export interface RequestLimits {
   readonly ttlMinMs: number;
   readonly ttlMaxMs: number;
   readonly maxWaitLimitMs: number;
+  /** A longer retry_after is cut to this. */
+  readonly maxRetryAfterMs: number;
 }
+
+/** A longer latency sample is cut to this (it only feeds an average). */
+const MAX_LATENCY_MS = 3_600_000;
 
 /** A checked acquire, before policy resolution. `ttlMs` 0 = the policy's default. */
 export interface AcquireSpec {
@@ -111,16 +116,25 @@ export function checkRenew(req: RenewLeaseRequest, limits: RequestLimits): Renew
   };
 }
 
-/** Check an outcome (kind required, durations not negative). */
-export function checkOutcome(outcome: Outcome | undefined): OutcomeInput {
+/**
+ * Check an outcome: kind required, durations not negative; retry_after is cut to the limit and
+ * latency to an hour, so that a site's absurd Retry-After cools the pair for a long time, not for
+ * ever, and every number stays exact in the store.
+ */
+export function checkOutcome(outcome: Outcome | undefined, limits: Pick<RequestLimits, "maxRetryAfterMs">): OutcomeInput {
   const kind = outcome === undefined ? undefined : outcomeNameOf(outcome.kind);
   if (outcome === undefined || kind === undefined) {
     throw new InvalidInputError("outcome.kind is required (SUCCESS, RATE_LIMITED, BLOCKED, PROXY_ERROR, TARGET_ERROR or ABANDONED)");
   }
   const latencyMs = msOf(outcome.latency);
   const retryAfterMs = msOf(outcome.retryAfter);
-  if (latencyMs < 0 || retryAfterMs < 0) throw new InvalidInputError("outcome durations must not be negative");
-  return { kind, httpStatus: outcome.httpStatus, latencyMs, retryAfterMs };
+  if (!(latencyMs >= 0) || !(retryAfterMs >= 0)) throw new InvalidInputError("outcome durations must not be negative");
+  return {
+    kind,
+    httpStatus: outcome.httpStatus,
+    latencyMs: Math.min(latencyMs, MAX_LATENCY_MS),
+    retryAfterMs: Math.min(retryAfterMs, limits.maxRetryAfterMs),
+  };
 }
 
 /** Check a release request (and its `next` acquire). */
@@ -128,7 +142,7 @@ export function checkRelease(req: ReleaseLeaseRequest, limits: RequestLimits): R
   const base = {
     leaseId: checkLeaseId(req.leaseId),
     fencingToken: fencingToken(req.fencingToken),
-    outcome: checkOutcome(req.outcome),
+    outcome: checkOutcome(req.outcome, limits),
   };
   return req.next === undefined ? base : { ...base, next: checkAcquire(req.next, limits) };
 }

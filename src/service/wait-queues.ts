@@ -4,7 +4,10 @@
  * becomes eligible (retry_after), and at least every `pollMs` (releases through other replicas
  * and expiries are only seen that way). Waiters are tried in arrival order; the first plain waiter
  * that is denied stops the pass, so nobody overtakes it. Waiters bound to a session, tier or
- * labels are asked for something narrower and do not block the ones behind them.
+ * labels ("narrow") ask for something only some proxies can serve: they never block the waiters
+ * behind them, nor new requests (see `waitingPlain`); a denied narrow waiter rests until its own
+ * retry_after or a release, and a pass tries at most NARROW_PER_PASS of them, so that many narrow
+ * waiters cannot starve the plain ones.
  */
 
 /** What a queue asks of one attempt. */
@@ -21,15 +24,23 @@ export interface Waiter<G> {
   readonly settle: (result: AttemptResult<G> | { readonly kind: "error"; readonly error: unknown }) => void;
 }
 
+/** A queued waiter with its resting time. */
+interface Queued<G> {
+  readonly waiter: Waiter<G>;
+  /** A denied narrow waiter is not tried again before this (epoch ms), unless a release wakes it. */
+  notBefore: number;
+}
+
 interface Queue<G> {
-  readonly waiters: Waiter<G>[];
+  readonly waiters: Queued<G>[];
   draining: boolean;
   again: boolean;
   timer: NodeJS.Timeout | undefined;
   retryAfterMs: number;
 }
 
-const MAX_ATTEMPTS_PER_PASS = 8;
+/** Narrow waiters tried per pass at most. */
+const NARROW_PER_PASS = 8;
 
 export class WaitQueues<G> {
   private readonly queues = new Map<string, Queue<G>>();
@@ -46,6 +57,13 @@ export class WaitQueues<G> {
   /** Waiters currently queued for this key. */
   waiting(key: string): number {
     return this.queues.get(key)?.waiters.length ?? 0;
+  }
+
+  /** Plain waiters (no session, tier or labels) queued for this key: a new request may not overtake them. */
+  waitingPlain(key: string): number {
+    let n = 0;
+    for (const q of this.queues.get(key)?.waiters ?? []) if (!q.waiter.narrow) n++;
+    return n;
   }
 
   /** The last retry_after seen by the queue of this key (for callers that will not wait). */
@@ -67,20 +85,22 @@ export class WaitQueues<G> {
       q = { waiters: [], draining: false, again: false, timer: undefined, retryAfterMs };
       this.queues.set(key, q);
     }
-    q.waiters.push(waiter);
+    q.waiters.push({ waiter, notBefore: 0 });
     this.schedule(key, q, retryAfterMs);
   }
 
-  /** Something was released for this key: try its waiters now. */
+  /** Something was released for this key: try its waiters now, the resting narrow ones too. */
   wake(key: string): void {
     const q = this.queues.get(key);
-    if (q !== undefined) void this.drain(key, q);
+    if (q === undefined) return;
+    for (const w of q.waiters) w.notBefore = 0;
+    void this.drain(key, q);
   }
 
   /** Fail every waiter (shutdown). */
   rejectAll(error: unknown): void {
     for (const [key, q] of this.queues) {
-      for (const w of q.waiters.splice(0)) w.settle({ kind: "error", error });
+      for (const w of q.waiters.splice(0)) w.waiter.settle({ kind: "error", error });
       if (q.timer !== undefined) clearTimeout(q.timer);
       this.queues.delete(key);
     }
@@ -93,7 +113,7 @@ export class WaitQueues<G> {
       return;
     }
     const now = this.opts.clock();
-    const nextDeadline = Math.min(...q.waiters.map((w) => w.deadline));
+    const nextDeadline = Math.min(...q.waiters.map((w) => w.waiter.deadline));
     const hint = retryAfterMs >= 0 ? retryAfterMs : this.opts.pollMs;
     const delay = Math.max(1, Math.min(hint, this.opts.pollMs, nextDeadline - now));
     if (q.timer !== undefined) clearTimeout(q.timer);
@@ -127,7 +147,7 @@ export class WaitQueues<G> {
   private dropExpired(q: Queue<G>): void {
     const now = this.opts.clock();
     for (let i = q.waiters.length - 1; i >= 0; i--) {
-      const w = q.waiters[i]!;
+      const w = q.waiters[i]!.waiter;
       if (w.signal?.aborted === true) {
         q.waiters.splice(i, 1);
         w.settle({ kind: "error", error: w.signal.reason });
@@ -138,28 +158,41 @@ export class WaitQueues<G> {
     }
   }
 
-  /** One pass over the queue; returns the smallest retry_after seen (-1 if none). */
+  /**
+   * One pass over the queue in arrival order: every plain waiter until the first one denied, and
+   * up to NARROW_PER_PASS narrow ones that are not resting. Returns the smallest retry_after seen
+   * (-1 if none).
+   */
   private async pass(q: Queue<G>): Promise<number> {
     let minRetry = -1;
+    let narrowTried = 0;
     let i = 0;
-    for (let attempts = 0; i < q.waiters.length && attempts < MAX_ATTEMPTS_PER_PASS; attempts++) {
-      const w = q.waiters[i]!;
+    while (i < q.waiters.length) {
+      const entry = q.waiters[i]!;
+      const w = entry.waiter;
+      if (w.narrow && (narrowTried >= NARROW_PER_PASS || entry.notBefore > this.opts.clock())) {
+        i++;
+        continue;
+      }
+      if (w.narrow) narrowTried++;
       let r: AttemptResult<G>;
       try {
         r = await w.attempt();
       } catch (error) {
-        q.waiters.splice(q.waiters.indexOf(w), 1);
+        q.waiters.splice(q.waiters.indexOf(entry), 1);
         w.settle({ kind: "error", error });
         continue;
       }
       if (r.kind === "granted") {
-        q.waiters.splice(q.waiters.indexOf(w), 1);
+        q.waiters.splice(q.waiters.indexOf(entry), 1);
         if (w.signal?.aborted === true) this.opts.orphaned(r.grant);
         else w.settle(r);
         continue;
       }
       if (r.retryAfterMs >= 0) minRetry = minRetry < 0 ? r.retryAfterMs : Math.min(minRetry, r.retryAfterMs);
       if (!w.narrow) break;
+      const rest = r.retryAfterMs >= 0 ? Math.min(r.retryAfterMs, this.opts.pollMs) : this.opts.pollMs;
+      entry.notBefore = this.opts.clock() + Math.max(1, rest);
       i++;
     }
     return minRetry;

@@ -9,11 +9,15 @@ export interface StoreChoice {
   readonly redisKeyPrefix: string;
   readonly redisCommandTimeoutMs: number;
   readonly scoring: ScoringConfig;
+  /** The longest lease TTL: replaced policy sets are kept twice as long. */
+  readonly ttlMaxMs: number;
 }
 
 /** Create the store the settings ask for. */
 export function createStore(choice: StoreChoice): { store: LeaseStore; kind: "redis" | "embedded" } {
-  if (choice.redisUrl === "") return { store: new MemoryStore({ scoring: choice.scoring }), kind: "embedded" };
+  const policyHistoryMs = 2 * choice.ttlMaxMs;
+  if (choice.redisUrl === "") return { store: new MemoryStore({ scoring: choice.scoring, policyHistoryMs }), kind: "embedded" };
   const client = createRedisClient({ url: choice.redisUrl, commandTimeoutMs: choice.redisCommandTimeoutMs });
-  return { store: new RedisStore({ client, scoring: choice.scoring, prefix: choice.redisKeyPrefix }), kind: "redis" };
+  const store = new RedisStore({ client, scoring: choice.scoring, prefix: choice.redisKeyPrefix, policyHistoryMs });
+  return { store, kind: "redis" };
 }

@@ -41,6 +41,8 @@ export const TEST_SETTINGS: BrokerServerSettings = {
   workerActiveWindowMs: 60_000,
   keepaliveTimeMs: 10_000,
   keepaliveTimeoutMs: 5_000,
+  maxRetryAfterMs: 86_400_000,
+  scoring: DEFAULT_SCORING,
 };
 
 let prefixes = 0;

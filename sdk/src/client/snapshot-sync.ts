@@ -1,9 +1,7 @@
 import type { ProxyBroker } from "../gen/proxybroker/v1/broker_pb.js";
 import type { ClientOf } from "../wire/grpc-adapter.js";
-import { epochMsOf, proxyFromWire } from "../wire/codec.js";
-import type { DomainPolicySpec } from "../model/model.js";
+import { epochMsOf, policyFromWire, proxyFromWire } from "../wire/codec.js";
 import type { FallbackPool, PoolSnapshot } from "../fallback/index.js";
-import { msOf } from "../wire/codec.js";
 
 /**
  * Keeps the fallback pool fed: fetches `GetPoolSnapshot` now and every `refreshMs` while the
@@ -50,16 +48,7 @@ export class SnapshotSync {
         pool: res.pool,
         proxies: res.proxies.map(proxyFromWire),
         liveWorkers: res.liveWorkers.map((w) => w.workerId),
-        policies: res.policies.map(
-          (p): DomainPolicySpec => ({
-            pattern: p.pattern,
-            group: p.group,
-            maxConcurrency: p.maxConcurrency,
-            minIntervalMs: msOf(p.minInterval),
-            defaultTtlMs: msOf(p.defaultTtl),
-            banTtlMs: msOf(p.banTtl),
-          }),
-        ),
+        policies: res.policies.map(policyFromWire),
         takenAt: epochMsOf(res.snapshotTime),
       };
       await this.opts.fallback.useSnapshot(snap).catch(() => undefined); // a failed file write keeps the pool

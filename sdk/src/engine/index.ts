@@ -4,5 +4,6 @@
  */
 export type { LeaseStore } from "./store.js";
 export { StoreUnavailableError } from "./store.js";
-export { MemoryStore } from "./memory-store.js";
+export { MemoryStore, POLICY_HISTORY_MS } from "./memory-store.js";
+export { HISTORY_MAX } from "./memory/policies.js";
 export type { MemoryStoreOptions } from "./memory-store.js";

@@ -1,6 +1,7 @@
 import type {
   AcquireParams,
   AcquireResult,
+  DomainPacing,
   DomainPolicySpec,
   HealthResult,
   OutcomeReport,
@@ -21,7 +22,7 @@ import { EngineState } from "./memory/engine-state.js";
 import { release, renew } from "./memory/lease-ops.js";
 import { reportOutcome } from "./memory/report.js";
 import { deletePolicy, listPolicies, setPolicy } from "./memory/policies.js";
-import { listProxies, liveWorkers, poolStats } from "./memory/queries.js";
+import { domainPacing, listProxies, liveWorkers, poolStats } from "./memory/queries.js";
 import { applyHealth } from "./memory/score-change.js";
 import { StoreUnavailableError, type LeaseStore } from "./store.js";
 
@@ -33,7 +34,12 @@ export interface MemoryStoreOptions {
   readonly clock?: () => number;
   /** Uniform in [0, 1), for selection and quarantine jitter (not lease ids). Default `Math.random`. */
   readonly random?: () => number;
+  /** How long a replaced policy set is kept (`PolicySet.history`). Default 2 h. */
+  readonly policyHistoryMs?: number;
 }
+
+/** Default of `policyHistoryMs`: twice the longest lease TTL the broker allows by default. */
+export const POLICY_HISTORY_MS = 2 * 3_600_000;
 
 /**
  * The in-memory `LeaseStore`: the broker's store when `REDIS_URL` is unset, and the SDK's local
@@ -45,6 +51,7 @@ export interface MemoryStoreOptions {
  */
 export class MemoryStore implements LeaseStore {
   private readonly state: EngineState;
+  private readonly policyHistoryMs: number;
   private closed = false;
 
   constructor(options: MemoryStoreOptions) {
@@ -53,6 +60,7 @@ export class MemoryStore implements LeaseStore {
       clock: options.clock ?? Date.now,
       random: options.random ?? Math.random,
     });
+    this.policyHistoryMs = options.policyHistoryMs ?? POLICY_HISTORY_MS;
   }
 
   async acquire(params: AcquireParams): Promise<AcquireResult> {
@@ -107,15 +115,22 @@ export class MemoryStore implements LeaseStore {
   }
 
   async setPolicy(pool: string, policy: DomainPolicySpec): Promise<void> {
-    setPolicy(this.open().pool(pool), policy);
+    const state = this.open();
+    setPolicy(state.pool(pool), policy, { now: state.ctx.clock(), keepMs: this.policyHistoryMs });
   }
 
   async deletePolicy(pool: string, pattern: string): Promise<boolean> {
-    return deletePolicy(this.open().findPool(pool), pattern);
+    const state = this.open();
+    return deletePolicy(state.findPool(pool), pattern, { now: state.ctx.clock(), keepMs: this.policyHistoryMs });
   }
 
   async listPolicies(pool: string): Promise<PolicySet> {
-    return listPolicies(this.open().findPool(pool));
+    const state = this.open();
+    return listPolicies(state.findPool(pool), state.ctx.clock(), this.policyHistoryMs);
+  }
+
+  async domainPacing(pool: string, domainKeys: readonly string[], limit: number): Promise<DomainPacing[]> {
+    return domainPacing(this.open().findPool(pool), domainKeys, limit);
   }
 
   async ping(): Promise<boolean> {

@@ -1,6 +1,7 @@
 import type {
   AcquireParams,
   AcquireResult,
+  DomainPacing,
   DomainPolicySpec,
   HealthResult,
   OutcomeReport,
@@ -51,11 +52,19 @@ export interface LeaseStore {
   /** Workers that acquired at or after `sinceMs`. */
   liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]>;
 
-  /** Create or replace the policy with this pattern; bumps the pool's policy version. */
+  /**
+   * Create or replace the policy with this pattern; bumps the pool's policy version. The set it
+   * replaces is kept as history (`PolicySet.history`) for the store's policy history time.
+   */
   setPolicy(pool: string, policy: DomainPolicySpec): Promise<void>;
-  /** Delete by pattern; bumps the version when something was deleted. */
+  /** Delete by pattern; bumps the version (and keeps history) when something was deleted. */
   deletePolicy(pool: string, pattern: string): Promise<boolean>;
   listPolicies(pool: string): Promise<PolicySet>;
+  /**
+   * Adaptive pacing state of these domain-keys (not adapted: zeros), or, when `domainKeys` is
+   * empty, of every adapted domain-key of the pool, highest interval first; at most `limit`.
+   */
+  domainPacing(pool: string, domainKeys: readonly string[], limit: number): Promise<DomainPacing[]>;
 
   /** Answer whether the backend is reachable (for the health service). */
   ping(): Promise<boolean>;

@@ -9,7 +9,7 @@ import type {
   ReleaseResult,
   RenewResult,
 } from "../model/model.js";
-import { effectivePolicy, type PolicyDefaults } from "../model/policy.js";
+import { effectivePolicy, policyParams, type PolicyDefaults } from "../model/policy.js";
 import { DEFAULT_SCORING, type ScoringConfig } from "../model/scoring.js";
 import { MemoryStore } from "../engine/memory-store.js";
 import { OutcomeBuffer, type BufferedOutcome } from "./outcome-buffer.js";
@@ -129,7 +129,13 @@ export class FallbackPool {
     this.clock = opts.clock ?? Date.now;
     this.store = new MemoryStore({ scoring: opts.scoring ?? DEFAULT_SCORING, clock: this.clock, random: opts.random ?? Math.random });
     this.buffer = new OutcomeBuffer(opts.maxBufferedOutcomes ?? 10_000);
-    this.defaults = { maxConcurrency: 1, minIntervalMs: 0, defaultTtlMs: opts.defaultTtlMs ?? 30_000, banTtlMs: opts.banTtlMs ?? 3_600_000 };
+    this.defaults = {
+      maxConcurrency: 1,
+      minIntervalMs: 0,
+      defaultTtlMs: opts.defaultTtlMs ?? 30_000,
+      banTtlMs: opts.banTtlMs ?? 3_600_000,
+      maxIntervalMs: (opts.scoring ?? DEFAULT_SCORING).adaptive.maxMs,
+    };
     if (opts.staticProxies !== undefined) {
       const pool = poolName(opts.staticPool ?? "");
       // Cannot fail: the store is open. Every call waits for this build first.
@@ -277,13 +283,11 @@ export class FallbackPool {
     if (source === undefined || source.pool !== pool) return { kind: "denied", retryAfterMs: -1 };
     const eff = effectivePolicy(source.policies, host, this.defaults);
     const params: AcquireParams = {
+      ...policyParams(eff),
       pool,
-      domainKey: eff.domainKey,
       workerId: this.opts.workerId,
       ttlMs: req.ttlMs > 0 ? req.ttlMs : eff.defaultTtlMs,
-      maxConcurrency: eff.maxConcurrency,
-      minIntervalMs: eff.minIntervalMs,
-      banTtlMs: eff.banTtlMs,
+      shadowKeys: [],
       policyVersion: "0", // policies are resolved here; the store never holds any
       sessionKey: req.sessionKey,
       sessionTtlMs: this.opts.sessionTtlMs ?? 600_000,

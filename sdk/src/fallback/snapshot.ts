@@ -59,7 +59,8 @@ export async function loadSnapshotFile(path: string): Promise<PoolSnapshot | und
     const parsed: unknown = JSON.parse(text);
     if (!isRecord(parsed) || parsed["version"] !== FILE_VERSION) return undefined;
     const snap = parsed["snapshot"];
-    return isSnapshot(snap) ? snap : undefined;
+    if (!isSnapshot(snap)) return undefined;
+    return { ...snap, policies: snap.policies.map(asPolicy).filter((p): p is DomainPolicySpec => p !== undefined) };
   } catch {
     return undefined;
   }
@@ -94,10 +95,29 @@ function isProxy(v: unknown): v is ProxyView {
   return PROXY_NUMBERS.every((k) => Number.isFinite(v[k]));
 }
 
-function isPolicy(v: unknown): v is DomainPolicySpec {
-  if (!isRecord(v) || typeof v["pattern"] !== "string" || typeof v["group"] !== "string") return false;
-  return POLICY_NUMBERS.every((k) => Number.isFinite(v[k]));
+/** A policy as written by this or an earlier version (fields added since then get defaults). */
+function asPolicy(v: unknown): DomainPolicySpec | undefined {
+  if (!isRecord(v) || typeof v["pattern"] !== "string" || typeof v["group"] !== "string") return undefined;
+  if (!POLICY_NUMBERS.every((k) => Number.isFinite(v[k]))) return undefined;
+  const n = (k: string): number => (typeof v[k] === "number" && Number.isFinite(v[k]) ? v[k] : 0);
+  return {
+    pattern: v["pattern"],
+    group: v["group"],
+    maxConcurrency: n("maxConcurrency"),
+    minIntervalMs: n("minIntervalMs"),
+    defaultTtlMs: n("defaultTtlMs"),
+    banTtlMs: n("banTtlMs"),
+    pacing: v["pacing"] === "grant" ? "grant" : "release",
+    jitterMs: n("jitterMs"),
+    maxIntervalMs: n("maxIntervalMs"),
+    fixedInterval: v["fixedInterval"] === true,
+  };
 }
+
+function isPolicy(v: unknown): boolean {
+  return asPolicy(v) !== undefined;
+}
+
 
 function isSnapshot(v: unknown): v is PoolSnapshot {
   if (!isRecord(v) || typeof v["pool"] !== "string" || !Number.isFinite(v["takenAt"])) return false;

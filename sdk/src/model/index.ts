@@ -4,9 +4,9 @@
  * the scoring numbers of the contract (docs/spec.md §2). No I/O.
  */
 export { InvalidInputError, isValidHost, normalizeHost, hostFromDomain, hostFromUrl, targetHost } from "./domain-key.js";
-export type { OutcomeKindName, ProxyStateName, LostReasonName, ProxySpecInput, ProxyView, DomainPolicySpec, PolicySet, AcquireParams, LeaseView, AcquireResult, RenewParams, RenewResult, OutcomeInput, ReleaseParams, ReleaseResult, OutcomeReport, HealthResult, WorkerSeen, PoolStats } from "./model.js";
-export { normalizePattern, normalizeGroup, patternMatches, findPolicy, effectivePolicy } from "./policy.js";
-export type { PolicyDefaults, EffectivePolicy } from "./policy.js";
+export type { OutcomeKindName, ProxyStateName, LostReasonName, ProxySpecInput, ProxyView, PacingAnchor, DomainPolicySpec, RetiredPolicySet, PolicySet, DomainPacing, AcquireParams, LeaseView, AcquireResult, RenewParams, RenewResult, OutcomeInput, ReleaseParams, ReleaseResult, OutcomeReport, HealthResult, WorkerSeen, PoolStats } from "./model.js";
+export { normalizePattern, normalizeGroup, patternMatches, findPolicy, effectivePolicy, applyPolicy, shadowKeys, policySpec, policyParams } from "./policy.js";
+export type { PolicyDefaults, EffectivePolicy, PolicyParams } from "./policy.js";
 export { validateTierAndLabels, parseProxySpec } from "./proxy-spec.js";
-export { DEFAULT_SCORING, clampScore, scoreAfterOutcome, scoreAfterHealth, isFailure, quarantineLengthMs, rateLimitBackoffMs, nextEwma } from "./scoring.js";
-export type { ScoringConfig } from "./scoring.js";
+export { DEFAULT_SCORING, clampScore, scoreAfterOutcome, scoreAfterHealth, isFailure, quarantineLengthMs, rateLimitBackoffMs, nextEwma, learnedAt, adaptOnRateLimited, adaptOnSuccess, baseInterval } from "./scoring.js";
+export type { ScoringConfig, AdaptivePacingConfig, AdaptiveState, GrantPacing } from "./scoring.js";

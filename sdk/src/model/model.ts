@@ -43,6 +43,13 @@ export interface ProxyView extends ProxySpecInput {
   readonly quarantineCount: number;
 }
 
+/**
+ * Where the pacing interval of a (proxy, domain-key) pair is measured from (G2): "release" — the
+ * next grant comes `min_interval` after the previous lease of the pair ended (released, expired
+ * or lost) and after its grant; "grant" — after the previous grant only.
+ */
+export type PacingAnchor = "release" | "grant";
+
 /** A domain policy as stored: durations in ms, 0 = not set (use the broker default). */
 export interface DomainPolicySpec {
   /** `shop.example.com`, `*.example.com` (subdomains only) or `*`. */
@@ -53,12 +60,44 @@ export interface DomainPolicySpec {
   readonly minIntervalMs: number;
   readonly defaultTtlMs: number;
   readonly banTtlMs: number;
+  /** What `min_interval` is measured from; "release" unless the policy says otherwise. */
+  readonly pacing: PacingAnchor;
+  /** Up to this much is added at random to the interval of each grant; 0 = none. */
+  readonly jitterMs: number;
+  /** Upper bound of the adaptive interval; 0 = the broker default. */
+  readonly maxIntervalMs: number;
+  /** No adaptive pacing: the interval stays `min_interval` whatever the site answers. */
+  readonly fixedInterval: boolean;
+}
+
+/** A policy set that was replaced, kept while leases granted under it may still be live. */
+export interface RetiredPolicySet {
+  /** Epoch ms of the change that replaced it. */
+  readonly retiredAt: number;
+  readonly policies: readonly DomainPolicySpec[];
 }
 
 /** The policies of a pool with the version that acquires must present (see `AcquireParams`). */
 export interface PolicySet {
   readonly version: string;
   readonly policies: readonly DomainPolicySpec[];
+  /**
+   * Earlier sets, newest first, kept for the longest lease TTL after they were replaced: a host
+   * whose domain-key changed must not be granted under its new key while a lease of the old one
+   * still runs.
+   */
+  readonly history: readonly RetiredPolicySet[];
+}
+
+/** The pacing state of a domain-key (adaptive pacing, §2). */
+export interface DomainPacing {
+  readonly domainKey: string;
+  /** The adaptive interval; 0 = not raised (the policy's `min_interval` applies). */
+  readonly adaptiveMs: number;
+  /** The longest interval that drew a RATE_LIMITED recently; 0 = none remembered. */
+  readonly learnedMs: number;
+  /** Epoch ms when `learnedMs` was last raised. */
+  readonly learnedAt: number;
 }
 
 /** What the store needs to grant a lease: the request after validation and policy resolution. */
@@ -68,7 +107,21 @@ export interface AcquireParams {
   readonly workerId: string;
   readonly ttlMs: number;
   readonly maxConcurrency: number;
+  /** The policy's interval: the adaptive interval never goes below it. */
   readonly minIntervalMs: number;
+  /** What the interval is measured from (G2). */
+  readonly pacing: PacingAnchor;
+  /** Up to this much is added at random to each grant's interval; 0 = none. */
+  readonly jitterMs: number;
+  /** Adaptive pacing applies (RATE_LIMITED raises the domain-key's interval, SUCCESS lowers it). */
+  readonly adaptive: boolean;
+  /** Upper bound of the adaptive interval. */
+  readonly maxIntervalMs: number;
+  /**
+   * Earlier domain-keys of this host (a policy change moved it); a proxy busy or paced under one
+   * of them is not eligible. Usually empty.
+   */
+  readonly shadowKeys: readonly string[];
   /** Ban length for BLOCKED outcomes on leases of this grant. */
   readonly banTtlMs: number;
   /** The `PolicySet.version` the parameters were resolved from; a mismatch → `stale-policy`. */

@@ -27,6 +27,29 @@ export interface ScoringConfig {
   readonly healthPass: number;
   readonly healthFail: number;
   readonly healthErrorFactor: number;
+  /** Adaptive pacing of a domain-key (§2). */
+  readonly adaptive: AdaptivePacingConfig;
+}
+
+/**
+ * Adaptive pacing (§2), per domain-key: a RATE_LIMITED raises the interval multiplicatively, a
+ * SUCCESS lowers it a little, never below the policy's `min_interval`, nor — while it is
+ * remembered — below `margin` × the longest interval that drew a RATE_LIMITED, and never above
+ * the cap. A domain-key nobody configured starts at 0 and learns the site's limit this way.
+ */
+export interface AdaptivePacingConfig {
+  /** The interval after a first RATE_LIMITED at interval 0. */
+  readonly startMs: number;
+  /** Factor applied on a RATE_LIMITED. */
+  readonly increase: number;
+  /** Fraction taken off on a SUCCESS. */
+  readonly decrease: number;
+  /** The interval stays at or above `margin` × the learned limit. */
+  readonly margin: number;
+  /** How long a learned limit is remembered. */
+  readonly memoryMs: number;
+  /** The cap when the policy sets none. */
+  readonly maxMs: number;
 }
 
 /** SPEC §2 defaults. */
@@ -54,6 +77,14 @@ export const DEFAULT_SCORING: ScoringConfig = {
   healthPass: 3,
   healthFail: -10,
   healthErrorFactor: 0.7,
+  adaptive: {
+    startMs: 1_000,
+    increase: 2,
+    decrease: 0.05,
+    margin: 1.25,
+    memoryMs: 3_600_000,
+    maxMs: 60_000,
+  },
 };
 
 /** Clamp a score into [minScore, maxScore]. */
@@ -102,4 +133,64 @@ export function nextEwma(cfg: ScoringConfig, ewma: number, sampleMs: number): nu
   if (sampleMs <= 0) return ewma;
   if (ewma <= 0) return sampleMs;
   return ewma + cfg.ewmaAlpha * (sampleMs - ewma);
+}
+
+/** A domain-key's adaptive state: the raised interval and the learned limit (0 = none). */
+export interface AdaptiveState {
+  readonly adaptiveMs: number;
+  readonly learnedMs: number;
+  readonly learnedAt: number;
+}
+
+/** What a lease's grant knew about pacing, needed when its outcome comes back. */
+export interface GrantPacing {
+  /** The interval the lease was granted under, before jitter: max(policy, adaptive). */
+  readonly baseMs: number;
+  readonly policyMinMs: number;
+  readonly maxIntervalMs: number;
+}
+
+/** The learned limit still remembered at `now` (0 once forgotten). */
+export function learnedAt(cfg: AdaptivePacingConfig, s: AdaptiveState, now: number): number {
+  return s.learnedMs > 0 && now - s.learnedAt < cfg.memoryMs ? s.learnedMs : 0;
+}
+
+/**
+ * The state after a RATE_LIMITED of a lease granted under `g`: the learned limit becomes at
+ * least the interval that drew it; the interval doubles (`increase`) from the larger of itself and
+ * that interval, or starts at `startMs` from 0; capped.
+ */
+export function adaptOnRateLimited(cfg: AdaptivePacingConfig, s: AdaptiveState, g: GrantPacing, now: number): AdaptiveState {
+  const from = Math.max(s.adaptiveMs, g.baseMs);
+  const raised = from > 0 ? from * cfg.increase : cfg.startMs;
+  return {
+    adaptiveMs: Math.round(Math.min(capOf(cfg, g), raised)),
+    learnedMs: Math.max(learnedAt(cfg, s, now), g.baseMs),
+    learnedAt: now,
+  };
+}
+
+/** The cap of the adaptive interval for a grant: its own, else the default; never below its policy. */
+function capOf(cfg: AdaptivePacingConfig, g: GrantPacing): number {
+  return Math.max(g.maxIntervalMs > 0 ? g.maxIntervalMs : cfg.maxMs, g.policyMinMs);
+}
+
+/**
+ * The state after a SUCCESS of a lease granted under a raised interval: the interval loses
+ * `decrease` of itself, down to the larger of the policy's interval and `margin` × the learned
+ * limit; at or below the policy's interval it is no longer raised (0). Unchanged when it is not
+ * raised, or when the lease was granted at the policy's interval (its success says nothing about
+ * the raised one).
+ */
+export function adaptOnSuccess(cfg: AdaptivePacingConfig, s: AdaptiveState, g: GrantPacing, now: number): AdaptiveState {
+  if (s.adaptiveMs <= 0 || g.baseMs <= g.policyMinMs) return s;
+  const cap = capOf(cfg, g);
+  const floor = Math.max(g.policyMinMs, Math.round(learnedAt(cfg, s, now) * cfg.margin));
+  const lowered = Math.min(cap, Math.max(floor, Math.round(s.adaptiveMs * (1 - cfg.decrease))));
+  return { ...s, adaptiveMs: lowered > g.policyMinMs ? lowered : 0 };
+}
+
+/** The interval a grant uses before jitter: the policy's, or the adaptive one when higher. */
+export function baseInterval(policyMinMs: number, adaptiveMs: number, adaptive: boolean): number {
+  return adaptive ? Math.max(policyMinMs, adaptiveMs) : policyMinMs;
 }

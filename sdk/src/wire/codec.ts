@@ -14,6 +14,7 @@ import {
   LeaseSchema,
   LostReason,
   OutcomeKind,
+  PacingMode,
   ProxySchema,
   ProxyState,
 } from "../gen/proxybroker/v1/broker_pb.js";
@@ -152,7 +153,7 @@ export function leaseFromWire(l: Lease): LeaseView {
   };
 }
 
-/** Model policy → wire policy. */
+/** Model policy → wire policy (unset fields stay unset). */
 export function policyToWire(p: DomainPolicySpec): DomainPolicy {
   return create(DomainPolicySchema, {
     pattern: p.pattern,
@@ -161,5 +162,28 @@ export function policyToWire(p: DomainPolicySpec): DomainPolicy {
     minInterval: p.minIntervalMs > 0 ? durationOf(p.minIntervalMs) : undefined,
     defaultTtl: p.defaultTtlMs > 0 ? durationOf(p.defaultTtlMs) : undefined,
     banTtl: p.banTtlMs > 0 ? durationOf(p.banTtlMs) : undefined,
+    pacing: p.pacing === "grant" ? PacingMode.AFTER_GRANT : PacingMode.AFTER_RELEASE,
+    jitter: p.jitterMs > 0 ? durationOf(p.jitterMs) : undefined,
+    maxInterval: p.maxIntervalMs > 0 ? durationOf(p.maxIntervalMs) : undefined,
+    fixedInterval: p.fixedInterval,
   });
+}
+
+/**
+ * Wire policy → model policy, as it stands (durations may be negative: the broker validates
+ * policies it is given; a client takes the broker's as they come).
+ */
+export function policyFromWire(p: DomainPolicy): DomainPolicySpec {
+  return {
+    pattern: p.pattern,
+    group: p.group,
+    maxConcurrency: p.maxConcurrency,
+    minIntervalMs: msOf(p.minInterval),
+    defaultTtlMs: msOf(p.defaultTtl),
+    banTtlMs: msOf(p.banTtl),
+    pacing: p.pacing === PacingMode.AFTER_GRANT ? "grant" : "release",
+    jitterMs: msOf(p.jitter),
+    maxIntervalMs: msOf(p.maxInterval),
+    fixedInterval: p.fixedInterval,
+  };
 }

@@ -28,14 +28,20 @@ export function tokenArg(token: number): string {
   return Number.isSafeInteger(token) && token > 0 ? String(token) : "-";
 }
 
-/** A duration or count as a non-negative integer. */
+/**
+ * The longest duration a script is given (10 years): anything longer means "for ever" and would
+ * only lose precision in Lua's doubles and in the numbers Redis writes back.
+ */
+export const MAX_SCRIPT_MS = 10 * 365 * 86_400_000;
+
+/** A duration or count as a non-negative integer, at most MAX_SCRIPT_MS. */
 function ms(x: number): number {
-  return Number.isFinite(x) && x > 0 ? Math.floor(x) : 0;
+  return Number.isFinite(x) && x > 0 ? Math.min(MAX_SCRIPT_MS, Math.floor(x)) : 0;
 }
 
-/** A latency sample: a positive finite number, else 0 (not reported). */
+/** A latency sample: a positive finite number (at most MAX_SCRIPT_MS), else 0 (not reported). */
 function latency(x: number): number {
-  return Number.isFinite(x) && x > 0 ? x : 0;
+  return Number.isFinite(x) && x > 0 ? Math.min(MAX_SCRIPT_MS, x) : 0;
 }
 
 /** The `{{name}}` constants of includes/config.lua: `cfg` and the tombstone minimum. */
@@ -62,6 +68,12 @@ export function scriptConstants(cfg: ScoringConfig): ScriptConstants {
     deltaTargetError: cfg.delta.TARGET_ERROR,
     deltaAbandoned: cfg.delta.ABANDONED,
     tombstoneMinMs: TOMBSTONE_MIN_MS,
+    adaptiveStartMs: cfg.adaptive.startMs,
+    adaptiveIncrease: cfg.adaptive.increase,
+    adaptiveDecrease: cfg.adaptive.decrease,
+    adaptiveMargin: cfg.adaptive.margin,
+    adaptiveMemoryMs: cfg.adaptive.memoryMs,
+    adaptiveMaxMs: cfg.adaptive.maxMs,
   };
 }
 
@@ -79,7 +91,7 @@ export function acquireKeys(keys: PoolKeys, p: AcquireParams): ScriptKeys<"acqui
 }
 
 /**
- * The 13 acquire arguments (acquireLease-7.lua ARGV[1..13]); `now` and then the wanted labels
+ * The 18 acquire arguments (acquireLease-7.lua ARGV[1..18]); `now` and then the wanted labels
  * (`labelArgs`) follow.
  */
 export function acquireArgs(keys: PoolKeys, p: AcquireParams, hex: string, seed: number): ScriptArg[] {
@@ -97,6 +109,11 @@ export function acquireArgs(keys: PoolKeys, p: AcquireParams, hex: string, seed:
     p.tier,
     hex,
     seed,
+    p.pacing === "grant" ? "g" : "r",
+    ms(p.jitterMs),
+    p.adaptive ? "1" : "0",
+    ms(p.maxIntervalMs),
+    p.shadowKeys.join("\n"),
   ];
 }
 

@@ -6,14 +6,18 @@
  * - `P m`             hash:   pool meta: pv policy version (absent = "0"), qn earliest
  *                             quarantine return (absent = none)
  * - `P pol`           hash:   pattern → policy JSON
+ * - `P polh`          list:   replaced policy sets, newest first (lua/includes/policyHistory.lua)
  * - `P all`           zset:   every proxy id, score 0 (id order for listProxies)
  * - `P idx`           zset:   ACTIVE proxy id → −score (ZRANGE 0.. = best first, ties by id)
  * - `P idx:t:<tier>`  zset:   the same for one tier
+ * - `P idx:l:<k>=<v>` zset:   the same for one label (escaped as in the record)
  * - `P q`             zset:   QUARANTINED proxy id → until (epoch ms)
  * - `P bl`            set:    BLACKLISTED proxy ids
  * - `P w`             hash:   worker id → last acquire (epoch ms)
  * - `P p:<id>`        hash:   proxy record
  * - `P b:<dk>`        zset:   busy index of a domain-key, proxy id → blockedUntil
+ * - `P d:<dk>`        hash:   adaptive pacing of a domain-key: a interval, l learned limit, t when
+ * - `P ad`            zset:   adapted domain-keys → their interval
  * - `P r:<dk>:<id>`   hash:   pair (proxy, domain-key) state; field h = its live leases
  * - `P l:<hex>`       string: tombstone of a lease that ended
  * - `P s:<session>`   string: sticky session binding
@@ -35,6 +39,8 @@ export class PoolKeys {
   readonly base: string;
   readonly meta: string;
   readonly policies: string;
+  readonly policyHistory: string;
+  readonly adapted: string;
   readonly all: string;
   readonly index: string;
   readonly quarantine: string;
@@ -46,6 +52,8 @@ export class PoolKeys {
     this.base = `${prefix.endsWith(":") ? prefix : `${prefix}:`}{${pool}}:`;
     this.meta = `${this.base}m`;
     this.policies = `${this.base}pol`;
+    this.policyHistory = `${this.base}polh`;
+    this.adapted = `${this.base}ad`;
     this.all = `${this.base}all`;
     this.index = `${this.base}idx`;
     this.quarantine = `${this.base}q`;

@@ -7,6 +7,7 @@ import type { Cluster, Redis } from "ioredis";
 import type {
   AcquireParams,
   AcquireResult,
+  DomainPacing,
   DomainPolicySpec,
   HealthResult,
   OutcomeReport,
@@ -21,7 +22,7 @@ import type {
   WorkerSeen,
 } from "@proxybroker/sdk/model";
 import type { ScoringConfig } from "@proxybroker/sdk/model";
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import { POLICY_HISTORY_MS, type LeaseStore } from "@proxybroker/sdk/engine";
 import * as admin from "./admin.js";
 import * as policies from "./policies.js";
 import {
@@ -38,7 +39,7 @@ import {
 } from "./args.js";
 import { DEFAULT_PREFIX, KeyBuilder } from "./keys.js";
 import { decodeLeaseId, newLeaseHex } from "./lease-id.js";
-import { asArray, decodeAcquire, decodeRelease, decodeRenew, num, type AcquireContext } from "./replies.js";
+import { asArray, decodeAcquire, decodeRelease, decodeRenew, num, str, type AcquireContext } from "./replies.js";
 import { ScriptRunner } from "./scripts.js";
 import type { StoreEnv } from "./store-env.js";
 
@@ -56,6 +57,8 @@ export interface RedisStoreOptions {
   readonly prefix?: string;
   /** How long a call waits for the client's first connection. Default 2000 ms. */
   readonly readyTimeoutMs?: number;
+  /** How long a replaced policy set is kept (`PolicySet.history`). Default 2 h. */
+  readonly policyHistoryMs?: number;
 }
 
 /** The Redis `LeaseStore`; see the module comment. */
@@ -74,6 +77,7 @@ export class RedisStore implements LeaseStore {
       now: clock === undefined ? () => "" : () => String(Math.floor(clock())),
       seed: () => Math.floor(random() * 2_147_483_647),
       random,
+      policyHistoryMs: options.policyHistoryMs ?? POLICY_HISTORY_MS,
     };
   }
 
@@ -191,6 +195,16 @@ export class RedisStore implements LeaseStore {
 
   listPolicies(pool: string): Promise<PolicySet> {
     return policies.listPolicies(this.env, pool);
+  }
+
+  async domainPacing(pool: string, domainKeys: readonly string[], limit: number): Promise<DomainPacing[]> {
+    const keys = this.env.keys.pool(pool);
+    const a = asArray(await this.env.runner.run("domainPacing", [keys.adapted], [keys.base, limit, ...domainKeys]));
+    const out: DomainPacing[] = [];
+    for (let i = 0; i + 3 < a.length; i += 4) {
+      out.push({ domainKey: str(a, i), adaptiveMs: num(a, i + 1), learnedMs: num(a, i + 2), learnedAt: num(a, i + 3) });
+    }
+    return out;
   }
 
   /** PING answered with PONG; false on any failure (never throws). */

@@ -27,9 +27,10 @@ export const SCRIPT_KEYS = {
   recordHealth: 5,
   listProxies: 1,
   poolStats: 5,
-  setPolicy: 2,
-  deletePolicy: 2,
-  listPolicies: 2,
+  setPolicy: 3,
+  deletePolicy: 3,
+  listPolicies: 3,
+  domainPacing: 1,
 } as const;
 
 /** The name of a script (its file name without `-<keys>.lua`). */

@@ -16,4 +16,6 @@ export interface StoreEnv {
   readonly seed: () => number;
   /** Uniform in [0, 1) (quarantine jitter). */
   readonly random: () => number;
+  /** How long a replaced policy set is kept (`PolicySet.history`). */
+  readonly policyHistoryMs: number;
 }

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { DomainPolicySpec, OutcomeInput, OutcomeKindName, ProxyStateName, ProxyView } from "@proxybroker/sdk/model";
+import { policySpec, type DomainPolicySpec, type OutcomeInput, type OutcomeKindName, type ProxyStateName, type ProxyView } from "@proxybroker/sdk/model";
 import { FallbackPool, type FallbackAcquireRequest, type FallbackPoolOptions } from "../../../sdk/src/fallback/fallback-pool.js";
 import { loadSnapshotFile, saveSnapshotFile, type PoolSnapshot } from "../../../sdk/src/fallback/snapshot.js";
 import { fakeClock, seededRandom, type FakeClock } from "../../support/fake-clock.js";
@@ -30,14 +30,7 @@ function proxy(i: number, state: ProxyStateName = "ACTIVE"): ProxyView {
   };
 }
 
-const policy = (p: Partial<DomainPolicySpec> & { pattern: string }): DomainPolicySpec => ({
-  group: "",
-  maxConcurrency: 0,
-  minIntervalMs: 0,
-  defaultTtlMs: 0,
-  banTtlMs: 0,
-  ...p,
-});
+const policy = (p: Partial<DomainPolicySpec> & { pattern: string }): DomainPolicySpec => policySpec(p);
 
 function snapshot(over: Partial<PoolSnapshot> = {}): PoolSnapshot {
   return {

@@ -1,19 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError, hostFromDomain, hostFromUrl, targetHost } from "@proxybroker/sdk/model";
-import { effectivePolicy, normalizePattern } from "@proxybroker/sdk/model";
+import { effectivePolicy, normalizePattern, policySpec } from "@proxybroker/sdk/model";
 import { parseProxySpec } from "@proxybroker/sdk/model";
 import { DEFAULT_SCORING, quarantineLengthMs, rateLimitBackoffMs, scoreAfterHealth, scoreAfterOutcome } from "@proxybroker/sdk/model";
 import type { DomainPolicySpec } from "@proxybroker/sdk/model";
 
-const policy = (p: Partial<DomainPolicySpec> & { pattern: string }): DomainPolicySpec => ({
-  group: "",
-  maxConcurrency: 0,
-  minIntervalMs: 0,
-  defaultTtlMs: 0,
-  banTtlMs: 0,
-  ...p,
-});
-const defaults = { maxConcurrency: 1, minIntervalMs: 0, defaultTtlMs: 30_000, banTtlMs: 3_600_000 };
+const policy = (p: Partial<DomainPolicySpec> & { pattern: string }): DomainPolicySpec => policySpec(p);
+const defaults = { maxConcurrency: 1, minIntervalMs: 0, defaultTtlMs: 30_000, banTtlMs: 3_600_000, maxIntervalMs: 60_000 };
 
 describe("domain-keys", () => {
   it("lowercases, drops port and trailing dot, and punycodes IDN hosts", () => {
@@ -45,7 +38,7 @@ describe("domain policies", () => {
     expect(effectivePolicy(policies, "shop.example.com", defaults)).toMatchObject({ domainKey: "example", minIntervalMs: 2_000 });
     expect(effectivePolicy(policies, "api.example.com", defaults)).toMatchObject({ domainKey: "api.example.com", maxConcurrency: 4, minIntervalMs: 0 });
     expect(effectivePolicy(policies, "example.com", defaults)).toMatchObject({ domainKey: "example.com", minIntervalMs: 100 });
-    expect(effectivePolicy([], "a.org", defaults)).toEqual({ domainKey: "a.org", ...defaults });
+    expect(effectivePolicy([], "a.org", defaults)).toEqual({ domainKey: "a.org", ...defaults, pacing: "release", jitterMs: 0, adaptive: true });
   });
 
   it("validates patterns", () => {

@@ -4,7 +4,8 @@
 import type { AcquireParams, AcquireResult } from "../../model/model.js";
 import type { EngineState } from "./engine-state.js";
 import { newLeaseId } from "./ids.js";
-import { eligibleAt, pairEligible, pairOf, refreshBusy } from "./pair.js";
+import { baseInterval } from "../../model/scoring.js";
+import { busyUnder, eligibleAt, pairEligible, pairOf, refreshBusy } from "./pair.js";
 import type { DomainState, PoolState } from "./pool-state.js";
 import { viewOf, type ProxyRecord } from "./records.js";
 import { returnFromQuarantine } from "./score-change.js";
@@ -35,19 +36,30 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
       const bound = pool.proxies.get(session.proxyId);
       const banUntil = domain.pairs.get(session.proxyId)?.banUntil ?? 0;
       if (bound !== undefined && bound.state === "ACTIVE" && matchesRequest(bound, params) && banUntil <= now) {
-        if (pairEligible(domain, bound.id, now, params.maxConcurrency)) {
+        const shadow = busyUnderShadows(pool, params, bound.id, now);
+        if (pairEligible(domain, bound.id, now, params.maxConcurrency) && shadow === 0) {
           return grant(state, pool, domain, bound, params, now, false);
         }
-        return { kind: "denied", retryAfterMs: eligibleAt(domain, bound.id, now, params.maxConcurrency) - now };
+        const at = Math.max(eligibleAt(domain, bound.id, now, params.maxConcurrency), shadow);
+        return { kind: "denied", retryAfterMs: Math.max(0, at - now) };
       }
       rebound = true;
     }
   }
 
-  const candidates = pool.candidates(params.tier);
-  const chosen = choose(candidates, domain, params, now, state.ctx.random);
+  const candidates = pool.candidates(params.tier, params.labels);
+  let shadowFree = 0;
+  const shadowsIdle = (id: string): boolean => {
+    const until = busyUnderShadows(pool, params, id, now);
+    if (until > 0 && (shadowFree === 0 || until < shadowFree)) shadowFree = until;
+    return until === 0;
+  };
+  const chosen = choose({ candidates, domain, params, now, random: state.ctx.random, shadowsIdle });
   if (chosen !== undefined) return grant(state, pool, domain, chosen, params, now, rebound);
-  return { kind: "denied", retryAfterMs: retryAfter(pool, domain, candidates.size, now) };
+  const known = retryAfter(pool, domain, candidates.size, now);
+  // a proxy free but for an earlier domain-key of the host is known to free up too
+  const shadow = shadowFree > 0 ? shadowFree - now : -1;
+  return { kind: "denied", retryAfterMs: known < 0 ? shadow : shadow < 0 ? known : Math.min(known, shadow) };
 }
 
 /**
@@ -77,7 +89,12 @@ function grant(
   pair.holders.set(leaseId, expireAt);
   pair.maxConcurrency = params.maxConcurrency;
   pair.banTtlMs = params.banTtlMs;
-  if (params.minIntervalMs > 0) pair.nextAt = now + params.minIntervalMs;
+  const baseMs = baseInterval(params.minIntervalMs, domain.adaptive.adaptiveMs, params.adaptive);
+  const jitter = params.jitterMs > 0 ? Math.floor(state.ctx.random() * (params.jitterMs + 1)) : 0;
+  pair.intervalMs = baseMs + jitter;
+  pair.anchor = params.pacing;
+  pair.pacing = { baseMs, policyMinMs: params.minIntervalMs, maxIntervalMs: params.maxIntervalMs, adaptive: params.adaptive };
+  if (pair.intervalMs > 0) pair.nextAt = Math.max(pair.nextAt, now + pair.intervalMs);
   refreshBusy(domain, rec.id, pair, now);
   rec.lastUsedBy = params.workerId;
   rec.lastUsedAt = now;
@@ -110,4 +127,11 @@ function grant(
       sessionRebound,
     },
   };
+}
+
+/** Until when the proxy is busy under an earlier domain-key of the host (0: idle under all; usually there is none). */
+function busyUnderShadows(pool: PoolState, params: AcquireParams, proxyId: string, now: number): number {
+  let until = 0;
+  for (const key of params.shadowKeys) until = Math.max(until, busyUnder(pool.domains.get(key), proxyId, now));
+  return until;
 }

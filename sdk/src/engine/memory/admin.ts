@@ -26,17 +26,15 @@ export function addProxies(
       continue;
     }
     updated.push(spec.id);
-    if (rec.tier !== spec.tier && rec.state === "ACTIVE" && !fresh.has(rec)) {
-      pool.tiers.get(rec.tier)?.remove(rec);
-      pool.tierIndex(spec.tier)?.insert(rec);
-    }
+    const reindex = rec.state === "ACTIVE" && !fresh.has(rec);
+    if (reindex) pool.unindex(rec);
     rec.url = spec.url;
     rec.tier = spec.tier;
     rec.labels = { ...spec.labels };
+    if (reindex) pool.index(rec);
   }
   if (fresh.size > 0) {
-    pool.all.insertMany([...fresh]);
-    for (const [tier, recs] of groupByTier(fresh)) pool.tierIndex(tier)?.insertMany(recs);
+    pool.indexMany([...fresh]);
     pool.idsChanged();
   }
   return { added, updated };
@@ -58,10 +56,7 @@ export function removeProxies(pool: PoolState, ids: readonly string[]): { remove
     pool.quarantine.delete(id);
     pool.proxies.delete(id);
   }
-  if (active.length > 0) {
-    pool.all.removeMany(active);
-    for (const [tier, recs] of groupByTier(active)) pool.tiers.get(tier)?.removeMany(recs);
-  }
+  if (active.length > 0) pool.unindexMany(active);
   if (removed.length > 0) pool.idsChanged();
   return { removed, notFound };
 }
@@ -104,14 +99,4 @@ function newRecord(ctx: EngineContext, spec: ProxySpecInput): ProxyRecord {
     quarantineUntil: 0,
     quarantineCount: 0,
   };
-}
-
-function groupByTier(recs: Iterable<ProxyRecord>): Map<string, ProxyRecord[]> {
-  const groups = new Map<string, ProxyRecord[]>();
-  for (const rec of recs) {
-    const group = groups.get(rec.tier);
-    if (group === undefined) groups.set(rec.tier, [rec]);
-    else group.push(rec);
-  }
-  return groups;
 }

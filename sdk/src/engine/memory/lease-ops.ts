@@ -5,7 +5,7 @@ import type { ReleaseParams, ReleaseResult, RenewParams, RenewResult } from "../
 import { acquire } from "./acquire.js";
 import type { EngineState } from "./engine-state.js";
 import { applyOutcome } from "./outcome.js";
-import { pairOf, refreshBusy } from "./pair.js";
+import { anchorEnd, endHolder, pairOf, refreshBusy } from "./pair.js";
 import type { LeaseRecord } from "./records.js";
 
 /** Extend a held lease to now + ttl (the lease's own ttl when `ttlMs` is 0). */
@@ -16,7 +16,7 @@ export function renew(state: EngineState, params: RenewParams, now: number): Ren
   const domain = state.pool(lease.pool).domain(lease.domainKey);
   const pair = pairOf(domain, lease.proxyId);
   if (lease.expireAt <= now) {
-    if (pair.holders.delete(lease.leaseId)) refreshBusy(domain, lease.proxyId, pair, now);
+    if (endHolder(pair, lease.leaseId, lease.expireAt)) refreshBusy(domain, lease.proxyId, pair, now);
     return { kind: "lost", reason: "EXPIRED" };
   }
   const ttlMs = params.ttlMs > 0 ? params.ttlMs : lease.ttlMs;
@@ -56,6 +56,8 @@ function end(state: EngineState, lease: LeaseRecord, params: ReleaseParams, now:
   const pool = state.pool(lease.pool);
   const domain = pool.domain(lease.domainKey);
   const pair = pairOf(domain, lease.proxyId);
+  // the lease ends now, whenever it expired: its request may have run until this release
   pair.holders.delete(lease.leaseId);
+  anchorEnd(pair, now);
   applyOutcome(state.ctx, pool, domain, lease.proxyId, pair, params.outcome, now);
 }

@@ -3,7 +3,7 @@
  * (store-semantics §release, "Applying an outcome").
  */
 import type { OutcomeInput } from "../../model/model.js";
-import { isFailure, nextEwma, rateLimitBackoffMs, scoreAfterOutcome } from "../../model/scoring.js";
+import { adaptOnRateLimited, adaptOnSuccess, isFailure, nextEwma, rateLimitBackoffMs, scoreAfterOutcome } from "../../model/scoring.js";
 import type { EngineContext } from "./context.js";
 import { refreshBusy } from "./pair.js";
 import type { DomainState, PoolState } from "./pool-state.js";
@@ -33,8 +33,10 @@ export function applyOutcome(
   switch (outcome.kind) {
     case "SUCCESS":
       pair.rateLimits = 0;
+      if (pair.pacing.adaptive) domain.adaptive = adaptOnSuccess(cfg.adaptive, domain.adaptive, pair.pacing, now);
       break;
     case "RATE_LIMITED":
+      if (pair.pacing.adaptive) domain.adaptive = adaptOnRateLimited(cfg.adaptive, domain.adaptive, pair.pacing, now);
       pair.rateLimits += 1;
       pair.coolUntil = now + (outcome.retryAfterMs > 0 ? outcome.retryAfterMs : rateLimitBackoffMs(cfg, pair.rateLimits));
       break;

@@ -1,6 +1,10 @@
 /**
  * Internal to the in-memory engine: the (proxy, domain-key) pair rules — live holders,
  * `blockedUntil` and the busy index entry that mirrors it, and eligibility.
+ *
+ * Pacing (G2): a grant sets `nextAt` to grant + interval. With the "release" anchor, a holder that
+ * ends (released, found expired, lost) also pushes `nextAt` to its end + interval, and a pair at
+ * its cap stays blocked until the earliest holder's expiry + interval.
  */
 import type { DomainState } from "./pool-state.js";
 import { newPair, type PairState } from "./records.js";
@@ -15,10 +19,27 @@ export function pairOf(domain: DomainState, proxyId: string): PairState {
   return pair;
 }
 
-/** Number of live holders after dropping the expired ones. */
+/** The wait after a holder's end before the next grant: the interval with the "release" anchor. */
+function endGap(pair: PairState): number {
+  return pair.anchor === "release" ? pair.intervalMs : 0;
+}
+
+/** A lease of the pair ended at `endedAt`: with the "release" anchor, no grant before end + interval. */
+export function anchorEnd(pair: PairState, endedAt: number): void {
+  pair.nextAt = Math.max(pair.nextAt, endedAt + endGap(pair));
+}
+
+/** A holder ended at `endedAt`: drop it and apply the anchor. Answers whether it was one. */
+export function endHolder(pair: PairState, leaseId: string, endedAt: number): boolean {
+  if (!pair.holders.delete(leaseId)) return false;
+  anchorEnd(pair, endedAt);
+  return true;
+}
+
+/** Number of live holders after ending the expired ones (each at its expiry). */
 export function liveHolders(pair: PairState, now: number): number {
   for (const [leaseId, expireAt] of pair.holders) {
-    if (expireAt <= now) pair.holders.delete(leaseId);
+    if (expireAt <= now) endHolder(pair, leaseId, expireAt);
   }
   return pair.holders.size;
 }
@@ -31,9 +52,15 @@ export function capUntil(pair: PairState, now: number, maxConcurrency: number): 
   return earliest === Infinity ? 0 : earliest;
 }
 
-/** max(nextAt, banUntil, coolUntil, capUntil) with the pair's own maxConcurrency. */
+/** When the pair can be granted again as far as known now, under `maxConcurrency`. */
+function pairUntil(pair: PairState, now: number, maxConcurrency: number): number {
+  const cap = capUntil(pair, now, maxConcurrency);
+  return Math.max(pair.nextAt, pair.banUntil, pair.coolUntil, cap > 0 ? cap + endGap(pair) : 0);
+}
+
+/** max(nextAt, banUntil, coolUntil, capUntil + end gap) with the pair's own maxConcurrency. */
 export function blockedUntil(pair: PairState, now: number): number {
-  return Math.max(pair.nextAt, pair.banUntil, pair.coolUntil, capUntil(pair, now, pair.maxConcurrency));
+  return pairUntil(pair, now, pair.maxConcurrency);
 }
 
 /** Recompute the pair's blockedUntil: set its busy entry when > now, else remove it. */
@@ -44,19 +71,38 @@ export function refreshBusy(domain: DomainState, proxyId: string, pair: PairStat
 }
 
 /**
- * Whether the pair may be granted now under `maxConcurrency`: no busy entry (or one ≤ now) and
- * fewer live holders than `maxConcurrency`.
+ * Whether the pair may be granted now under `maxConcurrency`: no busy entry (or one ≤ now), not
+ * paced, and fewer live holders than `maxConcurrency`.
  */
 export function pairEligible(domain: DomainState, proxyId: string, now: number, maxConcurrency: number): boolean {
   const busy = domain.busy.get(proxyId);
   if (busy !== undefined && busy > now) return false;
   const pair = domain.pairs.get(proxyId);
-  return pair === undefined || liveHolders(pair, now) < maxConcurrency;
+  if (pair === undefined) return true;
+  const count = liveHolders(pair, now);
+  if (Math.max(pair.nextAt, pair.banUntil, pair.coolUntil) > now) {
+    refreshBusy(domain, proxyId, pair, now);
+    return false;
+  }
+  return count < maxConcurrency;
+}
+
+/**
+ * Until when a proxy is busy under an earlier domain-key of the host (`AcquireParams.shadowKeys`):
+ * a live holder there or anything blocking it (pacing, ban, cool-down); 0 when idle there.
+ */
+export function busyUnder(domain: DomainState | undefined, proxyId: string, now: number): number {
+  if (domain === undefined) return 0;
+  const busy = domain.busy.get(proxyId);
+  if (busy !== undefined && busy > now) return busy;
+  const pair = domain.pairs.get(proxyId);
+  const until = pair === undefined ? 0 : pairUntil(pair, now, 1);
+  return until > now ? until : 0;
 }
 
 /** When an ineligible pair becomes eligible under `maxConcurrency`, as far as known now. */
 export function eligibleAt(domain: DomainState, proxyId: string, now: number, maxConcurrency: number): number {
   const busy = domain.busy.get(proxyId) ?? 0;
   const pair = domain.pairs.get(proxyId);
-  return Math.max(busy, pair === undefined ? 0 : capUntil(pair, now, maxConcurrency));
+  return Math.max(busy, pair === undefined ? 0 : pairUntil(pair, now, maxConcurrency));
 }

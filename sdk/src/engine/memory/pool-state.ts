@@ -2,7 +2,8 @@
  * Internal to the in-memory engine: all state of one pool, and the moves that must keep its
  * indexes consistent (activate, deactivate, rescore).
  */
-import type { DomainPolicySpec, ProxyStateName } from "../../model/model.js";
+import type { DomainPolicySpec, ProxyStateName, RetiredPolicySet } from "../../model/model.js";
+import type { AdaptiveState } from "../../model/scoring.js";
 import { TimeHeap } from "./min-heap.js";
 import type { PairState, ProxyRecord } from "./records.js";
 import { ScoreIndex } from "./score-index.js";
@@ -14,6 +15,16 @@ export interface DomainState {
   readonly pairs: Map<string, PairState>;
   /** Proxy id → the moment the blocked pair becomes eligible again. */
   readonly busy: TimeHeap;
+  /** Adaptive pacing of the domain-key (§2). */
+  adaptive: AdaptiveState;
+}
+
+/** A domain-key whose interval was never raised. */
+export const NOT_ADAPTED: AdaptiveState = { adaptiveMs: 0, learnedMs: 0, learnedAt: 0 };
+
+/** The index key of one label. */
+function labelKey(key: string, value: string): string {
+  return `${key}\u0000${value}`;
 }
 
 const EMPTY_INDEX = new ScoreIndex<ProxyRecord>();
@@ -25,6 +36,8 @@ export class PoolState {
   readonly all = new ScoreIndex<ProxyRecord>();
   /** ACTIVE proxies per non-empty tier. */
   readonly tiers = new Map<string, ScoreIndex<ProxyRecord>>();
+  /** ACTIVE proxies per label (key and value). */
+  readonly labels = new Map<string, ScoreIndex<ProxyRecord>>();
   /** QUARANTINED proxy id → until. */
   readonly quarantine = new TimeHeap();
   readonly domains = new Map<string, DomainState>();
@@ -32,6 +45,8 @@ export class PoolState {
   /** Worker id → last acquire. */
   readonly workers = new Map<string, number>();
   readonly policies = new Map<string, DomainPolicySpec>();
+  /** Replaced policy sets, newest first. */
+  history: RetiredPolicySet[] = [];
   private policyChanges = 0;
   private sortedIds: string[] | undefined;
 
@@ -47,10 +62,70 @@ export class PoolState {
     this.policyChanges += 1;
   }
 
-  /** The candidate list of an acquire: the tier's index, or all ACTIVE proxies for "". */
-  candidates(tier: string): ScoreIndex<ProxyRecord> {
-    if (tier === "") return this.all;
-    return this.tiers.get(tier) ?? EMPTY_INDEX;
+  /**
+   * The candidate list of an acquire: the smallest of the indexes of its tier and of each wanted
+   * label (a proxy must be in all of them), or all ACTIVE proxies when it asks for neither.
+   */
+  candidates(tier: string, labels: Readonly<Record<string, string>>): ScoreIndex<ProxyRecord> {
+    let best = tier === "" ? this.all : (this.tiers.get(tier) ?? EMPTY_INDEX);
+    for (const key in labels) {
+      const index = this.labels.get(labelKey(key, labels[key]!)) ?? EMPTY_INDEX;
+      if (index.size < best.size || best === this.all) best = index;
+    }
+    return best;
+  }
+
+  /** Every index an ACTIVE `rec` belongs to: all, its tier's, its labels'. Created on demand. */
+  private indexesOf(rec: ProxyRecord): ScoreIndex<ProxyRecord>[] {
+    const out = [this.all];
+    const tier = this.tierIndex(rec.tier);
+    if (tier !== undefined) out.push(tier);
+    for (const key in rec.labels) {
+      const k = labelKey(key, rec.labels[key]!);
+      let index = this.labels.get(k);
+      if (index === undefined) {
+        index = new ScoreIndex<ProxyRecord>();
+        this.labels.set(k, index);
+      }
+      out.push(index);
+    }
+    return out;
+  }
+
+  /** Put an ACTIVE record into its indexes. */
+  index(rec: ProxyRecord): void {
+    for (const index of this.indexesOf(rec)) index.insert(rec);
+  }
+
+  /** Take a record out of its indexes (by its current score, tier and labels). */
+  unindex(rec: ProxyRecord): void {
+    for (const index of this.indexesOf(rec)) index.remove(rec);
+  }
+
+  /** Put many new ACTIVE records into their indexes at once. */
+  indexMany(recs: readonly ProxyRecord[]): void {
+    const groups = new Map<ScoreIndex<ProxyRecord>, ProxyRecord[]>();
+    for (const rec of recs) {
+      for (const index of this.indexesOf(rec)) {
+        const group = groups.get(index);
+        if (group === undefined) groups.set(index, [rec]);
+        else group.push(rec);
+      }
+    }
+    for (const [index, group] of groups) index.insertMany(group);
+  }
+
+  /** Take many records out of their indexes at once. */
+  unindexMany(recs: readonly ProxyRecord[]): void {
+    const groups = new Map<ScoreIndex<ProxyRecord>, ProxyRecord[]>();
+    for (const rec of recs) {
+      for (const index of this.indexesOf(rec)) {
+        const group = groups.get(index);
+        if (group === undefined) groups.set(index, [rec]);
+        else group.push(rec);
+      }
+    }
+    for (const [index, group] of groups) index.removeMany(group);
   }
 
   /**
@@ -71,7 +146,7 @@ export class PoolState {
   domain(domainKey: string): DomainState {
     let state = this.domains.get(domainKey);
     if (state === undefined) {
-      state = { pairs: new Map(), busy: new TimeHeap() };
+      state = { pairs: new Map(), busy: new TimeHeap(), adaptive: NOT_ADAPTED };
       this.domains.set(domainKey, state);
     }
     return state;
@@ -98,16 +173,12 @@ export class PoolState {
     rec.quarantineUntil = 0;
     rec.state = "ACTIVE";
     rec.score = score;
-    this.all.insert(rec);
-    this.tierIndex(rec.tier)?.insert(rec);
+    this.index(rec);
   }
 
   /** Take a proxy out of the indexes into `state`; QUARANTINED gets a return time `until`. */
   deactivate(rec: ProxyRecord, state: Exclude<ProxyStateName, "ACTIVE">, until: number): void {
-    if (rec.state === "ACTIVE") {
-      this.all.remove(rec);
-      this.tiers.get(rec.tier)?.remove(rec);
-    }
+    if (rec.state === "ACTIVE") this.unindex(rec);
     rec.state = state;
     if (state === "QUARANTINED") {
       rec.quarantineUntil = until;
@@ -125,11 +196,8 @@ export class PoolState {
       rec.score = score;
       return;
     }
-    const tier = this.tiers.get(rec.tier);
-    this.all.remove(rec);
-    tier?.remove(rec);
+    this.unindex(rec);
     rec.score = score;
-    this.all.insert(rec);
-    tier?.insert(rec);
+    this.index(rec);
   }
 }

@@ -2,9 +2,9 @@
  * Internal to the in-memory engine: read-only admin queries (proxy pages, stats, live workers).
  * They never create a pool and never change state.
  */
-import type { PoolStats, ProxyView, WorkerSeen } from "../../model/model.js";
+import type { DomainPacing, PoolStats, ProxyView, WorkerSeen } from "../../model/model.js";
 import { compareIds } from "./ids.js";
-import type { PoolState } from "./pool-state.js";
+import { NOT_ADAPTED, type PoolState } from "./pool-state.js";
 import { viewOf } from "./records.js";
 
 /** Up to `size` proxies with ids > `after` in byte order; `next` = last id when more remain. */
@@ -47,4 +47,24 @@ export function liveWorkers(pool: PoolState | undefined, sinceMs: number): Worke
   const seen: WorkerSeen[] = [];
   for (const [workerId, lastSeenAt] of pool.workers) if (lastSeenAt >= sinceMs) seen.push({ workerId, lastSeenAt });
   return seen.sort((a, b) => compareIds(a.workerId, b.workerId));
+}
+
+/**
+ * The pacing state of the given domain-keys (all that are adapted when `domainKeys` is empty, up
+ * to `limit`, highest interval first).
+ */
+export function domainPacing(
+  pool: PoolState | undefined,
+  domainKeys: readonly string[],
+  limit: number,
+): DomainPacing[] {
+  if (pool === undefined) return [];
+  const out: DomainPacing[] = [];
+  if (domainKeys.length > 0) {
+    for (const key of domainKeys.slice(0, limit)) out.push({ domainKey: key, ...(pool.domains.get(key)?.adaptive ?? NOT_ADAPTED) });
+    return out;
+  }
+  for (const [domainKey, d] of pool.domains) if (d.adaptive.adaptiveMs > 0) out.push({ domainKey, ...d.adaptive });
+  out.sort((a, b) => b.adaptiveMs - a.adaptiveMs || compareIds(a.domainKey, b.domainKey));
+  return out.slice(0, limit);
 }

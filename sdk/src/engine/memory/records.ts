@@ -1,7 +1,8 @@
 /**
  * Internal to the in-memory engine: the mutable records it keeps, and the copy-out of a proxy.
  */
-import type { ProxyStateName, ProxyView } from "../../model/model.js";
+import type { PacingAnchor, ProxyStateName, ProxyView } from "../../model/model.js";
+import type { GrantPacing } from "../../model/scoring.js";
 
 /** Everything kept per proxy; `ProxyView` with writable fields. */
 export type ProxyRecord = { -readonly [K in keyof ProxyView]: ProxyView[K] };
@@ -22,6 +23,12 @@ export interface PairState {
   maxConcurrency: number;
   /** `banTtlMs` of the last grant. */
   banTtlMs: number;
+  /** The interval of the last grant, jitter included. */
+  intervalMs: number;
+  /** What that interval is measured from. */
+  anchor: PacingAnchor;
+  /** What the last grant knew of pacing, for adaptive pacing when its outcome comes back. */
+  pacing: GrantPacing & { readonly adaptive: boolean };
 }
 
 /** A lease, live or kept as a tombstone after it ended. */
@@ -64,6 +71,9 @@ export function newPair(): PairState {
     holders: new Map(),
     maxConcurrency: 1,
     banTtlMs: 0,
+    intervalMs: 0,
+    anchor: "release",
+    pacing: { baseMs: 0, policyMinMs: 0, maxIntervalMs: 0, adaptive: true },
   };
 }
 

@@ -35,24 +35,32 @@ function pick(random: () => number, n: number): number {
   return Math.min(n - 1, Math.floor(random() * n));
 }
 
+/** What `choose` looks at. */
+export interface ChoiceInput {
+  /** The candidate index: the smallest of those the request's tier and labels allow. */
+  readonly candidates: ScoreIndex<ProxyRecord>;
+  readonly domain: DomainState;
+  readonly params: AcquireParams;
+  readonly now: number;
+  readonly random: () => number;
+  /** The proxy is idle under the host's earlier domain-keys. */
+  readonly shadowsIdle: (proxyId: string) => boolean;
+}
+
 /**
  * The first eligible candidate among up to PROBES random positions of the top band, then a scan
  * of the band from a random start, wrapping, in up to SCAN_WINDOWS windows of SCAN_WINDOW
  * entries (a band that small is read whole, so a denial then means none is eligible);
- * undefined when none. Candidates are ACTIVE by construction (the index holds only ACTIVE
- * proxies). The Redis script reads the same positions, window by window.
+ * undefined when none. Candidates are ACTIVE by construction (the indexes hold only ACTIVE
+ * proxies); the tier and every label are checked, since the index guarantees only one of them.
+ * The Redis script reads the same positions, window by window.
  */
-export function choose(
-  candidates: ScoreIndex<ProxyRecord>,
-  domain: DomainState,
-  params: AcquireParams,
-  now: number,
-  random: () => number,
-): ProxyRecord | undefined {
+export function choose(input: ChoiceInput): ProxyRecord | undefined {
+  const { candidates, domain, params, now, random } = input;
   const band = Math.min(candidates.size, BAND_MIN + 2 * domain.busy.size);
   if (band === 0) return undefined;
   const eligible = (rec: ProxyRecord): boolean =>
-    labelsMatch(rec.labels, params.labels) && pairEligible(domain, rec.id, now, params.maxConcurrency);
+    matchesRequest(rec, params) && pairEligible(domain, rec.id, now, params.maxConcurrency) && input.shadowsIdle(rec.id);
   for (let probe = 0; probe < PROBES; probe++) {
     const rec = candidates.at(pick(random, band))!;
     if (eligible(rec)) return rec;

@@ -9,7 +9,8 @@
                             quarantine return
   KEYS[2] `P q`             quarantine zset (id → until)
   KEYS[3] `P idx`           ACTIVE index (id → −score)
-  KEYS[4] candidate index   `P idx:t:<tier>` for a tier request, else `P idx`
+  KEYS[4] tier index        `P idx:t:<tier>` for a tier request, else `P idx` (a labels
+                            request may choose a label index instead)
   KEYS[5] `P b:<dk>`        busy index of the domain-key (id → blockedUntil; entries <= now
                             are stale and ignored, dropped by 1 call in 16)
   KEYS[6] `P w`             workers: hash worker id → last acquire (epoch ms)
@@ -22,20 +23,26 @@
   ARGV[4] worker id
   ARGV[5] ttlMs
   ARGV[6] maxConcurrency
-  ARGV[7] minIntervalMs
+  ARGV[7] minIntervalMs (the policy's; adaptive pacing never goes below it)
   ARGV[8] banTtlMs
   ARGV[9] session key ("" = none)
   ARGV[10] sessionTtlMs
   ARGV[11] tier ("" = any)
   ARGV[12] lease hex (32 random hex digits; the lease's holder entry in its pair)
   ARGV[13] random seed (integer)
-  ARGV[14] now (epoch ms; "" = Redis TIME)
-  ARGV[15..] wanted labels, one needle "\n<k>=<v>\n" each (escaped like the records' labels)
+  ARGV[14] pacing anchor: r (after the previous lease ended) or g (after its grant)
+  ARGV[15] jitterMs (0 = none)
+  ARGV[16] adaptive pacing: 1 on, 0 off
+  ARGV[17] maxIntervalMs (the adaptive cap)
+  ARGV[18] shadow domain-keys (earlier keys of the host) joined by "\n"; "" = none
+  ARGV[19] now (epoch ms; "" = Redis TIME)
+  ARGV[20..] wanted labels, one needle "\n<k>=<v>\n" each (escaped like the records' labels)
   scoreAfterQuarantine and the tombstone minimum are baked into the script (includes/config.lua).
 
   Keys built in the script (same {pool} tag): `P p:<id>` proxy record, `P r:<dk>:<id>` pair
   (its field h holds the live leases), `P l:<hex>` tombstone of a holder found expired,
-  `P idx:t:<tier>` tier index of a proxy returning from quarantine.
+  `P idx:t:<tier>` and `P idx:l:<k>=<v>` (label indexes), `P d:<dk>` adaptive pacing of the
+  domain-key, `P b:<sdk>` and `P r:<sdk>:<id>` of the shadow domain-keys.
 
   Output (flat array):
     {1, token, expireAt, sessionRebound 0|1, id, url, tier, labels, score, state, latencyEwma,
@@ -51,5 +58,5 @@
 -- @include "pair"
 -- @include "acquireCore"
 
-local now, nowText = storeNow(ARGV[14])
-return acquireLease(KEYS, ARGV, 15, now, nowText)
+local now, nowText = storeNow(ARGV[ACQUIRE_ARGC + 1])
+return acquireLease(KEYS, ARGV, ACQUIRE_ARGC + 2, now, nowText)

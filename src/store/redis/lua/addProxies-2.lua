@@ -1,6 +1,7 @@
 --[[
   addProxies: add new proxies (ACTIVE, initial score, in the index) or replace url, tier and
-  labels of known ones (state and score kept; an ACTIVE proxy moves to its new tier index).
+  labels of known ones (state and score kept; an ACTIVE proxy moves to its new tier and label
+  indexes).
 
   KEYS[1] `P all`   every proxy id (score 0)
   KEYS[2] `P idx`   ACTIVE index (id → −score)
@@ -10,7 +11,7 @@
   ARGV[2] initialScore
   ARGV[3..] groups of 4: id, url, tier, labels ("\n" then "k=v\n" per label)
 
-  Keys built in the script: `P p:<id>`, `P idx:t:<tier>`.
+  Keys built in the script: `P p:<id>`, `P idx:t:<tier>`, `P idx:l:<k>=<v>`.
 
   Output: one integer per proxy, in order: 1 added, 0 updated.
 
@@ -25,19 +26,19 @@ local out = {}
 for i = 3, #ARGV, 4 do
   local id, url, tier, labels = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local key = base .. 'p:' .. id
-  local v = redis.call('HMGET', key, 'st', 't', 's')
+  local v = redis.call('HMGET', key, 'st', 't', 's', 'l')
   if v[1] then
     redis.call('HSET', key, 'u', url, 't', tier, 'l', labels)
-    if v[1] == 'A' and v[2] ~= tier then
-      indexRem(base, KEYS[2], v[2], id)
-      indexAdd(base, KEYS[2], tier, tonumber(v[3]), id)
+    if v[1] == 'A' and (v[2] ~= tier or v[4] ~= labels) then
+      indexRem(base, KEYS[2], v[2], v[4], id)
+      indexAdd(base, KEYS[2], tier, labels, tonumber(v[3]), id)
     end
     out[#out + 1] = 0
   else
     redis.call('HSET', key, 'u', url, 't', tier, 'l', labels, 's', initial, 'st', 'A', 'lt', '0',
       'sc', '0', 'fc', '0', 'lb', '', 'la', '0', 'qu', '0', 'qc', '0')
     redis.call('ZADD', KEYS[1], 0, id)
-    indexAdd(base, KEYS[2], tier, initial, id)
+    indexAdd(base, KEYS[2], tier, labels, initial, id)
     out[#out + 1] = 1
   end
 end

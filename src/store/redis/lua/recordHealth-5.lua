@@ -19,7 +19,7 @@
   The numbers of SPEC §2 (healthPass, healthFail, healthErrorFactor, scoreAfterQuarantine, the
   score bounds and quarantine lengths) are baked into the script (includes/config.lua).
 
-  Keys built in the script: `P idx:t:<tier>`.
+  Keys built in the script: `P idx:t:<tier>`, `P idx:l:<k>=<v>`.
 
   Output: {-6} unknown proxy; else {1, url, tier, labels, score, state, latencyEwma, successes,
   failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount}.
@@ -32,7 +32,7 @@
 
 kIdx, kQuarantine, kBlacklist, kMeta = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local now = storeNow(ARGV[2])
-local v = redis.call('HMGET', KEYS[1], 's', 'st', 't', 'qc')
+local v = redis.call('HMGET', KEYS[1], 's', 'st', 't', 'qc', 'l')
 if not v[1] then return {-6} end
 local old = tonumber(v[1])
 local result = ARGV[4]
@@ -50,10 +50,10 @@ if result == 'p' and v[2] == 'Q' then
   redis.call('HSET', KEYS[1], 's', score, 'st', 'A', 'qu', 0)
   redis.call('ZREM', KEYS[3], ARGV[3])
   quarantineNext(KEYS[5], KEYS[3])
-  indexAdd(ARGV[1], KEYS[2], v[3], score, ARGV[3])
+  indexAdd(ARGV[1], KEYS[2], v[3], v[5], score, ARGV[3])
 else
   local set = {}
-  changeScore(ARGV[1], ARGV[3], v[2], v[3], v[4], old, score, now, ARGV[5], set)
+  changeScore(ARGV[1], ARGV[3], v[2], v[3], v[5], v[4], old, score, now, ARGV[5], set)
   if #set > 0 then redis.call('HSET', KEYS[1], unpack(set)) end
 end
 local r = redis.call('HMGET', KEYS[1], 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'lb', 'la', 'qu', 'qc')

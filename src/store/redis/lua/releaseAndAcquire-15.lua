@@ -8,15 +8,15 @@
               `P p:<id>`, `P idx`, `P q`, `P bl`, `P m`
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1..13]  the acquire arguments (see acquireLease-7.lua ARGV[1..13])
-  ARGV[14]     now (epoch ms; "" = Redis TIME)
-  ARGV[15..23] the release arguments (see releaseLease-8.lua ARGV[1..9])
-  ARGV[24..]   the wanted labels of the acquire (see acquireLease-7.lua ARGV[15..])
+  ARGV[1..18]  the acquire arguments (see acquireLease-7.lua ARGV[1..18])
+  ARGV[19]     now (epoch ms; "" = Redis TIME)
+  ARGV[20..28] the release arguments (see releaseLease-8.lua ARGV[1..9])
+  ARGV[29..]   the wanted labels of the acquire (see acquireLease-7.lua ARGV[20..])
   The numbers of SPEC §2 and the tombstone minimum are baked into the script
   (includes/config.lua). The acquire comes first in KEYS and ARGV so that it reads them in place.
 
-  Keys built in the script: `P p:<id>`, `P r:<dk>:<id>`, `P l:<hex>`, `P idx:t:<tier>` (as in
-  both parts).
+  Keys built in the script: `P p:<id>`, `P r:<dk>:<id>`, `P l:<hex>`, `P idx:t:<tier>`,
+  `P idx:l:<k>=<v>`, `P d:<dk>`, `P ad`, and those of shadow domain-keys (as in both parts).
 
   Output (flat array): {releaseCode, <acquireLease output>...}
     releaseCode 1 released, -1 NOT_FOUND, -2 REVOKED, -3 EXPIRED.
@@ -33,8 +33,8 @@
 -- @include "acquireCore"
 
 kIdx, kQuarantine, kBlacklist, kMeta = KEYS[12], KEYS[13], KEYS[14], KEYS[15]
-local now, nowText = storeNow(ARGV[14])
-local code = releaseLease(7, 14, now)
-local reply = acquireLease(KEYS, ARGV, 15 + RELEASE_ARGC, now, nowText)
+local now, nowText = storeNow(ARGV[ACQUIRE_ARGC + 1])
+local code = releaseLease(7, ACQUIRE_ARGC + 1, now)
+local reply = acquireLease(KEYS, ARGV, ACQUIRE_ARGC + 2 + RELEASE_ARGC, now, nowText)
 table.insert(reply, 1, code)
 return reply

@@ -18,8 +18,9 @@
   The numbers of SPEC §2 and the tombstone minimum are baked into the script
   (includes/config.lua).
 
-  Keys built in the script: `P idx:t:<tier>` of the proxy, `P l:<hex>` tombstones of other
-  holders of the pair found expired.
+  Keys built in the script: `P idx:t:<tier>` and `P idx:l:<k>=<v>` of the proxy, `P l:<hex>`
+  tombstones of other holders of the pair found expired, `P d:<dk>` and `P ad` (adaptive pacing
+  of the domain-key).
 
   Output: {code}: 1 released, -1 NOT_FOUND, -2 REVOKED, -3 EXPIRED (outcome still applied).
 

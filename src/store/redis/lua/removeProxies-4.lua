@@ -11,7 +11,7 @@
   ARGV[1] P
   ARGV[2..] proxy ids
 
-  Keys built in the script: `P p:<id>`, `P idx:t:<tier>`.
+  Keys built in the script: `P p:<id>`, `P idx:t:<tier>`, `P idx:l:<k>=<v>`.
 
   Output: one integer per id, in order: 1 removed, 0 not found.
 
@@ -25,11 +25,11 @@ local out = {}
 for i = 2, #ARGV do
   local id = ARGV[i]
   local key = base .. 'p:' .. id
-  local v = redis.call('HMGET', key, 'st', 't')
+  local v = redis.call('HMGET', key, 'st', 't', 'l')
   if v[1] then
     redis.call('DEL', key)
     redis.call('ZREM', KEYS[1], id)
-    indexRem(base, KEYS[2], v[2], id)
+    indexRem(base, KEYS[2], v[2], v[3], id)
     redis.call('ZREM', KEYS[3], id)
     redis.call('SREM', KEYS[4], id)
     out[#out + 1] = 1

@@ -28,8 +28,8 @@
 
 local now = storeNow(ARGV[7])
 local base, hex, dk, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local pr = redis.call('HMGET', KEYS[2], 'h', 'u', 'm', 'x')
-local kept, count, first, gone, mine = scanHolders(pr[1], now, hex)
+local pr = redis.call('HMGET', KEYS[2], 'h', 'u', 'm', 'x', 'g', 'n')
+local kept, count, first, gone, mine, goneMax = scanHolders(pr[1], now, hex)
 if not mine then
   local rec = redis.call('GET', KEYS[1])
   if not rec then return {-1} end
@@ -45,6 +45,7 @@ local result
 if tonumber(e) <= now then
   -- expired: it leaves the holders with a tombstone (a late release still scores it)
   tombstone(base, dk, id, hex, token, ttl, '0')
+  if tonumber(e) > goneMax then goneMax = tonumber(e) end
   result = {-3}
 else
   local t = tonumber(ARGV[6])
@@ -56,10 +57,18 @@ else
   result = {1, newExp}
 end
 local u = tonumber(pr[2]) or 0
+local gap = tonumber(pr[5]) or 0
 local set = {'h', kept}
+-- G2: holders found expired (this one included) ended at their expiry
+local n = tonumber(pr[6]) or 0
+local moved = anchoredNext(n, goneMax, gap)
+if moved ~= n then
+  if moved > u then u = moved end
+  set[3], set[4], set[5], set[6] = 'n', moved, 'u', u
+end
 local gcUntil = pairGc(set, pr[4], math.max(now, u))
 redis.call('HSET', KEYS[2], unpack(set))
 if gcUntil then redis.call('PEXPIRE', KEYS[2], gcUntil - now) end
-if count > 0 and count >= (tonumber(pr[3]) or 1) and first > u then u = first end
+if count > 0 and count >= (tonumber(pr[3]) or 1) and first + gap > u then u = first + gap end
 setBusy(KEYS[3], id, u, now)
 return result

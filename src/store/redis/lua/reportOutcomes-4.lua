@@ -19,8 +19,8 @@
   (includes/config.lua).
 
   Keys built in the script (same {pool} tag): `P p:<id>` proxy, `P r:<dk>:<id>` pair,
-  `P b:<dk>` busy index, `P idx:t:<tier>` of the proxy, `P l:<hex>` tombstones of holders of the
-  pair found expired.
+  `P b:<dk>` busy index, `P idx:t:<tier>` and `P idx:l:<k>=<v>` of the proxy, `P l:<hex>`
+  tombstones of holders of the pair found expired, `P d:<dk>` and `P ad` (adaptive pacing).
 
   Output: {applied}: how many reports were applied (their proxy exists).
 
@@ -45,22 +45,26 @@ for i = FIRST_REPORT, #ARGV - REPORT_ARGC + 1, REPORT_ARGC do
   local proxyKey = base .. 'p:' .. id
   if redis.call('EXISTS', proxyKey) == 1 then
     local pk = base .. 'r:' .. dk .. ':' .. id
-    local pr = redis.call('HMGET', pk, 'h', 'r', 'n', 'b', 'c', 'bt', 'x', 'm')
-    local kept, count, first, gone = scanHolders(pr[1], now, nil)
+    local pr = readPair(pk)
+    local kept, count, first, gone, _, goneMax = scanHolders(pr[PAIR_H], now, nil)
     local set = {}
+    local n = tonumber(pr[PAIR_N]) or 0
+    local moved = n
     if gone then
       tombstoneGone(base, dk, id, gone)
       set[1], set[2] = 'h', kept
+      moved = anchoredNext(n, goneMax, tonumber(pr[PAIR_G]) or 0)
+      pr[PAIR_N] = moved
     end
     -- the pair remembers the report's ban length, as after a grant
     local banTtl = ARGV[i + 5]
-    if pr[6] ~= banTtl then
+    if pr[PAIR_BT] ~= banTtl then
       set[#set + 1] = 'bt'
       set[#set + 1] = banTtl
-      pr[6] = banTtl
+      pr[PAIR_BT] = banTtl
     end
-    applyOutcome(base, id, pk, base .. 'b:' .. dk, proxyKey, ARGV[i + 2], tonumber(ARGV[i + 3]),
-      tonumber(ARGV[i + 4]), ARGV[i + 6], now, set, pr, count, first)
+    applyOutcome(base, id, dk, pk, base .. 'b:' .. dk, proxyKey, ARGV[i + 2], tonumber(ARGV[i + 3]),
+      tonumber(ARGV[i + 4]), ARGV[i + 6], now, set, pr, count, first, moved ~= n)
     applied = applied + 1
   end
 end

@@ -11,7 +11,7 @@
   ARGV[2] scoreAfterQuarantine
   ARGV[3..] proxy ids
 
-  Keys built in the script: `P p:<id>`, `P idx:t:<tier>`.
+  Keys built in the script: `P p:<id>`, `P idx:t:<tier>`, `P idx:l:<k>=<v>`.
 
   Output: one integer per id, in order: 1 restored, 0 not found.
 
@@ -26,7 +26,7 @@ local out = {}
 for i = 3, #ARGV do
   local id = ARGV[i]
   local key = base .. 'p:' .. id
-  local v = redis.call('HMGET', key, 'st', 't')
+  local v = redis.call('HMGET', key, 'st', 't', 'l')
   if not v[1] then
     out[#out + 1] = 0
   else
@@ -34,7 +34,7 @@ for i = 3, #ARGV do
       redis.call('HSET', key, 's', score, 'st', 'A', 'qc', '0', 'qu', '0')
       redis.call('ZREM', KEYS[2], id)
       redis.call('SREM', KEYS[3], id)
-      indexAdd(base, KEYS[1], v[2], score, id)
+      indexAdd(base, KEYS[1], v[2], v[3], score, id)
     end
     out[#out + 1] = 1
   end

@@ -4,6 +4,7 @@
  * fresh, empty store per test. Tests drive a fake clock and a seeded random source: none sleeps.
  */
 import { describe } from "vitest";
+import { adaptiveSuite } from "./adaptive.js";
 import { adminSuite } from "./admin.js";
 import { exclusivitySuite } from "./exclusivity.js";
 import type { StoreFactory } from "./harness.js";
@@ -23,6 +24,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
     exclusivitySuite(factory);
     leaseSuite(factory);
     pacingSuite(factory);
+    adaptiveSuite(factory);
     scoringSuite(factory);
     sessionSuite(factory);
     poolSuite(factory);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { rateLimitBackoffMs } from "@proxybroker/sdk/model";
-import { acq, addProxies, deny, grant, openStore, release, TTL, type StoreFactory } from "./harness.js";
+import { acq, addProxies, allProxies, deny, grant, openStore, release, TTL, type StoreFactory } from "./harness.js";
 
 export function pacingSuite(factory: StoreFactory): void {
   describe("G2 pacing", () => {
@@ -32,8 +32,79 @@ export function pacingSuite(factory: StoreFactory): void {
       expect(await deny(h, paced)).toBe(5_000);
       h.clock.advance(5_000);
       await grant(h, paced);
-      // two holders (cap reached until the first expires at start + TTL), pacing until start + 10 s
-      expect(await deny(h, paced)).toBe(start + TTL - h.clock.now());
+      // two holders: the cap holds until the first expires at start + TTL, and the release anchor
+      // adds the interval after that end
+      expect(await deny(h, paced)).toBe(start + TTL + 5_000 - h.clock.now());
+      // anchored at grants only, the cap alone decides
+      const g = await openStore(factory);
+      await addProxies(g, 1);
+      const byGrant = acq({ minIntervalMs: 5_000, maxConcurrency: 2, pacing: "grant" });
+      const gStart = g.clock.now();
+      await grant(g, byGrant);
+      g.clock.advance(5_000);
+      await grant(g, byGrant);
+      expect(await deny(g, byGrant)).toBe(gStart + TTL - g.clock.now());
+    });
+
+    it("release anchor (the default): the next grant comes minInterval after the release", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const paced = acq({ minIntervalMs: 5_000 });
+      const first = await grant(h, paced);
+      h.clock.advance(3_000); // a slow page: the response arrives 3 s after the grant
+      await release(h, first);
+      expect(await deny(h, paced)).toBe(5_000);
+      h.clock.advance(4_999);
+      expect(await deny(h, paced)).toBe(1);
+      h.clock.advance(1);
+      await grant(h, paced);
+    });
+
+    it("release anchor: a held lease blocks until its expiry + minInterval; an expired one paces from its expiry", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const paced = acq({ minIntervalMs: 5_000, ttlMs: 10_000 });
+      const start = h.clock.now();
+      const lease = await grant(h, paced);
+      expect(await deny(h, paced)).toBe(15_000);
+      h.clock.advance(10_000); // expired, never released
+      expect(await deny(h, paced)).toBe(5_000);
+      h.clock.advance(4_999);
+      expect(await deny(h, paced)).toBe(1);
+      // a late release anchors at its own time: the request may have run until now
+      await release(h, lease);
+      expect(await deny(h, paced)).toBe(5_000);
+      h.clock.advance(5_000);
+      expect((await grant(h, paced)).fencingToken).toBe(lease.fencingToken + 1);
+      expect(h.clock.now() - start).toBe(19_999);
+    });
+
+    it("grant anchor: only grant-to-grant spacing", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const paced = acq({ minIntervalMs: 5_000, pacing: "grant" });
+      const first = await grant(h, paced);
+      h.clock.advance(3_000);
+      await release(h, first);
+      expect(await deny(h, paced)).toBe(2_000);
+      h.clock.advance(2_000);
+      await grant(h, paced);
+    });
+
+    it("jitter adds between 0 and jitterMs to each grant's interval, and not always the same", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const paced = acq({ minIntervalMs: 1_000, jitterMs: 500 });
+      const waits = new Set<number>();
+      for (let i = 0; i < 40; i++) {
+        await release(h, await grant(h, paced));
+        const wait = await deny(h, paced);
+        expect(wait).toBeGreaterThanOrEqual(1_000);
+        expect(wait).toBeLessThanOrEqual(1_500);
+        waits.add(wait);
+        h.clock.advance(wait);
+      }
+      expect(waits.size, "jitter never varied").toBeGreaterThan(10);
     });
 
     it("RATE_LIMITED with retryAfterMs pushes the next grant past it", async () => {
@@ -49,6 +120,23 @@ export function pacingSuite(factory: StoreFactory): void {
       // the consecutive count went up with the explicit retry-after too: the next one is the 2nd
       await release(h, again, "RATE_LIMITED", { httpStatus: 429 });
       expect(await deny(h)).toBe(rateLimitBackoffMs(h.scoring, 2));
+    });
+
+    it("a release with an absurd retryAfterMs or latency applies whole: scored, cooled, the proxy usable elsewhere", async () => {
+      const h = await openStore(factory);
+      const [id] = await addProxies(h, 1);
+      const lease = await grant(h);
+      const r = await release(h, lease, "RATE_LIMITED", { httpStatus: 429, retryAfterMs: 99_999_999_999_999_999_000, latencyMs: 1e300 });
+      expect(r).toEqual({ kind: "released" });
+      const view = (await allProxies(h)).find((p) => p.id === id);
+      expect(view?.score).toBe(h.scoring.initialScore + h.scoring.delta.RATE_LIMITED);
+      expect(view?.failureCount).toBe(1);
+      expect(Number.isFinite(view?.latencyEwmaMs)).toBe(true);
+      const wait = await deny(h);
+      expect(wait).toBeGreaterThan(365 * 86_400_000);
+      expect(Number.isFinite(wait)).toBe(true);
+      expect(await release(h, lease)).toEqual({ kind: "released" });
+      await grant(h, acq({ domainKey: "other.example" }));
     });
 
     it("RATE_LIMITED without retryAfterMs backs off exponentially; SUCCESS resets the count", async () => {

@@ -2,11 +2,12 @@
  * Internal to the conformance suite: §4 tiers, labels, workers, pool stats, and domain policies.
  */
 import { describe, expect, it } from "vitest";
-import type { DomainPolicySpec } from "@proxybroker/sdk/model";
+import { policySpec, type DomainPolicySpec } from "@proxybroker/sdk/model";
+import { POLICY_HISTORY_MS } from "@proxybroker/sdk/engine";
 import { acq, addProxies, deny, grant, openStore, proxySpec, TTL, type StoreFactory } from "./harness.js";
 
 function policy(pattern: string, over: Partial<DomainPolicySpec> = {}): DomainPolicySpec {
-  return { pattern, group: "", maxConcurrency: 1, minIntervalMs: 0, defaultTtlMs: 0, banTtlMs: 0, ...over };
+  return policySpec({ pattern, maxConcurrency: 1, ...over });
 }
 
 export function poolSuite(factory: StoreFactory): void {
@@ -98,7 +99,7 @@ export function poolSuite(factory: StoreFactory): void {
     it("setPolicy bumps the version; acquires with an old version answer stale-policy", async () => {
       const h = await openStore(factory);
       await addProxies(h, 2);
-      expect(await h.store.listPolicies("default")).toEqual({ version: "0", policies: [] });
+      expect(await h.store.listPolicies("default")).toEqual({ version: "0", policies: [], history: [] });
       await grant(h, acq({ policyVersion: "0" }));
       await h.store.setPolicy("default", policy("*.example.com", { maxConcurrency: 2 }));
       const v1 = (await h.store.listPolicies("default")).version;
@@ -134,10 +135,55 @@ export function poolSuite(factory: StoreFactory): void {
       expect((await h.store.listPolicies("default")).version).toBe(versions.at(-1));
       expect(await h.store.deletePolicy("default", "*")).toBe(true);
       const last = await bumped();
-      expect(await h.store.listPolicies("default")).toEqual({
+      expect(await h.store.listPolicies("default")).toMatchObject({
         version: last,
         policies: [policy("shop.example.com", { minIntervalMs: 2_000, group: "shop" })],
       });
+    });
+
+    it("keeps the sets it replaced, newest first, for the policy history time", async () => {
+      const h = await openStore(factory);
+      const t0 = h.clock.now();
+      await h.store.setPolicy("default", policy("*.example.com", { group: "g1" }));
+      h.clock.advance(1_000);
+      await h.store.setPolicy("default", policy("*.example.com", { group: "g2" }));
+      h.clock.advance(1_000);
+      expect(await h.store.deletePolicy("default", "*.example.com")).toBe(true);
+      const set = await h.store.listPolicies("default");
+      expect(set.policies).toEqual([]);
+      expect(set.history).toEqual([
+        { retiredAt: t0 + 2_000, policies: [policy("*.example.com", { group: "g2" })] },
+        { retiredAt: t0 + 1_000, policies: [policy("*.example.com", { group: "g1" })] },
+        { retiredAt: t0, policies: [] },
+      ]);
+      h.clock.advance(POLICY_HISTORY_MS - 1_000);
+      expect((await h.store.listPolicies("default")).history.map((x) => x.retiredAt)).toEqual([t0 + 2_000]);
+      h.clock.advance(1_000);
+      expect((await h.store.listPolicies("default")).history).toEqual([]);
+    });
+
+    it("a proxy busy, paced or banned under a shadow key is not granted under the new key", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const old = acq({ domainKey: "g1", minIntervalMs: 2_000 });
+      const moved = acq({ domainKey: "g2", shadowKeys: ["g1"] });
+      const lease = await grant(h, old);
+      expect((await h.store.acquire(moved)).kind).toBe("denied");
+      // a heartbeat on the old key keeps the proxy away from the new one
+      h.clock.advance(TTL - 1);
+      await h.store.renew({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, ttlMs: TTL });
+      h.clock.advance(2);
+      expect((await h.store.acquire(moved)).kind).toBe("denied");
+      await h.store.release({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: { kind: "SUCCESS", httpStatus: 200, latencyMs: 0, retryAfterMs: 0 } });
+      // the old key's pacing still applies after the release
+      expect((await h.store.acquire(moved)).kind).toBe("denied");
+      h.clock.advance(2_000);
+      await grant(h, moved);
+      // with a session too
+      const h2 = await openStore(factory);
+      await addProxies(h2, 1);
+      await grant(h2, acq({ domainKey: "g1" }));
+      expect((await h2.store.acquire(acq({ domainKey: "g2", shadowKeys: ["g1"], sessionKey: "s" }))).kind).toBe("denied");
     });
   });
 }

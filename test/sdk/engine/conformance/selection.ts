@@ -5,7 +5,19 @@
  */
 import { describe, expect, it } from "vitest";
 import type { LeaseView } from "@proxybroker/sdk/model";
-import { acq, addProxies, deny, grant, openStore, release, TTL, type Harness, type StoreFactory } from "./harness.js";
+import {
+  acq,
+  addProxies,
+  allProxies,
+  deny,
+  grant,
+  openStore,
+  proxySpec,
+  release,
+  TTL,
+  type Harness,
+  type StoreFactory,
+} from "./harness.js";
 
 const POOL_SIZE = 1_000;
 
@@ -65,6 +77,51 @@ export function selectionSuite(factory: StoreFactory): void {
       expect(await deny(h)).toBe(TTL);
       // other domain-keys see the whole pool free
       await grant(h, acq({ domainKey: "other.example" }));
+    });
+  });
+
+  describe("step 6 selection with a tier or label filter", () => {
+    it("grants a label whenever a matching proxy is free, wherever it sits in the score order", async () => {
+      const h = await openStore(factory);
+      const specs = Array.from({ length: 5_000 }, (_, i) => proxySpec(i, i % 100 === 7 ? { labels: { country: "de" }, tier: "residential" } : {}));
+      await h.store.addProxies("default", specs);
+      const de = specs.filter((s) => s.labels["country"] === "de").map((s) => s.id);
+      expect(de).toHaveLength(50);
+      // the 50 `country=de` proxies score lowest of the pool
+      for (const id of de) await h.store.recordHealth("default", id, "fail");
+      // the best 1,000 others are busy for the domain-key
+      for (let i = 0; i < 1_000; i++) await grant(h, acq({ workerId: `w${i % 50}` }));
+      const got = new Set<string>();
+      for (let i = 0; i < 50; i++) {
+        const p = i % 2 === 0 ? acq({ labels: { country: "de" } }) : acq({ labels: { country: "de" }, tier: "residential" });
+        const lease = await grant(h, p);
+        expect(lease.proxy.labels).toEqual({ country: "de" });
+        got.add(lease.proxy.id);
+      }
+      expect(got.size).toBe(50);
+      expect(await deny(h, acq({ labels: { country: "de" } }))).toBe(TTL);
+      // a label nobody has, or a tier that does not carry it, is denied without a retry moment
+      expect(await deny(h, acq({ labels: { country: "it" } }))).toBe(-1);
+      expect(await deny(h, acq({ labels: { country: "de" }, tier: "datacenter" }))).toBeGreaterThan(0);
+    });
+
+    it("keeps the label index right through quarantine, restore, relabel and removal", async () => {
+      const h = await openStore(factory);
+      await h.store.addProxies("default", [proxySpec(0, { labels: { country: "de" } }), proxySpec(1)]);
+      const de = proxySpec(0).id;
+      expect((await grant(h, acq({ labels: { country: "de" }, domainKey: "a.example" }))).proxy.id).toBe(de);
+      // quarantined: out of the index
+      for (let i = 0; i < 5; i++) await h.store.recordHealth("default", de, "fail");
+      expect((await allProxies(h)).find((p) => p.id === de)?.state).toBe("QUARANTINED");
+      expect(await deny(h, acq({ labels: { country: "de" }, domainKey: "b.example" }))).toBeGreaterThanOrEqual(0);
+      await h.store.restoreProxies("default", [de]);
+      expect((await grant(h, acq({ labels: { country: "de" }, domainKey: "b.example" }))).proxy.id).toBe(de);
+      // relabelled: found under the new label only
+      await h.store.addProxies("default", [proxySpec(0, { labels: { country: "fr" } })]);
+      expect(await deny(h, acq({ labels: { country: "de" }, domainKey: "c.example" }))).toBe(-1);
+      expect((await grant(h, acq({ labels: { country: "fr" }, domainKey: "c.example" }))).proxy.id).toBe(de);
+      await h.store.removeProxies("default", [de]);
+      expect(await deny(h, acq({ labels: { country: "fr" }, domainKey: "d.example" }))).toBe(-1);
     });
   });
 }

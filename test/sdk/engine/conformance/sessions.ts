@@ -44,11 +44,12 @@ export function sessionSuite(factory: StoreFactory): void {
       await addProxies(h, 20);
       const paced = session({ minIntervalMs: 5_000 });
       const held = await grant(h, paced);
-      expect(await deny(h, paced)).toBe(TTL);
+      // held until its expiry, then paced from that end
+      expect(await deny(h, paced)).toBe(TTL + 5_000);
       h.clock.advance(1_000);
       await release(h, held, "SUCCESS");
-      expect(await deny(h, paced)).toBe(4_000);
-      h.clock.advance(4_000);
+      expect(await deny(h, paced)).toBe(5_000);
+      h.clock.advance(5_000);
       const again = await grant(h, paced);
       expect(again).toMatchObject({ sessionRebound: false });
       expect(again.proxy.id).toBe(held.proxy.id);

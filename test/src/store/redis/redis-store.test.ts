@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_SCORING } from "@proxybroker/sdk/model";
+import { DEFAULT_SCORING, policySpec, type AcquireParams } from "@proxybroker/sdk/model";
 import { createRedisClient, RedisStore } from "../../../../src/store/redis/index.js";
 import { fakeClock, seededRandom } from "../../../support/fake-clock.js";
 import { startRedisServer, type RedisServer } from "../../../support/redis-server.js";
@@ -61,21 +61,27 @@ describe("RedisStore keys", () => {
     });
     try {
       const pool = "tagged";
-      await store.addProxies(pool, [{ id: "10.2.0.1:3128", url: "http://10.2.0.1:3128", tier: "datacenter", labels: {} }]);
-      await store.setPolicy(pool, { pattern: "*", group: "", maxConcurrency: 1, minIntervalMs: 0, defaultTtlMs: 0, banTtlMs: 0 });
-      const params = {
-        pool, domainKey: "shop.example.com", workerId: "w", ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 1_000,
+      await store.addProxies(pool, [{ id: "10.2.0.1:3128", url: "http://10.2.0.1:3128", tier: "datacenter", labels: { country: "de" } }]);
+      await store.setPolicy(pool, policySpec({ pattern: "*", maxConcurrency: 1 }));
+      await store.setPolicy(pool, policySpec({ pattern: "*", maxConcurrency: 1, group: "all" }));
+      const params: AcquireParams = {
+        pool, domainKey: "all", workerId: "w", ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 1_000,
+        pacing: "release", jitterMs: 100, adaptive: true, maxIntervalMs: 60_000, shadowKeys: ["shop.example.com"],
         banTtlMs: 60_000, policyVersion: (await store.listPolicies(pool)).version, sessionKey: "s", sessionTtlMs: 600_000,
-        tier: "", labels: {},
+        tier: "datacenter", labels: { country: "de" },
       };
-      const r = await store.acquire(params);
-      expect(r.kind).toBe("granted");
-      if (r.kind === "granted") {
-        await store.release({
-          leaseId: r.lease.leaseId, fencingToken: r.lease.fencingToken,
-          outcome: { kind: "BLOCKED", httpStatus: 403, latencyMs: 10, retryAfterMs: 0 },
-        });
+      for (const kind of ["RATE_LIMITED", "BLOCKED"] as const) {
+        const r = await store.acquire(params);
+        expect(r.kind).toBe("granted");
+        if (r.kind === "granted") {
+          await store.release({
+            leaseId: r.lease.leaseId, fencingToken: r.lease.fencingToken,
+            outcome: { kind, httpStatus: 403, latencyMs: 10, retryAfterMs: 0 },
+          });
+        }
+        clock.advance(5_000);
       }
+      expect(await store.domainPacing(pool, [], 10)).toHaveLength(1);
       const all = await admin.keys("*");
       const mine = all.filter((k) => k.includes(token));
       expect(mine.length).toBeGreaterThan(0);

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file proxybroker/v1/broker.proto.
  */
 export const file_proxybroker_v1_broker: GenFile = /*@__PURE__*/
-  fileDesc("Chtwcm94eWJyb2tlci92MS9icm9rZXIucHJvdG8SDnByb3h5YnJva2VyLnYxIsMDCgVQcm94eRIKCgJpZBgBIAEoCRILCgN1cmwYAiABKAkSDAoEdGllchgDIAEoCRIxCgZsYWJlbHMYBCADKAsyIS5wcm94eWJyb2tlci52MS5Qcm94eS5MYWJlbHNFbnRyeRINCgVzY29yZRgFIAEoARIpCgVzdGF0ZRgGIAEoDjIaLnByb3h5YnJva2VyLnYxLlByb3h5U3RhdGUSLwoMbGF0ZW5jeV9ld21hGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhUKDXN1Y2Nlc3NfY291bnQYCCABKAQSFQoNZmFpbHVyZV9jb3VudBgJIAEoBBIUCgxsYXN0X3VzZWRfYnkYCiABKAkSMgoObGFzdF91c2VkX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHF1YXJhbnRpbmVfdW50aWwYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHF1YXJhbnRpbmVfY291bnQYDSABKA0aLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLEAQoHT3V0Y29tZRIpCgRraW5kGAEgASgOMhsucHJveHlicm9rZXIudjEuT3V0Y29tZUtpbmQSEwoLaHR0cF9zdGF0dXMYAiABKAUSKgoHbGF0ZW5jeRgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhINCgVieXRlcxgEIAEoAxIuCgtyZXRyeV9hZnRlchgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIOCgZkZXRhaWwYBiABKAki0wEKBUxlYXNlEhAKCGxlYXNlX2lkGAEgASgJEhUKDWZlbmNpbmdfdG9rZW4YAiABKAQSDAoEcG9vbBgDIAEoCRIOCgZkb21haW4YBCABKAkSJAoFcHJveHkYBSABKAsyFS5wcm94eWJyb2tlci52MS5Qcm94eRIvCgtleHBpcmVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLc2Vzc2lvbl9rZXkYByABKAkSFwoPc2Vzc2lvbl9yZWJvdW5kGAggASgIItYCChNBY3F1aXJlTGVhc2VSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJd29ya2VyX2lkGAIgASgJEgwKBHBvb2wYAyABKAkSDgoGZG9tYWluGAQgASgJEhIKCnRhcmdldF91cmwYBSABKAkSEwoLc2Vzc2lvbl9rZXkYBiABKAkSJgoDdHRsGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEisKCG1heF93YWl0GAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEgwKBHRpZXIYCSABKAkSPwoGbGFiZWxzGAogAygLMi8ucHJveHlicm9rZXIudjEuQWNxdWlyZUxlYXNlUmVxdWVzdC5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjwKFEFjcXVpcmVMZWFzZVJlc3BvbnNlEiQKBWxlYXNlGAEgASgLMhUucHJveHlicm9rZXIudjEuTGVhc2UiZAoRUmVuZXdMZWFzZVJlcXVlc3QSEAoIbGVhc2VfaWQYASABKAkSFQoNZmVuY2luZ190b2tlbhgCIAEoBBImCgN0dGwYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iVwoSUmVuZXdMZWFzZVJlc3BvbnNlEhAKCGxlYXNlX2lkGAEgASgJEi8KC2V4cGlyZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKbAQoTUmVsZWFzZUxlYXNlUmVxdWVzdBIQCghsZWFzZV9pZBgBIAEoCRIVCg1mZW5jaW5nX3Rva2VuGAIgASgEEigKB291dGNvbWUYAyABKAsyFy5wcm94eWJyb2tlci52MS5PdXRjb21lEjEKBG5leHQYBCABKAsyIy5wcm94eWJyb2tlci52MS5BY3F1aXJlTGVhc2VSZXF1ZXN0IpABChRSZWxlYXNlTGVhc2VSZXNwb25zZRIQCghsZWFzZV9pZBgBIAEoCRIvCgdncmFudGVkGAIgASgLMhwucHJveHlicm9rZXIudjEuTGVhc2VHcmFudGVkSAASLQoGZGVuaWVkGAMgASgLMhsucHJveHlicm9rZXIudjEuTGVhc2VEZW5pZWRIAEIGCgRuZXh0IroBCgxMZWFzZVJlcXVlc3QSNgoHYWNxdWlyZRgBIAEoCzIjLnByb3h5YnJva2VyLnYxLkFjcXVpcmVMZWFzZVJlcXVlc3RIABIyCgVyZW5ldxgCIAEoCzIhLnByb3h5YnJva2VyLnYxLlJlbmV3TGVhc2VSZXF1ZXN0SAASNgoHcmVsZWFzZRgDIAEoCzIjLnByb3h5YnJva2VyLnYxLlJlbGVhc2VMZWFzZVJlcXVlc3RIAEIGCgRraW5kIoYCCg1MZWFzZVJlc3BvbnNlEi8KB2dyYW50ZWQYASABKAsyHC5wcm94eWJyb2tlci52MS5MZWFzZUdyYW50ZWRIABItCgZkZW5pZWQYAiABKAsyGy5wcm94eWJyb2tlci52MS5MZWFzZURlbmllZEgAEi8KB3JlbmV3ZWQYAyABKAsyHC5wcm94eWJyb2tlci52MS5MZWFzZVJlbmV3ZWRIABIxCghyZWxlYXNlZBgEIAEoCzIdLnByb3h5YnJva2VyLnYxLkxlYXNlUmVsZWFzZWRIABIpCgRsb3N0GAUgASgLMhkucHJveHlicm9rZXIudjEuTGVhc2VMb3N0SABCBgoEa2luZCJICgxMZWFzZUdyYW50ZWQSEgoKcmVxdWVzdF9pZBgBIAEoCRIkCgVsZWFzZRgCIAEoCzIVLnByb3h5YnJva2VyLnYxLkxlYXNlIqABCgtMZWFzZURlbmllZBISCgpyZXF1ZXN0X2lkGAEgASgJEioKBnJlYXNvbhgCIAEoDjIaLnByb3h5YnJva2VyLnYxLkRlbnlSZWFzb24SDwoHbWVzc2FnZRgDIAEoCRIuCgtyZXRyeV9hZnRlchgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIQCghsZWFzZV9pZBgFIAEoCSJRCgxMZWFzZVJlbmV3ZWQSEAoIbGVhc2VfaWQYASABKAkSLwoLZXhwaXJlX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIokBCg1MZWFzZVJlbGVhc2VkEhAKCGxlYXNlX2lkGAEgASgJEi8KB2dyYW50ZWQYAiABKAsyHC5wcm94eWJyb2tlci52MS5MZWFzZUdyYW50ZWRIABItCgZkZW5pZWQYAyABKAsyGy5wcm94eWJyb2tlci52MS5MZWFzZURlbmllZEgAQgYKBG5leHQiSQoJTGVhc2VMb3N0EhAKCGxlYXNlX2lkGAEgASgJEioKBnJlYXNvbhgCIAEoDjIaLnByb3h5YnJva2VyLnYxLkxvc3RSZWFzb24i1AEKDERvbWFpblBvbGljeRIPCgdwYXR0ZXJuGAEgASgJEg0KBWdyb3VwGAIgASgJEhcKD21heF9jb25jdXJyZW5jeRgDIAEoDRIvCgxtaW5faW50ZXJ2YWwYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLgoLZGVmYXVsdF90dGwYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKgoHYmFuX3R0bBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJTCgpXb3JrZXJJbmZvEhEKCXdvcmtlcl9pZBgBIAEoCRIyCg5sYXN0X3NlZW5fdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiJgoWR2V0UG9vbFNuYXBzaG90UmVxdWVzdBIMCgRwb29sGAEgASgJIuQBChdHZXRQb29sU25hcHNob3RSZXNwb25zZRIMCgRwb29sGAEgASgJEiYKB3Byb3hpZXMYAiADKAsyFS5wcm94eWJyb2tlci52MS5Qcm94eRIwCgxsaXZlX3dvcmtlcnMYAyADKAsyGi5wcm94eWJyb2tlci52MS5Xb3JrZXJJbmZvEi4KCHBvbGljaWVzGAQgAygLMhwucHJveHlicm9rZXIudjEuRG9tYWluUG9saWN5EjEKDXNuYXBzaG90X3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIo8BCg9PYnNlcnZlZE91dGNvbWUSEAoIcHJveHlfaWQYASABKAkSDgoGZG9tYWluGAIgASgJEigKB291dGNvbWUYAyABKAsyFy5wcm94eWJyb2tlci52MS5PdXRjb21lEjAKDG9ic2VydmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiawoVUmVwb3J0T3V0Y29tZXNSZXF1ZXN0EgwKBHBvb2wYASABKAkSEQoJd29ya2VyX2lkGAIgASgJEjEKCG91dGNvbWVzGAMgAygLMh8ucHJveHlicm9rZXIudjEuT2JzZXJ2ZWRPdXRjb21lIikKFlJlcG9ydE91dGNvbWVzUmVzcG9uc2USDwoHYXBwbGllZBgBIAEoDSrXAQoLT3V0Y29tZUtpbmQSHAoYT1VUQ09NRV9LSU5EX1VOU1BFQ0lGSUVEEAASGAoUT1VUQ09NRV9LSU5EX1NVQ0NFU1MQARIdChlPVVRDT01FX0tJTkRfUkFURV9MSU1JVEVEEAISGAoUT1VUQ09NRV9LSU5EX0JMT0NLRUQQAxIcChhPVVRDT01FX0tJTkRfUFJPWFlfRVJST1IQBBIdChlPVVRDT01FX0tJTkRfVEFSR0VUX0VSUk9SEAUSGgoWT1VUQ09NRV9LSU5EX0FCQU5ET05FRBAGKpUBCgpQcm94eVN0YXRlEhsKF1BST1hZX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSUFJPWFlfU1RBVEVfQUNUSVZFEAESGwoXUFJPWFlfU1RBVEVfUVVBUkFOVElORUQQAhIbChdQUk9YWV9TVEFURV9CTEFDS0xJU1RFRBADEhgKFFBST1hZX1NUQVRFX0RJU0FCTEVEEAQqpwEKCkRlbnlSZWFzb24SGwoXREVOWV9SRUFTT05fVU5TUEVDSUZJRUQQABIiCh5ERU5ZX1JFQVNPTl9OT19QUk9YWV9BVkFJTEFCTEUQARIgChxERU5ZX1JFQVNPTl9JTlZBTElEX0FSR1VNRU5UEAISGwoXREVOWV9SRUFTT05fVU5BVkFJTEFCTEUQAxIZChVERU5ZX1JFQVNPTl9OT1RfRk9VTkQQBCp2CgpMb3N0UmVhc29uEhsKF0xPU1RfUkVBU09OX1VOU1BFQ0lGSUVEEAASFwoTTE9TVF9SRUFTT05fRVhQSVJFRBABEhcKE0xPU1RfUkVBU09OX1JFVk9LRUQQAhIZChVMT1NUX1JFQVNPTl9OT1RfRk9VTkQQAzKnBAoLUHJveHlCcm9rZXISSAoFTGVhc2USHC5wcm94eWJyb2tlci52MS5MZWFzZVJlcXVlc3QaHS5wcm94eWJyb2tlci52MS5MZWFzZVJlc3BvbnNlKAEwARJZCgxBY3F1aXJlTGVhc2USIy5wcm94eWJyb2tlci52MS5BY3F1aXJlTGVhc2VSZXF1ZXN0GiQucHJveHlicm9rZXIudjEuQWNxdWlyZUxlYXNlUmVzcG9uc2USUwoKUmVuZXdMZWFzZRIhLnByb3h5YnJva2VyLnYxLlJlbmV3TGVhc2VSZXF1ZXN0GiIucHJveHlicm9rZXIudjEuUmVuZXdMZWFzZVJlc3BvbnNlElkKDFJlbGVhc2VMZWFzZRIjLnByb3h5YnJva2VyLnYxLlJlbGVhc2VMZWFzZVJlcXVlc3QaJC5wcm94eWJyb2tlci52MS5SZWxlYXNlTGVhc2VSZXNwb25zZRJiCg9HZXRQb29sU25hcHNob3QSJi5wcm94eWJyb2tlci52MS5HZXRQb29sU25hcHNob3RSZXF1ZXN0GicucHJveHlicm9rZXIudjEuR2V0UG9vbFNuYXBzaG90UmVzcG9uc2USXwoOUmVwb3J0T3V0Y29tZXMSJS5wcm94eWJyb2tlci52MS5SZXBvcnRPdXRjb21lc1JlcXVlc3QaJi5wcm94eWJyb2tlci52MS5SZXBvcnRPdXRjb21lc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("Chtwcm94eWJyb2tlci92MS9icm9rZXIucHJvdG8SDnByb3h5YnJva2VyLnYxIsMDCgVQcm94eRIKCgJpZBgBIAEoCRILCgN1cmwYAiABKAkSDAoEdGllchgDIAEoCRIxCgZsYWJlbHMYBCADKAsyIS5wcm94eWJyb2tlci52MS5Qcm94eS5MYWJlbHNFbnRyeRINCgVzY29yZRgFIAEoARIpCgVzdGF0ZRgGIAEoDjIaLnByb3h5YnJva2VyLnYxLlByb3h5U3RhdGUSLwoMbGF0ZW5jeV9ld21hGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhUKDXN1Y2Nlc3NfY291bnQYCCABKAQSFQoNZmFpbHVyZV9jb3VudBgJIAEoBBIUCgxsYXN0X3VzZWRfYnkYCiABKAkSMgoObGFzdF91c2VkX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHF1YXJhbnRpbmVfdW50aWwYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHF1YXJhbnRpbmVfY291bnQYDSABKA0aLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLEAQoHT3V0Y29tZRIpCgRraW5kGAEgASgOMhsucHJveHlicm9rZXIudjEuT3V0Y29tZUtpbmQSEwoLaHR0cF9zdGF0dXMYAiABKAUSKgoHbGF0ZW5jeRgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhINCgVieXRlcxgEIAEoAxIuCgtyZXRyeV9hZnRlchgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIOCgZkZXRhaWwYBiABKAki0wEKBUxlYXNlEhAKCGxlYXNlX2lkGAEgASgJEhUKDWZlbmNpbmdfdG9rZW4YAiABKAQSDAoEcG9vbBgDIAEoCRIOCgZkb21haW4YBCABKAkSJAoFcHJveHkYBSABKAsyFS5wcm94eWJyb2tlci52MS5Qcm94eRIvCgtleHBpcmVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLc2Vzc2lvbl9rZXkYByABKAkSFwoPc2Vzc2lvbl9yZWJvdW5kGAggASgIItYCChNBY3F1aXJlTGVhc2VSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJd29ya2VyX2lkGAIgASgJEgwKBHBvb2wYAyABKAkSDgoGZG9tYWluGAQgASgJEhIKCnRhcmdldF91cmwYBSABKAkSEwoLc2Vzc2lvbl9rZXkYBiABKAkSJgoDdHRsGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEisKCG1heF93YWl0GAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEgwKBHRpZXIYCSABKAkSPwoGbGFiZWxzGAogAygLMi8ucHJveHlicm9rZXIudjEuQWNxdWlyZUxlYXNlUmVxdWVzdC5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjwKFEFjcXVpcmVMZWFzZVJlc3BvbnNlEiQKBWxlYXNlGAEgASgLMhUucHJveHlicm9rZXIudjEuTGVhc2UiZAoRUmVuZXdMZWFzZVJlcXVlc3QSEAoIbGVhc2VfaWQYASABKAkSFQoNZmVuY2luZ190b2tlbhgCIAEoBBImCgN0dGwYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iVwoSUmVuZXdMZWFzZVJlc3BvbnNlEhAKCGxlYXNlX2lkGAEgASgJEi8KC2V4cGlyZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKbAQoTUmVsZWFzZUxlYXNlUmVxdWVzdBIQCghsZWFzZV9pZBgBIAEoCRIVCg1mZW5jaW5nX3Rva2VuGAIgASgEEigKB291dGNvbWUYAyABKAsyFy5wcm94eWJyb2tlci52MS5PdXRjb21lEjEKBG5leHQYBCABKAsyIy5wcm94eWJyb2tlci52MS5BY3F1aXJlTGVhc2VSZXF1ZXN0IpABChRSZWxlYXNlTGVhc2VSZXNwb25zZRIQCghsZWFzZV9pZBgBIAEoCRIvCgdncmFudGVkGAIgASgLMhwucHJveHlicm9rZXIudjEuTGVhc2VHcmFudGVkSAASLQoGZGVuaWVkGAMgASgLMhsucHJveHlicm9rZXIudjEuTGVhc2VEZW5pZWRIAEIGCgRuZXh0IroBCgxMZWFzZVJlcXVlc3QSNgoHYWNxdWlyZRgBIAEoCzIjLnByb3h5YnJva2VyLnYxLkFjcXVpcmVMZWFzZVJlcXVlc3RIABIyCgVyZW5ldxgCIAEoCzIhLnByb3h5YnJva2VyLnYxLlJlbmV3TGVhc2VSZXF1ZXN0SAASNgoHcmVsZWFzZRgDIAEoCzIjLnByb3h5YnJva2VyLnYxLlJlbGVhc2VMZWFzZVJlcXVlc3RIAEIGCgRraW5kIoYCCg1MZWFzZVJlc3BvbnNlEi8KB2dyYW50ZWQYASABKAsyHC5wcm94eWJyb2tlci52MS5MZWFzZUdyYW50ZWRIABItCgZkZW5pZWQYAiABKAsyGy5wcm94eWJyb2tlci52MS5MZWFzZURlbmllZEgAEi8KB3JlbmV3ZWQYAyABKAsyHC5wcm94eWJyb2tlci52MS5MZWFzZVJlbmV3ZWRIABIxCghyZWxlYXNlZBgEIAEoCzIdLnByb3h5YnJva2VyLnYxLkxlYXNlUmVsZWFzZWRIABIpCgRsb3N0GAUgASgLMhkucHJveHlicm9rZXIudjEuTGVhc2VMb3N0SABCBgoEa2luZCJICgxMZWFzZUdyYW50ZWQSEgoKcmVxdWVzdF9pZBgBIAEoCRIkCgVsZWFzZRgCIAEoCzIVLnByb3h5YnJva2VyLnYxLkxlYXNlIqABCgtMZWFzZURlbmllZBISCgpyZXF1ZXN0X2lkGAEgASgJEioKBnJlYXNvbhgCIAEoDjIaLnByb3h5YnJva2VyLnYxLkRlbnlSZWFzb24SDwoHbWVzc2FnZRgDIAEoCRIuCgtyZXRyeV9hZnRlchgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIQCghsZWFzZV9pZBgFIAEoCSJRCgxMZWFzZVJlbmV3ZWQSEAoIbGVhc2VfaWQYASABKAkSLwoLZXhwaXJlX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIokBCg1MZWFzZVJlbGVhc2VkEhAKCGxlYXNlX2lkGAEgASgJEi8KB2dyYW50ZWQYAiABKAsyHC5wcm94eWJyb2tlci52MS5MZWFzZUdyYW50ZWRIABItCgZkZW5pZWQYAyABKAsyGy5wcm94eWJyb2tlci52MS5MZWFzZURlbmllZEgAQgYKBG5leHQiSQoJTGVhc2VMb3N0EhAKCGxlYXNlX2lkGAEgASgJEioKBnJlYXNvbhgCIAEoDjIaLnByb3h5YnJva2VyLnYxLkxvc3RSZWFzb24i9AIKDERvbWFpblBvbGljeRIPCgdwYXR0ZXJuGAEgASgJEg0KBWdyb3VwGAIgASgJEhcKD21heF9jb25jdXJyZW5jeRgDIAEoDRIvCgxtaW5faW50ZXJ2YWwYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLgoLZGVmYXVsdF90dGwYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKgoHYmFuX3R0bBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIqCgZwYWNpbmcYByABKA4yGi5wcm94eWJyb2tlci52MS5QYWNpbmdNb2RlEikKBmppdHRlchgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIvCgxtYXhfaW50ZXJ2YWwYCSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SFgoOZml4ZWRfaW50ZXJ2YWwYCiABKAgiggIKDERvbWFpblBhY2luZxIOCgZkb21haW4YASABKAkSFgoOcG9saWN5X3BhdHRlcm4YAiABKAkSLwoMbWluX2ludGVydmFsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjUKEmVmZmVjdGl2ZV9pbnRlcnZhbBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIwCg1sZWFybmVkX2xpbWl0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjAKDGxlYXJuZWRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUwoKV29ya2VySW5mbxIRCgl3b3JrZXJfaWQYASABKAkSMgoObGFzdF9zZWVuX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIiYKFkdldFBvb2xTbmFwc2hvdFJlcXVlc3QSDAoEcG9vbBgBIAEoCSLkAQoXR2V0UG9vbFNuYXBzaG90UmVzcG9uc2USDAoEcG9vbBgBIAEoCRImCgdwcm94aWVzGAIgAygLMhUucHJveHlicm9rZXIudjEuUHJveHkSMAoMbGl2ZV93b3JrZXJzGAMgAygLMhoucHJveHlicm9rZXIudjEuV29ya2VySW5mbxIuCghwb2xpY2llcxgEIAMoCzIcLnByb3h5YnJva2VyLnYxLkRvbWFpblBvbGljeRIxCg1zbmFwc2hvdF90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKPAQoPT2JzZXJ2ZWRPdXRjb21lEhAKCHByb3h5X2lkGAEgASgJEg4KBmRvbWFpbhgCIAEoCRIoCgdvdXRjb21lGAMgASgLMhcucHJveHlicm9rZXIudjEuT3V0Y29tZRIwCgxvYnNlcnZlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImsKFVJlcG9ydE91dGNvbWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEhEKCXdvcmtlcl9pZBgCIAEoCRIxCghvdXRjb21lcxgDIAMoCzIfLnByb3h5YnJva2VyLnYxLk9ic2VydmVkT3V0Y29tZSIpChZSZXBvcnRPdXRjb21lc1Jlc3BvbnNlEg8KB2FwcGxpZWQYASABKA0q1wEKC091dGNvbWVLaW5kEhwKGE9VVENPTUVfS0lORF9VTlNQRUNJRklFRBAAEhgKFE9VVENPTUVfS0lORF9TVUNDRVNTEAESHQoZT1VUQ09NRV9LSU5EX1JBVEVfTElNSVRFRBACEhgKFE9VVENPTUVfS0lORF9CTE9DS0VEEAMSHAoYT1VUQ09NRV9LSU5EX1BST1hZX0VSUk9SEAQSHQoZT1VUQ09NRV9LSU5EX1RBUkdFVF9FUlJPUhAFEhoKFk9VVENPTUVfS0lORF9BQkFORE9ORUQQBiqVAQoKUHJveHlTdGF0ZRIbChdQUk9YWV9TVEFURV9VTlNQRUNJRklFRBAAEhYKElBST1hZX1NUQVRFX0FDVElWRRABEhsKF1BST1hZX1NUQVRFX1FVQVJBTlRJTkVEEAISGwoXUFJPWFlfU1RBVEVfQkxBQ0tMSVNURUQQAxIYChRQUk9YWV9TVEFURV9ESVNBQkxFRBAEKqcBCgpEZW55UmVhc29uEhsKF0RFTllfUkVBU09OX1VOU1BFQ0lGSUVEEAASIgoeREVOWV9SRUFTT05fTk9fUFJPWFlfQVZBSUxBQkxFEAESIAocREVOWV9SRUFTT05fSU5WQUxJRF9BUkdVTUVOVBACEhsKF0RFTllfUkVBU09OX1VOQVZBSUxBQkxFEAMSGQoVREVOWV9SRUFTT05fTk9UX0ZPVU5EEAQqZQoKUGFjaW5nTW9kZRIbChdQQUNJTkdfTU9ERV9VTlNQRUNJRklFRBAAEh0KGVBBQ0lOR19NT0RFX0FGVEVSX1JFTEVBU0UQARIbChdQQUNJTkdfTU9ERV9BRlRFUl9HUkFOVBACKnYKCkxvc3RSZWFzb24SGwoXTE9TVF9SRUFTT05fVU5TUEVDSUZJRUQQABIXChNMT1NUX1JFQVNPTl9FWFBJUkVEEAESFwoTTE9TVF9SRUFTT05fUkVWT0tFRBACEhkKFUxPU1RfUkVBU09OX05PVF9GT1VORBADMqcECgtQcm94eUJyb2tlchJICgVMZWFzZRIcLnByb3h5YnJva2VyLnYxLkxlYXNlUmVxdWVzdBodLnByb3h5YnJva2VyLnYxLkxlYXNlUmVzcG9uc2UoATABElkKDEFjcXVpcmVMZWFzZRIjLnByb3h5YnJva2VyLnYxLkFjcXVpcmVMZWFzZVJlcXVlc3QaJC5wcm94eWJyb2tlci52MS5BY3F1aXJlTGVhc2VSZXNwb25zZRJTCgpSZW5ld0xlYXNlEiEucHJveHlicm9rZXIudjEuUmVuZXdMZWFzZVJlcXVlc3QaIi5wcm94eWJyb2tlci52MS5SZW5ld0xlYXNlUmVzcG9uc2USWQoMUmVsZWFzZUxlYXNlEiMucHJveHlicm9rZXIudjEuUmVsZWFzZUxlYXNlUmVxdWVzdBokLnByb3h5YnJva2VyLnYxLlJlbGVhc2VMZWFzZVJlc3BvbnNlEmIKD0dldFBvb2xTbmFwc2hvdBImLnByb3h5YnJva2VyLnYxLkdldFBvb2xTbmFwc2hvdFJlcXVlc3QaJy5wcm94eWJyb2tlci52MS5HZXRQb29sU25hcHNob3RSZXNwb25zZRJfCg5SZXBvcnRPdXRjb21lcxIlLnByb3h5YnJva2VyLnYxLlJlcG9ydE91dGNvbWVzUmVxdWVzdBomLnByb3h5YnJva2VyLnYxLlJlcG9ydE91dGNvbWVzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message proxybroker.v1.Proxy
@@ -672,7 +672,7 @@ export type DomainPolicy = Message<"proxybroker.v1.DomainPolicy"> & {
   maxConcurrency: number;
 
   /**
-   * Minimum time between two grants of one proxy for the domain-key.
+   * Minimum time between two requests of one proxy to the domain-key (see pacing).
    *
    * @generated from field: google.protobuf.Duration min_interval = 4;
    */
@@ -687,6 +687,34 @@ export type DomainPolicy = Message<"proxybroker.v1.DomainPolicy"> & {
    * @generated from field: google.protobuf.Duration ban_ttl = 6;
    */
   banTtl?: Duration | undefined;
+
+  /**
+   * What min_interval is measured from; unset = after the previous lease ended.
+   *
+   * @generated from field: proxybroker.v1.PacingMode pacing = 7;
+   */
+  pacing: PacingMode;
+
+  /**
+   * Up to this much is added at random to each grant's interval (regular spacing is a bot signal).
+   *
+   * @generated from field: google.protobuf.Duration jitter = 8;
+   */
+  jitter?: Duration | undefined;
+
+  /**
+   * Upper bound of the adaptive interval; unset = the broker default (60 s).
+   *
+   * @generated from field: google.protobuf.Duration max_interval = 9;
+   */
+  maxInterval?: Duration | undefined;
+
+  /**
+   * No adaptive pacing: RATE_LIMITED outcomes do not raise the interval of these hosts.
+   *
+   * @generated from field: bool fixed_interval = 10;
+   */
+  fixedInterval: boolean;
 };
 
 /**
@@ -695,6 +723,60 @@ export type DomainPolicy = Message<"proxybroker.v1.DomainPolicy"> & {
  */
 export const DomainPolicySchema: GenMessage<DomainPolicy> = /*@__PURE__*/
   messageDesc(file_proxybroker_v1_broker, 16);
+
+/**
+ * The pacing a domain-key runs under now (adaptive pacing).
+ *
+ * @generated from message proxybroker.v1.DomainPacing
+ */
+export type DomainPacing = Message<"proxybroker.v1.DomainPacing"> & {
+  /**
+   * The domain-key (a host, or a policy's group).
+   *
+   * @generated from field: string domain = 1;
+   */
+  domain: string;
+
+  /**
+   * The pattern of the policy that applies, empty when none.
+   *
+   * @generated from field: string policy_pattern = 2;
+   */
+  policyPattern: string;
+
+  /**
+   * The policy's min_interval (0 without a policy).
+   *
+   * @generated from field: google.protobuf.Duration min_interval = 3;
+   */
+  minInterval?: Duration | undefined;
+
+  /**
+   * The interval a grant uses now before jitter: max(min_interval, the adaptive interval).
+   *
+   * @generated from field: google.protobuf.Duration effective_interval = 4;
+   */
+  effectiveInterval?: Duration | undefined;
+
+  /**
+   * The longest interval that drew a RATE_LIMITED and is still remembered (0 = none).
+   *
+   * @generated from field: google.protobuf.Duration learned_limit = 5;
+   */
+  learnedLimit?: Duration | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp learned_time = 6;
+   */
+  learnedTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message proxybroker.v1.DomainPacing.
+ * Use `create(DomainPacingSchema)` to create a new message.
+ */
+export const DomainPacingSchema: GenMessage<DomainPacing> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_broker, 17);
 
 /**
  * @generated from message proxybroker.v1.WorkerInfo
@@ -716,7 +798,7 @@ export type WorkerInfo = Message<"proxybroker.v1.WorkerInfo"> & {
  * Use `create(WorkerInfoSchema)` to create a new message.
  */
 export const WorkerInfoSchema: GenMessage<WorkerInfo> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 17);
+  messageDesc(file_proxybroker_v1_broker, 18);
 
 /**
  * @generated from message proxybroker.v1.GetPoolSnapshotRequest
@@ -733,7 +815,7 @@ export type GetPoolSnapshotRequest = Message<"proxybroker.v1.GetPoolSnapshotRequ
  * Use `create(GetPoolSnapshotRequestSchema)` to create a new message.
  */
 export const GetPoolSnapshotRequestSchema: GenMessage<GetPoolSnapshotRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 18);
+  messageDesc(file_proxybroker_v1_broker, 19);
 
 /**
  * @generated from message proxybroker.v1.GetPoolSnapshotResponse
@@ -772,7 +854,7 @@ export type GetPoolSnapshotResponse = Message<"proxybroker.v1.GetPoolSnapshotRes
  * Use `create(GetPoolSnapshotResponseSchema)` to create a new message.
  */
 export const GetPoolSnapshotResponseSchema: GenMessage<GetPoolSnapshotResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 19);
+  messageDesc(file_proxybroker_v1_broker, 20);
 
 /**
  * @generated from message proxybroker.v1.ObservedOutcome
@@ -806,7 +888,7 @@ export type ObservedOutcome = Message<"proxybroker.v1.ObservedOutcome"> & {
  * Use `create(ObservedOutcomeSchema)` to create a new message.
  */
 export const ObservedOutcomeSchema: GenMessage<ObservedOutcome> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 20);
+  messageDesc(file_proxybroker_v1_broker, 21);
 
 /**
  * @generated from message proxybroker.v1.ReportOutcomesRequest
@@ -833,7 +915,7 @@ export type ReportOutcomesRequest = Message<"proxybroker.v1.ReportOutcomesReques
  * Use `create(ReportOutcomesRequestSchema)` to create a new message.
  */
 export const ReportOutcomesRequestSchema: GenMessage<ReportOutcomesRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 21);
+  messageDesc(file_proxybroker_v1_broker, 22);
 
 /**
  * @generated from message proxybroker.v1.ReportOutcomesResponse
@@ -852,7 +934,7 @@ export type ReportOutcomesResponse = Message<"proxybroker.v1.ReportOutcomesRespo
  * Use `create(ReportOutcomesResponseSchema)` to create a new message.
  */
 export const ReportOutcomesResponseSchema: GenMessage<ReportOutcomesResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 22);
+  messageDesc(file_proxybroker_v1_broker, 23);
 
 /**
  * How a use of a proxy went; drives scores, bans, cool-downs and quarantine.
@@ -985,6 +1067,43 @@ export const DenyReasonSchema: GenEnum<DenyReason> = /*@__PURE__*/
   enumDesc(file_proxybroker_v1_broker, 2);
 
 /**
+ * What a domain policy's min_interval is measured from (G2).
+ *
+ * @generated from enum proxybroker.v1.PacingMode
+ */
+export enum PacingMode {
+  /**
+   * The default: AFTER_RELEASE.
+   *
+   * @generated from enum value: PACING_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The next grant of a (proxy, domain-key) comes min_interval after the previous lease of the
+   * pair ended (released, expired or lost), and after its grant. A worker releases once its
+   * response arrived, so the site never sees two requests of one IP closer than min_interval.
+   *
+   * @generated from enum value: PACING_MODE_AFTER_RELEASE = 1;
+   */
+  AFTER_RELEASE = 1,
+
+  /**
+   * min_interval between two grants of the pair only: more throughput on slow pages, but the
+   * site may see two requests of one IP closer than min_interval (network and CPU jitter).
+   *
+   * @generated from enum value: PACING_MODE_AFTER_GRANT = 2;
+   */
+  AFTER_GRANT = 2,
+}
+
+/**
+ * Describes the enum proxybroker.v1.PacingMode.
+ */
+export const PacingModeSchema: GenEnum<PacingMode> = /*@__PURE__*/
+  enumDesc(file_proxybroker_v1_broker, 3);
+
+/**
  * @generated from enum proxybroker.v1.LostReason
  */
 export enum LostReason {
@@ -1019,7 +1138,7 @@ export enum LostReason {
  * Describes the enum proxybroker.v1.LostReason.
  */
 export const LostReasonSchema: GenEnum<LostReason> = /*@__PURE__*/
-  enumDesc(file_proxybroker_v1_broker, 3);
+  enumDesc(file_proxybroker_v1_broker, 4);
 
 /**
  * ProxyBroker leases proxies to workers. Service name without the `Service` suffix is part of

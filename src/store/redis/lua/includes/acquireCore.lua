@@ -4,18 +4,22 @@
   baked in when the script is loaded (includes/config.lua).
 
   K (the script's KEYS[1..7]): 1 `P m` pool meta hash (pv policy version, qn earliest quarantine
-  return), 2 `P q`, 3 `P idx`, 4 candidate index (`P idx:t:<tier>`, or `P idx` for any tier),
+  return), 2 `P q`, 3 `P idx`, 4 tier index (`P idx:t:<tier>`, or `P idx` for any tier),
   5 `P b:<dk>`, 6 `P w` (hash worker id → last acquire), 7 `P s:<session>` (unused when no
   session).
-  A (the script's ARGV): 1 base `P`, 2 policy version, 3 domain-key, 4 worker id, 5 ttlMs,
-  6 maxConcurrency, 7 minIntervalMs, 8 banTtlMs, 9 session key ("" none), 10 sessionTtlMs,
-  11 tier ("" any), 12 lease hex, 13 random seed, 14 now (read by the caller); the wanted labels
-  as needles "\nk=v\n" are A[lf..] (lf: from the caller).
+  A (the script's ARGV[1..ACQUIRE_ARGC]): 1 base `P`, 2 policy version, 3 domain-key, 4 worker
+  id, 5 ttlMs, 6 maxConcurrency, 7 minIntervalMs (the policy's), 8 banTtlMs, 9 session key (""
+  none), 10 sessionTtlMs, 11 tier ("" any), 12 lease hex, 13 random seed, 14 pacing anchor (r
+  after release, g after grant), 15 jitterMs, 16 adaptive (1|0), 17 maxIntervalMs (the cap),
+  18 shadow domain-keys joined by "\n" ("" none); the wanted labels as needles "\nk=v\n" are
+  A[lf..] (lf: from the caller).
   Functions take K and A as parameters rather than upvalues, and the scripts pass KEYS and ARGV
   themselves: creating a closure costs per captured upvalue, on every call.
   Keys built here (same `{pool}` tag): `P p:<id>` proxy, `P r:<dk>:<id>` pair (whose holders
   are the live lease records), `P l:<hex>` tombstone of a lease found expired,
-  `P idx:t:<tier>` of a proxy returning from quarantine.
+  `P idx:t:<tier>` and `P idx:l:<k>=<v>` (label indexes: candidates of a labels request, and
+  those of a proxy returning from quarantine), `P d:<dk>` the domain-key's adaptive pacing,
+  `P b:<sdk>` and `P r:<sdk>:<id>` of the shadow domain-keys.
 
   The busy index is read as "entries > now": stale entries are invisible, and are dropped from
   time to time (1 acquire in 16) rather than on every call. Eligibility is decided on the pair
@@ -28,6 +32,7 @@
     stale policy {-4, version}
     denied {-5, retryAfterMs}   (-1 = unknown)
 ]]
+local ACQUIRE_ARGC = 18
 local BAND_MIN = 16
 local PROBES = 8
 local SCAN_WINDOW = 256
@@ -41,19 +46,31 @@ local function returnFromQuarantine(K, base, nowText)
   local due = redis.call('ZRANGEBYSCORE', K[2], '-inf', nowText, 'LIMIT', 0, QUARANTINE_RETURNS)
   for i = 1, #due do
     local key = base .. 'p:' .. due[i]
-    local v = redis.call('HMGET', key, 'st', 't')
+    local v = redis.call('HMGET', key, 'st', 't', 'l')
     if v[1] == 'Q' then
       redis.call('HSET', key, 's', {{scoreAfterQuarantine}}, 'st', 'A', 'qu', 0)
-      indexAdd(base, K[3], v[2], {{scoreAfterQuarantine}}, due[i])
+      indexAdd(base, K[3], v[2], v[3], {{scoreAfterQuarantine}}, due[i])
     end
   end
   if #due > 0 then redis.call('ZREM', K[2], unpack(due)) end
   quarantineNext(K[1], K[2])
 end
 
+-- Until when proxy `id` is busy under one of the shadow domain-keys (0 = idle under all).
+local function shadowsUntil(A, now, id, shadows)
+  if not shadows then return 0 end
+  local at = 0
+  for i = 1, #shadows do
+    local s = shadowUntil(A[1], shadows[i], id, now)
+    if s > at then at = s end
+  end
+  return at
+end
+
 -- Step 8: grant proxy `id` under maxConcurrency `mc`. `pk` is its pair key, `pr` the pair
--- fields u h f m bt x (the caller checked there is room).
-local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN)
+-- fields u h f m bt x g p (the caller checked there is room); `adapt` the domain-key's adaptive
+-- interval.
+local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, adapt)
   local base, dk, ttlText = A[1], A[3], A[5]
   local exp = now + tonumber(ttlText)
   local kept, count, first, gone = scanHolders(pr[2], now, nil)
@@ -62,35 +79,48 @@ local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN)
   -- each number formatted once (formatting one costs about as much as a redis.call)
   local tokenText, expText = string.format('%d', token), string.format('%d', exp)
   local holders = kept .. A[12] .. '=' .. expText .. '=' .. tokenText .. '=' .. ttlText .. ';'
-  local u = tonumber(pr[1]) or 0
+  -- G2: the interval of this grant, and what an end of the lease adds to it
   local minInterval = tonumber(A[7])
-  if minInterval > 0 then u = math.max(u, now + minInterval) end
+  local baseInterval = minInterval
+  if A[16] == '1' and adapt > baseInterval then baseInterval = adapt end
+  local interval = baseInterval
+  local jitter = tonumber(A[15])
+  if jitter > 0 then interval = interval + math.random(0, jitter) end
+  local gap = 0
+  if A[14] == 'r' then gap = interval end
+  local pacing = baseInterval .. ':' .. minInterval .. ':' .. A[17] .. ':' .. A[16]
+  local u = tonumber(pr[1]) or 0
+  if interval > 0 then u = math.max(u, now + interval) end
   local gcUntil = pairGcDue(pr[6], math.max(now, u))
-  if minInterval == 0 and pr[4] == A[6] and pr[5] == A[8] and not gcUntil then
-    redis.call('HSET', pk, 'f', tokenText, 'h', holders)
-  else
-    local set = {'f', tokenText, 'h', holders}
-    if minInterval > 0 then set[5], set[6], set[7], set[8] = 'n', now + minInterval, 'u', u end
-    if pr[4] ~= A[6] then
-      set[#set + 1] = 'm'
-      set[#set + 1] = A[6]
-    end
-    if pr[5] ~= A[8] then
-      set[#set + 1] = 'bt'
-      set[#set + 1] = A[8]
-    end
-    if gcUntil then
-      set[#set + 1] = 'x'
-      set[#set + 1] = gcUntil
-    end
-    redis.call('HSET', pk, unpack(set))
+  local set = {'f', tokenText, 'h', holders}
+  if interval > 0 then set[5], set[6], set[7], set[8] = 'n', now + interval, 'u', u end
+  if pr[4] ~= A[6] then
+    set[#set + 1] = 'm'
+    set[#set + 1] = A[6]
   end
+  if pr[5] ~= A[8] then
+    set[#set + 1] = 'bt'
+    set[#set + 1] = A[8]
+  end
+  if (tonumber(pr[7]) or 0) ~= gap then
+    set[#set + 1] = 'g'
+    set[#set + 1] = gap
+  end
+  if pr[8] ~= pacing then
+    set[#set + 1] = 'p'
+    set[#set + 1] = pacing
+  end
+  if gcUntil then
+    set[#set + 1] = 'x'
+    set[#set + 1] = gcUntil
+  end
+  redis.call('HSET', pk, unpack(set))
   if gcUntil then redis.call('PEXPIRE', pk, gcUntil - now) end
   -- blockedUntil with the new holder and the request's maxConcurrency as the pair's cap
   local bu = u
   if count + 1 >= mc then
     if count == 0 or exp < first then first = exp end
-    if first > bu then bu = first end
+    if first + gap > bu then bu = first + gap end
   end
   if bu > now then
     redis.call('ZADD', K[5], bu == exp and expText or bu, id)
@@ -107,28 +137,33 @@ local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN)
   return {1, token, exp, rebound, id, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], A[4], now, v[9], v[10]}
 end
 
--- The pair of `id` when it is eligible (not blocked, fewer live holders than both its own cap
--- and the request's `mc`), else nil: (pair key, fields u h f m bt x).
+-- The pair of `id` when it is eligible (not blocked, no holder ended within its gap, fewer live
+-- holders than both its own cap and the request's `mc`), else nil: (pair key, fields
+-- u h f m bt x g p).
 local function eligiblePair(A, now, id, mc)
   local pk = A[1] .. 'r:' .. A[3] .. ':' .. id
-  local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x')
+  local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p')
   if pr[1] and tonumber(pr[1]) > now then return nil end
   if pr[2] and pr[2] ~= '' then
-    local _, count = scanHolders(pr[2], now, nil)
+    local _, count, _, _, _, goneMax = scanHolders(pr[2], now, nil)
+    if goneMax > 0 and goneMax + (tonumber(pr[7]) or 0) > now then return nil end
     if count >= mc or count >= (tonumber(pr[4]) or 1) then return nil end
   end
   return pk, pr
 end
 
--- Whether proxy `id` has the wanted labels (`needles`, nil when none: no read).
-local function hasLabels(A, id, needles)
+-- Whether proxy `id` has the wanted tier and labels (`needles`, nil when none: no read; the
+-- candidate index then guarantees the tier).
+local function matchesRequest(A, id, needles)
   if not needles then return true end
-  return labelsMatch(redis.call('HGET', A[1] .. 'p:' .. id, 'l'), needles)
+  local v = redis.call('HMGET', A[1] .. 'p:' .. id, 't', 'l')
+  if A[11] ~= '' and v[1] ~= A[11] then return false end
+  return labelsMatch(v[2], needles)
 end
 
 -- Step 5: the session's bound proxy. Answers a reply (grant or denial), or nil to choose, with
 -- whether that choice is a rebind.
-local function fromSession(K, A, now, nowText, needles, mc, busyN)
+local function fromSession(K, A, now, nowText, needles, mc, busyN, adapt, shadows)
   local s = redis.call('GET', K[7])
   if not s then return nil, 0 end
   local sexp, b = string.match(s, '^(%d+):(.*)$')
@@ -136,12 +171,15 @@ local function fromSession(K, A, now, nowText, needles, mc, busyN)
   local v = redis.call('HMGET', A[1] .. 'p:' .. b, 'st', 't', 'l')
   if v[1] == 'A' and (A[11] == '' or v[2] == A[11]) and (not needles or labelsMatch(v[3], needles)) then
     local pk = A[1] .. 'r:' .. A[3] .. ':' .. b
-    local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'b')
-    if (tonumber(pr[7]) or 0) <= now then
+    local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p', 'b')
+    if (tonumber(pr[9]) or 0) <= now then
+      local gap = tonumber(pr[7]) or 0
       local at = tonumber(pr[1]) or 0
-      local _, count, first = scanHolders(pr[2], now, nil)
-      if count >= mc or count >= (tonumber(pr[4]) or 1) then at = math.max(at, first) end
-      if at <= now then return grantLease(K, A, now, nowText, b, pk, pr, 0, mc, busyN), 0 end
+      local _, count, first, _, _, goneMax = scanHolders(pr[2], now, nil)
+      if goneMax > 0 then at = math.max(at, goneMax + gap) end
+      if count >= mc or count >= (tonumber(pr[4]) or 1) then at = math.max(at, first + gap) end
+      at = math.max(at, shadowsUntil(A, now, b, shadows))
+      if at <= now then return grantLease(K, A, now, nowText, b, pk, pr, 0, mc, busyN, adapt), 0 end
       return {-5, at - now}, 0
     end
   end
@@ -160,6 +198,20 @@ local function retryAfter(K, now, nowText, n)
   end
   if #e == 0 then return -1 end
   return math.max(0, tonumber(e[2]) - now)
+end
+
+-- Step 6's candidate index: the tier's (or the whole) index, or the smallest label index of a
+-- labels request when it is smaller. Answers the key and its size when it was counted (or nil).
+local function candidateIndex(K, A, needles)
+  if not needles then return K[4], nil end
+  local best, bestN = nil, nil
+  if A[11] ~= '' then best, bestN = K[4], redis.call('ZCARD', K[4]) end
+  for i = 1, #needles do
+    local key = labelIndex(A[1], needles[i])
+    local n = redis.call('ZCARD', key)
+    if not bestN or n < bestN then best, bestN = key, n end
+  end
+  return best, bestN
 end
 
 -- The whole acquire; the wanted labels are A[lf..].
@@ -183,21 +235,30 @@ local function acquireLease(K, A, lf, now, nowText)
     needles = {}
     for i = lf, #A do needles[#needles + 1] = A[i] end
   end
+  local shadows = nil
+  if A[18] ~= '' then
+    shadows = {}
+    for sdk in string.gmatch(A[18], '[^\n]+') do shadows[#shadows + 1] = sdk end
+  end
+  local adapt = 0
+  if A[16] == '1' then adapt = tonumber(redis.call('HGET', A[1] .. 'd:' .. A[3], 'a')) or 0 end
   local mc = tonumber(A[6])
   local busyN = redis.call('ZCOUNT', busy, '(' .. nowText, '+inf')
   local rebound = 0
   if A[9] ~= '' then
     local r
-    r, rebound = fromSession(K, A, now, nowText, needles, mc, busyN)
+    r, rebound = fromSession(K, A, now, nowText, needles, mc, busyN, adapt, shadows)
     if r then return r end
   end
   -- Step 6: up to PROBES random positions of the top band, then a scan of the band.
-  local cand = K[4]
+  local cand, n = candidateIndex(K, A, needles)
   local band = BAND_MIN + 2 * busyN
-  local n = nil
+  if n then band = math.min(band, n) end
   local tried = nil
   local probes = 0
-  while probes < PROBES do
+  -- the earliest moment a proxy free but for a shadow domain-key frees up there (0 = none seen)
+  local shadowFree = 0
+  while probes < PROBES and band > 0 do
     local r = math.random(band) - 1
     if tried and tried[r] then
       probes = probes + 1
@@ -213,8 +274,10 @@ local function acquireLease(K, A, lf, now, nowText)
         probes = probes + 1
         local id = ids[1]
         local pk, pr = eligiblePair(A, now, id, mc)
-        if pk and hasLabels(A, id, needles) then
-          return grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN)
+        if pk and matchesRequest(A, id, needles) then
+          local su = shadowsUntil(A, now, id, shadows)
+          if su == 0 then return grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, adapt) end
+          if shadowFree == 0 or su < shadowFree then shadowFree = su end
         end
         tried = tried or {}
         tried[r] = true
@@ -243,13 +306,17 @@ local function acquireLease(K, A, lf, now, nowText)
         if not (tried and tried[(pos + j - 1) % band]) and not (scores[j] and tonumber(scores[j]) > now) then
           local id = ids[j]
           local pk, pr = eligiblePair(A, now, id, mc)
-          if pk and hasLabels(A, id, needles) then
-            return grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN)
+          if pk and matchesRequest(A, id, needles) then
+            local su = shadowsUntil(A, now, id, shadows)
+            if su == 0 then return grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, adapt) end
+            if shadowFree == 0 or su < shadowFree then shadowFree = su end
           end
         end
       end
       offset = offset + count
     end
   end
-  return {-5, retryAfter(K, now, nowText, n)}
+  local known = retryAfter(K, now, nowText, n)
+  if shadowFree > 0 and (known < 0 or shadowFree - now < known) then known = shadowFree - now end
+  return {-5, known}
 end

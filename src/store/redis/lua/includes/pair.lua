@@ -4,6 +4,11 @@
     u  max(n, b, c): until when the pair is blocked regardless of its holders
     n  nextAt (pacing), b banUntil, c coolUntil, r consecutive rate limits
     m  maxConcurrency and bt banTtlMs of the last grant
+    g  end gap of the last grant: its interval with the "release" anchor, 0 with "grant"; a lease
+       of the pair that ends (released, found expired) pushes n to its end + g, and a pair at its
+       cap stays blocked until the earliest holder's expiry + g
+    p  what the last grant knew of pacing, for adaptive pacing: "<base>:<min>:<max>:<adaptive>"
+       (interval before jitter, the policy's interval, the cap, 1|0); absent = never granted
     h  holders, the live lease records: "<hex>=<expireAt>=<token>=<ttlMs>;" each
     x  GC deadline: the key's TTL reaches a week past the last moment the pair remembers, and is
        refreshed (one PEXPIRE) only when that is less than a day away
@@ -11,24 +16,25 @@
   state 0 expired (outcome not applied), 1 released, 2 released after expiry, kept
   max(ttl, tombstone minimum).
   Needs the include base; the tombstone minimum is baked in (includes/config.lua).
-  The busy index `P b:<dk>` holds proxy id → blockedUntil = max(u, capUntil) while > now, where
-  capUntil = the earliest live holder expiry when live holders >= m.
+  The busy index `P b:<dk>` holds proxy id → blockedUntil = max(u, capUntil + g) while > now,
+  where capUntil = the earliest live holder expiry when live holders >= m.
 ]]
 
 -- One pass over a holders string `h`: the live entries other than `hex` (their raw text,
 -- count and earliest expiry), the expired ones other than `hex` (a list of raw entries, or
--- nil), and the raw entry of `hex` itself (or nil), whatever its expiry.
+-- nil), the raw entry of `hex` itself (or nil), whatever its expiry, and the latest expiry
+-- among the expired ones (0 when none).
 local function scanHolders(h, now, hex)
-  if not h or h == '' then return '', 0, 0, nil, nil end
+  if not h or h == '' then return '', 0, 0, nil, nil, 0 end
   if string.find(h, ';', 1, true) == #h then
     -- one entry, the common case: no list, no concatenation
     local x, e = string.match(h, '^(%x+)=(%d+)=%d+=%d+;$')
-    if x == hex then return '', 0, 0, nil, h end
+    if x == hex then return '', 0, 0, nil, h, 0 end
     e = tonumber(e)
-    if e > now then return h, 1, e, nil, nil end
-    return '', 0, 0, {h}, nil
+    if e > now then return h, 1, e, nil, nil, 0 end
+    return '', 0, 0, {h}, nil, e
   end
-  local kept, n, first, gone, mine = {}, 0, 0, nil, nil
+  local kept, n, first, gone, mine, goneMax = {}, 0, 0, nil, nil, 0
   for raw, x, e in string.gmatch(h, '((%x+)=(%d+)=%d+=%d+;)') do
     if x == hex then
       mine = raw
@@ -41,10 +47,34 @@ local function scanHolders(h, now, hex)
       else
         gone = gone or {}
         gone[#gone + 1] = raw
+        if e > goneMax then goneMax = e end
       end
     end
   end
-  return table.concat(kept), n, first, gone, mine
+  return table.concat(kept), n, first, gone, mine, goneMax
+end
+
+-- nextAt after leases of the pair ended, the last at `endedAt` (0 = none), under end gap `g`.
+local function anchoredNext(n, endedAt, g)
+  if endedAt > 0 and g > 0 and endedAt + g > n then return endedAt + g end
+  return n
+end
+
+-- Until when a proxy is busy under an earlier domain-key `sdk` of the host (0 = idle there):
+-- its busy entry, or its pair (blocked, a live holder, a holder that ended within the gap).
+local function shadowUntil(base, sdk, id, now)
+  local s = redis.call('ZSCORE', base .. 'b:' .. sdk, id)
+  if s and tonumber(s) > now then return tonumber(s) end
+  local sp = redis.call('HMGET', base .. 'r:' .. sdk .. ':' .. id, 'u', 'h', 'g')
+  local at = tonumber(sp[1]) or 0
+  if sp[2] and sp[2] ~= '' then
+    local g = tonumber(sp[3]) or 0
+    local _, count, first, _, _, goneMax = scanHolders(sp[2], now, nil)
+    if count > 0 and first + g > at then at = first + g end
+    if goneMax > 0 and goneMax + g > at then at = goneMax + g end
+  end
+  if at > now then return at end
+  return 0
 end
 
 -- Write a tombstone for lease `hex` of the pair (dk, id) that ended (token, ttl: their text).

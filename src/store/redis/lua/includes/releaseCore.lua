@@ -11,17 +11,25 @@
   ARGV: 1 base `P`, 2 lease hex, 3 domain-key, 4 proxy id, 5 fencing token, 6 outcome kind
   (S SUCCESS, R RATE_LIMITED, B BLOCKED, P PROXY_ERROR, T TARGET_ERROR, A ABANDONED),
   7 latencyMs, 8 retryAfterMs, 9 u (quarantine jitter draw, uniform in [0, 1)).
-  Keys built here: `P idx:t:<tier>` of the proxy, `P l:<hex>` tombstones of other holders found
-  expired.
+  Keys built here: `P idx:t:<tier>` and `P idx:l:<k>=<v>` of the proxy, `P l:<hex>` tombstones
+  of other holders found expired, `P d:<dk>` the domain-key's adaptive pacing and `P ad` the
+  adapted domain-keys.
 
   Answer (one integer): 1 released, -1 NOT_FOUND, -2 REVOKED, -3 EXPIRED.
 ]]
 local RELEASE_ARGC = 9
+-- The pair fields an outcome needs, in this order (HMGET).
+local PAIR_H, PAIR_R, PAIR_N, PAIR_B, PAIR_C, PAIR_BT, PAIR_X, PAIR_M, PAIR_G, PAIR_P = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+
+-- The pair's fields for an outcome (see PAIR_*).
+local function readPair(pairKey)
+  return redis.call('HMGET', pairKey, 'h', 'r', 'n', 'b', 'c', 'bt', 'x', 'm', 'g', 'p')
+end
 
 -- Apply outcome `kind` to the proxy record `proxyKey` of `id` (if it still exists): counters,
 -- latency EWMA (`latency` > 0), score with its consequences (`u`: the jitter draw).
 local function scoreOutcome(base, id, proxyKey, kind, latency, u, now)
-  local v = redis.call('HMGET', proxyKey, 's', 'st', 't', 'sc', 'fc', 'lt', 'qc')
+  local v = redis.call('HMGET', proxyKey, 's', 'st', 't', 'sc', 'fc', 'lt', 'qc', 'l')
   if not v[1] then return end
   local set
   if kind == 'S' then
@@ -38,38 +46,81 @@ local function scoreOutcome(base, id, proxyKey, kind, latency, u, now)
     set[#set + 1] = e
   end
   local old = tonumber(v[1])
-  changeScore(base, id, v[2], v[3], v[7], old, old + scoreDelta(kind), now, u, set)
+  changeScore(base, id, v[2], v[3], v[8], v[7], old, old + scoreDelta(kind), now, u, set)
   if #set > 0 then redis.call('HSET', proxyKey, unpack(set)) end
+end
+
+-- Adaptive pacing (§2) of domain-key `dk` after an outcome `kind` of a lease granted under the
+-- pacing facts `p` ("<base>:<min>:<max>:<adaptive>"; nil = never granted here: the defaults).
+-- The Lua mirror of adaptOnRateLimited / adaptOnSuccess in sdk/src/model/scoring.ts.
+local function adaptDomain(base, dk, kind, p, now)
+  if kind ~= 'R' and kind ~= 'S' then return end
+  local pb, pmin, pmax, pad = string.match(p or '0:0:0:1', '^(%d+):(%d+):(%d+):([01])$')
+  if pad ~= '1' then return end
+  pb, pmin, pmax = tonumber(pb), tonumber(pmin), tonumber(pmax)
+  if kind == 'S' and pb <= pmin then return end
+  local dkey = base .. 'd:' .. dk
+  local d = redis.call('HMGET', dkey, 'a', 'l', 't')
+  local a, l, t = tonumber(d[1]) or 0, tonumber(d[2]) or 0, tonumber(d[3]) or 0
+  if kind == 'S' and a <= 0 then return end
+  local learned = 0
+  if l > 0 and now - t < {{adaptiveMemoryMs}} then learned = l end
+  local cap = pmax
+  if cap <= 0 then cap = {{adaptiveMaxMs}} end
+  if cap < pmin then cap = pmin end
+  local na
+  if kind == 'R' then
+    local from = math.max(a, pb)
+    local raised = {{adaptiveStartMs}}
+    if from > 0 then raised = from * {{adaptiveIncrease}} end
+    na = math.floor(math.min(cap, raised) + 0.5)
+    l, t = math.max(learned, pb), now
+  else
+    local floor = math.max(pmin, math.floor(learned * {{adaptiveMargin}} + 0.5))
+    na = math.min(cap, math.max(floor, math.floor(a * (1 - {{adaptiveDecrease}}) + 0.5)))
+    if na <= pmin then na = 0 end
+    if na == a then return end
+  end
+  redis.call('HSET', dkey, 'a', na, 'l', l, 't', t)
+  redis.call('PEXPIRE', dkey, {{adaptiveMemoryMs}} + DAY_MS)
+  if na > 0 then redis.call('ZADD', base .. 'ad', na, dk) else redis.call('ZREM', base .. 'ad', dk) end
 end
 
 -- Apply outcome `kind` (latency, retryAfter: numbers; draw: the jitter draw) on the pair `pairKey`
 -- of proxy `id` and on its record `proxyKey` (store-semantics "Applying an outcome"). `set`
--- holds the caller's HSET fields of the pair, `pr` its fields h r n b c bt x m as read, `count`
--- and `first` its live holders (after the caller's changes) and their earliest expiry. The busy
--- entry of `id` in `busyKey` follows.
-local function applyOutcome(base, id, pairKey, busyKey, proxyKey, kind, latency, retryAfter, draw, now,
-                            set, pr, count, first)
-  local n, b, c = tonumber(pr[3]) or 0, tonumber(pr[4]) or 0, tonumber(pr[5]) or 0
+-- holds the caller's HSET fields of the pair, `pr` its fields as read (PAIR_*; the caller may
+-- have moved pr[PAIR_N]: `nMoved`), `count` and `first` its live holders (after the caller's
+-- changes) and their earliest expiry. The busy entry of `id` in `busyKey` follows.
+local function applyOutcome(base, id, dk, pairKey, busyKey, proxyKey, kind, latency, retryAfter, draw, now,
+                            set, pr, count, first, nMoved)
+  local n, b, c = tonumber(pr[PAIR_N]) or 0, tonumber(pr[PAIR_B]) or 0, tonumber(pr[PAIR_C]) or 0
   local i = #set
+  if nMoved then set[i + 1], set[i + 2] = 'n', n end
+  i = #set
   if kind == 'S' then
-    if pr[2] and pr[2] ~= '0' then set[i + 1], set[i + 2] = 'r', 0 end
+    if pr[PAIR_R] and pr[PAIR_R] ~= '0' then set[i + 1], set[i + 2] = 'r', 0 end
   elseif kind == 'R' then
-    local r = (tonumber(pr[2]) or 0) + 1
+    local r = (tonumber(pr[PAIR_R]) or 0) + 1
     local ra = retryAfter
     if ra <= 0 then ra = math.min({{rateLimitBackoffMaxMs}}, {{rateLimitBackoffBaseMs}} * 2 ^ (r - 1)) end
     c = now + ra
     set[i + 1], set[i + 2], set[i + 3], set[i + 4] = 'r', r, 'c', c
-    set[i + 5], set[i + 6] = 'u', math.max(n, b, c)
   elseif kind == 'B' then
-    b = now + (tonumber(pr[6]) or 0)
-    set[i + 1], set[i + 2], set[i + 3], set[i + 4] = 'b', b, 'u', math.max(n, b, c)
+    b = now + (tonumber(pr[PAIR_BT]) or 0)
+    set[i + 1], set[i + 2] = 'b', b
   end
   local u = math.max(n, b, c)
-  local gcUntil = pairGc(set, pr[7], math.max(now, u))
+  if nMoved or kind == 'R' or kind == 'B' then
+    set[#set + 1] = 'u'
+    set[#set + 1] = u
+  end
+  local gcUntil = pairGc(set, pr[PAIR_X], math.max(now, u))
   if #set > 0 then redis.call('HSET', pairKey, unpack(set)) end
   if gcUntil then redis.call('PEXPIRE', pairKey, gcUntil - now) end
-  if count > 0 and count >= (tonumber(pr[8]) or 1) and first > u then u = first end
+  local gap = tonumber(pr[PAIR_G]) or 0
+  if count > 0 and count >= (tonumber(pr[PAIR_M]) or 1) and first + gap > u then u = first + gap end
   setBusy(busyKey, id, u, now)
+  adaptDomain(base, dk, kind, pr[PAIR_P], now)
   scoreOutcome(base, id, proxyKey, kind, latency, draw, now)
 end
 
@@ -77,8 +128,8 @@ end
 local function releaseLease(ko, ao, now)
   local base, hex, dk, id, token = ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 3], ARGV[ao + 4], ARGV[ao + 5]
   local pairKey = KEYS[ko + 2]
-  local pr = redis.call('HMGET', pairKey, 'h', 'r', 'n', 'b', 'c', 'bt', 'x', 'm')
-  local kept, count, first, gone, mine = scanHolders(pr[1], now, hex)
+  local pr = readPair(pairKey)
+  local kept, count, first, gone, mine, goneMax = scanHolders(pr[PAIR_H], now, hex)
   local held, ttl, expired
   if mine then
     local e
@@ -99,8 +150,14 @@ local function releaseLease(ko, ao, now)
     expired = true
   end
   if gone then tombstoneGone(base, dk, id, gone) end
-  applyOutcome(base, id, pairKey, KEYS[ko + 3], KEYS[ko + 4], ARGV[ao + 6], tonumber(ARGV[ao + 7]),
-    tonumber(ARGV[ao + 8]), ARGV[ao + 9], now, {'h', kept}, pr, count, first)
+  -- G2: this lease ends now (whenever it expired: its request may have run until this release),
+  -- and other holders found expired ended at their expiry
+  local gap = tonumber(pr[PAIR_G]) or 0
+  local n = tonumber(pr[PAIR_N]) or 0
+  local moved = anchoredNext(anchoredNext(n, goneMax, gap), now, gap)
+  pr[PAIR_N] = moved
+  applyOutcome(base, id, dk, pairKey, KEYS[ko + 3], KEYS[ko + 4], ARGV[ao + 6], tonumber(ARGV[ao + 7]),
+    tonumber(ARGV[ao + 8]), ARGV[ao + 9], now, {'h', kept}, pr, count, first, moved ~= n)
   if expired then
     tombstone(base, dk, id, hex, held, ttl, '2')
     return -3

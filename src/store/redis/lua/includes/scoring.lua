@@ -11,12 +11,12 @@ local function quarantineLength(n, u)
   return math.min({{quarantineMaxMs}}, math.floor(raw * (1 + {{quarantineJitter}} * (2 * u - 1)) + 0.5))
 end
 
--- Set the score of proxy `id` (state st, tier, quarantine count qc (string), score old) to
--- `score` clamped, with its consequences: an ACTIVE proxy falling below the floor is BLACKLISTED
--- when it was already quarantined maxQuarantines times, else QUARANTINED for the next length
--- (jitter draw `u`, a string); otherwise an ACTIVE proxy moves in the index. Appends HSET
--- field/value pairs to `set`.
-local function changeScore(base, id, st, tier, qc, old, score, now, u, set)
+-- Set the score of proxy `id` (state st, tier, labels, quarantine count qc (string), score old)
+-- to `score` clamped, with its consequences: an ACTIVE proxy falling below the floor is
+-- BLACKLISTED when it was already quarantined maxQuarantines times, else QUARANTINED for the
+-- next length (jitter draw `u`, a string); otherwise an ACTIVE proxy moves in the indexes.
+-- Appends HSET field/value pairs to `set`.
+local function changeScore(base, id, st, tier, labels, qc, old, score, now, u, set)
   if score < {{minScore}} then score = {{minScore}} elseif score > {{maxScore}} then score = {{maxScore}} end
   if score ~= old then
     set[#set + 1] = 's'
@@ -24,10 +24,10 @@ local function changeScore(base, id, st, tier, qc, old, score, now, u, set)
   end
   if st ~= 'A' then return end
   if score >= {{floor}} then
-    if score ~= old then indexAdd(base, kIdx, tier, score, id) end
+    if score ~= old then indexAdd(base, kIdx, tier, labels, score, id) end
     return
   end
-  indexRem(base, kIdx, tier, id)
+  indexRem(base, kIdx, tier, labels, id)
   qc = tonumber(qc) or 0
   if qc >= {{maxQuarantines}} then
     set[#set + 1] = 'st'

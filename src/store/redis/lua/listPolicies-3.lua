@@ -1,0 +1,28 @@
+--[[
+  listPolicies: the pool's policies with their version and the history of replaced sets still
+  kept, read together.
+
+  KEYS[1] `P pol`   pattern → policy JSON
+  KEYS[2] `P m`     pool meta hash: pv policy version (absent = "0")
+  KEYS[3] `P polh`  history: list of replaced sets, newest first (includes/policyHistory.lua)
+  where P = "<prefix>:{<pool>}:".
+
+  ARGV[1] now (epoch ms; "" = Redis TIME)
+  ARGV[2] keepMs: sets replaced longer ago than this are left out
+
+  Keys built in the script: none.
+
+  Output: {version, {pattern1, json1, pattern2, json2, ...}, {history entry, ...}}.
+
+  Error codes: none.
+]]
+-- @include "base"
+-- @include "policyHistory"
+
+local now = storeNow(ARGV[1])
+local keep = tonumber(ARGV[2])
+local history = {}
+for _, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+  if historyTime(entry) + keep > now then history[#history + 1] = entry end
+end
+return {redis.call('HGET', KEYS[2], 'pv') or '0', redis.call('HGETALL', KEYS[1]), history}
