@@ -87,7 +87,7 @@ export async function runLongDownload(o: LongDownloadOptions): Promise<LongDownl
   const config = (id: string, queueKey: string, concurrency: number): WorkerConfig => ({
     workerId: id,
     redisUrl: o.redisUrl,
-    queueKey,
+    queueKeys: [queueKey],
     proxies: o.proxies,
     brokerAddress: o.brokerAddress,
     startAt,

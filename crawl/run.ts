@@ -1,28 +1,32 @@
 /**
- * The crawl harness (`npm run crawl`): starts redis-server, the target sites,
- * N tinyproxies and the broker on loopback, then runs each strategy in turn for CRAWL_SECONDS with
- * the same sites, proxies and page list (Redis FLUSHALL and fresh site state in between), and
- * prints one row per strategy. The ProxyBroker strategy runs a mix of TypeScript SDK workers and
- * Python Scrapy workers (CRAWL_PYTHON_WORKERS, default half) on the same broker and queue.
- * CRAWL_GATE=1: exit 1 when ProxyBroker shows an overlap, a ban or a captcha page taken for
- * content, a worker failed, a language took no page, or a long download overlapped or broke.
+ * The crawl harness (`npm run crawl`): starts redis-server, the target sites, N tinyproxies and
+ * the broker on loopback, then runs each strategy in turn for CRAWL_SECONDS with the same sites,
+ * proxies and page lists (Redis FLUSHALL and fresh site state in between), and prints one row per
+ * strategy and, for ProxyBroker, one row per site. The sites are strict: zero tolerance by
+ * default, fast pages; CRAWL_SITES of them get their rule as a domain policy, CRAWL_FREE_SITES
+ * get none (adaptive pacing must learn their rule). The ProxyBroker strategy runs a mix of
+ * TypeScript SDK workers and Python Scrapy workers (CRAWL_PYTHON_WORKERS, default half) on the
+ * same broker and queues. CRAWL_GATE=1: exit 1 when ProxyBroker shows an overlap, a ban, a 429 on
+ * a site with a policy, more than CRAWL_FREE_MAX_429 on a site without, a captcha page taken for
+ * content, a site without pages, a worker that failed, a language that took no page, or a long
+ * download that overlapped or broke.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
-import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { durationFromMs, durationMs } from "@bufbuild/protobuf/wkt";
 import { Redis } from "ioredis";
 import { startRedisServer } from "../test/support/redis-server.js";
 import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { createClient } from "@proxybroker/sdk/wire";
 import type { ClientOf } from "@proxybroker/sdk/wire";
 import { brokerProcess } from "../test/support/broker-process.js";
-import { computeRow, formatTable, gateFailures, pagesTaken, theoreticalMaxPerMinute } from "./report.js";
-import type { Row } from "./report.js";
+import { computeRow, computeSiteRows, formatSiteTable, formatTable, gateFailures, pagesTaken, theoreticalMaxPerMinute } from "./report.js";
+import type { Row, SiteRow } from "./report.js";
 import { formatLongDownload, runLongDownload } from "./long-download.js";
 import type { LongDownloadResult } from "./long-download.js";
 import { startSites } from "./sites.js";
-import type { Site, Sites } from "./sites.js";
+import type { Site, SiteRules, Sites } from "./sites.js";
 import { startTinyproxies } from "../test/support/tinyproxies.js";
 import { runWorkerGroups } from "./spawn-workers.js";
 import { checkPython, pythonWorkerCommand, pythonWorkerCount } from "./python-workers.js";
@@ -35,9 +39,21 @@ type Strategy = (typeof STRATEGIES)[number];
 
 interface HarnessOptions {
   readonly seconds: number;
+  /** Sites whose rule the broker gets as a domain policy … */
   readonly sites: number;
+  /** … and sites it knows nothing about. */
+  readonly freeSites: number;
   readonly proxies: number;
+  /** The rule (and policy) of the configured sites. */
   readonly minIntervalMs: number;
+  /** The rule of the sites without a policy. */
+  readonly freeIntervalMs: number;
+  /** How much earlier than the rule a site still accepts a request (0: none). */
+  readonly toleranceMs: number;
+  /** Server time of a page, ms: uniform in [lo, hi]. */
+  readonly pageMs: readonly [number, number];
+  /** 429s a site without a policy may answer before adaptive pacing learned its rule. */
+  readonly maxFree429: number;
   readonly workers: number;
   readonly concurrency: number;
   readonly banMs: number;
@@ -58,20 +74,43 @@ function envInt(name: string, def: number): number {
   return n;
 }
 
+function envCount(name: string, def: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be an integer ≥ 0, got "${raw}"`);
+  return n;
+}
+
+/** `lo-hi` in ms, or `fast` (2–8 ms, the default) / `slow` (100–200 ms). */
+function pageTimes(raw: string | undefined): readonly [number, number] {
+  if (raw === undefined || raw === "" || raw === "fast") return [2, 8];
+  if (raw === "slow") return [100, 200];
+  const m = /^(\d+)-(\d+)$/.exec(raw);
+  if (!m || Number(m[1]) > Number(m[2])) throw new Error(`CRAWL_PAGE_MS must be fast, slow or lo-hi in ms, got "${raw}"`);
+  return [Number(m[1]), Number(m[2])];
+}
+
 function readOptions(): HarnessOptions {
   const wanted = (process.env["CRAWL_STRATEGIES"] ?? STRATEGIES.join(",")).split(",").map((s) => s.trim());
   const strategies = wanted.filter((s): s is Strategy => (STRATEGIES as readonly string[]).includes(s));
   if (strategies.length !== wanted.length) throw new Error(`CRAWL_STRATEGIES: known are ${STRATEGIES.join(", ")}`);
   const workers = envInt("CRAWL_WORKERS", 4);
   const longDownload = process.env["CRAWL_LONG"] !== "0";
+  const proxies = envInt("CRAWL_PROXIES", 6);
   return {
     seconds: envInt("CRAWL_SECONDS", 60),
     sites: envInt("CRAWL_SITES", 3),
-    proxies: envInt("CRAWL_PROXIES", 4),
-    minIntervalMs: envInt("CRAWL_MIN_INTERVAL_MS", 1000),
+    freeSites: envCount("CRAWL_FREE_SITES", 1),
+    proxies,
+    minIntervalMs: envInt("CRAWL_MIN_INTERVAL_MS", 300),
+    freeIntervalMs: envInt("CRAWL_FREE_INTERVAL_MS", 500),
+    toleranceMs: envCount("CRAWL_TOLERANCE_MS", 0),
+    pageMs: pageTimes(process.env["CRAWL_PAGE_MS"]),
+    maxFree429: envCount("CRAWL_FREE_MAX_429", 2 * proxies),
     workers,
     concurrency: envInt("CRAWL_CONCURRENCY", 4),
-    banMs: envInt("CRAWL_BAN_SECONDS", 120) * 1000,
+    banMs: envInt("CRAWL_BAN_SECONDS", 20) * 1000,
     strategies,
     gate: process.env["CRAWL_GATE"] === "1",
     longDownload,
@@ -80,14 +119,62 @@ function readOptions(): HarnessOptions {
   };
 }
 
+/** The broker's pacing of every site, sampled every 100 ms through the window. */
+async function samplePacing(env: Env, startAt: number, endAt: number): Promise<PacingSample[]> {
+  const samples: PacingSample[] = [];
+  const domains = env.sites.sites.map((s) => s.host.split(":")[0] ?? "");
+  while (Date.now() < endAt) {
+    await new Promise((r) => setTimeout(r, 100));
+    try {
+      const r = await env.admin.getDomainPacing({ pool: "default", domains });
+      for (const d of r.domains) {
+        samples.push({ t: Date.now() - startAt, domain: d.domain, effectiveMs: d.effectiveInterval ? durationMs(d.effectiveInterval) : 0, learnedMs: d.learnedLimit ? durationMs(d.learnedLimit) : 0 });
+      }
+    } catch {
+      // the broker may be restarting (chaos modes); the next sample will tell
+    }
+  }
+  return samples;
+}
+
+/** The broker's pacing of one domain at one moment (ms into the window). */
+export interface PacingSample {
+  readonly t: number;
+  readonly domain: string;
+  readonly effectiveMs: number;
+  readonly learnedMs: number;
+}
+
+/** One line saying what ran. */
+function describe(o: HarnessOptions): string {
+  const free = o.freeSites > 0 ? ` + ${o.freeSites} without policy (rule ${o.freeIntervalMs} ms)` : "";
+  return `S=${o.sites} sites with policy min_interval ${o.minIntervalMs} ms${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, N=${o.proxies} proxies, ${o.workers} workers × ${o.concurrency} concurrent`;
+}
+
 const WORKER_BOOT_MS = 4_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 
-/** The page list: `perSite` pages of every site, interleaved. */
-async function fillQueue(redis: Redis, sites: readonly Site[], perSite: number): Promise<void> {
-  const urls: string[] = [];
-  for (let n = 1; n <= perSite; n++) for (const s of sites) urls.push(`${s.origin}/page/${n}`);
-  for (let i = 0; i < urls.length; i += 1000) await redis.rpush(QUEUE_KEY, ...urls.slice(i, i + 1000));
+/** The page queue of site i. */
+function queueOf(i: number): string {
+  return `${QUEUE_KEY}:${i}`;
+}
+
+/** The page lists: `perSite` pages of every site, one queue per site. */
+async function fillQueues(redis: Redis, sites: readonly Site[], perSite: number): Promise<void> {
+  for (const [i, s] of sites.entries()) {
+    const urls = Array.from({ length: perSite }, (_, n) => `${s.origin}/page/${n + 1}`);
+    for (let j = 0; j < urls.length; j += 1000) await redis.rpush(queueOf(i), ...urls.slice(j, j + 1000));
+  }
+}
+
+/** Worker `w`'s queues, rotated so that the loops of all workers spread evenly over the sites. */
+function queuesFor(w: number, concurrency: number, sites: number): string[] {
+  return Array.from({ length: sites }, (_, k) => queueOf((w * concurrency + k) % sites));
+}
+
+/** Whether the broker gets site `i`'s rule as a policy (the first CRAWL_SITES do). */
+function configured(options: HarnessOptions, i: number): boolean {
+  return i < options.sites;
 }
 
 interface Env {
@@ -107,8 +194,9 @@ async function setUp(env: Env, strategy: Strategy): Promise<void> {
   if (strategy === "proxybroker") {
     const r = await env.admin.addProxies({ pool: "default", proxies: proxies.map((p) => ({ url: `http://${p}`, tier: "", labels: {} })) });
     if (r.rejected.length > 0) throw new Error(`broker rejected proxies: ${r.rejected.map((x) => x.reason).join("; ")}`);
-    for (const site of env.sites.sites) {
-      await env.admin.setDomainPolicy({ policy: { pattern: site.host.split(":")[0] ?? "", minInterval: durationFromMs(env.options.minIntervalMs) } });
+    for (const [i, site] of env.sites.sites.entries()) {
+      if (!configured(env.options, i)) continue;
+      await env.admin.setDomainPolicy({ policy: { pattern: site.host.split(":")[0] ?? "", minInterval: durationFromMs(site.rules.minIntervalMs) } });
     }
   }
 }
@@ -116,6 +204,7 @@ async function setUp(env: Env, strategy: Strategy): Promise<void> {
 /** One strategy's result: its row, and per worker language the pages it took (ProxyBroker's mix). */
 interface StrategyResult {
   readonly row: Row;
+  readonly sites: readonly SiteRow[];
   readonly languages: ReadonlyArray<{ readonly label: string; readonly workers: number; readonly pages: number }>;
 }
 
@@ -124,14 +213,15 @@ async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult
   await env.redis.flushall();
   env.sites.reset();
   await setUp(env, strategy);
-  const maxPerSite = Math.ceil((theoreticalMaxPerMinute(options.proxies, 1, options.minIntervalMs) * options.seconds) / 60);
-  await fillQueue(env.redis, env.sites.sites, maxPerSite * 3 + 100);
+  const intervals = env.sites.sites.map((s) => s.rules.minIntervalMs);
+  const maxPerSite = Math.ceil((theoreticalMaxPerMinute(options.proxies, [Math.min(...intervals)]) * options.seconds) / 60);
+  await fillQueues(env.redis, env.sites.sites, maxPerSite * 3 + 100);
   const startAt = Date.now() + WORKER_BOOT_MS;
   const endAt = startAt + options.seconds * 1000;
-  const config = (id: string): WorkerConfig => ({
+  const config = (id: string, w: number): WorkerConfig => ({
     workerId: id,
     redisUrl: env.redisUrl,
-    queueKey: QUEUE_KEY,
+    queueKeys: queuesFor(w, options.concurrency, env.sites.sites.length),
     proxies: env.proxies,
     brokerAddress: env.brokerAddress,
     startAt,
@@ -142,15 +232,25 @@ async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult
   });
   const python = strategy === "proxybroker" ? options.pythonWorkers : 0;
   const killAt = endAt + REQUEST_TIMEOUT_MS + 15_000;
+  const pacing = strategy === "proxybroker" ? samplePacing(env, startAt, endAt) : Promise.resolve([]);
   const { all: run, groups } = await runWorkerGroups([
-    { label: "TypeScript", entry: strategy, count: options.workers - python, killAt, config: (i) => config(python > 0 ? `${strategy}-ts-${i}` : `${strategy}-${i}`) },
-    { label: "Python Scrapy", entry: strategy, command: pythonWorkerCommand(), count: python, killAt, config: (i) => config(`${strategy}-py-${i}`) },
+    { label: "TypeScript", entry: strategy, count: options.workers - python, killAt, config: (i) => config(python > 0 ? `${strategy}-ts-${i}` : `${strategy}-${i}`, i) },
+    {
+      label: "Python Scrapy",
+      entry: strategy,
+      command: pythonWorkerCommand(),
+      count: python,
+      killAt,
+      config: (i) => config(`${strategy}-py-${i}`, options.workers - python + i),
+    },
   ]);
+  const pacingSamples = await pacing;
   const logDir = process.env["CRAWL_LOG_DIR"];
   if (logDir !== undefined && logDir !== "") {
     await mkdir(logDir, { recursive: true });
     await writeFile(join(logDir, `${strategy}.sites.json`), JSON.stringify(env.sites.log));
     await writeFile(join(logDir, `${strategy}.reports.json`), JSON.stringify(run.reports));
+    await writeFile(join(logDir, `${strategy}.pacing.json`), JSON.stringify(pacingSamples));
   }
   const row = computeRow({
     strategy,
@@ -161,12 +261,21 @@ async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult
     startAt,
     endAt,
     proxies: options.proxies,
-    sites: options.sites,
-    minIntervalMs: options.minIntervalMs,
+    siteIntervalsMs: intervals,
     workerFailures: run.failures,
   });
+  const sites = computeSiteRows({
+    sites: env.sites.sites,
+    policyMs: (site) => (strategy === "proxybroker" && configured(options, env.sites.sites.indexOf(site)) ? site.rules.minIntervalMs : undefined),
+    counters: (site) => env.sites.counters(site.host),
+    reports: run.reports,
+    log: env.sites.log,
+    startAt,
+    endAt,
+    proxies: options.proxies,
+  });
   const languages = groups.filter((g) => g.count > 0).map((g) => ({ label: g.label, workers: g.count, pages: pagesTaken(g.reports, endAt) }));
-  return { row, languages };
+  return { row, sites, languages };
 }
 
 async function main(): Promise<number> {
@@ -174,14 +283,19 @@ async function main(): Promise<number> {
   if (options.pythonWorkers > 0) checkPython();
   const redisServer = await startRedisServer();
   const redis = new Redis(redisServer.url);
-  const sites = await startSites({
-    count: options.sites,
-    minIntervalMs: options.minIntervalMs,
-    toleranceMs: Math.round(options.minIntervalMs * 0.05),
+  const rule = (minIntervalMs: number): SiteRules => ({
+    minIntervalMs,
+    toleranceMs: options.toleranceMs,
     violationsToBan: 3,
     violationWindowMs: 60_000,
     banMs: options.banMs,
-    pageDelayMs: [100, 200],
+    pageDelayMs: options.pageMs,
+  });
+  const sites = await startSites({
+    rules: [
+      ...Array.from({ length: options.sites }, () => rule(options.minIntervalMs)),
+      ...Array.from({ length: options.freeSites }, () => rule(options.freeIntervalMs)),
+    ],
   });
   const tiny = await startTinyproxies({ count: options.proxies });
   const broker = await brokerProcess({ redisUrl: redisServer.url });
@@ -199,15 +313,15 @@ async function main(): Promise<number> {
     options,
   };
   const rows: Row[] = [];
+  let pbSites: readonly SiteRow[] = [];
   const mixes: string[] = [];
   const mixFailures: string[] = [];
   const long: LongDownloadResult[] = [];
   try {
-    process.stderr.write(
-      `crawl: S=${options.sites} sites, N=${options.proxies} proxies, min_interval ${options.minIntervalMs} ms, ${options.workers} workers × ${options.concurrency}, ${options.seconds} s per strategy\n`,
-    );
+    process.stderr.write(`crawl: ${describe(options)}, ${options.seconds} s per strategy\n`);
     for (const strategy of options.strategies) {
-      const { row, languages } = await runStrategy(env, strategy);
+      const { row, sites: siteRows, languages } = await runStrategy(env, strategy);
+      if (strategy === "proxybroker") pbSites = siteRows;
       if (languages.length > 1) {
         mixes.push(`${row.strategy} workers: ${languages.map((l) => `${l.label} ${l.workers} × ${options.concurrency} → ${l.pages} pages`).join(", ")}`);
         for (const l of languages) if (l.pages === 0) mixFailures.push(`the ${l.label} workers took no page`);
@@ -217,7 +331,9 @@ async function main(): Promise<number> {
     }
     if (options.longDownload) {
       for (const heartbeat of [true, false]) {
-        long.push(await runLongDownload({ ...env, minIntervalMs: options.minIntervalMs, leaseTtlMs: options.leaseTtlMs, heartbeat, python: options.pythonWorkers > 0 }));
+        long.push(
+          await runLongDownload({ ...env, minIntervalMs: options.minIntervalMs, leaseTtlMs: options.leaseTtlMs, heartbeat, python: options.pythonWorkers > 0 }),
+        );
         process.stderr.write(`crawl: long download (heartbeat ${String(heartbeat)}) done\n`);
       }
     }
@@ -230,13 +346,15 @@ async function main(): Promise<number> {
     redis.disconnect();
     await redisServer.stop();
   }
-  const max = theoreticalMaxPerMinute(options.proxies, options.sites, options.minIntervalMs);
+  const intervals = sites.sites.map((s) => s.rules.minIntervalMs);
+  const max = theoreticalMaxPerMinute(options.proxies, intervals);
+  const siteTable = pbSites.length > 0 ? `\nProxyBroker per site:\n\n${formatSiteTable(pbSites)}\n` : "";
   process.stdout.write(
-    `S=${options.sites} sites, N=${options.proxies} proxies, min_interval ${options.minIntervalMs} ms, ${options.workers} workers × ${options.concurrency} concurrent, ${options.seconds} s each; theoretical max ${max.toFixed(0)} pages/min\n\n${formatTable(rows)}\n${mixes.map((m) => `\n${m}`).join("")}${mixes.length > 0 ? "\n" : ""}${long.map((r) => `\n${formatLongDownload(r, options.leaseTtlMs)}`).join("")}\n`,
+    `${describe(options)}, ${options.seconds} s each; theoretical max ${max.toFixed(0)} pages/min\n\n${formatTable(rows)}\n${siteTable}${mixes.map((m) => `\n${m}`).join("")}${mixes.length > 0 ? "\n" : ""}${long.map((r) => `\n${formatLongDownload(r, options.leaseTtlMs)}`).join("")}\n`,
   );
   const pb = rows.find((r) => r.strategy === "proxybroker");
   if (options.gate) {
-    const why = pb === undefined ? [] : [...gateFailures(pb), ...mixFailures];
+    const why = pb === undefined ? [] : [...gateFailures(pb, pbSites, options.maxFree429), ...mixFailures];
     const lh = long.find((r) => r.heartbeat);
     if (lh !== undefined && (lh.overlaps > 0 || lh.streamsComplete < lh.streams)) why.push(`long downloads: ${lh.overlaps} overlaps, ${lh.streamsComplete}/${lh.streams} complete`);
     if (why.length > 0) {

@@ -1,10 +1,11 @@
 /**
  * The crawl harness's target sites: S HTTP servers, site i on 127.0.1.(i+1) (its own address, so
  * every site is its own domain-key for the broker, which ignores ports) on a free port. Each site
- * applies anti-bot rules per client IP (the proxy's outgoing 127.0.0.x address):
+ * applies its own anti-bot rules per client IP (the proxy's outgoing 127.0.0.x address), as strict
+ * as real anti-bot systems by default:
  *
- * - at most one request in flight, and two request starts at least `minIntervalMs` apart (minus
- *   `toleranceMs` for network jitter, the same for every client): a violation answers 429;
+ * - at most one request in flight, and two request *arrivals* at least `minIntervalMs` apart
+ *   (minus `toleranceMs`, 0 by default: no forgiveness for jitter): a violation answers 429;
  * - `violationsToBan` violations within `violationWindowMs` ban the IP for `banMs`; while banned,
  *   even sites answer 403 block pages and odd sites 200 captcha pages (no content marker).
  *
@@ -35,8 +36,9 @@ export interface SiteRules {
   readonly pageDelayMs: readonly [number, number];
 }
 
-export interface SitesOptions extends SiteRules {
-  readonly count: number;
+export interface SitesOptions {
+  /** One entry per site, in order. */
+  readonly rules: readonly SiteRules[];
 }
 
 export interface Site {
@@ -45,6 +47,7 @@ export interface Site {
   /** `http://127.0.1.x:port` */
   readonly origin: string;
   readonly banMode: "block" | "captcha";
+  readonly rules: SiteRules;
 }
 
 export interface SitesCounters {
@@ -58,7 +61,8 @@ export interface SitesCounters {
 export interface Sites {
   readonly sites: readonly Site[];
   readonly log: readonly RequestLogEntry[];
-  counters(): SitesCounters;
+  /** Counters of every site together, or of the site with this host. */
+  counters(host?: string): SitesCounters;
   /** Forget every IP's state, the log and the counters. */
   reset(): void;
   close(): Promise<void>;
@@ -212,11 +216,20 @@ async function listen(server: Server, address: string): Promise<number> {
 /** Start the sites; `reset()` between strategies, `close()` at the end. */
 export async function startSites(options: SitesOptions): Promise<Sites> {
   const log: RequestLogEntry[] = [];
-  let counters = freshCounters();
+  let counters = new Map<string, MutableCounters>();
+  const countersOf = (host: string): MutableCounters => {
+    let c = counters.get(host);
+    if (c === undefined) {
+      c = freshCounters();
+      counters.set(host, c);
+    }
+    return c;
+  };
   const allStates: Array<Map<string, IpState>> = [];
   const servers: Server[] = [];
   const sites: Site[] = [];
-  for (let i = 0; i < options.count; i++) {
+  for (let i = 0; i < options.rules.length; i++) {
+    const rules = options.rules[i]!;
     const address = `127.0.1.${i + 1}`;
     const states = new Map<string, IpState>();
     allStates.push(states);
@@ -225,18 +238,29 @@ export async function startSites(options: SitesOptions): Promise<Sites> {
       if (holder.ctx !== undefined) handle(holder.ctx, req, res);
     });
     const port = await listen(server, address);
-    const site: Site = { host: `${address}:${port}`, origin: `http://${address}:${port}`, banMode: i % 2 === 0 ? "block" : "captcha" };
-    holder.ctx = { site, rules: options, states, log, counters: () => counters };
+    const site: Site = { host: `${address}:${port}`, origin: `http://${address}:${port}`, banMode: i % 2 === 0 ? "block" : "captcha", rules };
+    holder.ctx = { site, rules, states, log, counters: () => countersOf(site.host) };
     servers.push(server);
     sites.push(site);
   }
   return {
     sites,
     log,
-    counters: () => ({ ...counters }),
+    counters(host?: string): SitesCounters {
+      if (host !== undefined) return { ...countersOf(host) };
+      const total = freshCounters();
+      for (const c of counters.values()) {
+        total.requests += c.requests;
+        total.rateLimited += c.rateLimited;
+        total.bans += c.bans;
+        total.blockPages += c.blockPages;
+        total.captchaPages += c.captchaPages;
+      }
+      return total;
+    },
     reset() {
       log.length = 0;
-      counters = freshCounters();
+      counters = new Map();
       for (const m of allStates) m.clear();
     },
     async close() {

@@ -1,7 +1,9 @@
 /**
  * What every strategy's worker process shares: its configuration (JSON in argv[2]), the shared
- * page queue (a Redis list; a page not accepted goes back to its tail, as a retry), the crawl
- * loops, a non-keep-alive HTTP GET through a proxy, and the JSON-line reports on stdout.
+ * page queues (one Redis list per site; a page not accepted goes back to its tail, as a retry),
+ * the crawl loops (loop j serves queue j mod the number of queues, as a crawler keeps a slot per
+ * domain, so a slow site never holds up the others), a non-keep-alive HTTP GET through a proxy,
+ * and the JSON-line reports on stdout.
  */
 import { request } from "node:http";
 import { Redis } from "ioredis";
@@ -10,7 +12,8 @@ import { CONTENT_MARKER } from "../sites.js";
 export interface WorkerConfig {
   readonly workerId: string;
   readonly redisUrl: string;
-  readonly queueKey: string;
+  /** The page queues; loop j pops from queueKeys[j % length]. */
+  readonly queueKeys: readonly string[];
   /** `127.0.0.1:port` of every proxy. */
   readonly proxies: readonly string[];
   readonly brokerAddress: string;
@@ -82,24 +85,25 @@ function emit(report: FetchReport): void {
 export async function crawl(config: WorkerConfig, attempt: (url: string) => Promise<Attempt>, close: () => Promise<void> = async () => undefined): Promise<void> {
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
   await sleep(Math.max(0, config.startAt - Date.now()));
-  const loop = async (): Promise<void> => {
+  const loop = async (queueKey: string): Promise<void> => {
     while (Date.now() < config.endAt) {
-      const url = await redis.lpop(config.queueKey);
+      const url = await redis.lpop(queueKey);
       if (url === null) {
         await sleep(50);
         continue;
       }
       const a = await attempt(url);
       if (a.kind === "no-proxy") {
-        await redis.rpush(config.queueKey, url);
+        await redis.rpush(queueKey, url);
         await sleep(config.retryDelayMs);
         continue;
       }
       emit({ t: Date.now(), url, proxy: a.proxy, status: a.status, accepted: a.accepted, real: a.body.includes(CONTENT_MARKER) });
-      if (!a.accepted) await redis.rpush(config.queueKey, url);
+      if (!a.accepted) await redis.rpush(queueKey, url);
     }
   };
-  await Promise.all(Array.from({ length: config.concurrency }, () => loop()));
+  const keys = config.queueKeys;
+  await Promise.all(Array.from({ length: config.concurrency }, (_, j) => loop(keys[j % keys.length] ?? "")));
   await close();
   redis.disconnect();
 }

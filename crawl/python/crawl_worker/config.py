@@ -12,7 +12,8 @@ from typing import Optional, Sequence
 class WorkerConfig:
     worker_id: str
     redis_url: str
-    queue_key: str
+    #: the page queues; slot j serves queue_keys[j % len(queue_keys)]
+    queue_keys: Sequence[str]
     broker_address: str
     start_at: float  # epoch seconds
     end_at: float  # epoch seconds
@@ -31,7 +32,7 @@ def parse_config(argv: Sequence[str] = sys.argv) -> WorkerConfig:
     return WorkerConfig(
         worker_id=raw["workerId"],
         redis_url=raw["redisUrl"],
-        queue_key=raw["queueKey"],
+        queue_keys=tuple(raw["queueKeys"]),
         broker_address=raw["brokerAddress"],
         start_at=raw["startAt"] / 1000.0,
         end_at=raw["endAt"] / 1000.0,

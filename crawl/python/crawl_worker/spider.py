@@ -1,6 +1,8 @@
-"""A spider fed from the shared Redis page queue, ``concurrency`` requests in flight.
+"""A spider fed from the shared Redis page queues, ``concurrency`` requests in flight.
 
-From ``start_at`` on, a 50 ms loop (and every finished request) pops as many URLs as there are
+The slots are spread over the queues (one per site) as the TypeScript workers' loops are: slot j
+serves queue j mod the number of queues, so a slow site never holds up the others. From
+``start_at`` on, a 50 ms loop (and every finished request) pops, per queue, as many URLs as it has
 free slots and hands them to the engine; until ``end_at`` ``spider_idle`` keeps the spider open,
 after it no URL is taken and the spider closes once its requests are done. Every answer or
 download error is one report line; a URL not accepted goes back to the tail of the queue. A
@@ -17,6 +19,7 @@ import scrapy
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from twisted.internet import reactor
+from twisted.internet.defer import DeferredList
 from twisted.internet.task import LoopingCall
 
 from proxybroker_client.errors import NoProxyAvailable
@@ -28,6 +31,7 @@ from .page_queue import PageQueue
 from .report import emit
 
 META_URL = "crawl_url"
+META_QUEUE = "crawl_queue"
 #: crawl/sites.ts: the last chunk of a complete /stream body.
 STREAM_END = b"</pre></div></body></html>"
 FILL_INTERVAL = 0.05
@@ -39,8 +43,11 @@ class QueueSpider(scrapy.Spider):
     def __init__(self, config: WorkerConfig, **kwargs) -> None:
         super().__init__(**kwargs)
         self.config = config
-        self.queue = PageQueue(config.redis_url, config.queue_key)
-        self.in_flight = 0
+        keys = list(config.queue_keys)
+        self.queues = [PageQueue(config.redis_url, key) for key in keys]
+        #: slots per queue (slot j serves queue j % len(keys)) and requests in flight per queue
+        self.slots = [sum(1 for j in range(config.concurrency) if j % len(keys) == q) for q in range(len(keys))]
+        self.in_flight_of = [0] * len(keys)
         self.popping = False
         self.closing = False
         self.loop = LoopingCall(self.fill)
@@ -65,10 +72,15 @@ class QueueSpider(scrapy.Spider):
         if time.time() < self.config.end_at or self.in_flight > 0:
             raise DontCloseSpider()
 
+    @property
+    def in_flight(self) -> int:
+        return sum(self.in_flight_of)
+
     def on_closed(self, spider) -> None:
         if self.loop.running:
             self.loop.stop()
-        self.queue.close()
+        for queue in self.queues:
+            queue.close()
 
     # -- feeding the engine --------------------------------------------------------------
 
@@ -80,33 +92,37 @@ class QueueSpider(scrapy.Spider):
                 self.closing = True
                 self.crawler.engine.close_spider(self, "finished")
             return
-        free = self.config.concurrency - self.in_flight
-        if free <= 0 or self.popping:
+        wanted = [(q, self.slots[q] - self.in_flight_of[q]) for q in range(len(self.queues))]
+        wanted = [(q, free) for q, free in wanted if free > 0]
+        if not wanted or self.popping:
             return
         self.popping = True
-        d = self.queue.pop(free)
-        d.addCallback(self.schedule)
-        d.addErrback(lambda f: self.logger.warning("queue: %s", f.getErrorMessage()))
-        d.addBoth(self._popped)
+        pops = []
+        for q, free in wanted:
+            d = self.queues[q].pop(free)
+            d.addCallback(self.schedule, q)
+            d.addErrback(lambda f: self.logger.warning("queue: %s", f.getErrorMessage()))
+            pops.append(d)
+        DeferredList(pops).addBoth(self._popped)
 
     def _popped(self, _):
         self.popping = False
 
-    def schedule(self, urls) -> None:
+    def schedule(self, urls, q: int) -> None:
         for url in urls:
-            self.in_flight += 1
+            self.in_flight_of[q] += 1
             request = scrapy.Request(
                 url,
                 callback=self.on_response,
                 errback=self.on_error,
                 dont_filter=True,
                 headers={"Connection": "close"},
-                meta={META_URL: url, "handle_httpstatus_all": True, "dont_redirect": True},
+                meta={META_URL: url, META_QUEUE: q, "handle_httpstatus_all": True, "dont_redirect": True},
             )
             self.crawler.engine.crawl(request)
 
-    def _slot_free(self, _=None) -> None:
-        self.in_flight -= 1
+    def _slot_free(self, q: int) -> None:
+        self.in_flight_of[q] -= 1
         self.fill()
 
     # -- answers -------------------------------------------------------------------------
@@ -120,16 +136,18 @@ class QueueSpider(scrapy.Spider):
             intact = lease is not None and not lease.lost.is_set() and time.time() < lease.expire_time
             accepted = accepted and response.body.endswith(STREAM_END) and intact
         emit(url, lease.proxy.id if lease is not None else "", response.status, accepted, response.body)
+        q = response.meta[META_QUEUE]
         if not accepted:
-            self.queue.put_back(url)
-        self._slot_free()
+            self.queues[q].put_back(url)
+        self._slot_free(q)
 
     def on_error(self, failure) -> None:
         url = failure.request.meta[META_URL]
-        self.queue.put_back(url)
+        q = failure.request.meta[META_QUEUE]
+        self.queues[q].put_back(url)
         if failure.check(NoProxyAvailable):
-            reactor.callLater(self.config.retry_delay, self._slot_free)
+            reactor.callLater(self.config.retry_delay, self._slot_free, q)
             return
         lease = failure.request.meta.get(META_LEASE)
         emit(url, lease.proxy.id if lease is not None else "", 0, False)
-        self._slot_free()
+        self._slot_free(q)

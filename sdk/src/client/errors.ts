@@ -6,7 +6,7 @@ import { status } from "@grpc/grpc-js";
  * serve", the ones that count against the circuit breaker.
  */
 export class BrokerClientError extends Error {
-  override readonly name = "BrokerClientError";
+  override readonly name: string = "BrokerClientError";
   constructor(
     readonly code: status,
     message: string,
@@ -19,6 +19,7 @@ export class BrokerClientError extends Error {
 
 /** No proxy became eligible within max_wait (RESOURCE_EXHAUSTED); `retryAfterMs` says when to retry. */
 export class NoProxyAvailableError extends BrokerClientError {
+  override readonly name: string = "NoProxyAvailableError";
   constructor(message: string, retryAfterMs: number) {
     super(status.RESOURCE_EXHAUSTED, message, retryAfterMs);
   }

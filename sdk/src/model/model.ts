@@ -98,6 +98,8 @@ export interface DomainPacing {
   readonly learnedMs: number;
   /** Epoch ms when `learnedMs` was last raised. */
   readonly learnedAt: number;
+  /** Epoch ms when a SUCCESS last lowered the interval (0 = never). */
+  readonly loweredAt: number;
 }
 
 /** What the store needs to grant a lease: the request after validation and policy resolution. */

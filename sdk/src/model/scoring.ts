@@ -33,16 +33,18 @@ export interface ScoringConfig {
 
 /**
  * Adaptive pacing (§2), per domain-key: a RATE_LIMITED raises the interval multiplicatively, a
- * SUCCESS lowers it a little, never below the policy's `min_interval`, nor — while it is
- * remembered — below `margin` × the longest interval that drew a RATE_LIMITED, and never above
- * the cap. A domain-key nobody configured starts at 0 and learns the site's limit this way.
+ * SUCCESS lowers it a little — at most once per interval, so that the interval sinks by
+ * `decrease` per round of the domain's pairs rather than per answer, and overshoots the site's
+ * limit by at most one step — never below the policy's `min_interval`, nor, while it is
+ * remembered, below `margin` × the longest interval that drew a RATE_LIMITED, and never above the
+ * cap. A domain-key nobody configured starts at 0 and learns the site's limit this way.
  */
 export interface AdaptivePacingConfig {
   /** The interval after a first RATE_LIMITED at interval 0. */
   readonly startMs: number;
   /** Factor applied on a RATE_LIMITED. */
   readonly increase: number;
-  /** Fraction taken off on a SUCCESS. */
+  /** Fraction taken off by a SUCCESS (at most once per interval). */
   readonly decrease: number;
   /** The interval stays at or above `margin` × the learned limit. */
   readonly margin: number;
@@ -140,6 +142,8 @@ export interface AdaptiveState {
   readonly adaptiveMs: number;
   readonly learnedMs: number;
   readonly learnedAt: number;
+  /** When a SUCCESS last lowered the interval (epoch ms, 0 = never). */
+  readonly loweredAt: number;
 }
 
 /** What a lease's grant knew about pacing, needed when its outcome comes back. */
@@ -157,17 +161,16 @@ export function learnedAt(cfg: AdaptivePacingConfig, s: AdaptiveState, now: numb
 
 /**
  * The state after a RATE_LIMITED of a lease granted under `g`: the learned limit becomes at
- * least the interval that drew it; the interval doubles (`increase`) from the larger of itself and
- * that interval, or starts at `startMs` from 0; capped.
+ * least the interval that drew it; the interval is multiplied by `increase` (from 0 it starts at
+ * `startMs`), capped — but only when the lease ran at the current interval or above: the outcomes
+ * of leases granted before the last raise were answered to an interval already given up, and
+ * must not compound it.
  */
 export function adaptOnRateLimited(cfg: AdaptivePacingConfig, s: AdaptiveState, g: GrantPacing, now: number): AdaptiveState {
-  const from = Math.max(s.adaptiveMs, g.baseMs);
-  const raised = from > 0 ? from * cfg.increase : cfg.startMs;
-  return {
-    adaptiveMs: Math.round(Math.min(capOf(cfg, g), raised)),
-    learnedMs: Math.max(learnedAt(cfg, s, now), g.baseMs),
-    learnedAt: now,
-  };
+  const learned = { learnedMs: Math.max(learnedAt(cfg, s, now), g.baseMs), learnedAt: now };
+  if (g.baseMs < s.adaptiveMs) return { ...s, ...learned };
+  const raised = g.baseMs > 0 ? g.baseMs * cfg.increase : cfg.startMs;
+  return { ...s, adaptiveMs: Math.round(Math.min(capOf(cfg, g), raised)), ...learned };
 }
 
 /** The cap of the adaptive interval for a grant: its own, else the default; never below its policy. */
@@ -179,15 +182,18 @@ function capOf(cfg: AdaptivePacingConfig, g: GrantPacing): number {
  * The state after a SUCCESS of a lease granted under a raised interval: the interval loses
  * `decrease` of itself, down to the larger of the policy's interval and `margin` × the learned
  * limit; at or below the policy's interval it is no longer raised (0). Unchanged when it is not
- * raised, or when the lease was granted at the policy's interval (its success says nothing about
- * the raised one).
+ * raised, when it was lowered less than one interval ago, or when the lease was granted below the
+ * current interval (at the policy's, or before the last raise: its success says nothing about
+ * the current one).
  */
 export function adaptOnSuccess(cfg: AdaptivePacingConfig, s: AdaptiveState, g: GrantPacing, now: number): AdaptiveState {
-  if (s.adaptiveMs <= 0 || g.baseMs <= g.policyMinMs) return s;
+  if (s.adaptiveMs <= 0 || g.baseMs <= g.policyMinMs || g.baseMs < s.adaptiveMs) return s;
+  if (now - s.loweredAt < s.adaptiveMs) return s;
   const cap = capOf(cfg, g);
   const floor = Math.max(g.policyMinMs, Math.round(learnedAt(cfg, s, now) * cfg.margin));
   const lowered = Math.min(cap, Math.max(floor, Math.round(s.adaptiveMs * (1 - cfg.decrease))));
-  return { ...s, adaptiveMs: lowered > g.policyMinMs ? lowered : 0 };
+  if (lowered === s.adaptiveMs) return s;
+  return { ...s, adaptiveMs: lowered > g.policyMinMs ? lowered : 0, loweredAt: now };
 }
 
 /** The interval a grant uses before jitter: the policy's, or the adaptive one when higher. */

@@ -201,8 +201,8 @@ export class RedisStore implements LeaseStore {
     const keys = this.env.keys.pool(pool);
     const a = asArray(await this.env.runner.run("domainPacing", [keys.adapted], [keys.base, limit, ...domainKeys]));
     const out: DomainPacing[] = [];
-    for (let i = 0; i + 3 < a.length; i += 4) {
-      out.push({ domainKey: str(a, i), adaptiveMs: num(a, i + 1), learnedMs: num(a, i + 2), learnedAt: num(a, i + 3) });
+    for (let i = 0; i + 4 < a.length; i += 5) {
+      out.push({ domainKey: str(a, i), adaptiveMs: num(a, i + 1), learnedMs: num(a, i + 2), learnedAt: num(a, i + 3), loweredAt: num(a, i + 4) });
     }
     return out;
   }

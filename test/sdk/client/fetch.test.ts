@@ -60,6 +60,8 @@ describe("client.fetch", () => {
     expect(limited.outcome.retryAfterMs).toBe(30_000);
     const denied = await client.acquire(`${other}/ok`).catch((e: unknown) => e);
     expect(denied).toBeInstanceOf(NoProxyAvailableError);
+    expect((denied as NoProxyAvailableError).name).toBe("NoProxyAvailableError");
+    expect((denied as NoProxyAvailableError).code).toBe(8); // RESOURCE_EXHAUSTED
     expect((denied as NoProxyAvailableError).retryAfterMs).toBeGreaterThan(25_000);
   });
 });

@@ -5,7 +5,7 @@ import type { AcquireParams, AcquireResult } from "../../model/model.js";
 import type { EngineState } from "./engine-state.js";
 import { newLeaseId } from "./ids.js";
 import { baseInterval } from "../../model/scoring.js";
-import { busyUnder, eligibleAt, pairEligible, pairOf, refreshBusy } from "./pair.js";
+import { busyUnder, eligibleAt, pacedUntil, pairEligible, pairOf, refreshBusy } from "./pair.js";
 import type { DomainState, PoolState } from "./pool-state.js";
 import { viewOf, type ProxyRecord } from "./records.js";
 import { returnFromQuarantine } from "./score-change.js";
@@ -24,6 +24,8 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   if (params.policyVersion !== pool.policyVersion) return { kind: "stale-policy", version: pool.policyVersion };
   returnFromQuarantine(state.ctx, pool, now, QUARANTINE_RETURNS);
   const domain = pool.domain(params.domainKey);
+  // the interval the domain-key runs under now, before jitter
+  const base = baseInterval(params.minIntervalMs, domain.adaptive.adaptiveMs, params.adaptive);
   while (domain.busy.popUpTo(now) !== undefined);
   pool.workers.set(params.workerId, now);
   state.leases.sweep(now, LEASE_SWEEP);
@@ -37,10 +39,11 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
       const banUntil = domain.pairs.get(session.proxyId)?.banUntil ?? 0;
       if (bound !== undefined && bound.state === "ACTIVE" && matchesRequest(bound, params) && banUntil <= now) {
         const shadow = busyUnderShadows(pool, params, bound.id, now);
-        if (pairEligible(domain, bound.id, now, params.maxConcurrency) && shadow === 0) {
+        const eligibleNow = pairEligible(domain, bound.id, now, params.maxConcurrency) && pacedUntil(domain, bound.id, base) <= now;
+        if (eligibleNow && shadow === 0) {
           return grant(state, pool, domain, bound, params, now, false);
         }
-        const at = Math.max(eligibleAt(domain, bound.id, now, params.maxConcurrency), shadow);
+        const at = Math.max(eligibleAt(domain, bound.id, now, params.maxConcurrency, base), shadow);
         return { kind: "denied", retryAfterMs: Math.max(0, at - now) };
       }
       rebound = true;
@@ -48,18 +51,23 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   }
 
   const candidates = pool.candidates(params.tier, params.labels);
-  let shadowFree = 0;
-  const shadowsIdle = (id: string): boolean => {
-    const until = busyUnderShadows(pool, params, id, now);
-    if (until > 0 && (shadowFree === 0 || until < shadowFree)) shadowFree = until;
-    return until === 0;
+  // the earliest moment a candidate held back by what the busy index does not show (the
+  // domain-key's current interval, an earlier domain-key of the host) frees up
+  let freeAt = 0;
+  const note = (until: number): void => {
+    if (until > now && (freeAt === 0 || until < freeAt)) freeAt = until;
   };
-  const chosen = choose({ candidates, domain, params, now, random: state.ctx.random, shadowsIdle });
+  const eligible = (rec: ProxyRecord): boolean => {
+    if (!matchesRequest(rec, params) || !pairEligible(domain, rec.id, now, params.maxConcurrency)) return false;
+    const until = Math.max(pacedUntil(domain, rec.id, base), busyUnderShadows(pool, params, rec.id, now));
+    note(until);
+    return until <= now;
+  };
+  const chosen = choose({ candidates, domain, random: state.ctx.random, eligible });
   if (chosen !== undefined) return grant(state, pool, domain, chosen, params, now, rebound);
   const known = retryAfter(pool, domain, candidates.size, now);
-  // a proxy free but for an earlier domain-key of the host is known to free up too
-  const shadow = shadowFree > 0 ? shadowFree - now : -1;
-  return { kind: "denied", retryAfterMs: known < 0 ? shadow : shadow < 0 ? known : Math.min(known, shadow) };
+  const held = freeAt > 0 ? freeAt - now : -1;
+  return { kind: "denied", retryAfterMs: known < 0 ? held : held < 0 ? known : Math.min(known, held) };
 }
 
 /**
@@ -92,6 +100,7 @@ function grant(
   const baseMs = baseInterval(params.minIntervalMs, domain.adaptive.adaptiveMs, params.adaptive);
   const jitter = params.jitterMs > 0 ? Math.floor(state.ctx.random() * (params.jitterMs + 1)) : 0;
   pair.intervalMs = baseMs + jitter;
+  pair.anchorAt = now;
   pair.anchor = params.pacing;
   pair.pacing = { baseMs, policyMinMs: params.minIntervalMs, maxIntervalMs: params.maxIntervalMs, adaptive: params.adaptive };
   if (pair.intervalMs > 0) pair.nextAt = Math.max(pair.nextAt, now + pair.intervalMs);

@@ -26,7 +26,9 @@ function endGap(pair: PairState): number {
 
 /** A lease of the pair ended at `endedAt`: with the "release" anchor, no grant before end + interval. */
 export function anchorEnd(pair: PairState, endedAt: number): void {
-  pair.nextAt = Math.max(pair.nextAt, endedAt + endGap(pair));
+  if (pair.anchor !== "release") return;
+  pair.nextAt = Math.max(pair.nextAt, endedAt + pair.intervalMs);
+  pair.anchorAt = Math.max(pair.anchorAt, endedAt);
 }
 
 /** A holder ended at `endedAt`: drop it and apply the anchor. Answers whether it was one. */
@@ -71,8 +73,19 @@ export function refreshBusy(domain: DomainState, proxyId: string, pair: PairStat
 }
 
 /**
+ * When the interval the domain-key runs under now (`baseMs`) lets the pair of `proxyId` be granted
+ * again (0: at once). The busy index does not show it: a raised interval holds for every pair at
+ * once, without rewriting their entries.
+ */
+export function pacedUntil(domain: DomainState, proxyId: string, baseMs: number): number {
+  const pair = domain.pairs.get(proxyId);
+  return pair !== undefined && pair.anchorAt > 0 ? pair.anchorAt + baseMs : 0;
+}
+
+/**
  * Whether the pair may be granted now under `maxConcurrency`: no busy entry (or one ≤ now), not
- * paced, and fewer live holders than `maxConcurrency`.
+ * paced by its last grant's interval, and fewer live holders than `maxConcurrency`. The current
+ * interval of the domain-key is `pacedUntil`'s.
  */
 export function pairEligible(domain: DomainState, proxyId: string, now: number, maxConcurrency: number): boolean {
   const busy = domain.busy.get(proxyId);
@@ -100,9 +113,9 @@ export function busyUnder(domain: DomainState | undefined, proxyId: string, now:
   return until > now ? until : 0;
 }
 
-/** When an ineligible pair becomes eligible under `maxConcurrency`, as far as known now. */
-export function eligibleAt(domain: DomainState, proxyId: string, now: number, maxConcurrency: number): number {
+/** When an ineligible pair becomes eligible under `maxConcurrency` and `baseMs`, as far as known now. */
+export function eligibleAt(domain: DomainState, proxyId: string, now: number, maxConcurrency: number, baseMs: number): number {
   const busy = domain.busy.get(proxyId) ?? 0;
   const pair = domain.pairs.get(proxyId);
-  return Math.max(busy, pair === undefined ? 0 : pairUntil(pair, now, maxConcurrency));
+  return Math.max(busy, pair === undefined ? 0 : pairUntil(pair, now, maxConcurrency), pacedUntil(domain, proxyId, baseMs));
 }

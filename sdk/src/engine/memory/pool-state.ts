@@ -20,7 +20,7 @@ export interface DomainState {
 }
 
 /** A domain-key whose interval was never raised. */
-export const NOT_ADAPTED: AdaptiveState = { adaptiveMs: 0, learnedMs: 0, learnedAt: 0 };
+export const NOT_ADAPTED: AdaptiveState = { adaptiveMs: 0, learnedMs: 0, learnedAt: 0, loweredAt: 0 };
 
 /** The index key of one label. */
 function labelKey(key: string, value: string): string {

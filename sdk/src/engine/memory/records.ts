@@ -25,6 +25,12 @@ export interface PairState {
   banTtlMs: number;
   /** The interval of the last grant, jitter included. */
   intervalMs: number;
+  /**
+   * What the interval is measured from: the last grant, and with the "release" anchor the last
+   * end too (0 = never granted). A grant needs anchorAt + the domain-key's interval *now* ≤ now,
+   * so a raised interval (adaptive pacing) holds at once for every pair.
+   */
+  anchorAt: number;
   /** What that interval is measured from. */
   anchor: PacingAnchor;
   /** What the last grant knew of pacing, for adaptive pacing when its outcome comes back. */
@@ -72,6 +78,7 @@ export function newPair(): PairState {
     maxConcurrency: 1,
     banTtlMs: 0,
     intervalMs: 0,
+    anchorAt: 0,
     anchor: "release",
     pacing: { baseMs: 0, policyMinMs: 0, maxIntervalMs: 0, adaptive: true },
   };

@@ -3,7 +3,6 @@
  * the matching rules shared with sticky sessions.
  */
 import type { AcquireParams } from "../../model/model.js";
-import { pairEligible } from "./pair.js";
 import type { DomainState } from "./pool-state.js";
 import type { ProxyRecord } from "./records.js";
 import type { ScoreIndex } from "./score-index.js";
@@ -40,11 +39,9 @@ export interface ChoiceInput {
   /** The candidate index: the smallest of those the request's tier and labels allow. */
   readonly candidates: ScoreIndex<ProxyRecord>;
   readonly domain: DomainState;
-  readonly params: AcquireParams;
-  readonly now: number;
   readonly random: () => number;
-  /** The proxy is idle under the host's earlier domain-keys. */
-  readonly shadowsIdle: (proxyId: string) => boolean;
+  /** Whether a candidate may be granted now. */
+  readonly eligible: (rec: ProxyRecord) => boolean;
 }
 
 /**
@@ -52,15 +49,13 @@ export interface ChoiceInput {
  * of the band from a random start, wrapping, in up to SCAN_WINDOWS windows of SCAN_WINDOW
  * entries (a band that small is read whole, so a denial then means none is eligible);
  * undefined when none. Candidates are ACTIVE by construction (the indexes hold only ACTIVE
- * proxies); the tier and every label are checked, since the index guarantees only one of them.
- * The Redis script reads the same positions, window by window.
+ * proxies); `eligible` checks the rest (the tier and every label, since the index guarantees
+ * only one of them, and the pair). The Redis script reads the same positions, window by window.
  */
 export function choose(input: ChoiceInput): ProxyRecord | undefined {
-  const { candidates, domain, params, now, random } = input;
+  const { candidates, domain, random, eligible } = input;
   const band = Math.min(candidates.size, BAND_MIN + 2 * domain.busy.size);
   if (band === 0) return undefined;
-  const eligible = (rec: ProxyRecord): boolean =>
-    matchesRequest(rec, params) && pairEligible(domain, rec.id, now, params.maxConcurrency) && input.shadowsIdle(rec.id);
   for (let probe = 0; probe < PROBES; probe++) {
     const rec = candidates.at(pick(random, band))!;
     if (eligible(rec)) return rec;

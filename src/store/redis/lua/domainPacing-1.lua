@@ -10,9 +10,10 @@
   ARGV[2] limit: the most entries answered
   ARGV[3..] domain-keys to report (none = every adapted one)
 
-  Keys built in the script: `P d:<dk>` (hash a adaptive interval, l learned limit, t learned at).
+  Keys built in the script: `P d:<dk>` (hash a adaptive interval, l learned limit, t learned at,
+  d last lowered at).
 
-  Output: flat {domainKey, adaptiveMs, learnedMs, learnedAt, ...}.
+  Output: flat {domainKey, adaptiveMs, learnedMs, learnedAt, loweredAt, ...}.
 
   Error codes: none.
 ]]
@@ -25,7 +26,7 @@ else
 end
 local out = {}
 for i = 1, #keys do
-  local d = redis.call('HMGET', base .. 'd:' .. keys[i], 'a', 'l', 't')
+  local d = redis.call('HMGET', base .. 'd:' .. keys[i], 'a', 'l', 't', 'd')
   if #ARGV < 3 and not d[1] then
     redis.call('ZREM', KEYS[1], keys[i])
   else
@@ -33,6 +34,7 @@ for i = 1, #keys do
     out[#out + 1] = d[1] or '0'
     out[#out + 1] = d[2] or '0'
     out[#out + 1] = d[3] or '0'
+    out[#out + 1] = d[4] or '0'
   end
 end
 return out

@@ -28,7 +28,7 @@
 
 local now = storeNow(ARGV[7])
 local base, hex, dk, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local pr = redis.call('HMGET', KEYS[2], 'h', 'u', 'm', 'x', 'g', 'n')
+local pr = redis.call('HMGET', KEYS[2], 'h', 'u', 'm', 'x', 'g', 'n', 'e')
 local kept, count, first, gone, mine, goneMax = scanHolders(pr[1], now, hex)
 if not mine then
   local rec = redis.call('GET', KEYS[1])
@@ -57,14 +57,21 @@ else
   result = {1, newExp}
 end
 local u = tonumber(pr[2]) or 0
-local gap = tonumber(pr[5]) or 0
+local gap, byEnd = gapOf(pr[5])
 local set = {'h', kept}
 -- G2: holders found expired (this one included) ended at their expiry
 local n = tonumber(pr[6]) or 0
 local moved = anchoredNext(n, goneMax, gap)
-if moved ~= n then
+if byEnd and goneMax > (tonumber(pr[7]) or 0) then
+  set[#set + 1] = 'e'
+  set[#set + 1] = goneMax
+end
+if byEnd and moved ~= n then
   if moved > u then u = moved end
-  set[3], set[4], set[5], set[6] = 'n', moved, 'u', u
+  set[#set + 1] = 'n'
+  set[#set + 1] = moved
+  set[#set + 1] = 'u'
+  set[#set + 1] = u
 end
 local gcUntil = pairGc(set, pr[4], math.max(now, u))
 redis.call('HSET', KEYS[2], unpack(set))

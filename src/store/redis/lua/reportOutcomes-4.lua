@@ -48,14 +48,11 @@ for i = FIRST_REPORT, #ARGV - REPORT_ARGC + 1, REPORT_ARGC do
     local pr = readPair(pk)
     local kept, count, first, gone, _, goneMax = scanHolders(pr[PAIR_H], now, nil)
     local set = {}
-    local n = tonumber(pr[PAIR_N]) or 0
-    local moved = n
     if gone then
       tombstoneGone(base, dk, id, gone)
       set[1], set[2] = 'h', kept
-      moved = anchoredNext(n, goneMax, tonumber(pr[PAIR_G]) or 0)
-      pr[PAIR_N] = moved
     end
+    local moved = endLeases(pr, goneMax, set)
     -- the pair remembers the report's ban length, as after a grant
     local banTtl = ARGV[i + 5]
     if pr[PAIR_BT] ~= banTtl then
@@ -64,7 +61,7 @@ for i = FIRST_REPORT, #ARGV - REPORT_ARGC + 1, REPORT_ARGC do
       pr[PAIR_BT] = banTtl
     end
     applyOutcome(base, id, dk, pk, base .. 'b:' .. dk, proxyKey, ARGV[i + 2], tonumber(ARGV[i + 3]),
-      tonumber(ARGV[i + 4]), ARGV[i + 6], now, set, pr, count, first, moved ~= n)
+      tonumber(ARGV[i + 4]), ARGV[i + 6], now, set, pr, count, first, moved)
     applied = applied + 1
   end
 end

@@ -45,6 +45,37 @@ export function adaptiveSuite(factory: StoreFactory): void {
       expect(other.proxy.id).not.toBe(lease.proxy.id);
     });
 
+    it("outcomes of leases granted before the last raise neither compound it nor lower it", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 5);
+      const free = acq({ adaptive: true });
+      // five leases in flight at interval 0, all answered 429: one raise, not five
+      const leases = [];
+      for (let i = 0; i < 5; i++) leases.push(await grant(h, free));
+      for (const l of leases.slice(0, 4)) await release(h, l, "RATE_LIMITED", { httpStatus: 429 });
+      expect(await adaptiveMs(h)).toBe(h.scoring.adaptive.startMs);
+      // the last one succeeded at interval 0: it says nothing about the raised interval
+      await release(h, leases[4]!, "SUCCESS", { httpStatus: 200 });
+      expect(await adaptiveMs(h)).toBe(h.scoring.adaptive.startMs);
+      const [state] = await h.store.domainPacing("default", [DOMAIN], 1);
+      expect(state?.learnedMs).toBe(0);
+    });
+
+    it("a raised interval holds at once for every pair of the domain-key", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 2);
+      const free = acq({ adaptive: true });
+      const a = await grant(h, free);
+      const b = await grant(h, free);
+      await release(h, a, "SUCCESS", { httpStatus: 200 });
+      await release(h, b, "RATE_LIMITED", { httpStatus: 429 }); // raised to startMs
+      // a's pair ended at interval 0 before the raise, yet waits for the raised interval from its end
+      expect(await h.store.acquire(free)).toEqual({ kind: "denied", retryAfterMs: h.scoring.adaptive.startMs });
+      h.clock.advance(h.scoring.adaptive.startMs);
+      const ids = new Set([(await grant(h, free)).proxy.id, (await grant(h, free)).proxy.id]);
+      expect(ids).toEqual(new Set([a.proxy.id, b.proxy.id]));
+    });
+
     it("paces every pair of the domain-key by the raised interval (release anchor)", async () => {
       const h = await openStore(factory);
       await addProxies(h, 1);
@@ -57,7 +88,7 @@ export function adaptiveSuite(factory: StoreFactory): void {
       expect(r).toEqual({ kind: "denied", retryAfterMs: h.scoring.adaptive.startMs });
     });
 
-    it("successes lower it by `decrease` each, down to margin × the learned limit", async () => {
+    it("successes lower it by `decrease`, once per interval, down to margin × the learned limit", async () => {
       const h = await openStore(factory);
       await addProxies(h, 4);
       const cfg = h.scoring.adaptive;
@@ -65,12 +96,23 @@ export function adaptiveSuite(factory: StoreFactory): void {
       await cycle(h, p, "RATE_LIMITED"); // granted at 400: learned 400, interval 800
       expect(await adaptiveMs(h)).toBe(800);
       await cycle(h, p, "SUCCESS");
-      expect(await adaptiveMs(h)).toBe(Math.round(800 * (1 - cfg.decrease)));
-      for (let i = 0; i < 30; i++) await cycle(h, p, "SUCCESS");
+      const once = Math.round(800 * (1 - cfg.decrease));
+      expect(await adaptiveMs(h)).toBe(once);
+      // more successes within the same interval change nothing
+      await cycle(h, p, "SUCCESS");
+      await cycle(h, p, "SUCCESS");
+      expect(await adaptiveMs(h)).toBe(once);
+      const lowerAll = async (): Promise<void> => {
+        for (let i = 0; i < 40; i++) {
+          h.clock.advance(await adaptiveMs(h));
+          await cycle(h, p, "SUCCESS");
+        }
+      };
+      await lowerAll();
       expect(await adaptiveMs(h)).toBe(Math.round(400 * cfg.margin));
       // once the learned limit is forgotten, it falls back to the policy's interval (0 = not raised)
       h.clock.advance(cfg.memoryMs);
-      for (let i = 0; i < 30; i++) await cycle(h, p, "SUCCESS");
+      await lowerAll();
       expect(await adaptiveMs(h)).toBe(0);
     });
 

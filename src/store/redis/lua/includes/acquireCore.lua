@@ -68,8 +68,8 @@ local function shadowsUntil(A, now, id, shadows)
 end
 
 -- Step 8: grant proxy `id` under maxConcurrency `mc`. `pk` is its pair key, `pr` the pair
--- fields u h f m bt x g p (the caller checked there is room); `adapt` the domain-key's adaptive
--- interval.
+-- fields u h f m bt x g p e (the caller checked there is room); `adapt` the domain-key's
+-- adaptive interval.
 local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, adapt)
   local base, dk, ttlText = A[1], A[3], A[5]
   local exp = now + tonumber(ttlText)
@@ -86,14 +86,15 @@ local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, ad
   local interval = baseInterval
   local jitter = tonumber(A[15])
   if jitter > 0 then interval = interval + math.random(0, jitter) end
-  local gap = 0
-  if A[14] == 'r' then gap = interval end
+  -- the g field: the gap after an end with the "release" anchor, -1 with "grant"
+  local gField, gap = -1, 0
+  if A[14] == 'r' then gField, gap = interval, interval end
   local pacing = baseInterval .. ':' .. minInterval .. ':' .. A[17] .. ':' .. A[16]
   local u = tonumber(pr[1]) or 0
   if interval > 0 then u = math.max(u, now + interval) end
   local gcUntil = pairGcDue(pr[6], math.max(now, u))
-  local set = {'f', tokenText, 'h', holders}
-  if interval > 0 then set[5], set[6], set[7], set[8] = 'n', now + interval, 'u', u end
+  local set = {'f', tokenText, 'h', holders, 'e', nowText}
+  if interval > 0 then set[7], set[8], set[9], set[10] = 'n', now + interval, 'u', u end
   if pr[4] ~= A[6] then
     set[#set + 1] = 'm'
     set[#set + 1] = A[6]
@@ -102,9 +103,9 @@ local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, ad
     set[#set + 1] = 'bt'
     set[#set + 1] = A[8]
   end
-  if (tonumber(pr[7]) or 0) ~= gap then
+  if (tonumber(pr[7]) or 0) ~= gField then
     set[#set + 1] = 'g'
-    set[#set + 1] = gap
+    set[#set + 1] = gField
   end
   if pr[8] ~= pacing then
     set[#set + 1] = 'p'
@@ -138,17 +139,22 @@ local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, ad
 end
 
 -- The pair of `id` when it is eligible (not blocked, no holder ended within its gap, fewer live
--- holders than both its own cap and the request's `mc`), else nil: (pair key, fields
--- u h f m bt x g p).
-local function eligiblePair(A, now, id, mc)
+-- holders than both its own cap and the request's `mc`, and its anchor `cur` — the domain-key's
+-- interval now — in the past), else nil: (pair key, fields u h f m bt x g p e). A pair held back
+-- only by `cur` answers nil and when that ends (the busy index does not show it).
+local function eligiblePair(A, now, id, mc, cur)
   local pk = A[1] .. 'r:' .. A[3] .. ':' .. id
-  local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p')
+  local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p', 'e')
   if pr[1] and tonumber(pr[1]) > now then return nil end
+  local anchor = tonumber(pr[9]) or 0
   if pr[2] and pr[2] ~= '' then
     local _, count, _, _, _, goneMax = scanHolders(pr[2], now, nil)
-    if goneMax > 0 and goneMax + (tonumber(pr[7]) or 0) > now then return nil end
+    local gap, byEnd = gapOf(pr[7])
+    if goneMax > 0 and goneMax + gap > now then return nil end
     if count >= mc or count >= (tonumber(pr[4]) or 1) then return nil end
+    if byEnd and goneMax > anchor then anchor = goneMax end
   end
+  if anchor > 0 and anchor + cur > now then return nil, anchor + cur end
   return pk, pr
 end
 
@@ -163,7 +169,7 @@ end
 
 -- Step 5: the session's bound proxy. Answers a reply (grant or denial), or nil to choose, with
 -- whether that choice is a rebind.
-local function fromSession(K, A, now, nowText, needles, mc, busyN, adapt, shadows)
+local function fromSession(K, A, now, nowText, needles, mc, busyN, adapt, cur, shadows)
   local s = redis.call('GET', K[7])
   if not s then return nil, 0 end
   local sexp, b = string.match(s, '^(%d+):(.*)$')
@@ -171,12 +177,15 @@ local function fromSession(K, A, now, nowText, needles, mc, busyN, adapt, shadow
   local v = redis.call('HMGET', A[1] .. 'p:' .. b, 'st', 't', 'l')
   if v[1] == 'A' and (A[11] == '' or v[2] == A[11]) and (not needles or labelsMatch(v[3], needles)) then
     local pk = A[1] .. 'r:' .. A[3] .. ':' .. b
-    local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p', 'b')
-    if (tonumber(pr[9]) or 0) <= now then
-      local gap = tonumber(pr[7]) or 0
+    local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p', 'e', 'b')
+    if (tonumber(pr[10]) or 0) <= now then
+      local gap, byEnd = gapOf(pr[7])
       local at = tonumber(pr[1]) or 0
+      local anchor = tonumber(pr[9]) or 0
       local _, count, first, _, _, goneMax = scanHolders(pr[2], now, nil)
       if goneMax > 0 then at = math.max(at, goneMax + gap) end
+      if byEnd and goneMax > anchor then anchor = goneMax end
+      if anchor > 0 then at = math.max(at, anchor + cur) end
       if count >= mc or count >= (tonumber(pr[4]) or 1) then at = math.max(at, first + gap) end
       at = math.max(at, shadowsUntil(A, now, b, shadows))
       if at <= now then return grantLease(K, A, now, nowText, b, pk, pr, 0, mc, busyN, adapt), 0 end
@@ -242,12 +251,15 @@ local function acquireLease(K, A, lf, now, nowText)
   end
   local adapt = 0
   if A[16] == '1' then adapt = tonumber(redis.call('HGET', A[1] .. 'd:' .. A[3], 'a')) or 0 end
+  -- the domain-key's interval now, before jitter
+  local cur = tonumber(A[7])
+  if adapt > cur then cur = adapt end
   local mc = tonumber(A[6])
   local busyN = redis.call('ZCOUNT', busy, '(' .. nowText, '+inf')
   local rebound = 0
   if A[9] ~= '' then
     local r
-    r, rebound = fromSession(K, A, now, nowText, needles, mc, busyN, adapt, shadows)
+    r, rebound = fromSession(K, A, now, nowText, needles, mc, busyN, adapt, cur, shadows)
     if r then return r end
   end
   -- Step 6: up to PROBES random positions of the top band, then a scan of the band.
@@ -256,8 +268,9 @@ local function acquireLease(K, A, lf, now, nowText)
   if n then band = math.min(band, n) end
   local tried = nil
   local probes = 0
-  -- the earliest moment a proxy free but for a shadow domain-key frees up there (0 = none seen)
-  local shadowFree = 0
+  -- the earliest moment a candidate held back by what the busy index does not show (the
+  -- domain-key's interval now, a shadow domain-key) frees up (0 = none seen)
+  local freeAt = 0
   while probes < PROBES and band > 0 do
     local r = math.random(band) - 1
     if tried and tried[r] then
@@ -273,12 +286,15 @@ local function acquireLease(K, A, lf, now, nowText)
       else
         probes = probes + 1
         local id = ids[1]
-        local pk, pr = eligiblePair(A, now, id, mc)
+        local pk, pr = eligiblePair(A, now, id, mc, cur)
+        local su = 0
         if pk and matchesRequest(A, id, needles) then
-          local su = shadowsUntil(A, now, id, shadows)
+          su = shadowsUntil(A, now, id, shadows)
           if su == 0 then return grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, adapt) end
-          if shadowFree == 0 or su < shadowFree then shadowFree = su end
+        elseif not pk and pr and matchesRequest(A, id, needles) then
+          su = pr
         end
+        if su > 0 and (freeAt == 0 or su < freeAt) then freeAt = su end
         tried = tried or {}
         tried[r] = true
       end
@@ -305,18 +321,21 @@ local function acquireLease(K, A, lf, now, nowText)
       for j = 1, #ids do
         if not (tried and tried[(pos + j - 1) % band]) and not (scores[j] and tonumber(scores[j]) > now) then
           local id = ids[j]
-          local pk, pr = eligiblePair(A, now, id, mc)
+          local pk, pr = eligiblePair(A, now, id, mc, cur)
+          local su = 0
           if pk and matchesRequest(A, id, needles) then
-            local su = shadowsUntil(A, now, id, shadows)
+            su = shadowsUntil(A, now, id, shadows)
             if su == 0 then return grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, adapt) end
-            if shadowFree == 0 or su < shadowFree then shadowFree = su end
+          elseif not pk and pr and matchesRequest(A, id, needles) then
+            su = pr
           end
+          if su > 0 and (freeAt == 0 or su < freeAt) then freeAt = su end
         end
       end
       offset = offset + count
     end
   end
   local known = retryAfter(K, now, nowText, n)
-  if shadowFree > 0 and (known < 0 or shadowFree - now < known) then known = shadowFree - now end
+  if freeAt > 0 and (known < 0 or freeAt - now < known) then known = freeAt - now end
   return {-5, known}
 end

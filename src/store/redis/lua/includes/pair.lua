@@ -4,9 +4,12 @@
     u  max(n, b, c): until when the pair is blocked regardless of its holders
     n  nextAt (pacing), b banUntil, c coolUntil, r consecutive rate limits
     m  maxConcurrency and bt banTtlMs of the last grant
-    g  end gap of the last grant: its interval with the "release" anchor, 0 with "grant"; a lease
-       of the pair that ends (released, found expired) pushes n to its end + g, and a pair at its
-       cap stays blocked until the earliest holder's expiry + g
+    g  end gap of the last grant: its interval with the "release" anchor, -1 with "grant" (absent
+       = 0, release); a lease of the pair that ends (released, found expired) pushes n to its end
+       + g, and a pair at its cap stays blocked until the earliest holder's expiry + g
+    e  what pacing is measured from: the last grant, and with the "release" anchor the last end
+       too; a grant needs e + the domain-key's interval *now* <= now, so a raised interval
+       (adaptive pacing) holds at once for every pair
     p  what the last grant knew of pacing, for adaptive pacing: "<base>:<min>:<max>:<adaptive>"
        (interval before jitter, the policy's interval, the cap, 1|0); absent = never granted
     h  holders, the live lease records: "<hex>=<expireAt>=<token>=<ttlMs>;" each
@@ -54,6 +57,13 @@ local function scanHolders(h, now, hex)
   return table.concat(kept), n, first, gone, mine, goneMax
 end
 
+-- The end gap (>= 0) of a pair's field g, and whether ends anchor its pacing ("release").
+local function gapOf(g)
+  local v = tonumber(g) or 0
+  if v < 0 then return 0, false end
+  return v, true
+end
+
 -- nextAt after leases of the pair ended, the last at `endedAt` (0 = none), under end gap `g`.
 local function anchoredNext(n, endedAt, g)
   if endedAt > 0 and g > 0 and endedAt + g > n then return endedAt + g end
@@ -68,7 +78,7 @@ local function shadowUntil(base, sdk, id, now)
   local sp = redis.call('HMGET', base .. 'r:' .. sdk .. ':' .. id, 'u', 'h', 'g')
   local at = tonumber(sp[1]) or 0
   if sp[2] and sp[2] ~= '' then
-    local g = tonumber(sp[3]) or 0
+    local g = gapOf(sp[3])
     local _, count, first, _, _, goneMax = scanHolders(sp[2], now, nil)
     if count > 0 and first + g > at then at = first + g end
     if goneMax > 0 and goneMax + g > at then at = goneMax + g end

@@ -19,11 +19,28 @@
 ]]
 local RELEASE_ARGC = 9
 -- The pair fields an outcome needs, in this order (HMGET).
-local PAIR_H, PAIR_R, PAIR_N, PAIR_B, PAIR_C, PAIR_BT, PAIR_X, PAIR_M, PAIR_G, PAIR_P = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+local PAIR_H, PAIR_R, PAIR_N, PAIR_B, PAIR_C, PAIR_BT, PAIR_X, PAIR_M, PAIR_G, PAIR_P, PAIR_E = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
 
 -- The pair's fields for an outcome (see PAIR_*).
 local function readPair(pairKey)
-  return redis.call('HMGET', pairKey, 'h', 'r', 'n', 'b', 'c', 'bt', 'x', 'm', 'g', 'p')
+  return redis.call('HMGET', pairKey, 'h', 'r', 'n', 'b', 'c', 'bt', 'x', 'm', 'g', 'p', 'e')
+end
+
+-- Leases of the pair `pr` ended, the last at `endedAt` (0 = none): with the "release" anchor,
+-- move nextAt (pr[PAIR_N], a number after this) and the anchor, appending the anchor to `set`.
+-- Answers whether nextAt moved.
+local function endLeases(pr, endedAt, set)
+  local gap, byEnd = gapOf(pr[PAIR_G])
+  local n = tonumber(pr[PAIR_N]) or 0
+  pr[PAIR_N] = n
+  if not byEnd or endedAt <= 0 then return false end
+  if endedAt > (tonumber(pr[PAIR_E]) or 0) then
+    set[#set + 1] = 'e'
+    set[#set + 1] = endedAt
+  end
+  local moved = anchoredNext(n, endedAt, gap)
+  pr[PAIR_N] = moved
+  return moved ~= n
 end
 
 -- Apply outcome `kind` to the proxy record `proxyKey` of `id` (if it still exists): counters,
@@ -60,9 +77,9 @@ local function adaptDomain(base, dk, kind, p, now)
   pb, pmin, pmax = tonumber(pb), tonumber(pmin), tonumber(pmax)
   if kind == 'S' and pb <= pmin then return end
   local dkey = base .. 'd:' .. dk
-  local d = redis.call('HMGET', dkey, 'a', 'l', 't')
-  local a, l, t = tonumber(d[1]) or 0, tonumber(d[2]) or 0, tonumber(d[3]) or 0
-  if kind == 'S' and a <= 0 then return end
+  local d = redis.call('HMGET', dkey, 'a', 'l', 't', 'd')
+  local a, l, t, lowered = tonumber(d[1]) or 0, tonumber(d[2]) or 0, tonumber(d[3]) or 0, tonumber(d[4]) or 0
+  if kind == 'S' and (a <= 0 or pb < a or now - lowered < a) then return end
   local learned = 0
   if l > 0 and now - t < {{adaptiveMemoryMs}} then learned = l end
   local cap = pmax
@@ -70,18 +87,23 @@ local function adaptDomain(base, dk, kind, p, now)
   if cap < pmin then cap = pmin end
   local na
   if kind == 'R' then
-    local from = math.max(a, pb)
-    local raised = {{adaptiveStartMs}}
-    if from > 0 then raised = from * {{adaptiveIncrease}} end
-    na = math.floor(math.min(cap, raised) + 0.5)
     l, t = math.max(learned, pb), now
+    if pb < a then
+      -- granted before the last raise: learned from, but no compounding
+      na = a
+    else
+      local raised = {{adaptiveStartMs}}
+      if pb > 0 then raised = pb * {{adaptiveIncrease}} end
+      na = math.floor(math.min(cap, raised) + 0.5)
+    end
   else
     local floor = math.max(pmin, math.floor(learned * {{adaptiveMargin}} + 0.5))
     na = math.min(cap, math.max(floor, math.floor(a * (1 - {{adaptiveDecrease}}) + 0.5)))
-    if na <= pmin then na = 0 end
     if na == a then return end
+    if na <= pmin then na = 0 end
+    lowered = now
   end
-  redis.call('HSET', dkey, 'a', na, 'l', l, 't', t)
+  redis.call('HSET', dkey, 'a', na, 'l', l, 't', t, 'd', lowered)
   redis.call('PEXPIRE', dkey, {{adaptiveMemoryMs}} + DAY_MS)
   if na > 0 then redis.call('ZADD', base .. 'ad', na, dk) else redis.call('ZREM', base .. 'ad', dk) end
 end
@@ -117,7 +139,7 @@ local function applyOutcome(base, id, dk, pairKey, busyKey, proxyKey, kind, late
   local gcUntil = pairGc(set, pr[PAIR_X], math.max(now, u))
   if #set > 0 then redis.call('HSET', pairKey, unpack(set)) end
   if gcUntil then redis.call('PEXPIRE', pairKey, gcUntil - now) end
-  local gap = tonumber(pr[PAIR_G]) or 0
+  local gap = gapOf(pr[PAIR_G])
   if count > 0 and count >= (tonumber(pr[PAIR_M]) or 1) and first + gap > u then u = first + gap end
   setBusy(busyKey, id, u, now)
   adaptDomain(base, dk, kind, pr[PAIR_P], now)
@@ -151,13 +173,11 @@ local function releaseLease(ko, ao, now)
   end
   if gone then tombstoneGone(base, dk, id, gone) end
   -- G2: this lease ends now (whenever it expired: its request may have run until this release),
-  -- and other holders found expired ended at their expiry
-  local gap = tonumber(pr[PAIR_G]) or 0
-  local n = tonumber(pr[PAIR_N]) or 0
-  local moved = anchoredNext(anchoredNext(n, goneMax, gap), now, gap)
-  pr[PAIR_N] = moved
+  -- after any other holder found expired
+  local set = {'h', kept}
+  local moved = endLeases(pr, now, set)
   applyOutcome(base, id, dk, pairKey, KEYS[ko + 3], KEYS[ko + 4], ARGV[ao + 6], tonumber(ARGV[ao + 7]),
-    tonumber(ARGV[ao + 8]), ARGV[ao + 9], now, {'h', kept}, pr, count, first, moved ~= n)
+    tonumber(ARGV[ao + 8]), ARGV[ao + 9], now, set, pr, count, first, moved)
   if expired then
     tombstone(base, dk, id, hex, held, ttl, '2')
     return -3
