@@ -18,6 +18,7 @@ import { durationFromMs, durationMs } from "@bufbuild/protobuf/wkt";
 import { Redis } from "ioredis";
 import { startRedisServer } from "../test/support/redis-server.js";
 import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
+import { PacingMode } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { createClient } from "@proxybroker/sdk/wire";
 import type { ClientOf } from "@proxybroker/sdk/wire";
 import { brokerProcess } from "../test/support/broker-process.js";
@@ -54,6 +55,9 @@ interface HarnessOptions {
   readonly pageMs: readonly [number, number];
   /** 429s a site without a policy may answer before adaptive pacing learned its rule. */
   readonly maxFree429: number;
+  /** The configured sites' policy: what min_interval is measured from, and its jitter. */
+  readonly pacing: "release" | "grant";
+  readonly jitterMs: number;
   readonly workers: number;
   readonly concurrency: number;
   readonly banMs: number;
@@ -108,6 +112,8 @@ function readOptions(): HarnessOptions {
     toleranceMs: envCount("CRAWL_TOLERANCE_MS", 0),
     pageMs: pageTimes(process.env["CRAWL_PAGE_MS"]),
     maxFree429: envCount("CRAWL_FREE_MAX_429", 2 * proxies),
+    pacing: process.env["CRAWL_PACING"] === "grant" ? "grant" : "release",
+    jitterMs: envCount("CRAWL_JITTER_MS", 0),
     workers,
     concurrency: envInt("CRAWL_CONCURRENCY", 4),
     banMs: envInt("CRAWL_BAN_SECONDS", 20) * 1000,
@@ -148,7 +154,8 @@ export interface PacingSample {
 /** One line saying what ran. */
 function describe(o: HarnessOptions): string {
   const free = o.freeSites > 0 ? ` + ${o.freeSites} without policy (rule ${o.freeIntervalMs} ms)` : "";
-  return `S=${o.sites} sites with policy min_interval ${o.minIntervalMs} ms${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, N=${o.proxies} proxies, ${o.workers} workers × ${o.concurrency} concurrent`;
+  const policy = `min_interval ${o.minIntervalMs} ms after ${o.pacing}${o.jitterMs > 0 ? ` + jitter ≤ ${o.jitterMs} ms` : ""}`;
+  return `S=${o.sites} sites with policy ${policy}${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, N=${o.proxies} proxies, ${o.workers} workers × ${o.concurrency} concurrent`;
 }
 
 const WORKER_BOOT_MS = 4_000;
@@ -196,7 +203,15 @@ async function setUp(env: Env, strategy: Strategy): Promise<void> {
     if (r.rejected.length > 0) throw new Error(`broker rejected proxies: ${r.rejected.map((x) => x.reason).join("; ")}`);
     for (const [i, site] of env.sites.sites.entries()) {
       if (!configured(env.options, i)) continue;
-      await env.admin.setDomainPolicy({ policy: { pattern: site.host.split(":")[0] ?? "", minInterval: durationFromMs(site.rules.minIntervalMs) } });
+      const { pacing, jitterMs } = env.options;
+      await env.admin.setDomainPolicy({
+        policy: {
+          pattern: site.host.split(":")[0] ?? "",
+          minInterval: durationFromMs(site.rules.minIntervalMs),
+          pacing: pacing === "grant" ? PacingMode.AFTER_GRANT : PacingMode.AFTER_RELEASE,
+          ...(jitterMs > 0 ? { jitter: durationFromMs(jitterMs) } : {}),
+        },
+      });
     }
   }
 }

@@ -10,8 +10,12 @@ Enable it before Scrapy's ``HttpProxyMiddleware`` (750), which turns the credent
 Settings: ``PROXYBROKER_ADDRESS``, ``PROXYBROKER_POOL`` (``default``), ``PROXYBROKER_WORKER_ID``
 (``$WORKER_ID`` or hostname-pid-starttime), ``PROXYBROKER_MAX_WAIT`` (seconds to wait inside the
 broker for a free proxy, 30), ``PROXYBROKER_TTL`` (seconds, broker default when unset),
-``PROXYBROKER_TIER``, ``PROXYBROKER_LABELS`` (dict), ``PROXYBROKER_BLOCK_PATTERNS`` (regexes),
-``PROXYBROKER_ENABLED`` (True).
+``PROXYBROKER_TIER``, ``PROXYBROKER_LABELS`` (dict), ``PROXYBROKER_BLOCK_PATTERNS`` (regexes
+replacing the classifier's captcha body patterns), ``PROXYBROKER_ENABLED`` (True).
+
+Each answer is classified by :func:`proxybroker_client.classify.classify_response` (the SDK's
+rules) with its URL, the URL first requested (before redirects), its headers and its body (when
+textual); the outcome's reason goes with the release as its detail.
 
 Per request (``request.meta``): ``proxybroker_session`` (sticky session key),
 ``proxybroker_skip`` (True: no proxy from the broker); set by the middleware:
@@ -26,6 +30,7 @@ request that gets no proxy within ``PROXYBROKER_MAX_WAIT`` fails with
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Optional
 
@@ -33,7 +38,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import defer, reactor
 
-from .classify import DEFAULT_BLOCK_PATTERNS, classify, compile_patterns
+from .classify import DEFAULT_BLOCK_PATTERNS, Classification, block_rules, classify_response
 from .client import BrokerClient
 from .errors import BrokerUnavailable
 from .lease import Lease
@@ -44,6 +49,8 @@ META_LEASE = "proxybroker_lease"
 META_SESSION = "proxybroker_session"
 META_SKIP = "proxybroker_skip"
 _META_STARTED = "_proxybroker_started"
+# Bodies the classifier reads (as the SDK's fetch does); others are classified by size only.
+_TEXTUAL = re.compile(r"(text/|application/(json|xml|xhtml|javascript)|[^;]*\+(json|xml))", re.IGNORECASE)
 
 
 class ProxyBrokerMiddleware:
@@ -63,7 +70,7 @@ class ProxyBrokerMiddleware:
         self.ttl = ttl
         self.tier = tier
         self.labels = dict(labels or {})
-        self.block_pattern = compile_patterns(block_patterns)
+        self.rules = block_rules(block_patterns)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -132,15 +139,22 @@ class ProxyBrokerMiddleware:
     def process_response(self, request, response, spider):
         lease = request.meta.get(META_LEASE)
         if isinstance(lease, Lease) and lease.held:
-            kind, retry_after = classify(
-                response.status,
-                response.body,
-                retry_after=response.headers.get(b"Retry-After"),
-                location=response.headers.get(b"Location"),
-                block_pattern=self.block_pattern,
-            )
-            self._release(lease, kind, response.status, retry_after, self._latency(request), len(response.body))
+            c = self.classify(request, response)
+            self._release(lease, c.kind, response.status, c.retry_after, self._latency(request), len(response.body), c.reason[:200])
         return response
+
+    def classify(self, request, response) -> Classification:
+        """The outcome ``response`` is released with (override to adjust it)."""
+        content_type = (response.headers.get(b"Content-Type") or b"text/html").decode("latin-1")
+        return classify_response(
+            response.status,
+            url=response.url,
+            request_url=(request.meta.get("redirect_urls") or [request.url])[0],
+            headers=response.headers,
+            body=response.body if _TEXTUAL.match(content_type) else None,
+            body_bytes=len(response.body),
+            rules=self.rules,
+        )
 
     def process_exception(self, request, exception, spider):
         lease = request.meta.get(META_LEASE)

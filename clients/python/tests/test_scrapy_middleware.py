@@ -20,7 +20,7 @@ from broker_process import BrokerProcess  # noqa: E402
 from http_fixtures import forward_proxy, target_site  # noqa: E402
 
 from proxybroker_client import BrokerClient, NoProxyAvailable  # noqa: E402
-from proxybroker_client.classify import classify, parse_retry_after  # noqa: E402
+from proxybroker_client.classify import classify, compile_patterns, parse_retry_after  # noqa: E402
 from proxybroker_client.gen.proxybroker.v1 import admin_pb2  # noqa: E402
 
 
@@ -29,7 +29,10 @@ class ClassifyTest(unittest.TestCase):
         self.assertEqual(classify(200, b"<p>fine</p>"), ("SUCCESS", None))
         self.assertEqual(classify(301, b"", location=b"https://x.example/next"), ("SUCCESS", None))
         self.assertEqual(classify(302, b"", location=b"https://x.example/captcha?r=1"), ("BLOCKED", None))
-        self.assertEqual(classify(200, "请输入验证码".encode()), ("BLOCKED", None))
+        # Not a default pattern (the SDK's defaults: "验证码" is also the SMS code of login forms) ...
+        self.assertEqual(classify(200, "请输入验证码".encode()), ("SUCCESS", None))
+        # ... but a block pattern can say so.
+        self.assertEqual(classify(200, "请输入验证码".encode(), block_pattern=compile_patterns(["验证码"])), ("BLOCKED", None))
         self.assertEqual(classify(200, b"Are you a robot?"), ("BLOCKED", None))
         self.assertEqual(classify(403, b""), ("BLOCKED", None))
         self.assertEqual(classify(429, b"", retry_after=b"12"), ("RATE_LIMITED", 12.0))

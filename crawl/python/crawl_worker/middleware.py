@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import time
 
-from proxybroker_client.classify import classify
-from proxybroker_client.lease import Lease
-from proxybroker_client.scrapy_middleware import META_LEASE, ProxyBrokerMiddleware
+from proxybroker_client.classify import Classification
+from proxybroker_client.scrapy_middleware import ProxyBrokerMiddleware
 
 META_OUTCOME = "crawl_outcome"
 
@@ -32,15 +31,8 @@ class CrawlBrokerMiddleware(ProxyBrokerMiddleware):
             self.max_wait = max(0.001, min(self.max_wait_cap, self.end_at - time.time()))
         return super().process_request(request, spider)
 
-    def process_response(self, request, response, spider):
-        lease = request.meta.get(META_LEASE)
-        if isinstance(lease, Lease) and lease.held:
-            kind, _ = classify(
-                response.status,
-                response.body,
-                retry_after=response.headers.get(b"Retry-After"),
-                location=response.headers.get(b"Location"),
-                block_pattern=self.block_pattern,
-            )
-            request.meta[META_OUTCOME] = kind
-        return super().process_response(request, response, spider)
+    def classify(self, request, response) -> Classification:
+        # Called by process_response for a held lease: the outcome the lease is released with.
+        c = super().classify(request, response)
+        request.meta[META_OUTCOME] = c.kind
+        return c

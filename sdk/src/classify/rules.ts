@@ -18,7 +18,7 @@ export const DEFAULT_RULES: ClassifyRules = Object.freeze({
   captchaUrlPatterns: [/captcha/i, /\/challenge/i, /__cf_chl/i, /\/sorry\//i],
   loginUrlPatterns: [/\/(?:log[-_]?in|sign[-_]?in|auth)(?:[/?#.;]|$)/i],
   captchaBodyPatterns: [/\bcaptcha\b/i, /are you a robot/i, /not a robot/i, /unusual traffic/i, /verify you are (?:a )?human/i],
-  slowDownBodyPatterns: [],
+  slowDownBodyPatterns: [/slow down/i, /too many requests/i, /rate.?limit/i],
   statusKinds: {},
   proxyErrorHeaders: ["x-squid-error", "proxy-status"],
   markers: [],

@@ -69,7 +69,10 @@ export interface ClassifyRules {
   readonly loginUrlPatterns: readonly TextPattern[];
   /** A 2xx or 403 body matching one of these is a captcha page → BLOCKED. */
   readonly captchaBodyPatterns: readonly TextPattern[];
-  /** A 403 body matching one of these means "slow down" → RATE_LIMITED (default: none). */
+  /**
+   * A 403 body matching one of these means "slow down" → RATE_LIMITED (default: "slow down",
+   * "too many requests", "rate limit").
+   */
   readonly slowDownBodyPatterns: readonly TextPattern[];
   /**
    * An explicit kind for a status code, replacing every built-in rule for it (including the

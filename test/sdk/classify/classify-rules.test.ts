@@ -77,7 +77,7 @@ describe("RuleBook.rulesFor", () => {
 describe("per-domain rules in a Classifier", () => {
   const classifier = new Classifier({
     perDomain: {
-      "shop.example.com": { statusKinds: { 503: "RATE_LIMITED" }, markers: ["#product"], slowDownBodyPatterns: [/slow down/i] },
+      "shop.example.com": { statusKinds: { 503: "RATE_LIMITED" }, markers: ["#product"], slowDownBodyPatterns: [/come back later/i] },
       "*.news.example": { loginUrlPatterns: [], captchaBodyPatterns: [] },
     },
   });
@@ -86,8 +86,8 @@ describe("per-domain rules in a Classifier", () => {
   it("a rule for one domain leaves other domains on the defaults", () => {
     expect(classifier.classify(r({ status: 503 })).kind).toBe("RATE_LIMITED");
     expect(classifier.classify(r({ status: 503, url: "https://other.example.com/" })).kind).toBe("TARGET_ERROR");
-    expect(classifier.classify(r({ status: 403, body: "slow down" })).kind).toBe("RATE_LIMITED");
-    expect(classifier.classify(r({ status: 403, body: "slow down", url: "https://other.example.com/" })).kind).toBe("BLOCKED");
+    expect(classifier.classify(r({ status: 403, body: "come back later" })).kind).toBe("RATE_LIMITED");
+    expect(classifier.classify(r({ status: 403, body: "come back later", url: "https://other.example.com/" })).kind).toBe("BLOCKED");
   });
 
   it("domain markers apply to that domain only", () => {

@@ -39,7 +39,9 @@ describe("status codes", () => {
 
   it("403 'slow down' becomes RATE_LIMITED only with a slow-down pattern, with its Retry-After", () => {
     const slow = res({ status: 403, body: "Please slow down, you are making requests too fast", headers: { "retry-after": "20" } });
-    expect(classify(slow).kind).toBe("BLOCKED");
+    // The default patterns know "slow down"; without slow-down patterns it is a block page.
+    expect(classify(slow, {}, { now })).toMatchObject({ kind: "RATE_LIMITED", httpStatus: 403, retryAfterMs: 20_000 });
+    expect(classify(slow, {}, { rules: mergeRules(DEFAULT_RULES, { slowDownBodyPatterns: [] }) }).kind).toBe("BLOCKED");
     const rules = mergeRules(DEFAULT_RULES, { slowDownBodyPatterns: ["slow down", /too fast/i] });
     const c = classify(slow, {}, { rules, now });
     expect(c).toMatchObject({ kind: "RATE_LIMITED", httpStatus: 403, retryAfterMs: 20_000 });

@@ -38,6 +38,20 @@ class DeleteDomainPolicyResponse(_message.Message):
     deleted: bool
     def __init__(self, deleted: bool = ...) -> None: ...
 
+class GetDomainPacingRequest(_message.Message):
+    __slots__ = ["domains", "pool"]
+    DOMAINS_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    domains: _containers.RepeatedScalarFieldContainer[str]
+    pool: str
+    def __init__(self, pool: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetDomainPacingResponse(_message.Message):
+    __slots__ = ["domains"]
+    DOMAINS_FIELD_NUMBER: _ClassVar[int]
+    domains: _containers.RepeatedCompositeFieldContainer[_broker_pb2.DomainPacing]
+    def __init__(self, domains: _Optional[_Iterable[_Union[_broker_pb2.DomainPacing, _Mapping]]] = ...) -> None: ...
+
 class GetPoolStatsRequest(_message.Message):
     __slots__ = ["pool"]
     POOL_FIELD_NUMBER: _ClassVar[int]

@@ -56,6 +56,11 @@ class ProxyAdminStub(object):
                 request_serializer=proxybroker_dot_v1_dot_admin__pb2.DeleteDomainPolicyRequest.SerializeToString,
                 response_deserializer=proxybroker_dot_v1_dot_admin__pb2.DeleteDomainPolicyResponse.FromString,
                 )
+        self.GetDomainPacing = channel.unary_unary(
+                '/proxybroker.v1.ProxyAdmin/GetDomainPacing',
+                request_serializer=proxybroker_dot_v1_dot_admin__pb2.GetDomainPacingRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_admin__pb2.GetDomainPacingResponse.FromString,
+                )
 
 
 class ProxyAdminServicer(object):
@@ -115,6 +120,13 @@ class ProxyAdminServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetDomainPacing(self, request, context):
+        """The pacing interval each domain-key runs under now (policies and adaptive pacing).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ProxyAdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -157,6 +169,11 @@ def add_ProxyAdminServicer_to_server(servicer, server):
                     servicer.DeleteDomainPolicy,
                     request_deserializer=proxybroker_dot_v1_dot_admin__pb2.DeleteDomainPolicyRequest.FromString,
                     response_serializer=proxybroker_dot_v1_dot_admin__pb2.DeleteDomainPolicyResponse.SerializeToString,
+            ),
+            'GetDomainPacing': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetDomainPacing,
+                    request_deserializer=proxybroker_dot_v1_dot_admin__pb2.GetDomainPacingRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_admin__pb2.GetDomainPacingResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -303,5 +320,22 @@ class ProxyAdmin(object):
         return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/DeleteDomainPolicy',
             proxybroker_dot_v1_dot_admin__pb2.DeleteDomainPolicyRequest.SerializeToString,
             proxybroker_dot_v1_dot_admin__pb2.DeleteDomainPolicyResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def GetDomainPacing(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/GetDomainPacing',
+            proxybroker_dot_v1_dot_admin__pb2.GetDomainPacingRequest.SerializeToString,
+            proxybroker_dot_v1_dot_admin__pb2.GetDomainPacingResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

@@ -23,6 +23,9 @@ OUTCOME_KIND_RATE_LIMITED: OutcomeKind
 OUTCOME_KIND_SUCCESS: OutcomeKind
 OUTCOME_KIND_TARGET_ERROR: OutcomeKind
 OUTCOME_KIND_UNSPECIFIED: OutcomeKind
+PACING_MODE_AFTER_GRANT: PacingMode
+PACING_MODE_AFTER_RELEASE: PacingMode
+PACING_MODE_UNSPECIFIED: PacingMode
 PROXY_STATE_ACTIVE: ProxyState
 PROXY_STATE_BLACKLISTED: ProxyState
 PROXY_STATE_DISABLED: ProxyState
@@ -66,21 +69,45 @@ class AcquireLeaseResponse(_message.Message):
     lease: Lease
     def __init__(self, lease: _Optional[_Union[Lease, _Mapping]] = ...) -> None: ...
 
+class DomainPacing(_message.Message):
+    __slots__ = ["domain", "effective_interval", "learned_limit", "learned_time", "min_interval", "policy_pattern"]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    EFFECTIVE_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    LEARNED_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    LEARNED_TIME_FIELD_NUMBER: _ClassVar[int]
+    MIN_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    POLICY_PATTERN_FIELD_NUMBER: _ClassVar[int]
+    domain: str
+    effective_interval: _duration_pb2.Duration
+    learned_limit: _duration_pb2.Duration
+    learned_time: _timestamp_pb2.Timestamp
+    min_interval: _duration_pb2.Duration
+    policy_pattern: str
+    def __init__(self, domain: _Optional[str] = ..., policy_pattern: _Optional[str] = ..., min_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., effective_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., learned_limit: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., learned_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
 class DomainPolicy(_message.Message):
-    __slots__ = ["ban_ttl", "default_ttl", "group", "max_concurrency", "min_interval", "pattern"]
+    __slots__ = ["ban_ttl", "default_ttl", "fixed_interval", "group", "jitter", "max_concurrency", "max_interval", "min_interval", "pacing", "pattern"]
     BAN_TTL_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_TTL_FIELD_NUMBER: _ClassVar[int]
+    FIXED_INTERVAL_FIELD_NUMBER: _ClassVar[int]
     GROUP_FIELD_NUMBER: _ClassVar[int]
+    JITTER_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    MAX_INTERVAL_FIELD_NUMBER: _ClassVar[int]
     MIN_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    PACING_FIELD_NUMBER: _ClassVar[int]
     PATTERN_FIELD_NUMBER: _ClassVar[int]
     ban_ttl: _duration_pb2.Duration
     default_ttl: _duration_pb2.Duration
+    fixed_interval: bool
     group: str
+    jitter: _duration_pb2.Duration
     max_concurrency: int
+    max_interval: _duration_pb2.Duration
     min_interval: _duration_pb2.Duration
+    pacing: PacingMode
     pattern: str
-    def __init__(self, pattern: _Optional[str] = ..., group: _Optional[str] = ..., max_concurrency: _Optional[int] = ..., min_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., default_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., ban_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    def __init__(self, pattern: _Optional[str] = ..., group: _Optional[str] = ..., max_concurrency: _Optional[int] = ..., min_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., default_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., ban_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., pacing: _Optional[_Union[PacingMode, str]] = ..., jitter: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fixed_interval: bool = ...) -> None: ...
 
 class GetPoolSnapshotRequest(_message.Message):
     __slots__ = ["pool"]
@@ -330,6 +357,9 @@ class ProxyState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class DenyReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class PacingMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class LostReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
