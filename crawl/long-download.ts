@@ -67,7 +67,6 @@ interface WorkerGroupPlan {
 export async function runLongDownload(o: LongDownloadOptions): Promise<LongDownloadResult> {
   const site = o.sites.sites[0];
   if (site === undefined) throw new Error("long download: no site");
-  await o.redis.flushall();
   o.sites.reset();
   await o.admin.addProxies({ pool: "default", proxies: o.proxies.map((p) => ({ url: `http://${p}`, tier: "", labels: {} })) });
   await o.admin.setDomainPolicy({ policy: { pattern: site.host.split(":")[0] ?? "", minInterval: durationFromMs(o.minIntervalMs) } });

@@ -1,6 +1,6 @@
 /**
- * The crawl harness (`npm run crawl`): starts redis-server, the target sites, N tinyproxies and
- * the broker on loopback, then runs each strategy in turn for CRAWL_SECONDS with the same sites,
+ * The crawl harness (`npm run crawl`): starts redis-server, the target sites and N tinyproxies on
+ * loopback (and a fresh broker for each ProxyBroker phase), then runs each strategy in turn for CRAWL_SECONDS with the same sites,
  * proxies and page lists (Redis FLUSHALL and fresh site state in between), and prints one row per
  * strategy and, for ProxyBroker, one row per site. The sites are strict: zero tolerance by
  * default, fast pages; CRAWL_SITES of them get their rule as a domain policy, CRAWL_FREE_SITES
@@ -13,16 +13,13 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import * as grpc from "@grpc/grpc-js";
 import { durationFromMs, durationMs } from "@bufbuild/protobuf/wkt";
 import { Redis } from "ioredis";
 import { startRedisServer } from "../test/support/redis-server.js";
-import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { PacingMode } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import { createClient } from "@proxybroker/sdk/wire";
-import type { ClientOf } from "@proxybroker/sdk/wire";
-import { brokerProcess } from "../test/support/broker-process.js";
+import { startPhaseBroker, type PhaseBroker } from "./phase-broker.js";
 import { computeRow, computeSiteRows, formatSiteTable, formatTable, gateFailures, pagesTaken, theoreticalMaxPerMinute } from "./report.js";
+import { formatOutage, outageTimeline, type OutageTimeline } from "./outage.js";
 import type { Row, SiteRow } from "./report.js";
 import { formatLongDownload, runLongDownload } from "./long-download.js";
 import type { LongDownloadResult } from "./long-download.js";
@@ -65,6 +62,10 @@ interface HarnessOptions {
   readonly gate: boolean;
   /** Run the long-download check (and its control without heartbeats). */
   readonly longDownload: boolean;
+  /** ProxyBroker under a crash: SIGKILL the broker this long into the window (0: never) … */
+  readonly killAtMs: number;
+  /** … and start it again on the same address this long after. */
+  readonly restartAfterMs: number;
   readonly leaseTtlMs: number;
   /** Of `workers`, how many are Python Scrapy workers in the ProxyBroker strategy (and long downloads). */
   readonly pythonWorkers: number;
@@ -121,18 +122,20 @@ function readOptions(): HarnessOptions {
     gate: process.env["CRAWL_GATE"] === "1",
     longDownload,
     leaseTtlMs: envInt("CRAWL_LEASE_TTL_MS", 2000),
+    killAtMs: envCount("CRAWL_KILL_AT_S", 0) * 1000,
+    restartAfterMs: envCount("CRAWL_RESTART_AFTER_S", 8) * 1000,
     pythonWorkers: strategies.includes("proxybroker") || longDownload ? pythonWorkerCount(workers) : 0,
   };
 }
 
 /** The broker's pacing of every site, sampled every 100 ms through the window. */
-async function samplePacing(env: Env, startAt: number, endAt: number): Promise<PacingSample[]> {
+async function samplePacing(env: Env, pb: PhaseBroker, endAt: number, startAt: number): Promise<PacingSample[]> {
   const samples: PacingSample[] = [];
   const domains = env.sites.sites.map((s) => s.host.split(":")[0] ?? "");
   while (Date.now() < endAt) {
     await new Promise((r) => setTimeout(r, 100));
     try {
-      const r = await env.admin.getDomainPacing({ pool: "default", domains });
+      const r = await pb.admin.getDomainPacing({ pool: "default", domains });
       for (const d of r.domains) {
         samples.push({ t: Date.now() - startAt, domain: d.domain, effectiveMs: d.effectiveInterval ? durationMs(d.effectiveInterval) : 0, learnedMs: d.learnedLimit ? durationMs(d.learnedLimit) : 0 });
       }
@@ -189,22 +192,39 @@ interface Env {
   readonly redisUrl: string;
   readonly sites: Sites;
   readonly proxies: readonly string[];
-  readonly admin: ClientOf<typeof ProxyAdmin>;
-  readonly brokerAddress: string;
   readonly options: HarnessOptions;
 }
 
-async function setUp(env: Env, strategy: Strategy): Promise<void> {
+/** When the broker was killed and when it listened again (epoch ms). */
+interface Crash {
+  readonly killedAt: number;
+  readonly listeningAt: number;
+}
+
+/** SIGKILL the broker at `killAt`, start it again `restartAfterMs` later on the same address. */
+async function crashBroker(pb: PhaseBroker, killAt: number, restartAfterMs: number): Promise<Crash> {
+  await new Promise((r) => setTimeout(r, Math.max(0, killAt - Date.now())));
+  const killedAt = Date.now();
+  await pb.process.kill();
+  process.stderr.write(`crawl: broker SIGKILLed\n`);
+  await new Promise((r) => setTimeout(r, restartAfterMs));
+  await pb.process.start();
+  const listeningAt = Date.now();
+  process.stderr.write(`crawl: broker listening again\n`);
+  return { killedAt, listeningAt };
+}
+
+async function setUp(env: Env, strategy: Strategy, pb: PhaseBroker | undefined): Promise<void> {
   const { redis, proxies } = env;
   if (strategy === "seed000") await redis.zadd(SEED000_POOL_KEY, ...proxies.flatMap((p) => [50, p]));
   if (strategy === "seed003") await redis.sadd(SEED003_POOL_KEY, ...proxies);
-  if (strategy === "proxybroker") {
-    const r = await env.admin.addProxies({ pool: "default", proxies: proxies.map((p) => ({ url: `http://${p}`, tier: "", labels: {} })) });
+  if (pb !== undefined) {
+    const r = await pb.admin.addProxies({ pool: "default", proxies: proxies.map((p) => ({ url: `http://${p}`, tier: "", labels: {} })) });
     if (r.rejected.length > 0) throw new Error(`broker rejected proxies: ${r.rejected.map((x) => x.reason).join("; ")}`);
     for (const [i, site] of env.sites.sites.entries()) {
       if (!configured(env.options, i)) continue;
       const { pacing, jitterMs } = env.options;
-      await env.admin.setDomainPolicy({
+      await pb.admin.setDomainPolicy({
         policy: {
           pattern: site.host.split(":")[0] ?? "",
           minInterval: durationFromMs(site.rules.minIntervalMs),
@@ -220,14 +240,25 @@ async function setUp(env: Env, strategy: Strategy): Promise<void> {
 interface StrategyResult {
   readonly row: Row;
   readonly sites: readonly SiteRow[];
+  /** The crash mode's timeline (CRAWL_KILL_AT_S). */
+  readonly timeline?: OutageTimeline;
   readonly languages: ReadonlyArray<{ readonly label: string; readonly workers: number; readonly pages: number }>;
 }
 
 async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult> {
-  const { options } = env;
   await env.redis.flushall();
   env.sites.reset();
-  await setUp(env, strategy);
+  const pb = strategy === "proxybroker" ? await startPhaseBroker(env.redisUrl, strategy) : undefined;
+  try {
+    return await runWith(env, strategy, pb);
+  } finally {
+    await pb?.close();
+  }
+}
+
+async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined): Promise<StrategyResult> {
+  const { options } = env;
+  await setUp(env, strategy, pb);
   const intervals = env.sites.sites.map((s) => s.rules.minIntervalMs);
   const maxPerSite = Math.ceil((theoreticalMaxPerMinute(options.proxies, [Math.min(...intervals)]) * options.seconds) / 60);
   await fillQueues(env.redis, env.sites.sites, maxPerSite * 3 + 100);
@@ -238,7 +269,7 @@ async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult
     redisUrl: env.redisUrl,
     queueKeys: queuesFor(w, options.concurrency, env.sites.sites.length),
     proxies: env.proxies,
-    brokerAddress: env.brokerAddress,
+    brokerAddress: pb?.address ?? "",
     startAt,
     endAt,
     concurrency: options.concurrency,
@@ -247,7 +278,8 @@ async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult
   });
   const python = strategy === "proxybroker" ? options.pythonWorkers : 0;
   const killAt = endAt + REQUEST_TIMEOUT_MS + 15_000;
-  const pacing = strategy === "proxybroker" ? samplePacing(env, startAt, endAt) : Promise.resolve([]);
+  const pacing = pb !== undefined ? samplePacing(env, pb, endAt, startAt) : Promise.resolve([]);
+  const outage = pb !== undefined && options.killAtMs > 0 ? crashBroker(pb, startAt + options.killAtMs, options.restartAfterMs) : undefined;
   const { all: run, groups } = await runWorkerGroups([
     { label: "TypeScript", entry: strategy, count: options.workers - python, killAt, config: (i) => config(python > 0 ? `${strategy}-ts-${i}` : `${strategy}-${i}`, i) },
     {
@@ -260,6 +292,7 @@ async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult
     },
   ]);
   const pacingSamples = await pacing;
+  const crash = outage === undefined ? undefined : await outage;
   const logDir = process.env["CRAWL_LOG_DIR"];
   if (logDir !== undefined && logDir !== "") {
     await mkdir(logDir, { recursive: true });
@@ -290,7 +323,8 @@ async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult
     proxies: options.proxies,
   });
   const languages = groups.filter((g) => g.count > 0).map((g) => ({ label: g.label, workers: g.count, pages: pagesTaken(g.reports, endAt) }));
-  return { row, sites, languages };
+  const timeline = crash === undefined ? undefined : outageTimeline(run.reports, env.sites.log, crash, { startAt, endAt });
+  return { row, sites, languages, ...(timeline !== undefined ? { timeline } : {}) };
 }
 
 async function main(): Promise<number> {
@@ -313,30 +347,27 @@ async function main(): Promise<number> {
     ],
   });
   const tiny = await startTinyproxies({ count: options.proxies });
-  const broker = await brokerProcess({ redisUrl: redisServer.url });
-  const killBroker = (): void => void broker.kill();
-  process.once("exit", killBroker);
-  await broker.start();
-  const channel = new grpc.Client(broker.address, grpc.credentials.createInsecure());
   const env: Env = {
     redis,
     redisUrl: redisServer.url,
     sites,
     proxies: tiny.proxies.map((p) => p.address),
-    admin: createClient(ProxyAdmin, channel),
-    brokerAddress: broker.address,
     options,
   };
   const rows: Row[] = [];
   let pbSites: readonly SiteRow[] = [];
+  let pbTimeline: OutageTimeline | undefined;
   const mixes: string[] = [];
   const mixFailures: string[] = [];
   const long: LongDownloadResult[] = [];
   try {
     process.stderr.write(`crawl: ${describe(options)}, ${options.seconds} s per strategy\n`);
     for (const strategy of options.strategies) {
-      const { row, sites: siteRows, languages } = await runStrategy(env, strategy);
-      if (strategy === "proxybroker") pbSites = siteRows;
+      const { row, sites: siteRows, languages, timeline } = await runStrategy(env, strategy);
+      if (strategy === "proxybroker") {
+        pbSites = siteRows;
+        pbTimeline = timeline;
+      }
       if (languages.length > 1) {
         mixes.push(`${row.strategy} workers: ${languages.map((l) => `${l.label} ${l.workers} × ${options.concurrency} → ${l.pages} pages`).join(", ")}`);
         for (const l of languages) if (l.pages === 0) mixFailures.push(`the ${l.label} workers took no page`);
@@ -346,16 +377,27 @@ async function main(): Promise<number> {
     }
     if (options.longDownload) {
       for (const heartbeat of [true, false]) {
-        long.push(
-          await runLongDownload({ ...env, minIntervalMs: options.minIntervalMs, leaseTtlMs: options.leaseTtlMs, heartbeat, python: options.pythonWorkers > 0 }),
-        );
+        await env.redis.flushall();
+        const pb = await startPhaseBroker(env.redisUrl, "long");
+        try {
+          long.push(
+            await runLongDownload({
+              ...env,
+              admin: pb.admin,
+              brokerAddress: pb.address,
+              minIntervalMs: options.minIntervalMs,
+              leaseTtlMs: options.leaseTtlMs,
+              heartbeat,
+              python: options.pythonWorkers > 0,
+            }),
+          );
+        } finally {
+          await pb.close();
+        }
         process.stderr.write(`crawl: long download (heartbeat ${String(heartbeat)}) done\n`);
       }
     }
   } finally {
-    channel.close();
-    await broker.stop();
-    process.removeListener("exit", killBroker);
     await tiny.stop();
     await sites.close();
     redis.disconnect();
@@ -363,13 +405,17 @@ async function main(): Promise<number> {
   }
   const intervals = sites.sites.map((s) => s.rules.minIntervalMs);
   const max = theoreticalMaxPerMinute(options.proxies, intervals);
-  const siteTable = pbSites.length > 0 ? `\nProxyBroker per site:\n\n${formatSiteTable(pbSites)}\n` : "";
+  const siteTable =
+    (pbSites.length > 0 ? `\nProxyBroker per site:\n\n${formatSiteTable(pbSites)}\n` : "") +
+    (pbTimeline !== undefined ? `\n${formatOutage(pbTimeline)}\n` : "");
   process.stdout.write(
     `${describe(options)}, ${options.seconds} s each; theoretical max ${max.toFixed(0)} pages/min\n\n${formatTable(rows)}\n${siteTable}${mixes.map((m) => `\n${m}`).join("")}${mixes.length > 0 ? "\n" : ""}${long.map((r) => `\n${formatLongDownload(r, options.leaseTtlMs)}`).join("")}\n`,
   );
   const pb = rows.find((r) => r.strategy === "proxybroker");
   if (options.gate) {
     const why = pb === undefined ? [] : [...gateFailures(pb, pbSites, options.maxFree429), ...mixFailures];
+    if (pbTimeline !== undefined && pbTimeline.during.pages === 0) why.push("no page while the broker was down");
+    if (pbTimeline !== undefined && pbTimeline.after.pages === 0) why.push("no page after the broker came back");
     const lh = long.find((r) => r.heartbeat);
     if (lh !== undefined && (lh.overlaps > 0 || lh.streamsComplete < lh.streams)) why.push(`long downloads: ${lh.overlaps} overlaps, ${lh.streamsComplete}/${lh.streams} complete`);
     if (why.length > 0) {

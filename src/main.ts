@@ -7,6 +7,7 @@ import { startMetricsServer } from "./metrics-server.js";
 import { loadProxiesFile } from "./proxies-file.js";
 import { BrokerServer } from "./server/broker-server.js";
 import { createStore } from "./store/create-store.js";
+import { inspectRedis, persistenceLine, refusal } from "./store/redis/index.js";
 
 /**
  * The broker process: settings from the environment, the store, the proxies file, the gRPC
@@ -32,15 +33,34 @@ async function main(): Promise<void> {
   }
   process.on("unhandledRejection", (reason) => log(`unhandled rejection (kept serving): ${String(reason)}`));
 
-  const { store, kind } = createStore(settings);
+  const created = createStore(settings);
+  const { store, kind } = created;
+  if (created.kind === "redis") {
+    const safety = await inspectRedis(created.client);
+    const refused = refusal(safety);
+    if (refused !== undefined) {
+      log(`refusing to start: ${refused}`);
+      process.exit(2);
+    }
+    log(persistenceLine(safety));
+  }
   const proxiesFile = settings.proxiesFile !== "" ? settings.proxiesFile : kind === "embedded" ? SAMPLE_POOL : "";
-  if (proxiesFile !== "") {
+  const loadProxies = async (why: string): Promise<void> => {
+    if (proxiesFile === "") return;
     const specs = await loadProxiesFile(proxiesFile);
     const r = await store.addProxies(settings.proxiesPool, specs);
-    log(`loaded ${proxiesFile} into pool ${settings.proxiesPool}: ${r.added.length} added, ${r.updated.length} updated`);
-  }
+    log(`${why}: loaded ${proxiesFile} into pool ${settings.proxiesPool}: ${r.added.length} added, ${r.updated.length} updated`);
+  };
+  await loadProxies("start");
+  // The store lost a pool's state (Redis wiped, restarted without persistence): grants are held
+  // for the longest lease TTL meanwhile; the proxies file puts its proxies back.
+  const onStateLost = (pool: string): void => {
+    log(`the store lost the state of pool ${pool}: grants held for the longest lease TTL`);
+    if (pool === settings.proxiesPool) loadProxies("state lost").catch((err: unknown) => log(`reloading proxies failed: ${String(err)}`));
+  };
 
-  const server = await BrokerServer.start({ store, settings, processMetrics: true });
+  const server = await BrokerServer.start({ store, settings, processMetrics: true, onStateLost });
+  server.onServerChanged = (id) => log(`the store's server changed (now ${id}): writes may be lost, grants held for the longest lease TTL`);
   log(`listening on ${settings.listenAddress} (store: ${kind === "redis" ? "redis" : "embedded, in-process"})`);
   const metrics = settings.metricsAddress !== "" ? await startMetricsServer(settings.metricsAddress, server.metrics.registry) : undefined;
   if (metrics !== undefined) log(`metrics on http://${settings.metricsAddress}/metrics`);

@@ -41,6 +41,8 @@ export interface FetchReport {
   readonly accepted: boolean;
   /** Ground truth for the harness: the body really carries the content marker. */
   readonly real: boolean;
+  /** Where the lease came from (ProxyBroker's TypeScript workers): "broker" or "fallback". */
+  readonly source?: string;
 }
 
 export interface HttpResult {
@@ -49,7 +51,9 @@ export interface HttpResult {
 }
 
 /** What a strategy did with one URL: a report, or "no proxy" (retry later). */
-export type Attempt = { readonly kind: "fetched"; readonly proxy: string; readonly status: number; readonly body: string; readonly accepted: boolean } | { readonly kind: "no-proxy" };
+export type Attempt =
+  | { readonly kind: "fetched"; readonly proxy: string; readonly status: number; readonly body: string; readonly accepted: boolean; readonly source?: string }
+  | { readonly kind: "no-proxy" };
 
 export function readConfig(): WorkerConfig {
   const raw = process.argv[2];
@@ -98,7 +102,15 @@ export async function crawl(config: WorkerConfig, attempt: (url: string) => Prom
         await sleep(config.retryDelayMs);
         continue;
       }
-      emit({ t: Date.now(), url, proxy: a.proxy, status: a.status, accepted: a.accepted, real: a.body.includes(CONTENT_MARKER) });
+      emit({
+        t: Date.now(),
+        url,
+        proxy: a.proxy,
+        status: a.status,
+        accepted: a.accepted,
+        real: a.body.includes(CONTENT_MARKER),
+        ...(a.source !== undefined ? { source: a.source } : {}),
+      });
       if (!a.accepted) await redis.rpush(queueKey, url);
     }
   };

@@ -16,7 +16,14 @@ runWorker(async (config) => {
   const attempt = async (url: string): Promise<Attempt> => {
     try {
       const r = await client.fetch(url, { maxWaitMs: waitBudget(), timeoutMs: config.timeoutMs, expectations: { markers: ["#content"] } });
-      return { kind: "fetched", proxy: r.proxy.id, status: r.response.status, body: r.body.toString("utf8"), accepted: r.outcome.kind === "SUCCESS" };
+      return {
+        kind: "fetched",
+        proxy: r.proxy.id,
+        status: r.response.status,
+        body: r.body.toString("utf8"),
+        accepted: r.outcome.kind === "SUCCESS",
+        source: r.source,
+      };
     } catch (err) {
       if (err instanceof NoProxyAvailableError) return { kind: "no-proxy" };
       return { kind: "fetched", proxy: "", status: 0, body: "", accepted: false };

@@ -40,6 +40,8 @@ export interface BrokerServerOptions {
   readonly clock?: () => number;
   /** Collect process metrics too (off in tests). */
   readonly processMetrics?: boolean;
+  /** The store lost a pool's state (e.g. re-seed the pool's proxies from the proxies file). */
+  readonly onStateLost?: (pool: string) => void;
 }
 
 const SERVICES = ["", ProxyBroker.typeName, ProxyAdmin.typeName];
@@ -57,6 +59,8 @@ export class BrokerServer {
   private readonly engine: LeaseEngine;
   private readonly defaults: PolicyDefaults;
   private storeTimer: NodeJS.Timeout | undefined;
+  /** Told when the store's server changed (for the log). */
+  onServerChanged: ((id: string) => void) | undefined;
 
   private constructor(
     private readonly server: grpc.Server,
@@ -72,7 +76,15 @@ export class BrokerServer {
       banTtlMs: s.banTtlMs,
       maxIntervalMs: s.scoring.adaptive.maxMs,
     };
-    this.engine = new LeaseEngine({ store: opts.store, defaults: this.defaults, sessionTtlMs: s.sessionTtlMs, waitPollMs: s.waitPollMs, ...(opts.clock ? { clock: opts.clock } : {}) });
+    this.engine = new LeaseEngine({
+      store: opts.store,
+      defaults: this.defaults,
+      sessionTtlMs: s.sessionTtlMs,
+      waitPollMs: s.waitPollMs,
+      ttlMaxMs: s.ttlMaxMs,
+      ...(opts.onStateLost ? { onStateLost: opts.onStateLost } : {}),
+      ...(opts.clock ? { clock: opts.clock } : {}),
+    });
     this.metrics = new BrokerMetrics({
       waiting: () => this.engine.waiting,
       domainPacing: () => domainPacingGauge({ store: opts.store, engine: this.engine, defaults: this.defaults }),
@@ -117,13 +129,26 @@ export class BrokerServer {
     addReflection(this.server);
   }
 
-  /** Health follows the store: NOT_SERVING while it is unreachable. */
+  /**
+   * Health follows the store: NOT_SERVING while it is unreachable. When the store's server changed
+   * (a Redis restart or failover: writes may be lost), grants are held on every pool served.
+   */
   private watchStore(): void {
     let last = true;
+    let server: string | undefined;
     const check = async () => {
       const ok = this.draining ? false : await this.opts.store.ping().catch(() => false);
       if (ok !== last) for (const svc of SERVICES) this.health.setStatus(svc, ok ? "SERVING" : "NOT_SERVING");
       last = ok;
+      if (!ok) return;
+      const id = await this.opts.store.serverId().catch(() => undefined);
+      if (id === undefined) return;
+      if (server !== undefined && id !== server) {
+        this.onServerChanged?.(id);
+        // holds grants on every pool served; tried again at the next check when it fails
+        if (!(await this.engine.serverChanged().then(() => true, () => false))) return;
+      }
+      server = id;
     };
     this.storeTimer = setInterval(() => void check(), STORE_CHECK_MS);
     this.storeTimer.unref();

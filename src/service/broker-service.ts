@@ -14,8 +14,6 @@ import { decisionToWire, deniedToError, lostToError } from "./answers.js";
 import type { BrokerContext } from "./context.js";
 import { leaseStream } from "./lease-stream.js";
 import { reportOutcomes } from "./report-outcomes.js";
-import { RequestDedupe } from "./request-dedupe.js";
-import type { Decision } from "./lease-engine.js";
 import { unary } from "./unary.js";
 import { checkAcquire, checkPool, checkRelease, checkRenew } from "./validate.js";
 
@@ -25,13 +23,13 @@ const SNAPSHOT_PAGE = 1000;
 
 /** The ProxyBroker service: the Lease stream and the unary RPCs with the status codes of SPEC §5. */
 export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
-  const dedupe = new RequestDedupe<Decision>({ clock: ctx.clock, ttlMs: 60_000, maxEntries: 10_000 });
   return {
     lease: leaseStream(ctx),
 
     acquireLease: unary(ctx.isDraining, async (req, signal) => {
       const spec = checkAcquire(req, ctx.limits);
-      const d = await dedupe.run(spec.workerId, spec.requestId, () => ctx.engine.acquire(spec, signal));
+      // a retry with the same (worker_id, request_id) gets the same lease from the store
+      const d = await ctx.engine.acquire(spec, signal);
       if (d.kind === "denied") throw deniedToError(d);
       ctx.metrics.grants.inc({ pool: spec.pool });
       return create(AcquireLeaseResponseSchema, { lease: leaseToWire(d.lease) });

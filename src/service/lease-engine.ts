@@ -25,6 +25,10 @@ export interface LeaseEngineOptions {
   readonly defaults: PolicyDefaults;
   readonly sessionTtlMs: number;
   readonly waitPollMs: number;
+  /** The longest lease TTL accepted: the most that grants are held after a loss of state. */
+  readonly ttlMaxMs: number;
+  /** The store lost a pool's state (for re-seeding its proxies). */
+  readonly onStateLost?: (pool: string) => void;
   readonly clock?: () => number;
 }
 
@@ -41,11 +45,17 @@ export class LeaseEngine {
   private readonly clock: () => number;
   private readonly index: LeaseIndex;
   private readonly queues: WaitQueues<LeaseView>;
+  /** The longest TTL this broker granted or renewed: what a loss of state may have left running. */
+  private longestTtlMs: number;
 
   constructor(private readonly opts: LeaseEngineOptions) {
     this.store = opts.store;
-    this.policies = new PolicyCache(opts.store);
+    this.policies = new PolicyCache(opts.store, {
+      holdMs: () => Math.min(opts.ttlMaxMs, this.longestTtlMs),
+      ...(opts.onStateLost !== undefined ? { onLost: opts.onStateLost } : {}),
+    });
     this.clock = opts.clock ?? Date.now;
+    this.longestTtlMs = opts.defaults.defaultTtlMs;
     this.index = new LeaseIndex(this.clock);
     this.queues = new WaitQueues<LeaseView>({
       clock: this.clock,
@@ -84,8 +94,14 @@ export class LeaseEngine {
     return this.wait(spec, params, start, signal, first.retryAfterMs);
   }
 
+  /** The store's server changed (restart, failover): hold grants on every pool served. */
+  serverChanged(): Promise<void> {
+    return this.policies.serverChanged();
+  }
+
   /** Renew (heartbeat) a lease. */
   async renew(spec: RenewSpec): Promise<RenewResult> {
+    this.longestTtlMs = Math.max(this.longestTtlMs, spec.ttlMs);
     const r = await this.store.renew(spec);
     if (r.kind === "renewed") this.index.touch(spec.leaseId, r.expireAt);
     return r;
@@ -172,12 +188,14 @@ export class LeaseEngine {
   private async resolve(spec: AcquireSpec): Promise<AcquireParams> {
     const set = await this.policies.get(spec.pool);
     const eff = effectivePolicy(set.policies, spec.host, this.opts.defaults);
+    this.longestTtlMs = Math.max(this.longestTtlMs, spec.ttlMs > 0 ? spec.ttlMs : eff.defaultTtlMs);
     return {
       ...policyParams(eff),
       pool: spec.pool,
       workerId: spec.workerId,
       ttlMs: spec.ttlMs > 0 ? spec.ttlMs : eff.defaultTtlMs,
       shadowKeys: set.history.length === 0 ? [] : shadowKeys(set, spec.host, eff.domainKey),
+      requestId: spec.requestId,
       policyVersion: set.version,
       sessionKey: spec.sessionKey,
       sessionTtlMs: this.opts.sessionTtlMs,

@@ -7,11 +7,11 @@ import {
   LeaseRenewedSchema,
   LeaseResponseSchema,
 } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import type { LeaseRequest, LeaseResponse } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import type { LeaseDenied, LeaseRequest, LeaseResponse } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { decisionToWire, errorToDenied, lostToWire } from "./answers.js";
 import type { BrokerContext } from "./context.js";
 import { BrokerError } from "./errors.js";
-import { checkAcquire, checkRelease, checkRenew } from "./validate.js";
+import { checkAcquire, checkRelease, checkRenew, type ReleaseSpec } from "./validate.js";
 
 type Call = ServerDuplexStream<LeaseRequest, LeaseResponse>;
 type Body = LeaseResponse["kind"];
@@ -44,9 +44,12 @@ export function leaseStream(ctx: BrokerContext): (call: Call) => void {
     ctx.streams.add(handle);
     ctx.metrics.openStreams.inc();
 
+    // An answer the stream can no longer carry: a lease in it would be held by nobody, so it is
+    // given back at once rather than left to expire.
     const send = (answer: Body | Body[]) => {
       for (const kind of Array.isArray(answer) ? answer : [answer]) {
         if (!call.destroyed && call.writable) call.write(create(LeaseResponseSchema, { kind }));
+        else giveBack(ctx, kind);
       }
     };
     const finishIfDone = () => {
@@ -92,6 +95,7 @@ function dispatch(
       run(
         async () => {
           if (ctx.isDraining()) throw new BrokerError(status.UNAVAILABLE, "broker is shutting down");
+          if (requestId === "") throw new BrokerError(status.INVALID_ARGUMENT, "request_id is required on the Lease stream: the answer is matched by it");
           const spec = checkAcquire(m.value, ctx.limits);
           const d = await ctx.engine.acquire(spec, signal);
           ctx.metrics.acquireSeconds.observe((ctx.clock() - started) / 1000);
@@ -124,9 +128,21 @@ function dispatch(
       const leaseId = m.value.leaseId;
       run(
         async () => {
-          const spec = checkRelease(m.value, ctx.limits);
+          const checked = checkRelease(m.value, ctx.limits);
+          if (checked.next !== undefined && checked.next.requestId === "") {
+            throw new BrokerError(status.INVALID_ARGUMENT, "next.request_id is required on the Lease stream: the next answer is matched by it");
+          }
+          // draining: release, but grant nothing new
+          const nextRequest = checked.next;
+          const draining = ctx.isDraining() && nextRequest !== undefined;
+          const spec: ReleaseSpec = draining ? { leaseId: checked.leaseId, fencingToken: checked.fencingToken, outcome: checked.outcome } : checked;
           const r = await ctx.engine.release(spec, signal);
-          const next = r.next === undefined ? undefined : decisionToWire(spec.next?.requestId ?? "", r.next);
+          const next =
+            draining && nextRequest !== undefined
+              ? drainingDenied(nextRequest.requestId)
+              : r.next === undefined
+                ? undefined
+                : decisionToWire(nextRequest?.requestId ?? "", r.next);
           if (r.next?.kind === "granted") ctx.metrics.grants.inc({ pool: r.next.lease.pool });
           if (r.kind === "lost") {
             // Lost, then the next lease's own answer (correlated by its request_id).
@@ -154,4 +170,23 @@ function deniedAnswer(ctx: BrokerContext, err: unknown, ids: { requestId?: strin
   const e = BrokerError.from(err);
   if (e.code === status.UNAVAILABLE) ctx.metrics.storeErrors.inc();
   return { case: "denied", value: errorToDenied(e, ids) };
+}
+
+/** The answer to a `next` that a draining broker does not grant. */
+function drainingDenied(requestId: string): { case: "denied"; value: LeaseDenied } {
+  return { case: "denied", value: errorToDenied(new BrokerError(status.UNAVAILABLE, "broker is shutting down"), { requestId }) };
+}
+
+/** Give back a lease in an answer nobody can receive (ABANDONED: it was never used). */
+function giveBack(ctx: BrokerContext, kind: Body): void {
+  const lease =
+    kind.case === "granted" ? kind.value.lease : kind.case === "released" && kind.value.next.case === "granted" ? kind.value.next.value.lease : undefined;
+  if (lease === undefined) return;
+  ctx.engine
+    .release({
+      leaseId: lease.leaseId,
+      fencingToken: Number(lease.fencingToken),
+      outcome: { kind: "ABANDONED", httpStatus: 0, latencyMs: 0, retryAfterMs: 0 },
+    })
+    .catch(() => undefined);
 }

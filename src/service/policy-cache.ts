@@ -1,17 +1,30 @@
 import type { PolicySet } from "@proxybroker/sdk/model";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 
+/** What the cache needs besides the store. */
+export interface PolicyCacheOptions {
+  /** How long grants stay held after a loss of state: the longest TTL that may still be in use. */
+  readonly holdMs: () => number;
+  /** The store lost a pool's state (its epoch changed or disappeared under this broker). */
+  readonly onLost?: (pool: string) => void;
+}
+
 /**
- * The broker's copy of each pool's domain policies. Policies live in the store so every replica
- * applies the same ones; each acquire presents the version it resolved with and the store
- * answers `stale-policy` when it changed, so a replica never grants under an old policy and
- * needs no extra round trip while nothing changes.
+ * The broker's copy of each pool's domain policies and epoch. Policies live in the store so every
+ * replica applies the same ones; each acquire presents the version it resolved with and the store
+ * answers `stale-policy` when it changed, so a replica never grants under an old policy and needs
+ * no extra round trip while nothing changes. The version carries the pool's epoch: when the store
+ * lost the pool's state, the next acquire is stale, the reload finds the epoch gone or changed,
+ * and the store is told to hold grants for the longest TTL that may still be in use.
  */
 export class PolicyCache {
   private readonly sets = new Map<string, PolicySet>();
   private readonly loading = new Map<string, Promise<PolicySet>>();
 
-  constructor(private readonly store: LeaseStore) {}
+  constructor(
+    private readonly store: LeaseStore,
+    private readonly opts: PolicyCacheOptions,
+  ) {}
 
   /** Pools whose policies are cached (the pools this broker served). */
   pools(): string[] {
@@ -28,14 +41,32 @@ export class PolicyCache {
   reload(pool: string): Promise<PolicySet> {
     const inFlight = this.loading.get(pool);
     if (inFlight !== undefined) return inFlight;
-    const p = this.store
-      .listPolicies(pool)
-      .then((set) => {
-        this.sets.set(pool, set);
-        return set;
-      })
-      .finally(() => this.loading.delete(pool));
+    const p = this.load(pool).finally(() => this.loading.delete(pool));
     this.loading.set(pool, p);
     return p;
+  }
+
+  /**
+   * The store's server changed (restart, failover): writes may be lost. Hold grants on every pool
+   * this broker served, and reload their policies.
+   */
+  async serverChanged(): Promise<void> {
+    for (const [pool, set] of [...this.sets]) {
+      await this.store.ensureEpoch(pool, { expected: set.epoch, holdMs: this.opts.holdMs(), lost: true });
+      this.opts.onLost?.(pool);
+      await this.reload(pool);
+    }
+  }
+
+  private async load(pool: string): Promise<PolicySet> {
+    const known = this.sets.get(pool)?.epoch;
+    let set = await this.store.listPolicies(pool);
+    if (set.epoch === "" || (known !== undefined && set.epoch !== known)) {
+      await this.store.ensureEpoch(pool, { expected: known ?? "", holdMs: this.opts.holdMs(), lost: false });
+      if (known !== undefined) this.opts.onLost?.(pool);
+      set = await this.store.listPolicies(pool);
+    }
+    this.sets.set(pool, set);
+    return set;
   }
 }

@@ -1,7 +1,7 @@
 import type { ScoringConfig } from "@proxybroker/sdk/model";
 import { MemoryStore } from "@proxybroker/sdk/engine";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
-import { RedisStore, createRedisClient } from "./redis/index.js";
+import { RedisStore, createRedisClient, type RedisClient } from "./redis/index.js";
 
 /** Which store to run on: Redis when a URL is given, else the embedded in-process engine. */
 export interface StoreChoice {
@@ -13,11 +13,16 @@ export interface StoreChoice {
   readonly ttlMaxMs: number;
 }
 
+/** The store the settings asked for; with Redis, its client too. */
+export type CreatedStore =
+  | { readonly store: LeaseStore; readonly kind: "embedded" }
+  | { readonly store: LeaseStore; readonly kind: "redis"; readonly client: RedisClient };
+
 /** Create the store the settings ask for. */
-export function createStore(choice: StoreChoice): { store: LeaseStore; kind: "redis" | "embedded" } {
+export function createStore(choice: StoreChoice): CreatedStore {
   const policyHistoryMs = 2 * choice.ttlMaxMs;
   if (choice.redisUrl === "") return { store: new MemoryStore({ scoring: choice.scoring, policyHistoryMs }), kind: "embedded" };
   const client = createRedisClient({ url: choice.redisUrl, commandTimeoutMs: choice.redisCommandTimeoutMs });
   const store = new RedisStore({ client, scoring: choice.scoring, prefix: choice.redisKeyPrefix, policyHistoryMs });
-  return { store, kind: "redis" };
+  return { store, kind: "redis", client };
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 /**
  * Test helper: a Lease stream with request/answer correlation (acquires by request_id, renews and
  * releases by lease_id), so tests can `await` each answer.
@@ -22,6 +23,8 @@ export class StreamClient {
   private readonly waiting = new Map<string, Array<(a: Answer) => void>>();
   readonly received: Answer[] = [];
   private seq = 0;
+  /** Request ids unique across streams: the broker gives a repeated (worker_id, request_id) the same lease. */
+  private readonly idPrefix = randomBytes(4).toString("hex");
 
   constructor(broker: ClientOf<typeof ProxyBroker>) {
     this.call = broker.lease();
@@ -47,7 +50,7 @@ export class StreamClient {
 
   /** Send an acquire; resolves with its granted/denied answer. */
   acquire(init: AcquireInit & { maxWaitMs?: number; ttlMs?: number }): Promise<Answer> {
-    const requestId = init.requestId ?? `r${++this.seq}`;
+    const requestId = init.requestId ?? `${this.idPrefix}-${++this.seq}`;
     const { maxWaitMs, ttlMs, ...rest } = init;
     const acquire = create(AcquireLeaseRequestSchema, {
       workerId: "test-worker",
@@ -73,7 +76,7 @@ export class StreamClient {
 
   release(leaseId: string, fencingToken: bigint, kind: OutcomeKind = OutcomeKind.SUCCESS, next?: AcquireInit): Promise<Answer> {
     const p = this.expect(`lease:${leaseId}`);
-    const nextReq = next === undefined ? undefined : create(AcquireLeaseRequestSchema, { workerId: "test-worker", requestId: `r${++this.seq}`, ...next });
+    const nextReq = next === undefined ? undefined : create(AcquireLeaseRequestSchema, { workerId: "test-worker", requestId: `${this.idPrefix}-${++this.seq}`, ...next });
     this.call.write(
       create(LeaseRequestSchema, {
         kind: { case: "release", value: { leaseId, fencingToken, outcome: { kind }, ...(nextReq ? { next: nextReq } : {}) } },

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { status } from "@grpc/grpc-js";
@@ -42,6 +43,12 @@ export class LeaseChannel {
   private backoffMs = 0;
   private reopenAt = 0;
   private seq = 0;
+  /**
+   * Request ids are unique beyond this client: the broker answers a repeated (worker id, request
+   * id) with the lease of the first, so a restarted worker with the same worker id must not reuse
+   * its predecessor's ids.
+   */
+  private readonly idPrefix = randomBytes(6).toString("hex");
   private closed = false;
 
   constructor(
@@ -54,7 +61,7 @@ export class LeaseChannel {
 
   /** A fresh request id. */
   nextRequestId(): string {
-    return `q${++this.seq}`;
+    return `${this.idPrefix}-${++this.seq}`;
   }
 
   /** Send an acquire; resolves with its granted or denied answer. */

@@ -1,7 +1,10 @@
+import { randomUUID } from "node:crypto";
 import type {
   AcquireParams,
   AcquireResult,
   DomainPacing,
+  EpochRequest,
+  EpochState,
   DomainPolicySpec,
   HealthResult,
   OutcomeReport,
@@ -52,6 +55,8 @@ export const POLICY_HISTORY_MS = 2 * 3_600_000;
 export class MemoryStore implements LeaseStore {
   private readonly state: EngineState;
   private readonly policyHistoryMs: number;
+  /** This store's server id: one process, never restarted while it lives. */
+  private readonly id = `memory-${randomUUID()}`;
   private closed = false;
 
   constructor(options: MemoryStoreOptions) {
@@ -131,6 +136,24 @@ export class MemoryStore implements LeaseStore {
 
   async domainPacing(pool: string, domainKeys: readonly string[], limit: number): Promise<DomainPacing[]> {
     return domainPacing(this.open().findPool(pool), domainKeys, limit);
+  }
+
+  async ensureEpoch(pool: string, request: EpochRequest): Promise<EpochState> {
+    const state = this.open();
+    const p = state.pool(pool);
+    const now = state.ctx.clock();
+    if (p.epoch === "") {
+      p.epoch = `${now * 1000}`;
+      p.grantsFrom = request.expected !== "" ? now + request.holdMs : now;
+    } else if (request.lost || (request.expected !== "" && request.expected !== p.epoch)) {
+      p.grantsFrom = Math.max(p.grantsFrom, now + request.holdMs);
+    }
+    return { epoch: p.epoch, grantsFrom: p.grantsFrom };
+  }
+
+  async serverId(): Promise<string> {
+    this.open();
+    return this.id;
   }
 
   async ping(): Promise<boolean> {

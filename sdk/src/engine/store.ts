@@ -2,6 +2,8 @@ import type {
   AcquireParams,
   AcquireResult,
   DomainPacing,
+  EpochRequest,
+  EpochState,
   DomainPolicySpec,
   HealthResult,
   OutcomeReport,
@@ -65,6 +67,18 @@ export interface LeaseStore {
    * empty, of every adapted domain-key of the pool, highest interval first; at most `limit`.
    */
   domainPacing(pool: string, domainKeys: readonly string[], limit: number): Promise<DomainPacing[]>;
+
+  /**
+   * The pool's epoch, created when it has none — with grants held for `holdMs` when the caller
+   * knew another one (its state was lost). When the caller knew another epoch, or says writes
+   * were lost, grants are held until now + `holdMs` (never shortened).
+   */
+  ensureEpoch(pool: string, request: EpochRequest): Promise<EpochState>;
+  /**
+   * An id of the store's server that changes when it restarts or fails over (Redis `run_id`):
+   * writes may have been lost then.
+   */
+  serverId(): Promise<string>;
 
   /** Answer whether the backend is reachable (for the health service). */
   ping(): Promise<boolean>;

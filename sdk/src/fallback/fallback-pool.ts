@@ -288,7 +288,8 @@ export class FallbackPool {
       workerId: this.opts.workerId,
       ttlMs: req.ttlMs > 0 ? req.ttlMs : eff.defaultTtlMs,
       shadowKeys: [],
-      policyVersion: "0", // policies are resolved here; the store never holds any
+      requestId: "",
+      policyVersion: ".0", // policies are resolved here; the store never holds any
       sessionKey: req.sessionKey,
       sessionTtlMs: this.opts.sessionTtlMs ?? 600_000,
       tier: req.tier,

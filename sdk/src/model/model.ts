@@ -79,7 +79,10 @@ export interface RetiredPolicySet {
 
 /** The policies of a pool with the version that acquires must present (see `AcquireParams`). */
 export interface PolicySet {
+  /** `<epoch>.<n>`: never repeats, even after the store lost the pool's state. */
   readonly version: string;
+  /** The pool's epoch (see `EpochState`); "" = none yet. */
+  readonly epoch: string;
   readonly policies: readonly DomainPolicySpec[];
   /**
    * Earlier sets, newest first, kept for the longest lease TTL after they were replaced: a host
@@ -87,6 +90,28 @@ export interface PolicySet {
    * still runs.
    */
   readonly history: readonly RetiredPolicySet[];
+}
+
+/**
+ * A pool's epoch: an id the store writes once and loses only with the pool's state (a Redis wiped,
+ * restarted without persistence, failed over to a replica that missed writes). A broker that
+ * finds the epoch it knew gone or changed has lost track of leases still in use: the store grants
+ * nothing on the pool before `grantsFrom`.
+ */
+export interface EpochState {
+  readonly epoch: string;
+  /** Epoch ms before which the pool grants nothing (leases from before the loss may be in use). */
+  readonly grantsFrom: number;
+}
+
+/** What a broker asks of `ensureEpoch`. */
+export interface EpochRequest {
+  /** The epoch the caller knew ("" = none: first sight of the pool). */
+  readonly expected: string;
+  /** How long grants stay held after a loss: the longest lease TTL that may still be in use. */
+  readonly holdMs: number;
+  /** The caller knows the store lost writes (its server changed): hold even when the epoch is the same. */
+  readonly lost: boolean;
 }
 
 /** The pacing state of a domain-key (adaptive pacing, §2). */
@@ -107,6 +132,12 @@ export interface AcquireParams {
   readonly pool: string;
   readonly domainKey: string;
   readonly workerId: string;
+  /**
+   * The caller's id of this request ("" = none): a grant is remembered for a minute under
+   * (worker id, request id), and the same request again — a retry after a lost answer, through
+   * any replica — gets the same lease while it is held. Denials are not remembered.
+   */
+  readonly requestId: string;
   readonly ttlMs: number;
   readonly maxConcurrency: number;
   /** The policy's interval: the adaptive interval never goes below it. */

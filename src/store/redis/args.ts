@@ -91,7 +91,7 @@ export function acquireKeys(keys: PoolKeys, p: AcquireParams): ScriptKeys<"acqui
 }
 
 /**
- * The 18 acquire arguments (acquireLease-7.lua ARGV[1..18]); `now` and then the wanted labels
+ * The 19 acquire arguments (acquireLease-7.lua ARGV[1..19]); `now` and then the wanted labels
  * (`labelArgs`) follow.
  */
 export function acquireArgs(keys: PoolKeys, p: AcquireParams, hex: string, seed: number): ScriptArg[] {
@@ -114,6 +114,7 @@ export function acquireArgs(keys: PoolKeys, p: AcquireParams, hex: string, seed:
     p.adaptive ? "1" : "0",
     ms(p.maxIntervalMs),
     p.shadowKeys.join("\n"),
+    p.requestId,
   ];
 }
 

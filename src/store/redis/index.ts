@@ -18,3 +18,4 @@ export {
   type RedisClient,
 } from "./scripts.js";
 export { scriptConstants } from "./args.js";
+export { inspectRedis, refusal, persistenceLine, type RedisSafety } from "./safety.js";

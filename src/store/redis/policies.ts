@@ -35,7 +35,7 @@ export async function listPolicies(env: StoreEnv, pool: string): Promise<PolicyS
   for (let i = 0; i + 1 < flat.length; i += 2) policies.push(parsePolicy(str(flat, i), str(flat, i + 1)));
   policies.sort((x, y) => byteOrder(x.pattern, y.pattern));
   const history = asArray(a[2]).map((_, i, all) => parseHistory(str(all, i)));
-  return { version: str(a, 0), policies, history };
+  return { version: str(a, 0), epoch: str(a, 3), policies, history };
 }
 
 /** One history entry: "<retiredAt>\n" then "<pattern>\t<json>\n" per policy. */

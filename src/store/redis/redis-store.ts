@@ -8,6 +8,8 @@ import type {
   AcquireParams,
   AcquireResult,
   DomainPacing,
+  EpochRequest,
+  EpochState,
   DomainPolicySpec,
   HealthResult,
   OutcomeReport,
@@ -40,6 +42,7 @@ import {
 import { DEFAULT_PREFIX, KeyBuilder } from "./keys.js";
 import { decodeLeaseId, newLeaseHex } from "./lease-id.js";
 import { asArray, decodeAcquire, decodeRelease, decodeRenew, num, str, type AcquireContext } from "./replies.js";
+import { ScriptReplyError } from "./errors.js";
 import { ScriptRunner } from "./scripts.js";
 import type { StoreEnv } from "./store-env.js";
 
@@ -205,6 +208,22 @@ export class RedisStore implements LeaseStore {
       out.push({ domainKey: str(a, i), adaptiveMs: num(a, i + 1), learnedMs: num(a, i + 2), learnedAt: num(a, i + 3), loweredAt: num(a, i + 4) });
     }
     return out;
+  }
+
+  async ensureEpoch(pool: string, request: EpochRequest): Promise<EpochState> {
+    const keys = this.env.keys.pool(pool);
+    const a = asArray(
+      await this.env.runner.run("ensureEpoch", [keys.meta], [request.expected, Math.max(0, Math.floor(request.holdMs)), request.lost ? 1 : 0, this.env.now()]),
+    );
+    return { epoch: str(a, 0), grantsFrom: num(a, 1) };
+  }
+
+  /** Redis's `run_id`: a restarted server (or another one after a failover) has a new one. */
+  async serverId(): Promise<string> {
+    const info = await this.env.runner.call((c) => c.info("server"));
+    const m = /^run_id:(\w+)/m.exec(info);
+    if (m?.[1] === undefined) throw new ScriptReplyError("INFO server has no run_id");
+    return m[1];
   }
 
   /** PING answered with PONG; false on any failure (never throws). */

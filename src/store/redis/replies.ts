@@ -86,10 +86,12 @@ export function decodeAcquire(a: readonly unknown[], i: number, ctx: AcquireCont
   if (code === ScriptCode.NoProxyAvailable) return { kind: "denied", retryAfterMs: num(a, i + 1) };
   if (code !== ScriptCode.Ok) throw new ScriptReplyError(`unexpected acquire code ${code}`);
   const proxy = decodeProxy(a, i + 4);
+  // a retried request gets its first lease back, named by that lease's hex
+  const hex = str(a, i + 17) || ctx.hex;
   return {
     kind: "granted",
     lease: {
-      leaseId: encodeLeaseId({ hex: ctx.hex, pool: ctx.pool, domainKey: ctx.domainKey, proxyId: proxy.id }),
+      leaseId: encodeLeaseId({ hex, pool: ctx.pool, domainKey: ctx.domainKey, proxyId: proxy.id }),
       fencingToken: num(a, i + 1),
       pool: ctx.pool,
       domainKey: ctx.domainKey,

@@ -31,6 +31,7 @@ export const SCRIPT_KEYS = {
   deletePolicy: 3,
   listPolicies: 3,
   domainPacing: 1,
+  ensureEpoch: 1,
 } as const;
 
 /** The name of a script (its file name without `-<keys>.lua`). */

@@ -17,11 +17,20 @@ const QUARANTINE_RETURNS = 16;
 const LEASE_SWEEP = 4;
 /** Session bindings looked at for pruning per acquire. */
 const SESSION_SWEEP = 2;
+/** Request log entries looked at for pruning per acquire. */
+const REQUEST_SWEEP = 2;
 
 /** Try to grant one lease at `now`; see docs/store-semantics.md. */
 export function acquire(state: EngineState, params: AcquireParams, now: number): AcquireResult {
   const pool = state.pool(params.pool);
   if (params.policyVersion !== pool.policyVersion) return { kind: "stale-policy", version: pool.policyVersion };
+  // after a loss of state, nothing until leases from before can no longer be in use
+  if (pool.grantsFrom > now) return { kind: "denied", retryAfterMs: pool.grantsFrom - now };
+  pool.requests.sweep(now, REQUEST_SWEEP);
+  if (params.requestId !== "") {
+    const again = grantedBefore(state, pool, params, now);
+    if (again !== undefined) return again;
+  }
   returnFromQuarantine(state.ctx, pool, now, QUARANTINE_RETURNS);
   const domain = pool.domain(params.domainKey);
   // the interval the domain-key runs under now, before jitter
@@ -91,7 +100,7 @@ function grant(
   sessionRebound: boolean,
 ): AcquireResult {
   const pair = pairOf(domain, rec.id);
-  pair.fence += 1;
+  pair.fence = nextToken(pair.fence, now);
   const leaseId = newLeaseId();
   const expireAt = now + params.ttlMs;
   pair.holders.set(leaseId, expireAt);
@@ -123,6 +132,7 @@ function grant(
     lateOutcomeApplied: false,
   });
   if (params.sessionKey !== "") pool.sessions.bind(params.sessionKey, rec.id, now + params.sessionTtlMs);
+  if (params.requestId !== "") pool.requests.record(params.workerId, params.requestId, leaseId, now);
   return {
     kind: "granted",
     lease: {
@@ -143,4 +153,34 @@ function busyUnderShadows(pool: PoolState, params: AcquireParams, proxyId: strin
   let until = 0;
   for (const key of params.shadowKeys) until = Math.max(until, busyUnder(pool.domains.get(key), proxyId, now));
   return until;
+}
+
+/**
+ * G4: the next fencing token of a pair, max(previous + 1, now in µs): strictly increasing per
+ * pair, and — being clock-derived — still increasing after the store lost the pair's state.
+ */
+export function nextToken(previous: number, now: number): number {
+  return Math.max(previous + 1, now * 1000);
+}
+
+/** The lease this request was granted before, when it is still held (a retry gets it again). */
+function grantedBefore(state: EngineState, pool: PoolState, params: AcquireParams, now: number): AcquireResult | undefined {
+  const leaseId = pool.requests.leaseOf(params.workerId, params.requestId, now);
+  const lease = leaseId === undefined ? undefined : state.leases.get(leaseId);
+  if (lease === undefined || lease.released || lease.expireAt <= now) return undefined;
+  const rec = pool.proxies.get(lease.proxyId);
+  if (rec === undefined) return undefined;
+  return {
+    kind: "granted",
+    lease: {
+      leaseId: lease.leaseId,
+      fencingToken: lease.token,
+      pool: pool.name,
+      domainKey: lease.domainKey,
+      proxy: viewOf(rec),
+      expireAt: lease.expireAt,
+      sessionKey: lease.sessionKey,
+      sessionRebound: false,
+    },
+  };
 }

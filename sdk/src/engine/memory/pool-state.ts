@@ -7,6 +7,7 @@ import type { AdaptiveState } from "../../model/scoring.js";
 import { TimeHeap } from "./min-heap.js";
 import type { PairState, ProxyRecord } from "./records.js";
 import { ScoreIndex } from "./score-index.js";
+import { RequestLog } from "./request-log.js";
 import { Sessions } from "./sessions.js";
 
 /** State of one domain-key in a pool: its pairs and its busy index. */
@@ -42,19 +43,24 @@ export class PoolState {
   readonly quarantine = new TimeHeap();
   readonly domains = new Map<string, DomainState>();
   readonly sessions = new Sessions();
+  /** (worker id, request id) → the lease granted to it, for a minute (idempotent retries). */
+  readonly requests = new RequestLog();
   /** Worker id → last acquire. */
   readonly workers = new Map<string, number>();
   readonly policies = new Map<string, DomainPolicySpec>();
   /** Replaced policy sets, newest first. */
   history: RetiredPolicySet[] = [];
   private policyChanges = 0;
+  /** The pool's epoch ("" until `ensureEpoch`) and the moment grants resume after a loss. */
+  epoch = "";
+  grantsFrom = 0;
   private sortedIds: string[] | undefined;
 
   constructor(readonly name: string) {}
 
-  /** The policy version acquires must present; "0" until a policy is first set. */
+  /** The policy version acquires must present: `<epoch>.<changes>` (".0" for a new pool). */
   get policyVersion(): string {
-    return String(this.policyChanges);
+    return `${this.epoch}.${this.policyChanges}`;
   }
 
   /** Record a change of the policies. */

@@ -9,7 +9,7 @@ export type ProxyRecord = { -readonly [K in keyof ProxyView]: ProxyView[K] };
 
 /** State of one (proxy, domain-key) pair. */
 export interface PairState {
-  /** Last fencing token handed out; never reset. */
+  /** Last fencing token handed out: max(previous + 1, grant time in µs). */
   fence: number;
   /** Pacing: no grant before this. */
   nextAt: number;

@@ -5,7 +5,8 @@
   windows of 256 entries (one ZRANGE and one ZMSCORE each), so that a band of up to 1,024
   entries is read whole.
 
-  KEYS[1] `P m`             pool meta hash: pv policy version (absent = "0"), qn earliest
+  KEYS[1] `P m`             pool meta hash: pv policy counter (absent = "0"), ep epoch
+                            (absent = ""), es grants held until (epoch ms), qn earliest
                             quarantine return
   KEYS[2] `P q`             quarantine zset (id → until)
   KEYS[3] `P idx`           ACTIVE index (id → −score)
@@ -18,7 +19,7 @@
   where P = "<prefix>:{<pool>}:".
 
   ARGV[1] P
-  ARGV[2] policy version the request was resolved with
+  ARGV[2] policy version the request was resolved with: "<ep>.<pv>"
   ARGV[3] domain-key
   ARGV[4] worker id
   ARGV[5] ttlMs
@@ -35,20 +36,24 @@
   ARGV[16] adaptive pacing: 1 on, 0 off
   ARGV[17] maxIntervalMs (the adaptive cap)
   ARGV[18] shadow domain-keys (earlier keys of the host) joined by "\n"; "" = none
-  ARGV[19] now (epoch ms; "" = Redis TIME)
-  ARGV[20..] wanted labels, one needle "\n<k>=<v>\n" each (escaped like the records' labels)
+  ARGV[19] request id ("" = none): a grant is kept a minute under (worker id, request id), and a
+           retry of the request gets the same lease while it is held
+  ARGV[20] now (epoch ms; "" = Redis TIME)
+  ARGV[21..] wanted labels, one needle "\n<k>=<v>\n" each (escaped like the records' labels)
   scoreAfterQuarantine and the tombstone minimum are baked into the script (includes/config.lua).
 
   Keys built in the script (same {pool} tag): `P p:<id>` proxy record, `P r:<dk>:<id>` pair
   (its field h holds the live leases), `P l:<hex>` tombstone of a holder found expired,
   `P idx:t:<tier>` and `P idx:l:<k>=<v>` (label indexes), `P d:<dk>` adaptive pacing of the
-  domain-key, `P b:<sdk>` and `P r:<sdk>:<id>` of the shadow domain-keys.
+  domain-key, `P b:<sdk>` and `P r:<sdk>:<id>` of the shadow domain-keys, `P rq:<worker> <request>`
+  the lease granted to a request.
 
   Output (flat array):
     {1, token, expireAt, sessionRebound 0|1, id, url, tier, labels, score, state, latencyEwma,
-     successes, failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount}   granted
+     successes, failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount, lease hex}
+                          granted (the hex names the lease: a retried request's is its first's)
     {-4, version}         stale policy version
-    {-5, retryAfterMs}    no eligible proxy (-1 = unknown)
+    {-5, retryAfterMs}    no eligible proxy (-1 = unknown), or grants held after a loss
 
   Error codes (first element, ScriptCode in errors.ts): -4 StalePolicy, -5 NoProxyAvailable.
   No error reply is raised on purpose.
@@ -58,5 +63,6 @@
 -- @include "pair"
 -- @include "acquireCore"
 
-local now, nowText = storeNow(ARGV[ACQUIRE_ARGC + 1])
+local now, nowText, nowUs = storeNow(ARGV[ACQUIRE_ARGC + 1])
+NOW_US = nowUs
 return acquireLease(KEYS, ARGV, ACQUIRE_ARGC + 2, now, nowText)

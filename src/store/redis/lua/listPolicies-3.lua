@@ -3,7 +3,7 @@
   kept, read together.
 
   KEYS[1] `P pol`   pattern → policy JSON
-  KEYS[2] `P m`     pool meta hash: pv policy version (absent = "0")
+  KEYS[2] `P m`     pool meta hash: pv policy counter (absent = "0"), ep epoch (absent = "")
   KEYS[3] `P polh`  history: list of replaced sets, newest first (includes/policyHistory.lua)
   where P = "<prefix>:{<pool>}:".
 
@@ -12,7 +12,7 @@
 
   Keys built in the script: none.
 
-  Output: {version, {pattern1, json1, pattern2, json2, ...}, {history entry, ...}}.
+  Output: {version "<ep>.<pv>", {pattern1, json1, pattern2, json2, ...}, {history entry, ...}, ep}.
 
   Error codes: none.
 ]]
@@ -25,4 +25,6 @@ local history = {}
 for _, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
   if historyTime(entry) + keep > now then history[#history + 1] = entry end
 end
-return {redis.call('HGET', KEYS[2], 'pv') or '0', redis.call('HGETALL', KEYS[1]), history}
+local meta = redis.call('HMGET', KEYS[2], 'pv', 'ep')
+local ep = meta[2] or ''
+return {ep .. '.' .. (meta[1] or '0'), redis.call('HGETALL', KEYS[1]), history, ep}

@@ -8,10 +8,10 @@
               `P p:<id>`, `P idx`, `P q`, `P bl`, `P m`
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1..18]  the acquire arguments (see acquireLease-7.lua ARGV[1..18])
-  ARGV[19]     now (epoch ms; "" = Redis TIME)
-  ARGV[20..28] the release arguments (see releaseLease-8.lua ARGV[1..9])
-  ARGV[29..]   the wanted labels of the acquire (see acquireLease-7.lua ARGV[20..])
+  ARGV[1..19]  the acquire arguments (see acquireLease-7.lua ARGV[1..19])
+  ARGV[20]     now (epoch ms; "" = Redis TIME)
+  ARGV[21..29] the release arguments (see releaseLease-8.lua ARGV[1..9])
+  ARGV[30..]   the wanted labels of the acquire (see acquireLease-7.lua ARGV[21..])
   The numbers of SPEC §2 and the tombstone minimum are baked into the script
   (includes/config.lua). The acquire comes first in KEYS and ARGV so that it reads them in place.
 
@@ -33,7 +33,8 @@
 -- @include "acquireCore"
 
 kIdx, kQuarantine, kBlacklist, kMeta = KEYS[12], KEYS[13], KEYS[14], KEYS[15]
-local now, nowText = storeNow(ARGV[ACQUIRE_ARGC + 1])
+local now, nowText, nowUs = storeNow(ARGV[ACQUIRE_ARGC + 1])
+NOW_US = nowUs
 local code = releaseLease(7, ACQUIRE_ARGC + 1, now)
 local reply = acquireLease(KEYS, ARGV, ACQUIRE_ARGC + 2 + RELEASE_ARGC, now, nowText)
 table.insert(reply, 1, code)

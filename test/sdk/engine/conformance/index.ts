@@ -8,9 +8,9 @@ import { adaptiveSuite } from "./adaptive.js";
 import { adminSuite } from "./admin.js";
 import { exclusivitySuite } from "./exclusivity.js";
 import type { StoreFactory } from "./harness.js";
-import { leaseSuite } from "./leases.js";
+import { leaseSuite, retrySuite } from "./leases.js";
 import { pacingSuite } from "./pacing.js";
-import { poolSuite } from "./pools.js";
+import { epochSuite, poolSuite } from "./pools.js";
 import { reportSuite } from "./reports.js";
 import { selectionSuite } from "./selection.js";
 import { scoringSuite } from "./scoring.js";
@@ -23,11 +23,13 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
   describe(`LeaseStore conformance: ${name}`, () => {
     exclusivitySuite(factory);
     leaseSuite(factory);
+    retrySuite(factory);
     pacingSuite(factory);
     adaptiveSuite(factory);
     scoringSuite(factory);
     sessionSuite(factory);
     poolSuite(factory);
+    epochSuite(factory);
     adminSuite(factory);
     reportSuite(factory);
     selectionSuite(factory);

@@ -101,10 +101,12 @@ export function leaseSuite(factory: StoreFactory): void {
       const [id] = await addProxies(h, 1);
       const tokens: number[] = [];
       const first = await grant(h);
-      expect(first.fencingToken).toBe(1);
+      // clock-derived (µs), so they keep increasing even when the store lost a pair's state
+      expect(first.fencingToken).toBeGreaterThanOrEqual(h.clock.now() * 1000);
       tokens.push(first.fencingToken);
       await release(h, first);
-      const second = await grant(h);
+      const second = await grant(h); // same instant: previous + 1
+      expect(second.fencingToken).toBe(first.fencingToken + 1);
       tokens.push(second.fencingToken);
       h.clock.advance(TTL); // expires
       const third = await grant(h);
@@ -183,6 +185,46 @@ export function leaseSuite(factory: StoreFactory): void {
       expect(await renew(h, lease)).toEqual({ kind: "lost", reason: "NOT_FOUND" });
       h.clock.advance(TTL + 1);
       expect(await renew(h, lease)).toEqual({ kind: "lost", reason: "NOT_FOUND" });
+    });
+  });
+}
+
+/** A retried acquire (same worker id and request id) gets the lease its first attempt got. */
+export function retrySuite(factory: StoreFactory): void {
+  describe("idempotent acquires", () => {
+    it("the same request gets the same lease while it is held; another worker's does not", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 3);
+      const first = await grant(h, acq({ requestId: "r1" }));
+      h.clock.advance(1_000);
+      const again = await grant(h, acq({ requestId: "r1" }));
+      expect(again.leaseId).toBe(first.leaseId);
+      expect(again.fencingToken).toBe(first.fencingToken);
+      expect(again.proxy.id).toBe(first.proxy.id);
+      expect(again.expireAt).toBe(first.expireAt);
+      const other = await grant(h, acq({ requestId: "r1", workerId: "worker-2" }));
+      expect(other.leaseId).not.toBe(first.leaseId);
+      // a renewed lease comes back with its new expiry; a released one is not handed out again
+      await renew(h, first, 40_000);
+      expect((await grant(h, acq({ requestId: "r1" }))).expireAt).toBe(h.clock.now() + 40_000);
+      await release(h, first);
+      const fresh = await grant(h, acq({ requestId: "r1" }));
+      expect(fresh.leaseId).not.toBe(first.leaseId);
+    });
+
+    it("a denial is not remembered: the retry is decided anew", async () => {
+      const h = await openStore(factory);
+      expect(await deny(h, acq({ requestId: "r2" }))).toBe(-1);
+      await addProxies(h, 1);
+      await grant(h, acq({ requestId: "r2" }));
+    });
+
+    it("the memory of a request lasts a minute", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 2);
+      const first = await grant(h, acq({ requestId: "r3", ttlMs: 120_000 }));
+      h.clock.advance(60_000);
+      expect((await grant(h, acq({ requestId: "r3" }))).leaseId).not.toBe(first.leaseId);
     });
   });
 }

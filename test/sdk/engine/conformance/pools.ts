@@ -99,21 +99,21 @@ export function poolSuite(factory: StoreFactory): void {
     it("setPolicy bumps the version; acquires with an old version answer stale-policy", async () => {
       const h = await openStore(factory);
       await addProxies(h, 2);
-      expect(await h.store.listPolicies("default")).toEqual({ version: "0", policies: [], history: [] });
-      await grant(h, acq({ policyVersion: "0" }));
+      expect(await h.store.listPolicies("default")).toEqual({ version: ".0", epoch: "", policies: [], history: [] });
+      await grant(h, acq({ policyVersion: ".0" }));
       await h.store.setPolicy("default", policy("*.example.com", { maxConcurrency: 2 }));
       const v1 = (await h.store.listPolicies("default")).version;
-      expect(v1).not.toBe("0");
-      expect(await h.store.acquire(acq({ policyVersion: "0" }))).toEqual({ kind: "stale-policy", version: v1 });
+      expect(v1).not.toBe(".0");
+      expect(await h.store.acquire(acq({ policyVersion: ".0" }))).toEqual({ kind: "stale-policy", version: v1 });
       await grant(h, acq({ policyVersion: v1 }));
       // another pool's policies are its own
-      expect((await h.store.listPolicies("other")).version).toBe("0");
-      expect(await deny(h, acq({ pool: "other", policyVersion: "0" }))).toBe(-1);
+      expect((await h.store.listPolicies("other")).version).toBe(".0");
+      expect(await deny(h, acq({ pool: "other", policyVersion: ".0" }))).toBe(-1);
     });
 
     it("set replaces by pattern, list returns every policy, delete bumps only when it deleted", async () => {
       const h = await openStore(factory);
-      const versions = ["0"];
+      const versions = [".0"];
       const bumped = async (): Promise<string> => {
         const v = (await h.store.listPolicies("default")).version;
         expect(v).not.toBe(versions.at(-1));
@@ -184,6 +184,50 @@ export function poolSuite(factory: StoreFactory): void {
       await addProxies(h2, 1);
       await grant(h2, acq({ domainKey: "g1" }));
       expect((await h2.store.acquire(acq({ domainKey: "g2", shadowKeys: ["g1"], sessionKey: "s" }))).kind).toBe("denied");
+    });
+  });
+}
+
+/** Epochs: a pool's state can be lost (§G4, data loss); versions and grants follow the epoch. */
+export function epochSuite(factory: StoreFactory): void {
+  describe("epochs", () => {
+    it("an epoch is created once; policy versions carry it and never repeat", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      expect((await h.store.listPolicies("default")).epoch).toBe("");
+      const first = await h.store.ensureEpoch("default", { expected: "", holdMs: 30_000, lost: false });
+      expect(first.grantsFrom).toBe(h.clock.now());
+      expect(await h.store.ensureEpoch("default", { expected: first.epoch, holdMs: 30_000, lost: false })).toEqual(first);
+      const set = await h.store.listPolicies("default");
+      expect(set.epoch).toBe(first.epoch);
+      expect(set.version).toBe(`${first.epoch}.0`);
+      // an acquire resolved before the epoch existed is stale
+      expect((await h.store.acquire(acq({ policyVersion: ".0" }))).kind).toBe("stale-policy");
+      await grant(h, acq({ policyVersion: set.version }));
+    });
+
+    it("a caller that knew another epoch, or lost writes, holds grants for holdMs", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 2);
+      const e = await h.store.ensureEpoch("default", { expected: "", holdMs: 0, lost: false });
+      const version = (await h.store.listPolicies("default")).version;
+      const held = await h.store.ensureEpoch("default", { expected: "an-older-epoch", holdMs: 30_000, lost: false });
+      expect(held).toEqual({ epoch: e.epoch, grantsFrom: h.clock.now() + 30_000 });
+      expect(await deny(h, acq({ policyVersion: version }))).toBe(30_000);
+      h.clock.advance(30_000);
+      await grant(h, acq({ policyVersion: version }));
+      // writes lost under the same epoch (a restart, a failover): held again, never shortened
+      const lost = await h.store.ensureEpoch("default", { expected: e.epoch, holdMs: 10_000, lost: true });
+      expect(lost.grantsFrom).toBe(h.clock.now() + 10_000);
+      expect((await h.store.ensureEpoch("default", { expected: e.epoch, holdMs: 1_000, lost: true })).grantsFrom).toBe(lost.grantsFrom);
+      expect(await deny(h, acq({ policyVersion: version }))).toBe(10_000);
+    });
+
+    it("the server id is stable while the store lives", async () => {
+      const h = await openStore(factory);
+      const id = await h.store.serverId();
+      expect(id).not.toBe("");
+      expect(await h.store.serverId()).toBe(id);
     });
   });
 }

@@ -66,7 +66,7 @@ describe("RedisStore keys", () => {
       await store.setPolicy(pool, policySpec({ pattern: "*", maxConcurrency: 1, group: "all" }));
       const params: AcquireParams = {
         pool, domainKey: "all", workerId: "w", ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 1_000,
-        pacing: "release", jitterMs: 100, adaptive: true, maxIntervalMs: 60_000, shadowKeys: ["shop.example.com"],
+        pacing: "release", jitterMs: 100, adaptive: true, maxIntervalMs: 60_000, shadowKeys: ["shop.example.com"], requestId: "",
         banTtlMs: 60_000, policyVersion: (await store.listPolicies(pool)).version, sessionKey: "s", sessionTtlMs: 600_000,
         tier: "datacenter", labels: { country: "de" },
       };
@@ -89,6 +89,51 @@ describe("RedisStore keys", () => {
       const tags = new Set(mine.map((k) => /\{([^}]*)\}/.exec(k)?.[1]));
       expect(tags.size, `hash tags of ${JSON.stringify(mine)}`).toBe(1);
       expect([...tags][0]).toContain(pool);
+    } finally {
+      await store.close();
+      await deleteKeys(token);
+    }
+  });
+});
+
+describe("RedisStore after a loss of state", () => {
+  it("a wiped pool gets a new epoch with grants held, and fencing tokens keep increasing", async () => {
+    const token = randomBytes(6).toString("hex");
+    const clock = fakeClock();
+    const store = new RedisStore({
+      client: createRedisClient({ url: server.url }),
+      scoring: DEFAULT_SCORING,
+      clock: () => clock.now(),
+      random: seededRandom(11),
+      prefix: `pbt-${token}:`,
+    });
+    const params = (version: string): AcquireParams => ({
+      pool: "default", domainKey: "shop.example.com", workerId: "w", ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 0,
+      pacing: "release", jitterMs: 0, adaptive: true, maxIntervalMs: 60_000, shadowKeys: [], requestId: "",
+      banTtlMs: 60_000, policyVersion: version, sessionKey: "", sessionTtlMs: 600_000, tier: "", labels: {},
+    });
+    const proxy = { id: "10.9.0.1:3128", url: "http://10.9.0.1:3128", tier: "", labels: {} };
+    try {
+      await store.addProxies("default", [proxy]);
+      const before = await store.ensureEpoch("default", { expected: "", holdMs: 30_000, lost: false });
+      const v1 = (await store.listPolicies("default")).version;
+      const r1 = await store.acquire(params(v1));
+      if (r1.kind !== "granted") throw new Error(`expected a grant, got ${r1.kind}`);
+      // the pool's keys are gone (FLUSHALL, a restart without persistence)
+      await deleteKeys(token);
+      clock.advance(5);
+      expect((await store.acquire(params(v1))).kind).toBe("stale-policy");
+      const after = await store.ensureEpoch("default", { expected: before.epoch, holdMs: 30_000, lost: false });
+      expect(after.epoch).not.toBe(before.epoch);
+      expect(after.grantsFrom).toBe(clock.now() + 30_000);
+      const v2 = (await store.listPolicies("default")).version;
+      expect(v2).not.toBe(v1);
+      await store.addProxies("default", [proxy]);
+      expect(await store.acquire(params(v2))).toEqual({ kind: "denied", retryAfterMs: 30_000 });
+      clock.advance(30_000);
+      const r2 = await store.acquire(params(v2));
+      if (r2.kind !== "granted") throw new Error(`expected a grant, got ${r2.kind}`);
+      expect(r2.lease.fencingToken).toBeGreaterThan(r1.lease.fencingToken);
     } finally {
       await store.close();
       await deleteKeys(token);

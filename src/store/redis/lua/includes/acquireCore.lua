@@ -3,23 +3,25 @@
   releaseAndAcquire. Needs the includes base, proxy and pair; the numbers in double braces are
   baked in when the script is loaded (includes/config.lua).
 
-  K (the script's KEYS[1..7]): 1 `P m` pool meta hash (pv policy version, qn earliest quarantine
-  return), 2 `P q`, 3 `P idx`, 4 tier index (`P idx:t:<tier>`, or `P idx` for any tier),
+  K (the script's KEYS[1..7]): 1 `P m` pool meta hash (pv policy counter, ep epoch, es grants
+  held until, qn earliest quarantine return), 2 `P q`, 3 `P idx`, 4 tier index (`P idx:t:<tier>`, or `P idx` for any tier),
   5 `P b:<dk>`, 6 `P w` (hash worker id → last acquire), 7 `P s:<session>` (unused when no
   session).
-  A (the script's ARGV[1..ACQUIRE_ARGC]): 1 base `P`, 2 policy version, 3 domain-key, 4 worker
+  A (the script's ARGV[1..ACQUIRE_ARGC]): 1 base `P`, 2 policy version ("<ep>.<pv>"), 3 domain-key, 4 worker
   id, 5 ttlMs, 6 maxConcurrency, 7 minIntervalMs (the policy's), 8 banTtlMs, 9 session key (""
   none), 10 sessionTtlMs, 11 tier ("" any), 12 lease hex, 13 random seed, 14 pacing anchor (r
   after release, g after grant), 15 jitterMs, 16 adaptive (1|0), 17 maxIntervalMs (the cap),
-  18 shadow domain-keys joined by "\n" ("" none); the wanted labels as needles "\nk=v\n" are
-  A[lf..] (lf: from the caller).
+  18 shadow domain-keys joined by "\n" ("" none), 19 request id ("" none: no retry log); the
+  wanted labels as needles "\nk=v\n" are A[lf..] (lf: from the caller).
   Functions take K and A as parameters rather than upvalues, and the scripts pass KEYS and ARGV
   themselves: creating a closure costs per captured upvalue, on every call.
   Keys built here (same `{pool}` tag): `P p:<id>` proxy, `P r:<dk>:<id>` pair (whose holders
   are the live lease records), `P l:<hex>` tombstone of a lease found expired,
   `P idx:t:<tier>` and `P idx:l:<k>=<v>` (label indexes: candidates of a labels request, and
   those of a proxy returning from quarantine), `P d:<dk>` the domain-key's adaptive pacing,
-  `P b:<sdk>` and `P r:<sdk>:<id>` of the shadow domain-keys.
+  `P b:<sdk>` and `P r:<sdk>:<id>` of the shadow domain-keys, `P rq:<worker> <request id>` the
+  lease granted to a request ("<hex> <id> <token> <until>", a minute: a retry gets the same
+  lease).
 
   The busy index is read as "entries > now": stale entries are invisible, and are dropped from
   time to time (1 acquire in 16) rather than on every call. Eligibility is decided on the pair
@@ -28,11 +30,16 @@
 
   Reply (flat array):
     granted {1, token, expireAt, sessionRebound 0|1, id, url, tier, labels, score, state,
-             latencyEwma, successes, failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount}
+             latencyEwma, successes, failures, lastUsedBy, lastUsedAt, quarantineUntil,
+             quarantineCount, lease hex}
     stale policy {-4, version}
     denied {-5, retryAfterMs}   (-1 = unknown)
 ]]
-local ACQUIRE_ARGC = 18
+local ACQUIRE_ARGC = 19
+-- How long the lease granted to a request answers a retry of it.
+local REQUEST_MEMORY_MS = 60000
+-- The store clock in µs (fencing tokens); the script sets it from storeNow before acquiring.
+local NOW_US = 0
 local BAND_MIN = 16
 local PROBES = 8
 local SCAN_WINDOW = 256
@@ -75,7 +82,8 @@ local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, ad
   local exp = now + tonumber(ttlText)
   local kept, count, first, gone = scanHolders(pr[2], now, nil)
   if gone then tombstoneGone(base, dk, id, gone) end
-  local token = (tonumber(pr[3]) or 0) + 1
+  -- G4: max(previous + 1, now in µs): increasing even after the store lost the pair's state
+  local token = math.max((tonumber(pr[3]) or 0) + 1, NOW_US)
   -- each number formatted once (formatting one costs about as much as a redis.call)
   local tokenText, expText = string.format('%d', token), string.format('%d', exp)
   local holders = kept .. A[12] .. '=' .. expText .. '=' .. tokenText .. '=' .. ttlText .. ';'
@@ -134,8 +142,28 @@ local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, ad
     local sttl = tonumber(A[10])
     redis.call('SET', K[7], (now + sttl) .. ':' .. id, 'PX', sttl + SESSION_GC_MS)
   end
+  if A[19] ~= '' then
+    local record = A[12] .. ' ' .. id .. ' ' .. tokenText .. ' ' .. (now + REQUEST_MEMORY_MS)
+    redis.call('SET', base .. 'rq:' .. A[4] .. ' ' .. A[19], record, 'PX', REQUEST_MEMORY_MS)
+  end
   local v = redis.call('HMGET', key, 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'qu', 'qc')
-  return {1, token, exp, rebound, id, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], A[4], now, v[9], v[10]}
+  return {1, token, exp, rebound, id, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], A[4], now, v[9], v[10], A[12]}
+end
+
+-- The lease a retried request was granted before, while it is held: its grant reply again.
+local function grantedBefore(A, now)
+  local prev = redis.call('GET', A[1] .. 'rq:' .. A[4] .. ' ' .. A[19])
+  if not prev then return nil end
+  local hex, id, token, untilMs = string.match(prev, '^(%x+) (.+) (%d+) (%d+)$')
+  if not hex or tonumber(untilMs) <= now then return nil end
+  local pr = redis.call('HMGET', A[1] .. 'r:' .. A[3] .. ':' .. id, 'h')
+  local _, _, _, _, mine = scanHolders(pr[1], now, hex)
+  if not mine then return nil end
+  local e, t = string.match(mine, '^%x+=(%d+)=(%d+)=%d+;$')
+  if t ~= token or tonumber(e) <= now then return nil end
+  local v = redis.call('HMGET', A[1] .. 'p:' .. id, 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'lb', 'la', 'qu', 'qc')
+  if not v[1] then return nil end
+  return {1, tonumber(token), tonumber(e), 0, id, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], tonumber(v[10]), v[11], v[12], hex}
 end
 
 -- The pair of `id` when it is eligible (not blocked, no holder ended within its gap, fewer live
@@ -223,12 +251,19 @@ local function candidateIndex(K, A, needles)
   return best, bestN
 end
 
--- The whole acquire; the wanted labels are A[lf..].
+-- The whole acquire; the wanted labels are A[lf..]. The script sets NOW_US (the store clock in
+-- µs) first.
 local function acquireLease(K, A, lf, now, nowText)
   math.randomseed(tonumber(A[13]))
-  local meta = redis.call('HMGET', K[1], 'pv', 'qn')
-  local pv = meta[1] or '0'
+  local meta = redis.call('HMGET', K[1], 'pv', 'qn', 'ep', 'es')
+  local pv = (meta[3] or '') .. '.' .. (meta[1] or '0')
   if pv ~= A[2] then return {-4, pv} end
+  -- after a loss of state, nothing until leases from before can no longer be in use
+  if meta[4] and tonumber(meta[4]) > now then return {-5, tonumber(meta[4]) - now} end
+  if A[19] ~= '' then
+    local again = grantedBefore(A, now)
+    if again then return again end
+  end
   if meta[2] and tonumber(meta[2]) <= now then returnFromQuarantine(K, A[1], nowText) end
   local busy = K[5]
   if math.random(BUSY_GC_ONE_IN) == 1 then redis.call('ZREMRANGEBYSCORE', busy, '-inf', nowText) end

@@ -1,6 +1,7 @@
 --[[
   The pair (proxy, domain-key), hash `P r:<dk>:<id>`:
-    f  fencing counter (last token granted; never reset while the key lives)
+    f  last fencing token granted: max(previous + 1, grant time in µs), so tokens keep
+       increasing even after the key was lost
     u  max(n, b, c): until when the pair is blocked regardless of its holders
     n  nextAt (pacing), b banUntil, c coolUntil, r consecutive rate limits
     m  maxConcurrency and bt banTtlMs of the last grant
