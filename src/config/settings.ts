@@ -29,6 +29,13 @@ export interface Settings {
   readonly banTtlMs: number;
   /** WORKER_ACTIVE_WINDOW_MS — a worker is live if it acquired within this window (§4). */
   readonly workerActiveWindowMs: number;
+  /**
+   * WORKER_ABSENT_AFTER_MS — a worker not heard from for this long may be in fallback: its share is
+   * reserved for it (§7). Workers (the SDK) wait longer than this before a silent fallback.
+   */
+  readonly workerAbsentAfterMs: number;
+  /** FALLBACK_WINDOW_MS — how long after its last contact a silent worker's share stays reserved. */
+  readonly fallbackWindowMs: number;
   /** PROXIES_FILE — proxies loaded at start (one per line: url [tier=..] [key=value ...]). */
   readonly proxiesFile: string;
   /** PROXIES_POOL — the pool PROXIES_FILE is loaded into. */
@@ -142,6 +149,8 @@ export function loadSettings(env: Env = process.env): Settings {
     sessionTtlMs: num(env, "SESSION_TTL_MS", 600_000, { min: 1, max: MS_DAY * 30 }),
     banTtlMs: num(env, "BAN_TTL_MS", 3_600_000, { min: 1, max: MS_DAY * 30 }),
     workerActiveWindowMs: num(env, "WORKER_ACTIVE_WINDOW_MS", 60_000, { min: 1, max: MS_DAY }),
+    workerAbsentAfterMs: num(env, "WORKER_ABSENT_AFTER_MS", 8_000, { min: 100, max: MS_DAY }),
+    fallbackWindowMs: num(env, "FALLBACK_WINDOW_MS", 600_000, { min: 1_000, max: MS_DAY }),
     proxiesFile: str(env, "PROXIES_FILE", ""),
     proxiesPool: str(env, "PROXIES_POOL", "default"),
     shutdownGraceMs: num(env, "SHUTDOWN_GRACE_MS", 10_000, { min: 0, max: 600_000 }),

@@ -12,6 +12,7 @@ import type { BrokerContext } from "../service/context.js";
 import { BrokerError } from "../service/errors.js";
 import { domainPacingGauge } from "../service/domain-pacing.js";
 import { LeaseEngine } from "../service/lease-engine.js";
+import { Reservations } from "../service/reservations.js";
 import type { StreamHandle } from "../service/lease-stream.js";
 import { BrokerMetrics } from "../service/metrics.js";
 import { addReflection } from "./reflection.js";
@@ -32,6 +33,8 @@ export type BrokerServerSettings = Pick<
   | "keepaliveTimeoutMs"
   | "maxRetryAfterMs"
   | "scoring"
+  | "workerAbsentAfterMs"
+  | "fallbackWindowMs"
 >;
 
 export interface BrokerServerOptions {
@@ -46,6 +49,8 @@ export interface BrokerServerOptions {
 
 const SERVICES = ["", ProxyBroker.typeName, ProxyAdmin.typeName];
 const STORE_CHECK_MS = 1000;
+/** How often the reservations of silent workers' fallback shares are brought up to date. */
+const RESERVATIONS_MS = 1000;
 
 /**
  * The gRPC server: ProxyBroker, ProxyAdmin, grpc.health.v1.Health and server reflection on one
@@ -59,6 +64,7 @@ export class BrokerServer {
   private readonly engine: LeaseEngine;
   private readonly defaults: PolicyDefaults;
   private storeTimer: NodeJS.Timeout | undefined;
+  private readonly reservations: Reservations;
   /** Told when the store's server changed (for the log). */
   onServerChanged: ((id: string) => void) | undefined;
 
@@ -85,6 +91,15 @@ export class BrokerServer {
       ...(opts.onStateLost ? { onStateLost: opts.onStateLost } : {}),
       ...(opts.clock ? { clock: opts.clock } : {}),
     });
+    this.reservations = new Reservations({
+      store: opts.store,
+      pools: () => this.engine.pools(),
+      clock: opts.clock ?? Date.now,
+      absentAfterMs: s.workerAbsentAfterMs,
+      fallbackWindowMs: s.fallbackWindowMs,
+      liveWindowMs: s.workerActiveWindowMs,
+      intervalMs: RESERVATIONS_MS,
+    });
     this.metrics = new BrokerMetrics({
       waiting: () => this.engine.waiting,
       domainPacing: () => domainPacingGauge({ store: opts.store, engine: this.engine, defaults: this.defaults }),
@@ -107,6 +122,7 @@ export class BrokerServer {
     const broker = new BrokerServer(server, opts, port);
     broker.register();
     broker.watchStore();
+    broker.reservations.start();
     return broker;
   }
 
@@ -162,6 +178,7 @@ export class BrokerServer {
     if (this.draining) return;
     this.draining = true;
     if (this.storeTimer !== undefined) clearInterval(this.storeTimer);
+    this.reservations.stop();
     for (const svc of SERVICES) this.health.setStatus(svc, "NOT_SERVING");
     this.engine.rejectWaiters(new BrokerError(grpc.status.UNAVAILABLE, "broker is shutting down"));
     const deadline = Date.now() + graceMs;

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import {
   AcquireLeaseResponseSchema,
+  DomainPacingSchema,
   GetPoolSnapshotResponseSchema,
   ReleaseLeaseResponseSchema,
   RenewLeaseResponseSchema,
@@ -8,14 +9,15 @@ import {
 } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { MethodsOf, ServiceHandlers } from "@proxybroker/sdk/wire";
-import { leaseToWire, policyToWire, proxyToWire, timestampOf } from "@proxybroker/sdk/wire";
+import { durationOf, leaseToWire, policyToWire, proxyToWire, timestampOf } from "@proxybroker/sdk/wire";
 import type { ProxyView } from "@proxybroker/sdk/model";
 import { decisionToWire, deniedToError, lostToError } from "./answers.js";
 import type { BrokerContext } from "./context.js";
 import { leaseStream } from "./lease-stream.js";
 import { reportOutcomes } from "./report-outcomes.js";
 import { unary } from "./unary.js";
-import { checkAcquire, checkPool, checkRelease, checkRenew } from "./validate.js";
+import { DOMAIN_PACING_LIMIT } from "./domain-pacing.js";
+import { checkAcquire, checkPool, checkRelease, checkRenew, checkWorkerId } from "./validate.js";
 
 type Methods = MethodsOf<typeof ProxyBroker>;
 
@@ -65,6 +67,11 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
     getPoolSnapshot: unary(ctx.isDraining, async (req) => {
       const pool = checkPool(req.pool);
       const now = ctx.clock();
+      if (req.workerId !== "") await ctx.store.touchWorker(pool, checkWorkerId(req.workerId));
+      const liveWorkers = (await ctx.store.liveWorkers(pool, now - ctx.workerActiveWindowMs)).map((w) =>
+        create(WorkerInfoSchema, { workerId: w.workerId, lastSeenTime: timestampOf(w.lastSeenAt) }),
+      );
+      if (req.workersOnly) return create(GetPoolSnapshotResponseSchema, { pool, liveWorkers, snapshotTime: timestampOf(now) });
       const proxies: ProxyView[] = [];
       for (let after = ""; ; ) {
         const page = await ctx.store.listProxies(pool, { size: SNAPSHOT_PAGE, after });
@@ -72,16 +79,21 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
         if (page.next === "") break;
         after = page.next;
       }
-      const [workers, policies] = await Promise.all([
-        ctx.store.liveWorkers(pool, now - ctx.workerActiveWindowMs),
-        ctx.store.listPolicies(pool),
-      ]);
+      const [set, adapted] = await Promise.all([ctx.store.listPolicies(pool), ctx.store.domainPacing(pool, [], DOMAIN_PACING_LIMIT)]);
       return create(GetPoolSnapshotResponseSchema, {
         pool,
         proxies: proxies.map(proxyToWire),
-        liveWorkers: workers.map((w) => create(WorkerInfoSchema, { workerId: w.workerId, lastSeenTime: timestampOf(w.lastSeenAt) })),
-        policies: policies.policies.map(policyToWire),
+        liveWorkers,
+        policies: set.policies.map(policyToWire),
         snapshotTime: timestampOf(now),
+        pacing: adapted.map((d) =>
+          create(DomainPacingSchema, {
+            domain: d.domainKey,
+            effectiveInterval: durationOf(d.adaptiveMs),
+            learnedLimit: durationOf(d.learnedMs),
+            learnedTime: timestampOf(d.learnedAt),
+          }),
+        ),
       });
     }),
   };

@@ -160,7 +160,7 @@ export class LeaseEngine {
         {
           attempt: () => this.attempt(spec, params).then(toAttempt),
           deadline: start + spec.maxWaitMs,
-          narrow: spec.sessionKey !== "" || spec.tier !== "" || Object.keys(spec.labels).length > 0,
+          narrow: spec.sessionKey !== "" || spec.proxyId !== "" || spec.tier !== "" || Object.keys(spec.labels).length > 0,
           signal,
           settle: (r) => {
             if (r.kind === "error") reject(r.error);
@@ -196,6 +196,7 @@ export class LeaseEngine {
       ttlMs: spec.ttlMs > 0 ? spec.ttlMs : eff.defaultTtlMs,
       shadowKeys: set.history.length === 0 ? [] : shadowKeys(set, spec.host, eff.domainKey),
       requestId: spec.requestId,
+      proxyId: spec.proxyId,
       policyVersion: set.version,
       sessionKey: spec.sessionKey,
       sessionTtlMs: this.opts.sessionTtlMs,

@@ -37,6 +37,8 @@ export interface AcquireSpec {
   readonly sessionKey: string;
   readonly tier: string;
   readonly labels: Readonly<Record<string, string>>;
+  /** "" = any proxy; else only this one (host:port). */
+  readonly proxyId: string;
 }
 
 export interface RenewSpec {
@@ -60,6 +62,11 @@ export function checkPool(pool: string): string {
   if (pool === "") return "default";
   if (!POOL.test(pool)) throw new InvalidInputError(`pool "${pool}" must match ${POOL.source}`);
   return pool;
+}
+
+/** A worker id as a request carries it (printable, no spaces, ≤ 256). */
+export function checkWorkerId(workerId: string): string {
+  return checkToken("worker_id", workerId, false);
 }
 
 function checkToken(field: string, value: string, allowEmpty: boolean): string {
@@ -99,7 +106,15 @@ export function checkAcquire(req: AcquireLeaseRequest, limits: RequestLimits): A
     sessionKey: checkToken("session_key", req.sessionKey, true),
     tier: req.tier,
     labels: { ...req.labels },
+    proxyId: checkProxyId(req.proxyId),
   };
+}
+
+/** A proxy id (host:port) or "". */
+function checkProxyId(id: string): string {
+  if (id === "") return id;
+  if (id.length > 300 || !/^[^\s/]+:\d{1,5}$/.test(id)) throw new InvalidInputError(`proxy_id "${id.slice(0, 40)}" is not host:port`);
+  return id;
 }
 
 function checkLeaseId(leaseId: string): string {

@@ -42,6 +42,8 @@ export const TEST_SETTINGS: BrokerServerSettings = {
   keepaliveTimeMs: 10_000,
   keepaliveTimeoutMs: 5_000,
   maxRetryAfterMs: 86_400_000,
+  workerAbsentAfterMs: 8_000,
+  fallbackWindowMs: 600_000,
   scoring: DEFAULT_SCORING,
 };
 

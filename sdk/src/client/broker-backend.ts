@@ -6,7 +6,7 @@ import { OutcomeSchema } from "../gen/proxybroker/v1/broker_pb.js";
 import type { LeaseDenied } from "../gen/proxybroker/v1/broker_pb.js";
 import { epochMsOf, leaseFromWire, msOf, outcomeKindOf } from "../wire/codec.js";
 import type { BrokerBreaker } from "./breaker.js";
-import { BrokerClientError, NoProxyAvailableError } from "./errors.js";
+import { BrokerClientError, BrokerSlowError, NoProxyAvailableError } from "./errors.js";
 import type { LeaseBackend, LeaseOutcome } from "./lease.js";
 import { LeaseLostError } from "./lease.js";
 import type { Answer, LeaseChannel } from "./lease-channel.js";
@@ -22,16 +22,25 @@ export interface AcquireRequest {
   readonly sessionKey: string;
   readonly tier: string;
   readonly labels: Readonly<Record<string, string>>;
+  /** "" = any; else only this proxy (a fallback lease handed over). */
+  readonly proxyId: string;
+}
+
+/** A grant with the monotonic moment its acquire was sent (the lease's deadline counts from it). */
+export interface Granted {
+  readonly view: LeaseView;
+  readonly sentAt: number;
 }
 
 const DENY_CODES: Readonly<Record<number, status>> = { 1: status.RESOURCE_EXHAUSTED, 2: status.INVALID_ARGUMENT, 3: status.UNAVAILABLE, 4: status.NOT_FOUND };
 
-/** A denial as an error (NO_PROXY_AVAILABLE → NoProxyAvailableError). */
+/** A denial as an error (NO_PROXY_AVAILABLE → NoProxyAvailableError), marked as the broker's answer. */
 export function deniedError(d: LeaseDenied): BrokerClientError {
   const code = DENY_CODES[d.reason] ?? status.UNAVAILABLE;
   const retry = d.retryAfter === undefined ? -1 : msOf(d.retryAfter);
-  if (code === status.RESOURCE_EXHAUSTED) return new NoProxyAvailableError(d.message || "no proxy available", retry);
-  return new BrokerClientError(code, d.message || "denied", retry);
+  const err = code === status.RESOURCE_EXHAUSTED ? new NoProxyAvailableError(d.message || "no proxy available", retry) : new BrokerClientError(code, d.message || "denied", retry);
+  err.answered = true;
+  return err;
 }
 
 function unexpected(a: Answer): BrokerClientError {
@@ -44,29 +53,49 @@ function unexpected(a: Answer): BrokerClientError {
  */
 export class BrokerBackend implements LeaseBackend {
   constructor(
-    private readonly deps: { channel: LeaseChannel; breaker: BrokerBreaker; callTimeoutMs: number },
+    private readonly deps: {
+      channel: LeaseChannel;
+      breaker: BrokerBreaker;
+      callTimeoutMs: number;
+      monotonic: () => number;
+      /** The connection to the broker is up (a timeout then means "slow", not "unreachable"). */
+      connected: () => boolean;
+    },
   ) {}
 
-  /** Acquire through the broker; rejects with a BrokerClientError (or the breaker's EOPENBREAKER). */
-  acquire(req: AcquireRequest): Promise<LeaseView> {
+  /**
+   * Acquire through the broker; rejects with a BrokerClientError (or the breaker's EOPENBREAKER).
+   * A timeout while connected is a `BrokerSlowError`, which does not count against the breaker.
+   */
+  acquire(req: AcquireRequest): Promise<Granted> {
     return this.deps.breaker.fire(async () => {
       const requestId = this.deps.channel.nextRequestId();
-      const a = await this.deps.channel.acquire(
-        {
-          requestId,
-          workerId: req.workerId,
-          pool: req.pool,
-          targetUrl: req.targetUrl,
-          domain: req.domain,
-          sessionKey: req.sessionKey,
-          tier: req.tier,
-          labels: { ...req.labels },
-          ...(req.ttlMs > 0 ? { ttl: durationFromMs(req.ttlMs) } : {}),
-          ...(req.maxWaitMs > 0 ? { maxWait: durationFromMs(req.maxWaitMs) } : {}),
-        },
-        this.deps.callTimeoutMs + req.maxWaitMs,
-      );
-      if (a.case === "granted" && a.value.lease !== undefined) return leaseFromWire(a.value.lease);
+      const sentAt = this.deps.monotonic();
+      let a: Answer;
+      try {
+        a = await this.deps.channel.acquire(
+          {
+            requestId,
+            workerId: req.workerId,
+            pool: req.pool,
+            targetUrl: req.targetUrl,
+            domain: req.domain,
+            sessionKey: req.sessionKey,
+            tier: req.tier,
+            labels: { ...req.labels },
+            proxyId: req.proxyId,
+            ...(req.ttlMs > 0 ? { ttl: durationFromMs(req.ttlMs) } : {}),
+            ...(req.maxWaitMs > 0 ? { maxWait: durationFromMs(req.maxWaitMs) } : {}),
+          },
+          this.deps.callTimeoutMs + req.maxWaitMs,
+        );
+      } catch (err) {
+        if (err instanceof BrokerClientError && err.code === status.DEADLINE_EXCEEDED && this.deps.connected()) {
+          throw new BrokerSlowError(`the broker did not answer within ${this.deps.callTimeoutMs + req.maxWaitMs} ms (connected: slow, not unreachable)`, { cause: err });
+        }
+        throw err;
+      }
+      if (a.case === "granted" && a.value.lease !== undefined) return { view: leaseFromWire(a.value.lease), sentAt };
       if (a.case === "denied") throw deniedError(a.value);
       throw unexpected(a);
     });

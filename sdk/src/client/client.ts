@@ -2,7 +2,6 @@ import { EventEmitter } from "node:events";
 import * as grpc from "@grpc/grpc-js";
 import { Counter, Gauge, Registry } from "prom-client";
 import { hostFromDomain, hostFromUrl } from "../model/domain-key.js";
-import type { LeaseView } from "../model/model.js";
 import { Classifier } from "../classify/index.js";
 import type { Classification, Expectations, ResponseFacts } from "../classify/index.js";
 import { FallbackPool } from "../fallback/index.js";
@@ -12,11 +11,12 @@ import type { ClientOf } from "../wire/grpc-adapter.js";
 import { BrokerBreaker, isOpenBreaker } from "./breaker.js";
 import type { BreakerState } from "./breaker.js";
 import { BrokerBackend } from "./broker-backend.js";
-import type { AcquireRequest } from "./broker-backend.js";
-import { isBrokerFailure, toClientError } from "./errors.js";
+import type { AcquireRequest, Granted } from "./broker-backend.js";
+import { BrokerClientError, isBrokerFailure, toClientError } from "./errors.js";
 import { FallbackBackend } from "./fallback-backend.js";
 import { leasedFetch } from "./fetch.js";
 import type { FetchOptions, FetchResult } from "./fetch.js";
+import { endAdopted, enterFallback, handOver, type Adopted, type SwitchDeps } from "./handover.js";
 import { Lease } from "./lease.js";
 import type { LeaseBackend, LeaseOutcome, LeaseSource } from "./lease.js";
 import { LeaseChannel } from "./lease-channel.js";
@@ -24,15 +24,16 @@ import { resolveOptions } from "./options.js";
 import type { ClientOptions, ResolvedOptions } from "./options.js";
 import { carriedOutcome } from "./outcome-carrier.js";
 import { OutcomeReplay } from "./outcome-replay.js";
+import { Reachability } from "./reachability.js";
 import { SnapshotSync } from "./snapshot-sync.js";
 
 /** Per-acquire options. */
 export interface AcquireOptions {
   /** Lease TTL, ms; default the client's `ttlMs`, else the broker's default for the domain. */
   readonly ttlMs?: number;
-  /** Wait inside the broker up to this long for an eligible proxy. Default 0. */
+  /** Wait up to this long for an eligible proxy (inside the broker, or locally in fallback). Default 0. */
   readonly maxWaitMs?: number;
-  /** Sticky session: the same key keeps its proxy (SPEC §3). */
+  /** Sticky session: the same key keeps its proxy (docs/spec.md §3). */
   readonly sessionKey?: string;
   readonly tier?: string;
   readonly labels?: Readonly<Record<string, string>>;
@@ -49,11 +50,15 @@ export interface WithLeaseOptions<T> extends AcquireOptions {
 /** The client's mode: leases from the broker, or from the local fallback pool (breaker open). */
 export type ClientMode = "broker" | "fallback";
 
+/** While the broker is down and the fallback pool has nothing, an acquire retries this often. */
+const DOWN_RETRY_MS = 250;
+
 /**
  * The ProxyBroker SDK client. One Lease stream carries every lease of the process; heartbeats
  * renew held leases every ttl/3; an opossum circuit breaker switches acquires to a local fallback
- * pool while the broker or its Redis is unreachable, and back when it answers again (outcomes
- * seen meanwhile are replayed to the broker).
+ * pool while the broker or its Redis is unreachable, and back when it answers again: fallback
+ * leases are handed over to the broker first, then outcomes seen meanwhile are replayed. Every
+ * call settles by its deadline: an acquire by `maxWaitMs` + the broker call timeout.
  *
  * Events: `mode` (ClientMode), `breaker` (BreakerState), `replayed` (count of outcomes replayed).
  * Metrics (prom-client, `client.metrics`): `proxybroker_sdk_breaker_state` (0 closed, 1 half
@@ -75,10 +80,14 @@ export class ProxyBrokerClient extends EventEmitter {
   private readonly snapshots: SnapshotSync;
   private readonly replay: OutcomeReplay;
   private readonly classifier: Classifier;
+  private readonly reach: Reachability;
   private readonly live = new Set<Lease>();
+  private readonly adopted: Adopted = new Map();
   private readonly acquires = new Counter({ name: "proxybroker_sdk_acquires_total", help: "Leases acquired, by source", labelNames: ["source"], registers: [this.metrics] });
   private readonly breakerGauge = new Gauge({ name: "proxybroker_sdk_breaker_state", help: "Circuit breaker: 0 closed, 1 half open, 2 open", registers: [this.metrics] });
   private currentMode: ClientMode = "broker";
+  /** The switch in progress (entering fallback, or handing over); acquires wait for it. */
+  private switching: Promise<void> = Promise.resolve();
   private closed = false;
 
   /** Throws `TypeError` for bad options. */
@@ -88,33 +97,51 @@ export class ProxyBrokerClient extends EventEmitter {
     this.workerId = this.opts.workerId;
     this.pool = this.opts.pool;
     this.grpcClient = new grpc.Client(this.opts.address, this.opts.credentials, {
-      "grpc.keepalive_time_ms": 10_000,
+      "grpc.keepalive_time_ms": 5_000,
       "grpc.keepalive_timeout_ms": 5_000,
+      "grpc.keepalive_permit_without_calls": 1,
       "grpc.initial_reconnect_backoff_ms": 100,
-      "grpc.max_reconnect_backoff_ms": 2_000,
+      "grpc.max_reconnect_backoff_ms": 1_000,
     });
     this.broker = createClient(ProxyBroker, this.grpcClient);
-    this.channel = new LeaseChannel({ broker: this.broker, backoff: { initialMs: 50, maxMs: 1_000 }, clock: this.opts.clock });
+    this.reach = new Reachability(this.opts.monotonic, this.opts.fallback.absentAfterMs);
+    this.channel = new LeaseChannel({
+      broker: this.broker,
+      backoff: { initialMs: 50, maxMs: 1_000 },
+      clock: this.opts.clock,
+      onAnswer: () => this.reach.contact(),
+    });
     this.breaker = new BrokerBreaker({ ...this.opts.breaker, onState: (s) => this.onBreaker(s) });
-    this.brokerBackend = new BrokerBackend({ channel: this.channel, breaker: this.breaker, callTimeoutMs: this.opts.breaker.callTimeoutMs });
+    this.brokerBackend = new BrokerBackend({
+      channel: this.channel,
+      breaker: this.breaker,
+      callTimeoutMs: this.opts.breaker.callTimeoutMs,
+      monotonic: this.opts.monotonic,
+      connected: () => this.grpcClient.getChannel().getConnectivityState(false) === grpc.connectivityState.READY,
+    });
     this.fallbackPool = new FallbackPool({
       workerId: this.workerId,
       clock: this.opts.clock,
       staticProxies: this.opts.fallback.staticProxies,
+      staticWorkers: this.opts.fallback.staticWorkers,
+      ...(this.opts.fallback.shard !== undefined ? { shard: this.opts.fallback.shard } : {}),
       staticPool: this.pool,
       maxBufferedOutcomes: this.opts.fallback.maxBufferedOutcomes,
       ...(this.opts.fallback.snapshotFile !== "" ? { snapshotFile: this.opts.fallback.snapshotFile } : {}),
     });
-    this.fallbackBackend = new FallbackBackend(this.fallbackPool);
+    this.fallbackBackend = new FallbackBackend(this.fallbackPool, this.opts.monotonic);
     this.classifier = new Classifier({ ...this.opts.classifier, now: this.opts.clock });
     this.replay = new OutcomeReplay({ broker: this.broker, fallback: this.fallbackPool, workerId: this.workerId, callTimeoutMs: this.opts.breaker.callTimeoutMs });
     this.snapshots = new SnapshotSync({
       broker: this.broker,
       pool: this.pool,
+      workerId: this.workerId,
       fallback: this.fallbackPool,
       refreshMs: this.opts.fallback.snapshotRefreshMs,
+      membershipRefreshMs: this.opts.fallback.membershipRefreshMs,
       callTimeoutMs: this.opts.breaker.callTimeoutMs,
       healthy: () => this.currentMode === "broker",
+      onContact: () => this.reach.contact(),
     });
     if (this.opts.fallback.enabled) {
       void this.fallbackPool.loadFromFile().catch(() => false);
@@ -133,25 +160,46 @@ export class ProxyBrokerClient extends EventEmitter {
   }
 
   /**
-   * Lease a proxy for `target` (a URL, or a host). Rejects with `NoProxyAvailableError` when none
-   * is eligible within `maxWaitMs`, `BrokerClientError` (INVALID_ARGUMENT) for bad input, and
-   * UNAVAILABLE only when the broker cannot be reached and the fallback pool has no proxy.
+   * Lease a proxy for `target` (a URL, or a host). Settles within `maxWaitMs` plus the broker call
+   * timeout. Rejects with `NoProxyAvailableError` when none is eligible within `maxWaitMs`,
+   * `BrokerClientError` (INVALID_ARGUMENT) for bad input, DEADLINE_EXCEEDED when the broker is
+   * connected but slow, and UNAVAILABLE when the broker cannot be reached and the fallback pool
+   * has no proxy for this worker (it keeps trying, paced, until the deadline first).
    */
   async acquire(target: string, options: AcquireOptions = {}): Promise<Lease> {
     if (this.closed) throw new TypeError("client is closed");
     const req = this.request(target, options);
-    const fallbackReady = this.opts.fallback.enabled && this.fallbackBackend.available;
-    // Closed: the broker. Half open: the breaker lets one probe through (the rest fall back).
-    // Open: straight to the fallback pool, unless it has nothing to offer.
-    if (this.breaker.state !== "open" || !fallbackReady) {
-      try {
-        return this.wrap(await this.brokerBackend.acquire(req), "broker", req, options);
-      } catch (err) {
-        const down = isOpenBreaker(err) || isBrokerFailure(err);
-        if (!down || !(this.opts.fallback.enabled && this.fallbackBackend.available)) throw isOpenBreaker(err) ? toClientError(err) : err;
+    const { monotonic } = this.opts;
+    const waitUntil = monotonic() + req.maxWaitMs;
+    const deadline = waitUntil + this.opts.breaker.callTimeoutMs;
+    const remaining = (): AcquireRequest => ({ ...req, maxWaitMs: Math.max(0, Math.round(waitUntil - monotonic())) });
+    for (;;) {
+      await this.switching;
+      // Closed: the broker. Half open: the breaker lets one probe through (the rest fall back).
+      // Open: straight to the fallback pool, unless it has nothing to offer.
+      let failure: unknown;
+      if (this.breaker.state !== "open" || !this.fallbackReady()) {
+        try {
+          return this.wrap(await this.brokerBackend.acquire(remaining()), "broker", req, options);
+        } catch (err) {
+          if (!(isOpenBreaker(err) || isBrokerFailure(err))) throw err;
+          failure = err;
+        }
       }
+      if (this.fallbackReady() && (failure === undefined || this.reach.fallbackAllowed(failure))) {
+        await this.switching;
+        // The hold after a switch (a pair's last broker use may have been just now) is waited
+        // out within the call's deadline rather than reported as "no proxy".
+        const holdWaitMs = Math.max(0, Math.floor(deadline - monotonic()));
+        return this.wrap(await this.fallbackBackend.acquire(remaining(), holdWaitMs), "fallback", req, options);
+      }
+      // Unreachable, and nothing this worker may use yet: wait (paced), not past the deadline.
+      const left = deadline - monotonic();
+      if (left <= 0) throw unreachable(failure);
+      // Retry the broker at that pace: the next failure may show it is gone (connection refused).
+      const pause = Math.min(left, DOWN_RETRY_MS, this.fallbackReady() ? Math.max(10, this.reach.fallbackIn()) : DOWN_RETRY_MS);
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
-    return this.wrap(await this.fallbackBackend.acquire(req), "fallback", req, options);
   }
 
   /**
@@ -197,6 +245,10 @@ export class ProxyBrokerClient extends EventEmitter {
     this.grpcClient.close();
   }
 
+  private fallbackReady(): boolean {
+    return this.opts.fallback.enabled && this.fallbackBackend.available;
+  }
+
   private request(target: string, o: AcquireOptions): AcquireRequest {
     const isUrl = target.includes("://");
     try {
@@ -206,54 +258,77 @@ export class ProxyBrokerClient extends EventEmitter {
     } catch (err) {
       throw toClientError(Object.assign(err instanceof Error ? err : new Error(String(err)), { code: grpc.status.INVALID_ARGUMENT, details: err instanceof Error ? err.message : String(err) }));
     }
+    const maxWaitMs = o.maxWaitMs ?? 0;
+    if (!(maxWaitMs >= 0)) throw new TypeError(`maxWaitMs must be ≥ 0, got ${String(o.maxWaitMs)}`);
     return {
       workerId: this.workerId,
       pool: this.pool,
       targetUrl: isUrl ? target : "",
       domain: isUrl ? "" : target,
       ttlMs: o.ttlMs ?? this.opts.ttlMs,
-      maxWaitMs: o.maxWaitMs ?? 0,
+      maxWaitMs,
       sessionKey: o.sessionKey ?? "",
       tier: o.tier ?? "",
       labels: o.labels ?? {},
+      proxyId: "",
     };
   }
 
-  private wrap(view: LeaseView, source: LeaseSource, req: AcquireRequest, o: AcquireOptions): Lease {
+  /** The request a lease was granted for (a hand-over asks for the same pair again). */
+  private requestOf(lease: Lease): AcquireRequest {
+    return { ...this.request(lease.target, { ttlMs: lease.ttlMs }), sessionKey: lease.sessionKey };
+  }
+
+  private wrap(granted: Granted, source: LeaseSource, req: AcquireRequest, o: AcquireOptions): Lease {
+    const { view, sentAt } = granted;
     this.acquires.inc({ source });
-    const backend: LeaseBackend = source === "broker" ? this.brokerReleaseBuffering() : this.fallbackBackend;
+    const backend: LeaseBackend = source === "broker" ? this.brokerLeases : this.fallbackBackend;
     const now = this.opts.clock();
     const lease = new Lease(
       {
-        id: view.leaseId,
+        identity: { id: view.leaseId, fencingToken: view.fencingToken, source, expireAt: view.expireAt, backend },
         proxy: { id: view.proxy.id, url: view.proxy.url, tier: view.proxy.tier, labels: view.proxy.labels, score: view.proxy.score },
         domain: view.domainKey,
-        fencingToken: view.fencingToken,
-        source,
+        target: req.targetUrl !== "" ? req.targetUrl : req.domain,
         sessionKey: view.sessionKey,
         sessionRebound: view.sessionRebound,
-        expireAt: view.expireAt,
         ttlMs: req.ttlMs > 0 ? req.ttlMs : Math.max(1_000, view.expireAt - now),
+        sentAt,
         heartbeat: o.heartbeat ?? true,
       },
-      { backend, clock: this.opts.clock, onEnd: (l) => this.live.delete(l) },
+      {
+        clock: this.opts.clock,
+        monotonic: this.opts.monotonic,
+        onEnd: (l) => {
+          this.live.delete(l);
+          endAdopted({ fallback: this.fallbackBackend }, this.adopted, l);
+        },
+      },
     );
     this.live.add(lease);
     return lease;
   }
 
   /** Broker leases release through the stream; an outcome that cannot reach it is kept for replay. */
-  private brokerReleaseBuffering(): LeaseBackend {
+  private readonly brokerLeases: LeaseBackend = {
+    renew: (l, ttl) => this.brokerBackend.renew(l, ttl),
+    release: async (l, outcome) => {
+      try {
+        await this.brokerBackend.release(l, outcome);
+      } catch (err) {
+        if (!isBrokerFailure(err)) return;
+        this.replay.keep({ pool: this.pool, proxyId: l.proxy.id, domainKey: l.domain, outcome, observedAt: this.opts.clock() });
+      }
+    },
+  };
+
+  private switchDeps(): SwitchDeps {
     return {
-      renew: (l, ttl) => this.brokerBackend.renew(l, ttl),
-      release: async (l, outcome) => {
-        try {
-          await this.brokerBackend.release(l, outcome);
-        } catch (err) {
-          if (!isBrokerFailure(err)) return;
-          this.replay.keep({ pool: this.pool, proxyId: l.proxy.id, domainKey: l.domain, outcome, observedAt: this.opts.clock() });
-        }
-      },
+      live: () => this.live,
+      broker: this.brokerBackend,
+      brokerLeases: this.brokerLeases,
+      fallback: this.fallbackBackend,
+      request: (l) => this.requestOf(l),
     };
   }
 
@@ -270,11 +345,27 @@ export class ProxyBrokerClient extends EventEmitter {
     if (mode === this.currentMode) return;
     this.currentMode = mode;
     this.emit("mode", mode);
-    if (mode === "broker") {
-      void this.replay.flush().then((n) => {
-        if (n > 0) this.emit("replayed", n);
-      });
-      void this.snapshots.refresh();
+    const deps = this.switchDeps();
+    if (mode === "fallback") {
+      this.fallbackPool.enter(this.opts.clock());
+      this.switching = this.switching.then(() => enterFallback(deps, this.adopted)).catch(() => undefined);
+      return;
     }
+    this.fallbackPool.leave();
+    // Hand fallback leases over before anything else is taken from the broker, then replay.
+    this.switching = this.switching.then(() => handOver(deps)).catch(() => undefined);
+    void this.switching.then(async () => {
+      const n = await this.replay.flush();
+      if (n > 0) this.emit("replayed", n);
+      await this.snapshots.refresh();
+    });
   }
+}
+
+/** The error of an acquire that found neither the broker nor a fallback proxy by its deadline. */
+function unreachable(failure: unknown): BrokerClientError {
+  const why = failure instanceof Error ? failure.message : "the broker is unreachable";
+  return new BrokerClientError(grpc.status.UNAVAILABLE, `no proxy: ${why}, and the fallback pool has none for this worker`, DOWN_RETRY_MS, {
+    cause: failure,
+  });
 }

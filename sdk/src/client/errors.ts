@@ -7,6 +7,8 @@ import { status } from "@grpc/grpc-js";
  */
 export class BrokerClientError extends Error {
   override readonly name: string = "BrokerClientError";
+  /** The broker itself gave this answer (in-band), as opposed to a transport failure. */
+  answered = false;
   constructor(
     readonly code: status,
     message: string,
@@ -25,10 +27,22 @@ export class NoProxyAvailableError extends BrokerClientError {
   }
 }
 
+/**
+ * A broker call that ran out of time while the connection to the broker was up: the broker is
+ * slow, not unreachable. It never opens the breaker (fallback is for an unreachable broker only).
+ */
+export class BrokerSlowError extends BrokerClientError {
+  override readonly name: string = "BrokerSlowError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(status.DEADLINE_EXCEEDED, message, -1, options);
+  }
+}
+
 const FAILURES = new Set<number>([status.UNAVAILABLE, status.DEADLINE_EXCEEDED, status.INTERNAL, status.UNKNOWN, status.CANCELLED]);
 
 /** True for errors that mean the broker cannot serve (they count against the breaker). */
 export function isBrokerFailure(err: unknown): boolean {
+  if (err instanceof BrokerSlowError) return false;
   if (err instanceof BrokerClientError) return FAILURES.has(err.code);
   if (typeof err === "object" && err !== null && "code" in err && typeof err.code === "number") return FAILURES.has(err.code);
   // Anything else (connection refused surfaced as a plain error, a timeout) is a failure too.

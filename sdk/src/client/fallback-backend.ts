@@ -4,30 +4,35 @@ import type { FallbackPool } from "../fallback/index.js";
 import { BrokerClientError, NoProxyAvailableError } from "./errors.js";
 import type { LeaseBackend, LeaseOutcome } from "./lease.js";
 import { LeaseLostError } from "./lease.js";
-import type { AcquireRequest } from "./broker-backend.js";
+import type { AcquireRequest, Granted } from "./broker-backend.js";
 import { hostFromDomain, hostFromUrl } from "../model/domain-key.js";
+import type { FallbackAcquireRequest } from "../fallback/index.js";
 
 /** Leases from this worker's local fallback pool, with the `LeaseBackend` of fallback leases. */
 export class FallbackBackend implements LeaseBackend {
-  constructor(private readonly pool: FallbackPool) {}
+  constructor(
+    private readonly pool: FallbackPool,
+    private readonly monotonic: () => number,
+  ) {}
 
   get available(): boolean {
     return this.pool.hasPool;
   }
 
-  async acquire(req: AcquireRequest): Promise<LeaseView> {
-    const host = req.targetUrl !== "" ? hostFromUrl(req.targetUrl) : hostFromDomain(req.domain);
-    const r = await this.pool.acquire({
-      pool: req.pool,
-      host,
-      ttlMs: req.ttlMs,
-      sessionKey: req.sessionKey,
-      tier: req.tier,
-      labels: req.labels,
-      maxWaitMs: req.maxWaitMs,
-    });
-    if (r.kind === "granted") return r.lease;
+  /** `holdWaitMs`: how long the caller can wait for the hold after entering fallback. */
+  async acquire(req: AcquireRequest, holdWaitMs = 0): Promise<Granted> {
+    const sentAt = this.monotonic();
+    const r = await this.pool.acquire({ ...requestOf(req), holdWaitMs });
+    if (r.kind === "granted") return { view: r.lease, sentAt };
     throw new NoProxyAvailableError("no proxy of this worker's fallback share is eligible", r.retryAfterMs);
+  }
+
+  /**
+   * Hold `proxyId` locally for a broker lease whose request is still in flight as the worker
+   * enters fallback (see `FallbackPool.adopt`); the local lease, or undefined.
+   */
+  async adopt(req: AcquireRequest, proxyId: string): Promise<LeaseView | undefined> {
+    return this.pool.adopt(requestOf(req), proxyId);
   }
 
   async renew(lease: { id: string; fencingToken: number }, ttlMs: number): Promise<number> {
@@ -47,4 +52,17 @@ export class FallbackBackend implements LeaseBackend {
       throw new BrokerClientError(status.NOT_FOUND, `fallback lease ${lease.id} is unknown`);
     }
   }
+}
+
+/** The fallback pool's form of an acquire. */
+function requestOf(req: AcquireRequest): FallbackAcquireRequest {
+  return {
+    pool: req.pool,
+    host: req.targetUrl !== "" ? hostFromUrl(req.targetUrl) : hostFromDomain(req.domain),
+    ttlMs: req.ttlMs,
+    sessionKey: req.sessionKey,
+    tier: req.tier,
+    labels: req.labels,
+    maxWaitMs: req.maxWaitMs,
+  };
 }

@@ -42,6 +42,7 @@ export class LeaseChannel {
   private readonly waiting = new Map<string, Waiter[]>();
   private backoffMs = 0;
   private reopenAt = 0;
+  private lastBreak = "";
   private seq = 0;
   /**
    * Request ids are unique beyond this client: the broker answers a repeated (worker id, request
@@ -56,6 +57,8 @@ export class LeaseChannel {
       readonly broker: ClientOf<typeof ProxyBroker>;
       readonly backoff: ChannelBackoff;
       readonly clock: () => number;
+      /** Called for every answer the broker sends (it is reachable). */
+      readonly onAnswer?: () => void;
     },
   ) {}
 
@@ -114,11 +117,12 @@ export class LeaseChannel {
 
   private expect(key: string, timeoutMs: number): Promise<Answer> {
     return new Promise<Answer>((resolve, reject) => {
+      // Not unref'd: a caller awaits this answer, and its deadline keeps the process alive until
+      // it settles (an unref'd one let a process exit with its calls unsettled).
       const timer = setTimeout(() => {
         this.drop(key, w);
         reject(new BrokerClientError(status.DEADLINE_EXCEEDED, `no answer from the broker within ${timeoutMs} ms`));
       }, timeoutMs);
-      timer.unref();
       const w: Waiter = { resolve, reject, timer };
       const list = this.waiting.get(key) ?? [];
       list.push(w);
@@ -139,7 +143,8 @@ export class LeaseChannel {
       for (const k of keys) this.rejectKey(k, new BrokerClientError(status.UNAVAILABLE, message));
     };
     if (this.closed) return fail("client closed");
-    if (this.stream === undefined && this.opts.clock() < this.reopenAt) return fail("broker stream is reconnecting");
+    // The reason of the last break goes with it: it tells a broker that is gone from a slow one.
+    if (this.stream === undefined && this.opts.clock() < this.reopenAt) return fail(`broker stream is reconnecting (${this.lastBreak})`);
     const stream = this.stream ?? this.open();
     stream.write(create(LeaseRequestSchema, { kind }));
   }
@@ -149,6 +154,7 @@ export class LeaseChannel {
     this.stream = stream;
     stream.on("data", (res: LeaseResponse) => {
       this.backoffMs = 0;
+      this.opts.onAnswer?.();
       this.deliver(res.kind);
     });
     const broken = (why: string) => {
@@ -156,6 +162,7 @@ export class LeaseChannel {
       this.stream = undefined;
       this.backoffMs = this.backoffMs === 0 ? this.opts.backoff.initialMs : Math.min(this.opts.backoff.maxMs, this.backoffMs * 2);
       this.reopenAt = this.opts.clock() + this.backoffMs;
+      this.lastBreak = why;
       this.failAll(why);
     };
     stream.on("error", (err: Error) => broken(`broker stream broke: ${err.message}`));

@@ -30,7 +30,11 @@ export class LeaseLostError extends Error {
   override readonly name = "LeaseLostError";
   constructor(
     readonly leaseId: string,
-    /** EXPIRED, REVOKED or NOT_FOUND from the broker; EXPIRED too when heartbeats failed until expiry. */
+    /**
+     * EXPIRED, REVOKED or NOT_FOUND from the broker; EXPIRED too when no renewal was confirmed
+     * before the lease's local deadline; REVOKED when the broker, back after an outage, gave the
+     * proxy of a fallback lease to another worker.
+     */
     readonly reason: "EXPIRED" | "REVOKED" | "NOT_FOUND",
   ) {
     super(`lease ${leaseId} lost: ${reason}`);
@@ -53,59 +57,101 @@ export interface LeaseBackend {
   release(lease: LeaseRef, outcome: LeaseOutcome): Promise<void>;
 }
 
+/** The lease a handle stands for: which store granted it, under which id and token. */
+export interface LeaseIdentity {
+  readonly id: string;
+  readonly fencingToken: number;
+  readonly source: LeaseSource;
+  /** Expiry by the granting store's clock (epoch ms): for display only. */
+  readonly expireAt: number;
+  readonly backend: LeaseBackend;
+}
+
+/** How a handle measures its deadline. */
+export interface LeaseClocks {
+  /** Epoch ms (latencies, expiry display). */
+  readonly clock: () => number;
+  /** A monotonic clock in ms (deadlines: no dependence on the broker's or Redis's clock). */
+  readonly monotonic: () => number;
+}
+
+/**
+ * The part of a TTL a worker gives up early: its deadline comes this long before the store's
+ * expiry, so that it stops using the proxy before anyone else can be granted it, whatever the
+ * network delay of the answer that set it.
+ */
+export function deadlineMargin(ttlMs: number): number {
+  return Math.min(1_000, Math.max(20, Math.round(ttlMs * 0.1)));
+}
+
 /**
  * A leased proxy. While it is held, heartbeats renew it every ttl/3 (on whichever stream is open:
- * a broken stream does not end it). `signal` aborts when the lease is lost: the broker answered
- * lost, or renewals failed until its expiry passed — stop using the proxy then.
+ * a broken stream does not end it). Its deadline is kept on a monotonic clock from the moment the
+ * acquire or the last confirmed renewal was *sent*, minus a margin: `signal` aborts at that
+ * deadline unless a renewal confirmed the lease meanwhile, and when the broker answers that the
+ * lease is lost — stop using the proxy then.
  */
 export class Lease {
-  readonly id: string;
   readonly proxy: LeasedProxy;
   /** The domain-key the lease is exclusive for. */
   readonly domain: string;
-  readonly fencingToken: number;
-  readonly source: LeaseSource;
+  /** The target the lease was asked for (a URL or a host), for a hand-over to the broker. */
+  readonly target: string;
   readonly sessionKey: string;
   /** The session's proxy changed: reset cookies. */
   readonly sessionRebound: boolean;
-  private expire: number;
+  /** The lease's TTL (heartbeats extend it by this much). */
+  readonly ttlMs: number;
+  private identity: LeaseIdentity;
+  private deadline: number;
   private readonly abort = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
+  private beatTimer: NodeJS.Timeout | undefined;
+  private deadlineTimer: NodeJS.Timeout | undefined;
   private done = false;
 
   constructor(
     init: {
-      id: string;
+      identity: LeaseIdentity;
       proxy: LeasedProxy;
       domain: string;
-      fencingToken: number;
-      source: LeaseSource;
+      target: string;
       sessionKey: string;
       sessionRebound: boolean;
-      expireAt: number;
       ttlMs: number;
+      /** Monotonic ms when the acquire was sent. */
+      sentAt: number;
       heartbeat: boolean;
     },
-    private readonly deps: { backend: LeaseBackend; clock: () => number; onEnd: (lease: Lease) => void },
+    private readonly deps: LeaseClocks & { onEnd: (lease: Lease) => void },
   ) {
-    this.id = init.id;
+    this.identity = init.identity;
     this.proxy = init.proxy;
     this.domain = init.domain;
-    this.fencingToken = init.fencingToken;
-    this.source = init.source;
+    this.target = init.target;
     this.sessionKey = init.sessionKey;
     this.sessionRebound = init.sessionRebound;
-    this.expire = init.expireAt;
     this.ttlMs = init.ttlMs;
+    this.deadline = init.sentAt + init.ttlMs - deadlineMargin(init.ttlMs);
+    this.armDeadline();
     if (init.heartbeat) this.schedule();
   }
 
-  /** The lease's TTL (heartbeats extend it by this much). */
-  readonly ttlMs: number;
+  /** The lease id (a hand-over to the broker changes it). */
+  get id(): string {
+    return this.identity.id;
+  }
 
-  /** When the lease expires unless renewed (epoch ms). */
+  get fencingToken(): number {
+    return this.identity.fencingToken;
+  }
+
+  get source(): LeaseSource {
+    return this.identity.source;
+  }
+
+  /** When the lease expires unless renewed, by the granting store's clock (epoch ms). */
   get expireAt(): number {
-    return this.expire;
+    return this.identity.expireAt;
   }
 
   /** Aborts when the lease is lost; `signal.reason` is a `LeaseLostError`. */
@@ -121,10 +167,17 @@ export class Lease {
   /** Renew now (heartbeats do this by themselves). Rejects with `LeaseLostError` when lost. */
   async renew(ttlMs = this.ttlMs): Promise<void> {
     if (this.done) throw this.abort.signal.reason instanceof LeaseLostError ? this.abort.signal.reason : new LeaseLostError(this.id, "NOT_FOUND");
+    const identity = this.identity;
+    const sentAt = this.deps.monotonic();
     try {
-      this.expire = await this.deps.backend.renew(this, ttlMs);
+      const expireAt = await identity.backend.renew(this, ttlMs);
+      // a hand-over may have replaced the lease meanwhile: this answer is about the old one
+      if (this.identity !== identity || this.done) return;
+      this.identity = { ...identity, expireAt };
+      this.deadline = Math.max(this.deadline, sentAt + ttlMs - deadlineMargin(ttlMs));
+      this.armDeadline();
     } catch (err) {
-      if (err instanceof LeaseLostError) this.lose(err);
+      if (err instanceof LeaseLostError && this.identity === identity) this.lose(err);
       throw err;
     }
   }
@@ -133,28 +186,50 @@ export class Lease {
   async release(outcome: LeaseOutcome): Promise<void> {
     if (this.done) return;
     this.end();
-    await this.deps.backend.release(this, outcome);
+    await this.identity.backend.release(this, outcome);
+  }
+
+  /**
+   * Internal to the SDK: the broker, back after an outage, granted this very pair: the handle
+   * goes on as that broker lease (heartbeats included), without its holder noticing.
+   */
+  handOver(identity: LeaseIdentity, sentAt: number): void {
+    if (this.done) return;
+    this.identity = identity;
+    this.deadline = sentAt + this.ttlMs - deadlineMargin(this.ttlMs);
+    this.armDeadline();
+  }
+
+  /** Internal to the SDK: end the lease as lost (its signal aborts). */
+  revoke(reason: LeaseLostError["reason"]): void {
+    this.lose(new LeaseLostError(this.id, reason));
   }
 
   private schedule(): void {
     const every = Math.max(10, Math.floor(this.ttlMs / 3));
-    this.timer = setTimeout(() => void this.beat(), every);
-    this.timer.unref();
+    this.beatTimer = setTimeout(() => void this.beat(), every);
+    this.beatTimer.unref();
   }
 
   private async beat(): Promise<void> {
     if (this.done) return;
     try {
       await this.renew();
-    } catch (err) {
-      if (err instanceof LeaseLostError) return;
-      // Transport failure: keep trying until the expiry passes, then give the lease up.
-      if (this.deps.clock() >= this.expire) {
-        this.lose(new LeaseLostError(this.id, "EXPIRED"));
-        return;
-      }
+    } catch {
+      // lost: the handle ended; a transport failure: the deadline timer gives the lease up
     }
     if (!this.done) this.schedule();
+  }
+
+  /** The lease is given up at its deadline unless a renewal moved it. */
+  private armDeadline(): void {
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+    const wait = Math.max(0, this.deadline - this.deps.monotonic());
+    this.deadlineTimer = setTimeout(() => {
+      if (this.deps.monotonic() >= this.deadline) this.lose(new LeaseLostError(this.id, "EXPIRED"));
+      else this.armDeadline();
+    }, wait);
+    this.deadlineTimer.unref();
   }
 
   private lose(err: LeaseLostError): void {
@@ -165,7 +240,8 @@ export class Lease {
 
   private end(): void {
     this.done = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.beatTimer !== undefined) clearTimeout(this.beatTimer);
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     this.deps.onEnd(this);
   }
 }

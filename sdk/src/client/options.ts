@@ -22,12 +22,29 @@ export interface BreakerOptions {
 export interface FallbackOptions {
   /** Use a local pool while the broker is unreachable. Default true. */
   readonly enabled?: boolean;
-  /** Proxies to use when no snapshot was ever taken: URLs or `host:port`. */
+  /**
+   * Proxies to use when no snapshot was ever taken: URLs or `host:port`. Every worker of a fleet
+   * gets its own share of them, so they need `staticWorkers` (the fleet's worker ids) or `shard`
+   * (this worker's index among a known count).
+   */
   readonly staticProxies?: readonly string[];
+  /** The worker ids that share `staticProxies` (this worker's id is always one of them). */
+  readonly staticWorkers?: readonly string[];
+  /** This worker's share of `staticProxies`: shard `index` of `count` (0-based). */
+  readonly shard?: { readonly index: number; readonly count: number };
   /** Keep the last pool snapshot here, so a worker started during an outage has a pool. */
   readonly snapshotFile?: string;
   /** How often the snapshot is refreshed while the broker is healthy, ms. Default 30000. */
   readonly snapshotRefreshMs?: number;
+  /** How often the live workers (the rendezvous set of the shares) are refreshed, ms. Default 5000. */
+  readonly membershipRefreshMs?: number;
+  /**
+   * When the broker merely goes silent (timeouts), fallback starts only after this long without
+   * an answer from it, ms — longer than the broker's WORKER_ABSENT_AFTER_MS (8 s), after which it
+   * reserves this worker's share. Default 10000. (A broker that is gone — connection refused or
+   * reset — or that says it cannot serve allows fallback at once.)
+   */
+  readonly absentAfterMs?: number;
   /** Outcomes seen in fallback kept for replay; older ones are dropped. Default 10000. */
   readonly maxBufferedOutcomes?: number;
 }
@@ -48,8 +65,10 @@ export interface ClientOptions {
   readonly fallback?: FallbackOptions;
   /** Response classification rules (per domain). */
   readonly classifier?: ClassifierOptions;
-  /** Clock, for tests. */
+  /** Clock (epoch ms), for tests. */
   readonly clock?: () => number;
+  /** Monotonic clock (ms) for lease deadlines, for tests. Default `performance.now`. */
+  readonly monotonic?: () => number;
 }
 
 /** Options after defaults and validation. */
@@ -60,12 +79,15 @@ export interface ResolvedOptions {
   readonly credentials: grpc.ChannelCredentials;
   readonly ttlMs: number;
   readonly breaker: Required<BreakerOptions>;
-  readonly fallback: Required<Omit<FallbackOptions, "staticProxies" | "snapshotFile">> & {
+  readonly fallback: Required<Omit<FallbackOptions, "staticProxies" | "snapshotFile" | "staticWorkers" | "shard">> & {
     readonly staticProxies: readonly ProxySpecInput[];
+    readonly staticWorkers: readonly string[];
+    readonly shard: { readonly index: number; readonly count: number } | undefined;
     readonly snapshotFile: string;
   };
   readonly classifier: ClassifierOptions;
   readonly clock: () => number;
+  readonly monotonic: () => number;
 }
 
 const STARTED = Date.now();
@@ -112,6 +134,19 @@ export function resolveOptions(o: ClientOptions): ResolvedOptions {
   if (f.snapshotFile !== undefined && (typeof f.snapshotFile !== "string" || f.snapshotFile === "")) {
     throw new TypeError("fallback.snapshotFile must be a non-empty path");
   }
+  const staticWorkers = f.staticWorkers ?? [];
+  if (!Array.isArray(staticWorkers) || !staticWorkers.every((w) => typeof w === "string" && w !== "")) {
+    throw new TypeError("fallback.staticWorkers must be an array of worker ids");
+  }
+  const shard = f.shard;
+  if (shard !== undefined && !(Number.isInteger(shard.count) && shard.count >= 1 && Number.isInteger(shard.index) && shard.index >= 0 && shard.index < shard.count)) {
+    throw new TypeError(`fallback.shard must be { index, count } with 0 ≤ index < count, got ${JSON.stringify(shard)}`);
+  }
+  if (staticProxies.length > 0 && staticWorkers.length === 0 && shard === undefined) {
+    throw new TypeError(
+      "fallback.staticProxies needs fallback.staticWorkers (the fleet's worker ids) or fallback.shard ({ index, count }): without them every worker would use every proxy",
+    );
+  }
   return {
     address: o.address,
     pool,
@@ -129,10 +164,15 @@ export function resolveOptions(o: ClientOptions): ResolvedOptions {
       enabled: f.enabled ?? true,
       staticProxies,
       snapshotFile: f.snapshotFile ?? "",
+      staticWorkers,
+      shard,
       snapshotRefreshMs: positive("fallback.snapshotRefreshMs", f.snapshotRefreshMs, 30_000),
+      membershipRefreshMs: positive("fallback.membershipRefreshMs", f.membershipRefreshMs, 5_000),
+      absentAfterMs: positive("fallback.absentAfterMs", f.absentAfterMs, 10_000),
       maxBufferedOutcomes: positive("fallback.maxBufferedOutcomes", f.maxBufferedOutcomes, 10_000),
     },
     classifier: o.classifier ?? {},
     clock: o.clock ?? Date.now,
+    monotonic: o.monotonic ?? (() => performance.now()),
   };
 }

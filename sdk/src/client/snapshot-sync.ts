@@ -1,54 +1,91 @@
 import type { ProxyBroker } from "../gen/proxybroker/v1/broker_pb.js";
 import type { ClientOf } from "../wire/grpc-adapter.js";
+import { durationMs } from "@bufbuild/protobuf/wkt";
 import { epochMsOf, policyFromWire, proxyFromWire } from "../wire/codec.js";
 import type { FallbackPool, PoolSnapshot } from "../fallback/index.js";
 
+/** How `SnapshotSync` keeps the fallback pool fed. */
+export interface SnapshotSyncOptions {
+  readonly broker: ClientOf<typeof ProxyBroker>;
+  readonly pool: string;
+  /** This worker: the broker records it as live at every refresh. */
+  readonly workerId: string;
+  readonly fallback: FallbackPool;
+  /** The whole snapshot (proxies, policies, pacing) this often. */
+  readonly refreshMs: number;
+  /** The live workers (the rendezvous set of the shares) this often. */
+  readonly membershipRefreshMs: number;
+  readonly callTimeoutMs: number;
+  /** Refreshes run only while the broker is healthy (the caller says when it is not). */
+  readonly healthy: () => boolean;
+  /** The broker answered a refresh (it is reachable). */
+  readonly onContact?: () => void;
+}
+
 /**
- * Keeps the fallback pool fed: fetches `GetPoolSnapshot` now and every `refreshMs` while the
- * broker is healthy (the caller says when it is not), and hands it to the pool (which may keep it
- * on disk).
+ * Keeps the fallback pool fed: the whole `GetPoolSnapshot` now and every `refreshMs`, and the
+ * live workers alone every `membershipRefreshMs`, while the broker is healthy. Each call names
+ * this worker, so the broker counts it as live even when it holds long leases and rarely
+ * acquires: every worker then computes its share over the same workers, which is what keeps the
+ * shares of workers in fallback apart.
  */
 export class SnapshotSync {
-  private timer: NodeJS.Timeout | undefined;
+  private timers: NodeJS.Timeout[] = [];
   private inFlight: Promise<boolean> | undefined;
 
-  constructor(
-    private readonly opts: {
-      readonly broker: ClientOf<typeof ProxyBroker>;
-      readonly pool: string;
-      readonly fallback: FallbackPool;
-      readonly refreshMs: number;
-      readonly callTimeoutMs: number;
-      readonly healthy: () => boolean;
-    },
-  ) {}
+  constructor(private readonly opts: SnapshotSyncOptions) {}
 
   start(): void {
     void this.refresh();
-    this.timer = setInterval(() => {
-      if (this.opts.healthy()) void this.refresh();
-    }, this.opts.refreshMs);
-    this.timer.unref();
+    const every = (ms: number, fn: () => Promise<unknown>): void => {
+      const t = setInterval(() => {
+        if (this.opts.healthy()) void fn();
+      }, ms);
+      t.unref();
+      this.timers.push(t);
+    };
+    every(this.opts.refreshMs, () => this.refresh());
+    every(this.opts.membershipRefreshMs, () => this.refreshWorkers());
   }
 
   stop(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
   }
 
-  /** Fetch and use a snapshot now; resolves false when the broker did not answer. */
+  /** Fetch and use a whole snapshot now; resolves false when the broker did not answer. */
   refresh(): Promise<boolean> {
     this.inFlight ??= this.fetch().finally(() => (this.inFlight = undefined));
     return this.inFlight;
   }
 
+  /** Fetch the live workers and rebuild the share over them; false when the broker did not answer. */
+  async refreshWorkers(): Promise<boolean> {
+    try {
+      const res = await this.opts.broker.getPoolSnapshot(
+        { pool: this.opts.pool, workerId: this.opts.workerId, workersOnly: true },
+        { deadline: this.opts.callTimeoutMs },
+      );
+      this.opts.onContact?.();
+      await this.opts.fallback.useWorkers(res.liveWorkers.map((w) => w.workerId)).catch(() => undefined);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   private async fetch(): Promise<boolean> {
     try {
-      const res = await this.opts.broker.getPoolSnapshot({ pool: this.opts.pool }, { deadline: this.opts.callTimeoutMs });
+      const res = await this.opts.broker.getPoolSnapshot({ pool: this.opts.pool, workerId: this.opts.workerId }, { deadline: this.opts.callTimeoutMs });
+      this.opts.onContact?.();
+      const pacing: Record<string, number> = {};
+      for (const d of res.pacing) pacing[d.domain] = d.effectiveInterval === undefined ? 0 : durationMs(d.effectiveInterval);
       const snap: PoolSnapshot = {
         pool: res.pool,
         proxies: res.proxies.map(proxyFromWire),
         liveWorkers: res.liveWorkers.map((w) => w.workerId),
         policies: res.policies.map(policyFromWire),
+        pacing,
         takenAt: epochMsOf(res.snapshotTime),
       };
       await this.opts.fallback.useSnapshot(snap).catch(() => undefined); // a failed file write keeps the pool

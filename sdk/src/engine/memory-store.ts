@@ -115,6 +115,17 @@ export class MemoryStore implements LeaseStore {
     return poolStats(this.open().findPool(pool), liveSinceMs);
   }
 
+  async reserve(pool: string, reserved: Readonly<Record<string, string>>): Promise<void> {
+    const p = this.open().pool(pool);
+    p.reserved.clear();
+    for (const [id, owner] of Object.entries(reserved)) p.reserved.set(id, owner);
+  }
+
+  async touchWorker(pool: string, workerId: string): Promise<void> {
+    const state = this.open();
+    state.pool(pool).workers.set(workerId, state.ctx.clock());
+  }
+
   async liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]> {
     return liveWorkers(this.open().findPool(pool), sinceMs);
   }

@@ -51,8 +51,15 @@ export interface LeaseStore {
   /** Apply one health check result (§2); a pass returns a QUARANTINED proxy early. */
   recordHealth(pool: string, id: string, result: HealthResult): Promise<ProxyView | undefined>;
   poolStats(pool: string, liveSinceMs: number): Promise<PoolStats>;
-  /** Workers that acquired at or after `sinceMs`. */
+  /** Workers that acquired (or said they are there) at or after `sinceMs`. */
   liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]>;
+  /** Record `workerId` as live now (it holds leases, or fetched a snapshot). */
+  touchWorker(pool: string, workerId: string): Promise<void>;
+  /**
+   * Replace the pool's reservations: proxy id → the worker that may be using it from its
+   * fallback pool (it went silent). A reserved proxy is granted to that worker only.
+   */
+  reserve(pool: string, reserved: Readonly<Record<string, string>>): Promise<void>;
 
   /**
    * Create or replace the policy with this pattern; bumps the pool's policy version. The set it

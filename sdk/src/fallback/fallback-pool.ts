@@ -13,7 +13,7 @@ import { effectivePolicy, policyParams, type PolicyDefaults } from "../model/pol
 import { DEFAULT_SCORING, type ScoringConfig } from "../model/scoring.js";
 import { MemoryStore } from "../engine/memory-store.js";
 import { OutcomeBuffer, type BufferedOutcome } from "./outcome-buffer.js";
-import { shareOf } from "./rendezvous.js";
+import { shareOf } from "../model/rendezvous.js";
 import { loadSnapshotFile, saveSnapshotFile, type PoolSnapshot } from "./snapshot.js";
 
 /** Options of a `FallbackPool`. Durations in ms; defaults are the broker's (SPEC §1–§3). */
@@ -28,8 +28,13 @@ export interface FallbackPoolOptions {
   readonly random?: () => number;
   /** Used until a snapshot arrives (from the broker or the file). */
   readonly staticProxies?: readonly ProxySpecInput[];
-  /** The rendezvous set for `staticProxies` (this worker is always added). Default: just this worker. */
+  /** The rendezvous set for `staticProxies` (this worker is always added). */
   readonly staticWorkers?: readonly string[];
+  /**
+   * Shard `staticProxies` as worker `index` of `count` instead of by worker ids (workers started
+   * with an index, e.g. a StatefulSet's ordinal). Snapshots still shard over their live workers.
+   */
+  readonly shard?: { readonly index: number; readonly count: number };
   /** The pool `staticProxies` belong to. Default "default". */
   readonly staticPool?: string;
   /** Where `useSnapshot` writes the snapshot and `loadFromFile` reads it. */
@@ -58,6 +63,11 @@ export interface FallbackAcquireRequest {
   readonly labels: Readonly<Record<string, string>>;
   /** Wait locally up to this long for a proxy; 0 = answer at once. */
   readonly maxWaitMs: number;
+  /**
+   * Wait up to this long (at least `maxWaitMs`) for the hold that follows entering fallback mode
+   * (see `enter`): the caller's deadline, so that a switch is not an error. Default 0.
+   */
+  readonly holdWaitMs?: number;
 }
 
 /** A lease granted by the fallback pool: its id starts with `fb-`. */
@@ -68,10 +78,15 @@ export interface FallbackLease extends LeaseView {
 /** Result of `FallbackPool.acquire`; `retryAfterMs` -1 = unknown. */
 export type FallbackAcquireResult =
   | { readonly kind: "granted"; readonly lease: FallbackLease }
-  | { readonly kind: "denied"; readonly retryAfterMs: number };
+  | { readonly kind: "denied"; readonly retryAfterMs: number; readonly held?: boolean };
 
 /** Prefix of fallback lease ids; broker lease ids are bare hex. */
 export const FALLBACK_LEASE_PREFIX = "fb-";
+/**
+ * The shortest hold of a domain-key's pairs after entering fallback: long enough for a lease of
+ * the pair that another worker just gave up (its signal aborted) to stop at the site.
+ */
+const SWITCH_HOLD_MS = 250;
 /** Local retry interval of a waiting acquire when nothing wakes it earlier. */
 const POLL_MS = 50;
 /** Local lease records are swept after this many grants. */
@@ -84,7 +99,10 @@ interface Source {
   readonly pool: string;
   readonly specs: readonly ProxySpecInput[];
   readonly workers: readonly string[];
+  /** The id this worker has among `workers` (its worker id, or its static shard's). */
+  readonly self: string;
   readonly policies: readonly DomainPolicySpec[];
+  readonly pacing: Readonly<Record<string, number>>;
 }
 
 /** What this pool remembers of a lease it granted (keyed by the store's lease id). */
@@ -123,6 +141,8 @@ export class FallbackPool {
   private current: PoolSnapshot | undefined;
   private shareIds: readonly string[] = [];
   private grants = 0;
+  /** Epoch ms this worker entered fallback mode (0: not in it; see `enter`). */
+  private since = 0;
 
   constructor(private readonly opts: FallbackPoolOptions) {
     if (opts.workerId === "") throw new InvalidInputError("fallback pool needs a worker id");
@@ -138,9 +158,50 @@ export class FallbackPool {
     };
     if (opts.staticProxies !== undefined) {
       const pool = poolName(opts.staticPool ?? "");
+      const shard = opts.shard;
+      const source: Source =
+        shard !== undefined
+          ? { pool, specs: opts.staticProxies, workers: Array.from({ length: shard.count }, (_, i) => shardId(i)), self: shardId(shard.index), policies: [], pacing: {} }
+          : { pool, specs: opts.staticProxies, workers: opts.staticWorkers ?? [], self: opts.workerId, policies: [], pacing: {} };
       // Cannot fail: the store is open. Every call waits for this build first.
-      this.install({ pool, specs: opts.staticProxies, workers: opts.staticWorkers ?? [], policies: [] }).catch(() => undefined);
+      this.install(source).catch(() => undefined);
     }
+  }
+
+  /**
+   * This worker entered fallback mode at `at` (epoch ms): the last broker lease of a pair of its
+   * share may have ended just now at another worker, so no pair of a domain-key is granted before
+   * `at` + that domain-key's interval (the policy's, or the broker's adaptive one), and never
+   * before `at` + 250 ms.
+   */
+  enter(at: number): void {
+    this.since = at;
+  }
+
+  /** Back in broker mode: no hold on local grants any more. */
+  leave(): void {
+    this.since = 0;
+  }
+
+  /**
+   * Keep proxy `proxyId` busy for `host` locally while a broker lease of this worker still holds
+   * it (entering fallback with the lease's request in flight): a local lease of that proxy,
+   * released when the broker lease ends so that local pacing counts from there. Undefined when
+   * the proxy is not in this worker's share or not free here.
+   */
+  async adopt(req: FallbackAcquireRequest, proxyId: string): Promise<FallbackLease | undefined> {
+    const host = hostFromDomain(req.host);
+    const r = await this.attempt({ ...req, maxWaitMs: 0 }, host, proxyId);
+    return r.kind === "granted" ? r.lease : undefined;
+  }
+
+  /** The live workers changed (a light refresh): rebuild the share over them. */
+  async useWorkers(workers: readonly string[]): Promise<void> {
+    const current = this.current;
+    if (current === undefined) return;
+    const same = workers.length === current.liveWorkers.length && workers.every((w, i) => w === current.liveWorkers[i]);
+    if (same) return;
+    await this.useSnapshot({ ...current, liveWorkers: [...workers] });
   }
 
   /**
@@ -150,7 +211,7 @@ export class FallbackPool {
    */
   async useSnapshot(snap: PoolSnapshot): Promise<void> {
     this.current = snap;
-    await this.install(sourceOf(snap));
+    await this.install(sourceOf(snap, this.opts.workerId));
     const file = this.opts.snapshotFile;
     if (file === undefined) return;
     const write = this.writing.then(() => saveSnapshotFile(file, snap));
@@ -167,7 +228,7 @@ export class FallbackPool {
     const snap = await loadSnapshotFile(this.opts.snapshotFile);
     if (snap === undefined || (this.current !== undefined && this.current.takenAt >= snap.takenAt)) return false;
     this.current = snap;
-    await this.install(sourceOf(snap));
+    await this.install(sourceOf(snap, this.opts.workerId));
     return true;
   }
 
@@ -180,10 +241,12 @@ export class FallbackPool {
   async acquire(req: FallbackAcquireRequest): Promise<FallbackAcquireResult> {
     const host = hostFromDomain(req.host);
     if (!(req.ttlMs >= 0) || !(req.maxWaitMs >= 0)) throw new InvalidInputError("ttl and max wait must be ≥ 0");
-    const deadline = this.clock() + req.maxWaitMs;
+    const start = this.clock();
+    const deadline = start + req.maxWaitMs;
+    const holdDeadline = start + Math.max(req.maxWaitMs, req.holdWaitMs ?? 0);
     for (;;) {
       const r = await this.attempt(req, host);
-      const left = deadline - this.clock();
+      const left = (r.kind === "denied" && r.held === true ? holdDeadline : deadline) - this.clock();
       if (r.kind === "granted" || left <= 0) return r;
       await this.sleep(Math.max(1, Math.min(left, POLL_MS, r.retryAfterMs >= 0 ? r.retryAfterMs : POLL_MS)));
     }
@@ -209,7 +272,8 @@ export class FallbackPool {
     const r = await this.store.release({ leaseId: id, fencingToken, outcome });
     const local = this.leases.get(id);
     const applied = r.kind === "released" || r.reason === "EXPIRED";
-    if (local !== undefined && applied && local.token === fencingToken && !local.outcomeBuffered) {
+    // ABANDONED changes nothing at the broker: not worth a replay
+    if (local !== undefined && applied && local.token === fencingToken && !local.outcomeBuffered && outcome.kind !== "ABANDONED") {
       local.outcomeBuffered = true;
       const { pool, proxyId, domainKey } = local;
       this.buffer.push({ pool, proxyId, domainKey, outcome, observedAt: this.clock(), workerId: this.opts.workerId });
@@ -262,7 +326,7 @@ export class FallbackPool {
 
   /** Removals first: an acquire between the two steps sees a subset of both shares. */
   private async rebuild(next: Source): Promise<void> {
-    const ids = new Set(shareOf(next.specs.map((s) => s.id), next.workers, this.opts.workerId));
+    const ids = new Set(shareOf(next.specs.map((s) => s.id), next.workers, next.self));
     const specs = next.specs.filter((s) => ids.has(s.id));
     const prev = this.source;
     if (prev !== undefined) {
@@ -276,19 +340,25 @@ export class FallbackPool {
   }
 
   /** One store attempt with the policies of the source in use. */
-  private async attempt(req: FallbackAcquireRequest, host: string): Promise<FallbackAcquireResult> {
+  private async attempt(req: FallbackAcquireRequest, host: string, proxyId = ""): Promise<FallbackAcquireResult> {
     await this.ready;
     const source = this.source;
     const pool = poolName(req.pool);
     if (source === undefined || source.pool !== pool) return { kind: "denied", retryAfterMs: -1 };
     const eff = effectivePolicy(source.policies, host, this.defaults);
+    // the broker's adaptive interval of the domain-key, when it had raised it
+    const minIntervalMs = Math.max(eff.minIntervalMs, source.pacing[eff.domainKey] ?? 0);
+    const held = proxyId === "" && this.since > 0 ? this.since + Math.max(SWITCH_HOLD_MS, minIntervalMs) - this.clock() : 0;
+    if (held > 0) return { kind: "denied", retryAfterMs: held, held: true };
     const params: AcquireParams = {
       ...policyParams(eff),
+      minIntervalMs,
       pool,
       workerId: this.opts.workerId,
       ttlMs: req.ttlMs > 0 ? req.ttlMs : eff.defaultTtlMs,
       shadowKeys: [],
       requestId: "",
+      proxyId,
       policyVersion: ".0", // policies are resolved here; the store never holds any
       sessionKey: req.sessionKey,
       sessionTtlMs: this.opts.sessionTtlMs ?? 600_000,
@@ -319,7 +389,10 @@ export class FallbackPool {
     return { ...lease, leaseId: FALLBACK_LEASE_PREFIX + lease.leaseId, source: "fallback" };
   }
 
-  /** Sleep `ms` on an unref'd timer, or less when a release or rebuild wakes waiters. */
+  /**
+   * Sleep `ms`, or less when a release or rebuild wakes waiters. Not unref'd: a caller awaits the
+   * acquire, which must settle by its deadline.
+   */
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const done = (): void => {
@@ -328,7 +401,6 @@ export class FallbackPool {
         resolve();
       };
       const timer = setTimeout(done, ms);
-      timer.unref();
       this.wakers.add(done);
     });
   }
@@ -352,7 +424,12 @@ function specOf(p: ProxyView): ProxySpecInput {
   return { id: p.id, url: p.url, tier: p.tier, labels: p.labels };
 }
 
-function sourceOf(snap: PoolSnapshot): Source {
+function sourceOf(snap: PoolSnapshot, self: string): Source {
   const specs = snap.proxies.filter((p) => p.state === "ACTIVE").map(specOf);
-  return { pool: poolName(snap.pool), specs, workers: snap.liveWorkers, policies: snap.policies };
+  return { pool: poolName(snap.pool), specs, workers: snap.liveWorkers, self, policies: snap.policies, pacing: snap.pacing ?? {} };
+}
+
+/** The rendezvous id of static shard `i`. */
+function shardId(i: number): string {
+  return `shard-${i}`;
 }

@@ -6,6 +6,6 @@ export { FallbackPool, FALLBACK_LEASE_PREFIX } from "./fallback-pool.js";
 export type { FallbackAcquireRequest, FallbackAcquireResult, FallbackLease, FallbackPoolOptions } from "./fallback-pool.js";
 export { OutcomeBuffer } from "./outcome-buffer.js";
 export type { BufferedOutcome } from "./outcome-buffer.js";
-export { ownerOf, rendezvousWeight, shareOf } from "./rendezvous.js";
+export { ownerOf, rendezvousWeight, shareOf } from "../model/rendezvous.js";
 export { loadSnapshotFile, saveSnapshotFile, SnapshotFileError } from "./snapshot.js";
 export type { PoolSnapshot } from "./snapshot.js";

@@ -15,6 +15,8 @@ export interface PoolSnapshot {
   /** Workers the broker saw recently: the rendezvous set of the fallback shares. */
   readonly liveWorkers: readonly string[];
   readonly policies: readonly DomainPolicySpec[];
+  /** Domain-keys whose interval adaptive pacing raised at the broker → that interval (ms). */
+  readonly pacing?: Readonly<Record<string, number>>;
   readonly takenAt: number;
 }
 

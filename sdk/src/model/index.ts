@@ -10,3 +10,4 @@ export type { PolicyDefaults, EffectivePolicy, PolicyParams } from "./policy.js"
 export { validateTierAndLabels, parseProxySpec } from "./proxy-spec.js";
 export { DEFAULT_SCORING, clampScore, scoreAfterOutcome, scoreAfterHealth, isFailure, quarantineLengthMs, rateLimitBackoffMs, nextEwma, learnedAt, adaptOnRateLimited, adaptOnSuccess, baseInterval } from "./scoring.js";
 export type { ScoringConfig, AdaptivePacingConfig, AdaptiveState, GrantPacing } from "./scoring.js";
+export { rendezvousWeight, ownerOf, shareOf } from "./rendezvous.js";

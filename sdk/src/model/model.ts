@@ -159,6 +159,8 @@ export interface AcquireParams {
   readonly banTtlMs: number;
   /** The `PolicySet.version` the parameters were resolved from; a mismatch → `stale-policy`. */
   readonly policyVersion: string;
+  /** Grant only this proxy, or nothing ("" = any): a fallback lease handed over to the broker. */
+  readonly proxyId: string;
   /** "" = no sticky session. */
   readonly sessionKey: string;
   readonly sessionTtlMs: number;

@@ -91,7 +91,7 @@ export function acquireKeys(keys: PoolKeys, p: AcquireParams): ScriptKeys<"acqui
 }
 
 /**
- * The 19 acquire arguments (acquireLease-7.lua ARGV[1..19]); `now` and then the wanted labels
+ * The 20 acquire arguments (acquireLease-7.lua ARGV[1..20]); `now` and then the wanted labels
  * (`labelArgs`) follow.
  */
 export function acquireArgs(keys: PoolKeys, p: AcquireParams, hex: string, seed: number): ScriptArg[] {
@@ -115,6 +115,7 @@ export function acquireArgs(keys: PoolKeys, p: AcquireParams, hex: string, seed:
     ms(p.maxIntervalMs),
     p.shadowKeys.join("\n"),
     p.requestId,
+    p.proxyId,
   ];
 }
 

@@ -18,6 +18,7 @@
  * - `P b:<dk>`        zset:   busy index of a domain-key, proxy id → blockedUntil
  * - `P d:<dk>`        hash:   adaptive pacing of a domain-key: a interval, l learned limit, t when
  * - `P ad`            zset:   adapted domain-keys → their interval
+ * - `P rsv`           hash:   proxy id → the silent worker it is reserved for (fallback shares)
  * - `P r:<dk>:<id>`   hash:   pair (proxy, domain-key) state; field h = its live leases
  * - `P l:<hex>`       string: tombstone of a lease that ended
  * - `P s:<session>`   string: sticky session binding
@@ -41,6 +42,7 @@ export class PoolKeys {
   readonly policies: string;
   readonly policyHistory: string;
   readonly adapted: string;
+  readonly reserved: string;
   readonly all: string;
   readonly index: string;
   readonly quarantine: string;
@@ -54,6 +56,7 @@ export class PoolKeys {
     this.policies = `${this.base}pol`;
     this.policyHistory = `${this.base}polh`;
     this.adapted = `${this.base}ad`;
+    this.reserved = `${this.base}rsv`;
     this.all = `${this.base}all`;
     this.index = `${this.base}idx`;
     this.quarantine = `${this.base}q`;

@@ -184,6 +184,16 @@ export class RedisStore implements LeaseStore {
     return admin.poolStats(this.env, pool, liveSinceMs);
   }
 
+  async reserve(pool: string, reserved: Readonly<Record<string, string>>): Promise<void> {
+    const keys = this.env.keys.pool(pool);
+    await this.env.runner.run("reserve", [keys.reserved], Object.entries(reserved).flat());
+  }
+
+  async touchWorker(pool: string, workerId: string): Promise<void> {
+    const keys = this.env.keys.pool(pool);
+    await this.env.runner.run("touchWorker", [keys.workers], [workerId, this.env.now()]);
+  }
+
   liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]> {
     return admin.liveWorkers(this.env, pool, sinceMs);
   }

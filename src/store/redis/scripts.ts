@@ -32,6 +32,8 @@ export const SCRIPT_KEYS = {
   listPolicies: 3,
   domainPacing: 1,
   ensureEpoch: 1,
+  touchWorker: 1,
+  reserve: 1,
 } as const;
 
 /** The name of a script (its file name without `-<keys>.lua`). */

@@ -112,7 +112,7 @@ describe("ProxyBrokerClient", () => {
     const modes: string[] = [];
     c.on("mode", (m: string) => modes.push(m));
     await sleep(300);
-    const held = await c.acquire("https://undelivered.example/");
+    const held = await Promise.all([1, 2, 3, 4, 5, 6].map((i) => c.acquire(`https://undelivered${i}.example/`)));
     await broker.kill();
     const used = new Set<string>();
     for (let i = 0; i < 10; i++) {
@@ -121,10 +121,16 @@ describe("ProxyBrokerClient", () => {
       await l.release({ kind: "SUCCESS" });
       used.add(l.proxy.id);
     }
-    // A broker lease released while the broker is down: its outcome waits for replay too.
-    await held.release({ kind: "SUCCESS" });
-    used.add(held.proxy.id);
-    expect(c.fallback.bufferedOutcomes).toBe(11);
+    // Entering fallback, broker leases of proxies outside this worker's share were given up (another
+    // worker's fallback pool owns them now); the others go on, their proxies kept busy locally.
+    const share = c.fallback.share;
+    const kept = held.filter((l) => !l.signal.aborted);
+    expect(kept.map((l) => l.proxy.id).sort()).toEqual(held.map((l) => l.proxy.id).filter((id) => share.includes(id)).sort());
+    for (const l of held.filter((h) => h.signal.aborted)) expect((l.signal.reason as LeaseLostError).reason).toBe("REVOKED");
+    // Broker leases released while the broker is down: their outcomes wait for replay too.
+    for (const l of held) await l.release({ kind: "SUCCESS" });
+    for (const l of kept) used.add(l.proxy.id);
+    expect(c.fallback.bufferedOutcomes).toBe(10 + kept.length);
     await broker.start();
     await expect
       .poll(async () => {

@@ -40,6 +40,12 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   state.leases.sweep(now, LEASE_SWEEP);
   pool.sessions.sweep(now, SESSION_SWEEP);
 
+  if (params.proxyId !== "") {
+    const rec = pool.proxies.get(params.proxyId);
+    const banUntil = domain.pairs.get(params.proxyId)?.banUntil ?? 0;
+    if (rec === undefined || rec.state !== "ACTIVE" || !matchesRequest(rec, params) || banUntil > now) return { kind: "denied", retryAfterMs: -1 };
+    return fromBound(state, pool, domain, rec, params, now, base);
+  }
   let rebound = false;
   if (params.sessionKey !== "") {
     const session = pool.sessions.live(params.sessionKey, now);
@@ -47,13 +53,7 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
       const bound = pool.proxies.get(session.proxyId);
       const banUntil = domain.pairs.get(session.proxyId)?.banUntil ?? 0;
       if (bound !== undefined && bound.state === "ACTIVE" && matchesRequest(bound, params) && banUntil <= now) {
-        const shadow = busyUnderShadows(pool, params, bound.id, now);
-        const eligibleNow = pairEligible(domain, bound.id, now, params.maxConcurrency) && pacedUntil(domain, bound.id, base) <= now;
-        if (eligibleNow && shadow === 0) {
-          return grant(state, pool, domain, bound, params, now, false);
-        }
-        const at = Math.max(eligibleAt(domain, bound.id, now, params.maxConcurrency, base), shadow);
-        return { kind: "denied", retryAfterMs: Math.max(0, at - now) };
+        return fromBound(state, pool, domain, bound, params, now, base);
       }
       rebound = true;
     }
@@ -68,6 +68,7 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   };
   const eligible = (rec: ProxyRecord): boolean => {
     if (!matchesRequest(rec, params) || !pairEligible(domain, rec.id, now, params.maxConcurrency)) return false;
+    if (reservedForOther(pool, rec.id, params.workerId)) return false;
     const until = Math.max(pacedUntil(domain, rec.id, base), busyUnderShadows(pool, params, rec.id, now));
     note(until);
     return until <= now;
@@ -77,6 +78,31 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   const known = retryAfter(pool, domain, candidates.size, now);
   const held = freeAt > 0 ? freeAt - now : -1;
   return { kind: "denied", retryAfterMs: known < 0 ? held : held < 0 ? known : Math.min(known, held) };
+}
+
+/** The proxy is reserved for another worker (one that may be using it from its fallback pool). */
+function reservedForOther(pool: PoolState, proxyId: string, workerId: string): boolean {
+  if (pool.reserved.size === 0) return false;
+  const owner = pool.reserved.get(proxyId);
+  return owner !== undefined && owner !== workerId;
+}
+
+/** Grant the one proxy a request is bound to (its session's, or `proxyId`), or say when it frees. */
+function fromBound(
+  state: EngineState,
+  pool: PoolState,
+  domain: DomainState,
+  bound: ProxyRecord,
+  params: AcquireParams,
+  now: number,
+  base: number,
+): AcquireResult {
+  if (reservedForOther(pool, bound.id, params.workerId)) return { kind: "denied", retryAfterMs: -1 };
+  const shadow = busyUnderShadows(pool, params, bound.id, now);
+  const eligibleNow = pairEligible(domain, bound.id, now, params.maxConcurrency) && pacedUntil(domain, bound.id, base) <= now;
+  if (eligibleNow && shadow === 0) return grant(state, pool, domain, bound, params, now, false);
+  const at = Math.max(eligibleAt(domain, bound.id, now, params.maxConcurrency, base), shadow);
+  return { kind: "denied", retryAfterMs: Math.max(0, at - now) };
 }
 
 /**

@@ -43,6 +43,8 @@ export class PoolState {
   readonly quarantine = new TimeHeap();
   readonly domains = new Map<string, DomainState>();
   readonly sessions = new Sessions();
+  /** Proxy id → the silent worker that may be using it from its fallback pool (only it is granted it). */
+  readonly reserved = new Map<string, string>();
   /** (worker id, request id) → the lease granted to it, for a minute (idempotent retries). */
   readonly requests = new RequestLog();
   /** Worker id → last acquire. */

@@ -67,6 +67,7 @@ export function acq(over: Partial<AcquireParams> = {}): AcquireParams {
     domainKey: DOMAIN,
     workerId: "worker-1",
     requestId: "",
+    proxyId: "",
     ttlMs: TTL,
     maxConcurrency: 1,
     minIntervalMs: 0,

@@ -8,7 +8,7 @@ import { adaptiveSuite } from "./adaptive.js";
 import { adminSuite } from "./admin.js";
 import { exclusivitySuite } from "./exclusivity.js";
 import type { StoreFactory } from "./harness.js";
-import { leaseSuite, retrySuite } from "./leases.js";
+import { leaseSuite, proxyIdSuite, reservationSuite, retrySuite } from "./leases.js";
 import { pacingSuite } from "./pacing.js";
 import { epochSuite, poolSuite } from "./pools.js";
 import { reportSuite } from "./reports.js";
@@ -24,6 +24,8 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
     exclusivitySuite(factory);
     leaseSuite(factory);
     retrySuite(factory);
+    proxyIdSuite(factory);
+    reservationSuite(factory);
     pacingSuite(factory);
     adaptiveSuite(factory);
     scoringSuite(factory);

@@ -228,3 +228,54 @@ export function retrySuite(factory: StoreFactory): void {
     });
   });
 }
+
+/** An acquire for one given proxy (a fallback lease handed over to the broker). */
+export function proxyIdSuite(factory: StoreFactory): void {
+  describe("acquire of one given proxy", () => {
+    it("grants that proxy or nothing, and says when it frees", async () => {
+      const h = await openStore(factory);
+      const ids = await addProxies(h, 3);
+      const wanted = ids[2]!;
+      const lease = await grant(h, acq({ proxyId: wanted }));
+      expect(lease.proxy.id).toBe(wanted);
+      expect(await deny(h, acq({ proxyId: wanted }))).toBe(TTL);
+      await release(h, lease);
+      expect((await grant(h, acq({ proxyId: wanted }))).proxy.id).toBe(wanted);
+      // another domain-key is free; an unknown or removed proxy is never granted
+      expect((await grant(h, acq({ proxyId: wanted, domainKey: "other.example" }))).proxy.id).toBe(wanted);
+      expect(await deny(h, acq({ proxyId: "10.200.0.1:3128" }))).toBe(-1);
+      await h.store.removeProxies("default", [ids[1]!]);
+      expect(await deny(h, acq({ proxyId: ids[1]! }))).toBe(-1);
+    });
+
+    it("a worker that only touched the pool is live", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      await h.store.touchWorker("default", "quiet-worker");
+      expect((await h.store.liveWorkers("default", h.clock.now())).map((w) => w.workerId)).toEqual(["quiet-worker"]);
+    });
+  });
+}
+
+/** Reservations: proxies a silent worker may be using from its fallback pool. */
+export function reservationSuite(factory: StoreFactory): void {
+  describe("reservations", () => {
+    it("a reserved proxy is granted to its worker only, until the reservation is lifted", async () => {
+      const h = await openStore(factory);
+      const ids = await addProxies(h, 2);
+      await h.store.reserve("default", { [ids[0]!]: "silent-worker" });
+      const others = await grant(h, acq({ workerId: "w1" }));
+      expect(others.proxy.id).toBe(ids[1]);
+      expect(await deny(h, acq({ workerId: "w2" }))).toBeGreaterThan(0);
+      expect(await deny(h, acq({ workerId: "w2", proxyId: ids[0]! }))).toBe(-1);
+      // the silent worker itself, back, gets it (its hand-over)
+      expect((await grant(h, acq({ workerId: "silent-worker", proxyId: ids[0]! }))).proxy.id).toBe(ids[0]);
+      await h.store.reserve("default", {});
+      expect((await grant(h, acq({ workerId: "w2", domainKey: "other.example" }))).proxy.id).toBeDefined();
+      // many at once
+      const many = Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`10.77.${i >> 8}.${i & 255}:3128`, `w${i}`]));
+      await h.store.reserve("default", many);
+      await h.store.reserve("default", {});
+    });
+  });
+}

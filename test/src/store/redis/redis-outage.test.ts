@@ -39,7 +39,7 @@ afterAll(async () => {
 function acq(workerId: string): AcquireParams {
   return {
     pool: "default", domainKey: "shop.example.com", workerId, ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 0,
-    pacing: "release", jitterMs: 0, adaptive: true, maxIntervalMs: 60_000, shadowKeys: [], requestId: "", banTtlMs: 3_600_000, policyVersion: ".0", sessionKey: "", sessionTtlMs: 600_000, tier: "", labels: {},
+    pacing: "release", jitterMs: 0, adaptive: true, maxIntervalMs: 60_000, shadowKeys: [], requestId: "", proxyId: "", banTtlMs: 3_600_000, policyVersion: ".0", sessionKey: "", sessionTtlMs: 600_000, tier: "", labels: {},
   };
 }
 

@@ -66,7 +66,7 @@ describe("RedisStore keys", () => {
       await store.setPolicy(pool, policySpec({ pattern: "*", maxConcurrency: 1, group: "all" }));
       const params: AcquireParams = {
         pool, domainKey: "all", workerId: "w", ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 1_000,
-        pacing: "release", jitterMs: 100, adaptive: true, maxIntervalMs: 60_000, shadowKeys: ["shop.example.com"], requestId: "",
+        pacing: "release", jitterMs: 100, adaptive: true, maxIntervalMs: 60_000, shadowKeys: ["shop.example.com"], requestId: "", proxyId: "",
         banTtlMs: 60_000, policyVersion: (await store.listPolicies(pool)).version, sessionKey: "s", sessionTtlMs: 600_000,
         tier: "datacenter", labels: { country: "de" },
       };
@@ -109,7 +109,7 @@ describe("RedisStore after a loss of state", () => {
     });
     const params = (version: string): AcquireParams => ({
       pool: "default", domainKey: "shop.example.com", workerId: "w", ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 0,
-      pacing: "release", jitterMs: 0, adaptive: true, maxIntervalMs: 60_000, shadowKeys: [], requestId: "",
+      pacing: "release", jitterMs: 0, adaptive: true, maxIntervalMs: 60_000, shadowKeys: [], requestId: "", proxyId: "",
       banTtlMs: 60_000, policyVersion: version, sessionKey: "", sessionTtlMs: 600_000, tier: "", labels: {},
     });
     const proxy = { id: "10.9.0.1:3128", url: "http://10.9.0.1:3128", tier: "", labels: {} };

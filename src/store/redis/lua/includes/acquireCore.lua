@@ -11,15 +11,17 @@
   id, 5 ttlMs, 6 maxConcurrency, 7 minIntervalMs (the policy's), 8 banTtlMs, 9 session key (""
   none), 10 sessionTtlMs, 11 tier ("" any), 12 lease hex, 13 random seed, 14 pacing anchor (r
   after release, g after grant), 15 jitterMs, 16 adaptive (1|0), 17 maxIntervalMs (the cap),
-  18 shadow domain-keys joined by "\n" ("" none), 19 request id ("" none: no retry log); the
-  wanted labels as needles "\nk=v\n" are A[lf..] (lf: from the caller).
+  18 shadow domain-keys joined by "\n" ("" none), 19 request id ("" none: no retry log),
+  20 proxy id ("" any: else grant only that proxy); the wanted labels as needles "\nk=v\n" are
+  A[lf..] (lf: from the caller).
   Functions take K and A as parameters rather than upvalues, and the scripts pass KEYS and ARGV
   themselves: creating a closure costs per captured upvalue, on every call.
   Keys built here (same `{pool}` tag): `P p:<id>` proxy, `P r:<dk>:<id>` pair (whose holders
   are the live lease records), `P l:<hex>` tombstone of a lease found expired,
   `P idx:t:<tier>` and `P idx:l:<k>=<v>` (label indexes: candidates of a labels request, and
   those of a proxy returning from quarantine), `P d:<dk>` the domain-key's adaptive pacing,
-  `P b:<sdk>` and `P r:<sdk>:<id>` of the shadow domain-keys, `P rq:<worker> <request id>` the
+  `P b:<sdk>` and `P r:<sdk>:<id>` of the shadow domain-keys, `P rsv` the reservations (proxy id
+  → the silent worker that alone may be granted it), `P rq:<worker> <request id>` the
   lease granted to a request ("<hex> <id> <token> <until>", a minute: a retry gets the same
   lease).
 
@@ -35,7 +37,7 @@
     stale policy {-4, version}
     denied {-5, retryAfterMs}   (-1 = unknown)
 ]]
-local ACQUIRE_ARGC = 19
+local ACQUIRE_ARGC = 20
 -- How long the lease granted to a request answers a retry of it.
 local REQUEST_MEMORY_MS = 60000
 -- The store clock in µs (fencing tokens); the script sets it from storeNow before acquiring.
@@ -166,6 +168,14 @@ local function grantedBefore(A, now)
   return {1, tonumber(token), tonumber(e), 0, id, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], tonumber(v[10]), v[11], v[12], hex}
 end
 
+-- Whether proxy `id` is reserved for another worker (one that may use it from its fallback pool):
+-- `rsv` is the reservations key when the pool has any, else nil (no read).
+local function reservedForOther(A, rsv, id)
+  if not rsv then return false end
+  local owner = redis.call('HGET', rsv, id)
+  return owner and owner ~= A[4]
+end
+
 -- The pair of `id` when it is eligible (not blocked, no holder ended within its gap, fewer live
 -- holders than both its own cap and the request's `mc`, and its anchor `cur` — the domain-key's
 -- interval now — in the past), else nil: (pair key, fields u h f m bt x g p e). A pair held back
@@ -195,13 +205,10 @@ local function matchesRequest(A, id, needles)
   return labelsMatch(v[2], needles)
 end
 
--- Step 5: the session's bound proxy. Answers a reply (grant or denial), or nil to choose, with
--- whether that choice is a rebind.
-local function fromSession(K, A, now, nowText, needles, mc, busyN, adapt, cur, shadows)
-  local s = redis.call('GET', K[7])
-  if not s then return nil, 0 end
-  local sexp, b = string.match(s, '^(%d+):(.*)$')
-  if not sexp or tonumber(sexp) <= now then return nil, 0 end
+-- A request bound to one proxy `b` (its session's, or A[20]): a reply (grant, or denial with when
+-- it frees), or nil when `b` cannot serve it at all (not ACTIVE, another tier, labels, banned).
+local function fromBound(K, A, now, nowText, b, needles, mc, busyN, adapt, cur, shadows, rsv)
+  if reservedForOther(A, rsv, b) then return {-5, -1} end
   local v = redis.call('HMGET', A[1] .. 'p:' .. b, 'st', 't', 'l')
   if v[1] == 'A' and (A[11] == '' or v[2] == A[11]) and (not needles or labelsMatch(v[3], needles)) then
     local pk = A[1] .. 'r:' .. A[3] .. ':' .. b
@@ -216,10 +223,22 @@ local function fromSession(K, A, now, nowText, needles, mc, busyN, adapt, cur, s
       if anchor > 0 then at = math.max(at, anchor + cur) end
       if count >= mc or count >= (tonumber(pr[4]) or 1) then at = math.max(at, first + gap) end
       at = math.max(at, shadowsUntil(A, now, b, shadows))
-      if at <= now then return grantLease(K, A, now, nowText, b, pk, pr, 0, mc, busyN, adapt), 0 end
-      return {-5, at - now}, 0
+      if at <= now then return grantLease(K, A, now, nowText, b, pk, pr, 0, mc, busyN, adapt) end
+      return {-5, at - now}
     end
   end
+  return nil
+end
+
+-- Step 5: the session's bound proxy. Answers a reply (grant or denial), or nil to choose, with
+-- whether that choice is a rebind.
+local function fromSession(K, A, now, nowText, needles, mc, busyN, adapt, cur, shadows, rsv)
+  local s = redis.call('GET', K[7])
+  if not s then return nil, 0 end
+  local sexp, b = string.match(s, '^(%d+):(.*)$')
+  if not sexp or tonumber(sexp) <= now then return nil, 0 end
+  local r = fromBound(K, A, now, nowText, b, needles, mc, busyN, adapt, cur, shadows, rsv)
+  if r then return r, 0 end
   return nil, 1
 end
 
@@ -291,10 +310,16 @@ local function acquireLease(K, A, lf, now, nowText)
   if adapt > cur then cur = adapt end
   local mc = tonumber(A[6])
   local busyN = redis.call('ZCOUNT', busy, '(' .. nowText, '+inf')
+  -- proxies reserved for silent workers (their fallback pools may be using them)
+  local rsv = A[1] .. 'rsv'
+  if redis.call('EXISTS', rsv) == 0 then rsv = nil end
+  if A[20] ~= '' then
+    return fromBound(K, A, now, nowText, A[20], needles, mc, busyN, adapt, cur, shadows, rsv) or {-5, -1}
+  end
   local rebound = 0
   if A[9] ~= '' then
     local r
-    r, rebound = fromSession(K, A, now, nowText, needles, mc, busyN, adapt, cur, shadows)
+    r, rebound = fromSession(K, A, now, nowText, needles, mc, busyN, adapt, cur, shadows, rsv)
     if r then return r end
   end
   -- Step 6: up to PROBES random positions of the top band, then a scan of the band.
@@ -323,7 +348,7 @@ local function acquireLease(K, A, lf, now, nowText)
         local id = ids[1]
         local pk, pr = eligiblePair(A, now, id, mc, cur)
         local su = 0
-        if pk and matchesRequest(A, id, needles) then
+        if pk and matchesRequest(A, id, needles) and not reservedForOther(A, rsv, id) then
           su = shadowsUntil(A, now, id, shadows)
           if su == 0 then return grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, adapt) end
         elseif not pk and pr and matchesRequest(A, id, needles) then
@@ -358,7 +383,7 @@ local function acquireLease(K, A, lf, now, nowText)
           local id = ids[j]
           local pk, pr = eligiblePair(A, now, id, mc, cur)
           local su = 0
-          if pk and matchesRequest(A, id, needles) then
+          if pk and matchesRequest(A, id, needles) and not reservedForOther(A, rsv, id) then
             su = shadowsUntil(A, now, id, shadows)
             if su == 0 then return grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, adapt) end
           elseif not pk and pr and matchesRequest(A, id, needles) then

@@ -33,7 +33,7 @@ PROXY_STATE_QUARANTINED: ProxyState
 PROXY_STATE_UNSPECIFIED: ProxyState
 
 class AcquireLeaseRequest(_message.Message):
-    __slots__ = ["domain", "labels", "max_wait", "pool", "request_id", "session_key", "target_url", "tier", "ttl", "worker_id"]
+    __slots__ = ["domain", "labels", "max_wait", "pool", "proxy_id", "request_id", "session_key", "target_url", "tier", "ttl", "worker_id"]
     class LabelsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -45,6 +45,7 @@ class AcquireLeaseRequest(_message.Message):
     LABELS_FIELD_NUMBER: _ClassVar[int]
     MAX_WAIT_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
+    PROXY_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_KEY_FIELD_NUMBER: _ClassVar[int]
     TARGET_URL_FIELD_NUMBER: _ClassVar[int]
@@ -55,13 +56,14 @@ class AcquireLeaseRequest(_message.Message):
     labels: _containers.ScalarMap[str, str]
     max_wait: _duration_pb2.Duration
     pool: str
+    proxy_id: str
     request_id: str
     session_key: str
     target_url: str
     tier: str
     ttl: _duration_pb2.Duration
     worker_id: str
-    def __init__(self, request_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., target_url: _Optional[str] = ..., session_key: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    def __init__(self, request_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., target_url: _Optional[str] = ..., session_key: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., proxy_id: _Optional[str] = ...) -> None: ...
 
 class AcquireLeaseResponse(_message.Message):
     __slots__ = ["lease"]
@@ -110,24 +112,30 @@ class DomainPolicy(_message.Message):
     def __init__(self, pattern: _Optional[str] = ..., group: _Optional[str] = ..., max_concurrency: _Optional[int] = ..., min_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., default_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., ban_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., pacing: _Optional[_Union[PacingMode, str]] = ..., jitter: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fixed_interval: bool = ...) -> None: ...
 
 class GetPoolSnapshotRequest(_message.Message):
-    __slots__ = ["pool"]
+    __slots__ = ["pool", "worker_id", "workers_only"]
     POOL_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_ONLY_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     pool: str
-    def __init__(self, pool: _Optional[str] = ...) -> None: ...
+    worker_id: str
+    workers_only: bool
+    def __init__(self, pool: _Optional[str] = ..., worker_id: _Optional[str] = ..., workers_only: bool = ...) -> None: ...
 
 class GetPoolSnapshotResponse(_message.Message):
-    __slots__ = ["live_workers", "policies", "pool", "proxies", "snapshot_time"]
+    __slots__ = ["live_workers", "pacing", "policies", "pool", "proxies", "snapshot_time"]
     LIVE_WORKERS_FIELD_NUMBER: _ClassVar[int]
+    PACING_FIELD_NUMBER: _ClassVar[int]
     POLICIES_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
     PROXIES_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_TIME_FIELD_NUMBER: _ClassVar[int]
     live_workers: _containers.RepeatedCompositeFieldContainer[WorkerInfo]
+    pacing: _containers.RepeatedCompositeFieldContainer[DomainPacing]
     policies: _containers.RepeatedCompositeFieldContainer[DomainPolicy]
     pool: str
     proxies: _containers.RepeatedCompositeFieldContainer[Proxy]
     snapshot_time: _timestamp_pb2.Timestamp
-    def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., pacing: _Optional[_Iterable[_Union[DomainPacing, _Mapping]]] = ...) -> None: ...
 
 class Lease(_message.Message):
     __slots__ = ["domain", "expire_time", "fencing_token", "lease_id", "pool", "proxy", "session_key", "session_rebound"]

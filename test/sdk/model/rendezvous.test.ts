@@ -3,7 +3,7 @@
  * minimal movement when the worker set changes.
  */
 import { describe, expect, it } from "vitest";
-import { ownerOf, rendezvousWeight, shareOf } from "../../../sdk/src/fallback/rendezvous.js";
+import { ownerOf, rendezvousWeight, shareOf } from "../../../sdk/src/model/rendezvous.js";
 
 const MASK = (1n << 64n) - 1n;
 

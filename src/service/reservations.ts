@@ -1,0 +1,103 @@
+/**
+ * Reservations of fallback shares (docs/spec.md §7). A worker that stopped answering may be leasing
+ * the proxies of its rendezvous share from its local fallback pool; as long as that is possible,
+ * the broker grants those proxies to that worker alone. A worker counts as silent when it was seen
+ * within `fallbackWindowMs` but not within `absentAfterMs`, or not since this broker started (a
+ * restarted broker cannot know who worked in fallback meanwhile); seeing it again (an acquire, a
+ * snapshot or membership refresh) lifts its reservations. The share is computed as the worker
+ * computed it: over the ACTIVE proxies and the workers live at its last contact.
+ */
+import { shareOf } from "@proxybroker/sdk/model";
+import type { WorkerSeen } from "@proxybroker/sdk/model";
+import type { LeaseStore } from "@proxybroker/sdk/engine";
+
+export interface ReservationOptions {
+  readonly store: LeaseStore;
+  /** The pools to watch (the ones this broker served). */
+  readonly pools: () => readonly string[];
+  readonly clock: () => number;
+  /** A worker not seen for this long may be in fallback. */
+  readonly absentAfterMs: number;
+  /** How long after its last contact a silent worker's share stays reserved. */
+  readonly fallbackWindowMs: number;
+  /** The "live workers" window of the snapshot (the rendezvous set workers shard over). */
+  readonly liveWindowMs: number;
+  /** How often the reservations are brought up to date. */
+  readonly intervalMs: number;
+  readonly onError?: (err: unknown) => void;
+}
+
+/** Proxies listed per page when the shares are computed. */
+const PAGE = 1_000;
+/** Shares are recomputed at least this often even when the silent workers stay the same. */
+const RECOMPUTE_MS = 30_000;
+
+export class Reservations {
+  private readonly startedAt: number;
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  /** Per pool: the silent workers the current reservations were computed for, and when. */
+  private readonly last = new Map<string, { key: string; at: number }>();
+
+  constructor(private readonly opts: ReservationOptions) {
+    this.startedAt = opts.clock();
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+  }
+
+  /** Bring every watched pool's reservations up to date (one pass; overlapping calls skip). */
+  async tick(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      for (const pool of this.opts.pools()) await this.update(pool);
+    } catch (err) {
+      this.opts.onError?.(err);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** The silent workers of a pool among those seen within the fallback window. */
+  silent(seen: readonly WorkerSeen[], now: number): WorkerSeen[] {
+    return seen.filter((w) => w.lastSeenAt < now - this.opts.absentAfterMs || w.lastSeenAt < this.startedAt);
+  }
+
+  private async update(pool: string): Promise<void> {
+    const { store } = this.opts;
+    const now = this.opts.clock();
+    const seen = await store.liveWorkers(pool, now - this.opts.fallbackWindowMs);
+    const silent = this.silent(seen, now);
+    const key = silent.map((w) => `${w.workerId}@${w.lastSeenAt}`).join(",");
+    const last = this.last.get(pool);
+    if (last !== undefined && last.key === key && (key === "" || now - last.at < RECOMPUTE_MS)) return;
+    const reserved: Record<string, string> = {};
+    if (silent.length > 0) {
+      const ids = await activeProxies(store, pool);
+      for (const w of silent) {
+        const members = seen.filter((x) => x.lastSeenAt >= w.lastSeenAt - this.opts.liveWindowMs).map((x) => x.workerId);
+        for (const id of shareOf(ids, members, w.workerId)) reserved[id] = w.workerId;
+      }
+    }
+    await store.reserve(pool, reserved);
+    this.last.set(pool, { key, at: now });
+  }
+}
+
+/** The ids of the pool's ACTIVE proxies. */
+async function activeProxies(store: LeaseStore, pool: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let after = ""; ; ) {
+    const page = await store.listProxies(pool, { size: PAGE, after });
+    for (const p of page.proxies) if (p.state === "ACTIVE") ids.push(p.id);
+    if (page.next === "") return ids;
+    after = page.next;
+  }
+}

@@ -1,0 +1,23 @@
+--[[
+  reserve: replace the pool's reservations. A worker that went silent may be leasing the proxies
+  of its rendezvous share from its fallback pool; while it does, those proxies are granted to it
+  alone (docs/spec.md §7).
+
+  KEYS[1] `P rsv`   hash: proxy id → the worker it is reserved for
+  where P = "<prefix>:{<pool>}:".
+
+  ARGV[1..] pairs: proxy id, worker id (none: no reservation left)
+
+  Keys built in the script: none.
+
+  Output: the number of reservations.
+
+  Error codes: none.
+]]
+redis.call('DEL', KEYS[1])
+-- in chunks: unpack has a limit on the number of values
+local CHUNK = 1000
+for i = 1, #ARGV - 1, CHUNK do
+  redis.call('HSET', KEYS[1], unpack(ARGV, i, math.min(#ARGV, i + CHUNK - 1)))
+end
+return math.floor(#ARGV / 2)
