@@ -71,7 +71,8 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       const liveWorkers = (await ctx.store.liveWorkers(pool, now - ctx.workerActiveWindowMs)).map((w) =>
         create(WorkerInfoSchema, { workerId: w.workerId, lastSeenTime: timestampOf(w.lastSeenAt) }),
       );
-      if (req.workersOnly) return create(GetPoolSnapshotResponseSchema, { pool, liveWorkers, snapshotTime: timestampOf(now) });
+      const longestTtl = durationOf(ctx.engine.longestTtl);
+      if (req.workersOnly) return create(GetPoolSnapshotResponseSchema, { pool, liveWorkers, snapshotTime: timestampOf(now), longestTtl });
       const proxies: ProxyView[] = [];
       for (let after = ""; ; ) {
         const page = await ctx.store.listProxies(pool, { size: SNAPSHOT_PAGE, after });
@@ -86,6 +87,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
         liveWorkers,
         policies: set.policies.map(policyToWire),
         snapshotTime: timestampOf(now),
+        longestTtl,
         pacing: adapted.map((d) =>
           create(DomainPacingSchema, {
             domain: d.domainKey,

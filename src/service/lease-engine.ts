@@ -48,6 +48,11 @@ export class LeaseEngine {
   /** The longest TTL this broker granted or renewed: what a loss of state may have left running. */
   private longestTtlMs: number;
 
+  /** The longest TTL this broker granted or renewed (at least the default TTL). */
+  get longestTtl(): number {
+    return Math.min(this.opts.ttlMaxMs, this.longestTtlMs);
+  }
+
   constructor(private readonly opts: LeaseEngineOptions) {
     this.store = opts.store;
     this.policies = new PolicyCache(opts.store, {

@@ -3,9 +3,11 @@
  * the proxies of its rendezvous share from its local fallback pool; as long as that is possible,
  * the broker grants those proxies to that worker alone. A worker counts as silent when it was seen
  * within `fallbackWindowMs` but not within `absentAfterMs`, or not since this broker started (a
- * restarted broker cannot know who worked in fallback meanwhile); seeing it again (an acquire, a
- * snapshot or membership refresh) lifts its reservations. The share is computed as the worker
- * computed it: over the ACTIVE proxies and the workers live at its last contact.
+ * restarted broker cannot know who worked in fallback meanwhile). Seeing it again (an acquire, a
+ * snapshot or membership refresh) lifts its reservations `LIFT_AFTER_MS` later, not at once: the
+ * worker hands its fallback leases and pacing over to the broker first (its first contact is the
+ * probe that precedes that hand-over). The share is computed as the worker computed it: over the
+ * ACTIVE proxies and the workers live at its last contact.
  */
 import { shareOf } from "@proxybroker/sdk/model";
 import type { WorkerSeen } from "@proxybroker/sdk/model";
@@ -31,6 +33,8 @@ export interface ReservationOptions {
 const PAGE = 1_000;
 /** Shares are recomputed at least this often even when the silent workers stay the same. */
 const RECOMPUTE_MS = 30_000;
+/** A silent worker seen again keeps its reservations this long after the broker noticed. */
+export const LIFT_AFTER_MS = 3_000;
 
 export class Reservations {
   private readonly startedAt: number;
@@ -38,6 +42,8 @@ export class Reservations {
   private running = false;
   /** Per pool: the silent workers the current reservations were computed for, and when. */
   private readonly last = new Map<string, { key: string; at: number }>();
+  /** Per pool: workers that were silent, by when they were noticed back (their reservations stay a while). */
+  private readonly back = new Map<string, Map<string, { readonly seen: WorkerSeen; readonly at: number }>>();
 
   constructor(private readonly opts: ReservationOptions) {
     this.startedAt = opts.clock();
@@ -70,11 +76,30 @@ export class Reservations {
     return seen.filter((w) => w.lastSeenAt < now - this.opts.absentAfterMs || w.lastSeenAt < this.startedAt);
   }
 
+  /**
+   * The workers whose shares stay reserved: the silent ones, and those seen again less than
+   * `LIFT_AFTER_MS` ago (as of their last silent contact, so the share is the one they used).
+   */
+  private reservedFor(pool: string, seen: readonly WorkerSeen[], now: number): WorkerSeen[] {
+    const silent = this.silent(seen, now);
+    const silentIds = new Set(silent.map((w) => w.workerId));
+    const previous = this.back.get(pool) ?? new Map<string, { seen: WorkerSeen; at: number }>();
+    const next = new Map<string, { seen: WorkerSeen; at: number }>();
+    for (const w of silent) next.set(w.workerId, { seen: w, at: Number.POSITIVE_INFINITY });
+    for (const [id, was] of previous) {
+      if (silentIds.has(id)) continue;
+      const at = Math.min(was.at, now); // first noticed back now, or earlier
+      if (now - at < LIFT_AFTER_MS) next.set(id, { seen: was.seen, at });
+    }
+    this.back.set(pool, next);
+    return [...next.values()].map((v) => v.seen);
+  }
+
   private async update(pool: string): Promise<void> {
     const { store } = this.opts;
     const now = this.opts.clock();
     const seen = await store.liveWorkers(pool, now - this.opts.fallbackWindowMs);
-    const silent = this.silent(seen, now);
+    const silent = this.reservedFor(pool, seen, now);
     const key = silent.map((w) => `${w.workerId}@${w.lastSeenAt}`).join(",");
     const last = this.last.get(pool);
     if (last !== undefined && last.key === key && (key === "" || now - last.at < RECOMPUTE_MS)) return;

@@ -45,6 +45,8 @@ export interface RenewSpec {
   readonly leaseId: string;
   readonly fencingToken: number;
   readonly ttlMs: number;
+  /** "" = not given. */
+  readonly workerId: string;
 }
 
 export interface ReleaseSpec {
@@ -128,6 +130,7 @@ export function checkRenew(req: RenewLeaseRequest, limits: RequestLimits): Renew
     leaseId: checkLeaseId(req.leaseId),
     fencingToken: fencingToken(req.fencingToken),
     ttlMs: checkTtl(msOf(req.ttl), limits, "ttl"),
+    workerId: checkToken("worker_id", req.workerId, true),
   };
 }
 

@@ -49,19 +49,26 @@ export const TEST_SETTINGS: BrokerServerSettings = {
 
 let prefixes = 0;
 
+/** A Redis key prefix no other test broker uses. */
+export function uniquePrefix(): string {
+  return `t${process.pid}x${prefixes++}x${Date.now() % 100000}`;
+}
+
 /** Start a broker on a fresh store; `redisUrl` is required for the Redis store. */
 export async function startBroker(opts: {
   kind: StoreKind;
   redisUrl?: string;
   settings?: Partial<BrokerServerSettings>;
   scoring?: ScoringConfig;
+  /** The Redis key prefix; a fresh one by default. Two brokers with one prefix are replicas. */
+  prefix?: string;
 }): Promise<TestBroker> {
   const scoring = opts.scoring ?? DEFAULT_SCORING;
   let store: LeaseStore;
   if (opts.kind === "redis") {
     if (opts.redisUrl === undefined) throw new Error("redisUrl is required for the redis store");
     const client = createRedisClient({ url: opts.redisUrl });
-    store = new RedisStore({ client, scoring, prefix: `t${process.pid}x${prefixes++}x${Date.now() % 100000}` });
+    store = new RedisStore({ client, scoring, prefix: opts.prefix ?? uniquePrefix() });
   } else {
     store = new MemoryStore({ scoring });
   }

@@ -34,6 +34,11 @@ export class BrokerBreaker {
     return this.breaker.fire(call) as Promise<T>;
   }
 
+  /** Open the breaker now (the broker is known to be gone); it half-opens after the reset timeout. */
+  trip(): void {
+    this.breaker.open();
+  }
+
   get state(): BreakerState {
     return this.breaker.opened ? "open" : this.breaker.halfOpen ? "halfOpen" : "closed";
   }

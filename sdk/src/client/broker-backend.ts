@@ -58,6 +58,8 @@ export class BrokerBackend implements LeaseBackend {
       breaker: BrokerBreaker;
       callTimeoutMs: number;
       monotonic: () => number;
+      /** Sent with renews: the broker counts this worker as live. */
+      workerId: string;
       /** The connection to the broker is up (a timeout then means "slow", not "unreachable"). */
       connected: () => boolean;
     },
@@ -105,7 +107,7 @@ export class BrokerBackend implements LeaseBackend {
   // open breaker: a lease the broker holds must be renewed or released there whenever it answers.
   async renew(lease: { id: string; fencingToken: number }, ttlMs: number): Promise<number> {
     const a = await this.deps.channel.renew(
-      { leaseId: lease.id, fencingToken: BigInt(lease.fencingToken), ttl: durationFromMs(ttlMs) },
+      { leaseId: lease.id, fencingToken: BigInt(lease.fencingToken), ttl: durationFromMs(ttlMs), workerId: this.deps.workerId },
       this.deps.callTimeoutMs,
     );
     if (a.case === "renewed") return epochMsOf(a.value.expireTime);

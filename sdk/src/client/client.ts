@@ -12,11 +12,11 @@ import { BrokerBreaker, isOpenBreaker } from "./breaker.js";
 import type { BreakerState } from "./breaker.js";
 import { BrokerBackend } from "./broker-backend.js";
 import type { AcquireRequest, Granted } from "./broker-backend.js";
-import { BrokerClientError, isBrokerFailure, toClientError } from "./errors.js";
+import { BrokerClientError, BrokerSlowError, isBrokerFailure, toClientError } from "./errors.js";
 import { FallbackBackend } from "./fallback-backend.js";
 import { leasedFetch } from "./fetch.js";
 import type { FetchOptions, FetchResult } from "./fetch.js";
-import { endAdopted, enterFallback, handOver, type Adopted, type SwitchDeps } from "./handover.js";
+import { endAdopted, enterFallback, handOver, handOverPacing, type Adopted, type SwitchDeps } from "./handover.js";
 import { Lease } from "./lease.js";
 import type { LeaseBackend, LeaseOutcome, LeaseSource } from "./lease.js";
 import { LeaseChannel } from "./lease-channel.js";
@@ -24,7 +24,7 @@ import { resolveOptions } from "./options.js";
 import type { ClientOptions, ResolvedOptions } from "./options.js";
 import { carriedOutcome } from "./outcome-carrier.js";
 import { OutcomeReplay } from "./outcome-replay.js";
-import { Reachability } from "./reachability.js";
+import { Reachability, brokerGone } from "./reachability.js";
 import { SnapshotSync } from "./snapshot-sync.js";
 
 /** Per-acquire options. */
@@ -50,6 +50,8 @@ export interface WithLeaseOptions<T> extends AcquireOptions {
 /** The client's mode: leases from the broker, or from the local fallback pool (breaker open). */
 export type ClientMode = "broker" | "fallback";
 
+/** The broker's default lease TTL, for a fallback pool without snapshot. */
+const DEFAULT_TTL_MS = 30_000;
 /** While the broker is down and the fallback pool has nothing, an acquire retries this often. */
 const DOWN_RETRY_MS = 250;
 
@@ -89,6 +91,10 @@ export class ProxyBrokerClient extends EventEmitter {
   /** The switch in progress (entering fallback, or handing over); acquires wait for it. */
   private switching: Promise<void> = Promise.resolve();
   private closed = false;
+  /** The last failure of a broker call (why the broker is unreachable). */
+  private lastFailure: unknown;
+  /** A check whether the broker is gone after the stream broke, in progress. */
+  private probing = false;
 
   /** Throws `TypeError` for bad options. */
   constructor(options: ClientOptions) {
@@ -104,12 +110,20 @@ export class ProxyBrokerClient extends EventEmitter {
       "grpc.max_reconnect_backoff_ms": 1_000,
     });
     this.broker = createClient(ProxyBroker, this.grpcClient);
-    this.reach = new Reachability(this.opts.monotonic, this.opts.fallback.absentAfterMs);
+    this.reach = new Reachability({
+      monotonic: this.opts.monotonic,
+      absentAfterMs: this.opts.fallback.absentAfterMs,
+      leaseHoldMs: () => {
+        const t = this.fallbackPool.snapshot?.longestTtlMs;
+        return typeof t === "number" && Number.isFinite(t) && t > 0 ? t : Math.max(this.opts.ttlMs, DEFAULT_TTL_MS);
+      },
+    });
     this.channel = new LeaseChannel({
       broker: this.broker,
       backoff: { initialMs: 50, maxMs: 1_000 },
       clock: this.opts.clock,
       onAnswer: () => this.reach.contact(),
+      onBreak: () => void this.checkGone(),
     });
     this.breaker = new BrokerBreaker({ ...this.opts.breaker, onState: (s) => this.onBreaker(s) });
     this.brokerBackend = new BrokerBackend({
@@ -117,6 +131,7 @@ export class ProxyBrokerClient extends EventEmitter {
       breaker: this.breaker,
       callTimeoutMs: this.opts.breaker.callTimeoutMs,
       monotonic: this.opts.monotonic,
+      workerId: this.workerId,
       connected: () => this.grpcClient.getChannel().getConnectivityState(false) === grpc.connectivityState.READY,
     });
     this.fallbackPool = new FallbackPool({
@@ -176,17 +191,29 @@ export class ProxyBrokerClient extends EventEmitter {
     for (;;) {
       await this.switching;
       // Closed: the broker. Half open: the breaker lets one probe through (the rest fall back).
-      // Open: straight to the fallback pool, unless it has nothing to offer.
-      let failure: unknown;
+      // Open: the fallback pool when it may be used (see Reachability), else wait.
       if (this.breaker.state !== "open" || !this.fallbackReady()) {
         try {
-          return this.wrap(await this.brokerBackend.acquire(remaining()), "broker", req, options);
+          const granted = await this.brokerBackend.acquire(remaining());
+          if (!this.heldInFallback(granted)) return this.wrap(granted, "broker", req, options);
+          // A probe while fallback leases still run got a pair one of them holds: give it back.
+          await this.brokerBackend.release({ id: granted.view.leaseId, fencingToken: granted.view.fencingToken }, { kind: "ABANDONED" }).catch(() => undefined);
+          continue;
         } catch (err) {
-          if (!(isOpenBreaker(err) || isBrokerFailure(err))) throw err;
-          failure = err;
+          // Slow (connected, no answer): the caller's error, until the broker has been silent so
+          // long that this worker's share is reserved for it (Reachability): then fallback.
+          const slow = err instanceof BrokerSlowError;
+          if (!(slow || isOpenBreaker(err) || isBrokerFailure(err))) throw err;
+          this.lastFailure = err;
+          if (slow) {
+            if (!(this.fallbackReady() && this.reach.fallbackAllowed())) throw err;
+            this.breaker.trip();
+          } else if (!isOpenBreaker(err)) {
+            this.reach.failed(err);
+          }
         }
       }
-      if (this.fallbackReady() && (failure === undefined || this.reach.fallbackAllowed(failure))) {
+      if (this.fallbackReady() && this.reach.fallbackAllowed()) {
         await this.switching;
         // The hold after a switch (a pair's last broker use may have been just now) is waited
         // out within the call's deadline rather than reported as "no proxy".
@@ -195,7 +222,7 @@ export class ProxyBrokerClient extends EventEmitter {
       }
       // Unreachable, and nothing this worker may use yet: wait (paced), not past the deadline.
       const left = deadline - monotonic();
-      if (left <= 0) throw unreachable(failure);
+      if (left <= 0) throw unreachable(this.lastFailure);
       // Retry the broker at that pace: the next failure may show it is gone (connection refused).
       const pause = Math.min(left, DOWN_RETRY_MS, this.fallbackReady() ? Math.max(10, this.reach.fallbackIn()) : DOWN_RETRY_MS);
       await new Promise((resolve) => setTimeout(resolve, pause));
@@ -243,6 +270,34 @@ export class ProxyBrokerClient extends EventEmitter {
     this.breaker.shutdown();
     this.channel.close();
     this.grpcClient.close();
+  }
+
+  /**
+   * The stream broke: when the broker turns out to be gone (a connection refused), open the
+   * breaker now, so that broker leases outside this worker's share are given up at once even
+   * when no acquire is running (another worker's fallback pool may use those proxies soon).
+   */
+  private async checkGone(): Promise<void> {
+    if (this.closed || this.probing || !this.opts.fallback.enabled || this.breaker.state !== "closed") return;
+    this.probing = true;
+    try {
+      if (await this.snapshots.refreshWorkers()) return;
+      const err = this.snapshots.lastError;
+      if (!brokerGone(err) || this.breaker.state !== "closed") return;
+      this.reach.failed(err);
+      this.lastFailure = err;
+      this.breaker.trip();
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  /** A live fallback lease of this client holds the granted pair (the broker cannot know). */
+  private heldInFallback(g: Granted): boolean {
+    for (const l of this.live) {
+      if (l.source === "fallback" && !l.ended && l.proxy.id === g.view.proxy.id && l.domain === g.view.domainKey) return true;
+    }
+    return false;
   }
 
   private fallbackReady(): boolean {
@@ -329,6 +384,8 @@ export class ProxyBrokerClient extends EventEmitter {
       brokerLeases: this.brokerLeases,
       fallback: this.fallbackBackend,
       request: (l) => this.requestOf(l),
+      requestFor: (host) => this.request(host, { ttlMs: 1_000 }),
+      pacedPairs: () => this.fallbackPool.pacedPairs(this.opts.clock()),
     };
   }
 
@@ -352,8 +409,13 @@ export class ProxyBrokerClient extends EventEmitter {
       return;
     }
     this.fallbackPool.leave();
-    // Hand fallback leases over before anything else is taken from the broker, then replay.
-    this.switching = this.switching.then(() => handOver(deps)).catch(() => undefined);
+    // Hand fallback leases and pacing over before anything else is taken from the broker, then replay.
+    this.switching = this.switching
+      .then(async () => {
+        await handOver(deps);
+        await handOverPacing(deps);
+      })
+      .catch(() => undefined);
     void this.switching.then(async () => {
       const n = await this.replay.flush();
       if (n > 0) this.emit("replayed", n);

@@ -2,6 +2,7 @@ import { hostFromDomain, hostFromUrl } from "../model/domain-key.js";
 import type { AcquireRequest, BrokerBackend } from "./broker-backend.js";
 import type { FallbackBackend } from "./fallback-backend.js";
 import type { Lease, LeaseBackend } from "./lease.js";
+import type { PacedPair } from "../fallback/index.js";
 
 /**
  * The two switches of a client between the broker and its fallback pool (docs/spec.md §7), so
@@ -12,7 +13,9 @@ import type { Lease, LeaseBackend } from "./lease.js";
  *   signal aborts) when it is not: another worker's fallback pool owns that proxy now;
  * - back to the broker, every fallback lease is handed over first — the broker is asked for that
  *   very (proxy, domain) pair; granted, the handle goes on as a broker lease; refused (another
- *   worker has it), the lease is given up — before any new broker lease is taken.
+ *   worker has it), the lease is given up — before any new broker lease is taken. And the pairs
+ *   used in fallback whose pacing interval still runs are leased and given back at once, so the
+ *   broker paces them from now rather than from their last broker use (no 429 after the switch).
  */
 export interface SwitchDeps {
   readonly live: () => Iterable<Lease>;
@@ -20,6 +23,10 @@ export interface SwitchDeps {
   readonly brokerLeases: LeaseBackend;
   readonly fallback: FallbackBackend;
   readonly request: (lease: Lease) => AcquireRequest;
+  /** A plain acquire request for a host (no session, the shortest TTL). */
+  readonly requestFor: (host: string) => AcquireRequest;
+  /** The pairs used in fallback whose pacing still runs (see `FallbackPool.pacedPairs`). */
+  readonly pacedPairs: () => readonly PacedPair[];
 }
 
 /** Local leases that keep the proxies of broker leases busy in the fallback pool, by broker lease. */
@@ -27,7 +34,7 @@ export type Adopted = Map<Lease, { readonly id: string; readonly fencingToken: n
 
 /** Entering fallback: adopt the broker leases of this worker's share, give up the others. */
 export async function enterFallback(deps: SwitchDeps, adopted: Adopted): Promise<void> {
-  const held = [...deps.live()].filter((l) => l.source === "broker" && !l.ended);
+  const held = [...deps.live()].filter((l) => l.source === "broker" && !l.ended && !adopted.has(l));
   await Promise.all(
     held.map(async (l) => {
       const local = await deps.fallback.adopt(deps.request(l), l.proxy.id).catch(() => undefined);
@@ -67,6 +74,27 @@ export async function handOver(deps: SwitchDeps): Promise<void> {
       await deps.fallback.release(local, { kind: "ABANDONED" }).catch(() => undefined);
     }),
   );
+}
+
+/**
+ * Back to the broker: make it pace the pairs used in fallback from now — each is leased by proxy
+ * id and released at once (ABANDONED: no score change). A pair the broker refuses is paced or
+ * held there already.
+ */
+export async function handOverPacing(deps: SwitchDeps): Promise<number> {
+  const pairs = deps.pacedPairs();
+  const done = await Promise.all(
+    pairs.map(async (p) => {
+      try {
+        const g = await deps.broker.acquire({ ...deps.requestFor(p.host), proxyId: p.proxyId, maxWaitMs: 0 });
+        await deps.broker.release({ id: g.view.leaseId, fencingToken: g.view.fencingToken }, { kind: "ABANDONED" });
+        return 1;
+      } catch {
+        return 0;
+      }
+    }),
+  );
+  return done.reduce<number>((a, b) => a + b, 0);
 }
 
 /** The host of a lease's target (a URL or a host). */

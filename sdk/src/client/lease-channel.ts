@@ -59,6 +59,8 @@ export class LeaseChannel {
       readonly clock: () => number;
       /** Called for every answer the broker sends (it is reachable). */
       readonly onAnswer?: () => void;
+      /** Called when the stream breaks (before pending requests fail). */
+      readonly onBreak?: (why: string) => void;
     },
   ) {}
 
@@ -163,6 +165,7 @@ export class LeaseChannel {
       this.backoffMs = this.backoffMs === 0 ? this.opts.backoff.initialMs : Math.min(this.opts.backoff.maxMs, this.backoffMs * 2);
       this.reopenAt = this.opts.clock() + this.backoffMs;
       this.lastBreak = why;
+      this.opts.onBreak?.(why);
       this.failAll(why);
     };
     stream.on("error", (err: Error) => broken(`broker stream broke: ${err.message}`));

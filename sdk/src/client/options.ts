@@ -51,7 +51,11 @@ export interface FallbackOptions {
 
 /** Options of `ProxyBrokerClient`. */
 export interface ClientOptions {
-  /** Broker address, `host:port`. */
+  /**
+   * Broker address: `host:port`, or a gRPC target naming several replicas, e.g.
+   * `ipv4:10.0.0.5:50051,10.0.0.6:50051` or `dns:broker.internal:50051` (the first replica that
+   * answers is used; when it goes away, the next).
+   */
   readonly address: string;
   /** Pool to lease from. Default "default". */
   readonly pool?: string;
@@ -108,10 +112,13 @@ function positive(name: string, v: number | undefined, def: number, max = Number
 }
 
 /** Apply defaults and check every option; throws `TypeError` naming the bad one. */
+const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/;
+const TARGET = /^(dns|ipv4|ipv6|unix):\S+$/;
+
 export function resolveOptions(o: ClientOptions): ResolvedOptions {
   if (typeof o !== "object" || o === null) throw new TypeError("options must be an object");
-  if (typeof o.address !== "string" || !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(o.address)) {
-    throw new TypeError(`address must be host:port, got ${JSON.stringify(o.address)}`);
+  if (typeof o.address !== "string" || !(HOST_PORT.test(o.address) || TARGET.test(o.address))) {
+    throw new TypeError(`address must be host:port or a gRPC target (dns:, ipv4:, ipv6:, unix:), got ${JSON.stringify(o.address)}`);
   }
   const pool = o.pool ?? "default";
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(pool)) throw new TypeError(`pool must match [A-Za-z0-9_-]{1,64}, got ${JSON.stringify(pool)}`);

@@ -6,46 +6,63 @@ import { BrokerClientError } from "./errors.js";
  *
  * - The broker said it cannot serve (an in-band UNAVAILABLE: its Redis is down), or the
  *   connection was refused or reset (the broker process is gone): nobody is being granted
- *   anything, so fallback may start at once.
+ *   anything, so fallback may start at once (the fallback pool still holds each pair for its
+ *   interval, and at least 250 ms, while other workers give up their broker leases).
  * - Anything else (timeouts, a connection that went silent): the broker may still be serving the
  *   other workers. Fallback waits until this worker has not heard from the broker for
- *   `absentAfterMs`, longer than the broker's WORKER_ABSENT_AFTER_MS, by which time the broker
- *   reserves this worker's share for it.
+ *   `absentAfterMs` (longer than the broker's WORKER_ABSENT_AFTER_MS, after which the broker
+ *   reserves this worker's share for it and stops extending others' leases on it) plus the
+ *   longest lease TTL (by then those leases have run out).
  */
 export class Reachability {
   private lastContact: number;
+  private gone = false;
 
   constructor(
-    private readonly monotonic: () => number,
-    private readonly absentAfterMs: number,
+    private readonly opts: {
+      readonly monotonic: () => number;
+      readonly absentAfterMs: number;
+      /** The longest lease TTL the broker granted lately (from the snapshot). */
+      readonly leaseHoldMs: () => number;
+    },
   ) {
-    this.lastContact = monotonic();
+    this.lastContact = opts.monotonic();
   }
 
   /** The broker answered something (any answer on the stream, a snapshot). */
   contact(): void {
-    this.lastContact = this.monotonic();
+    this.lastContact = this.opts.monotonic();
+    this.gone = false;
   }
 
-  /** May the worker lease from its fallback pool after `err`? */
-  fallbackAllowed(err: unknown): boolean {
-    return brokerGone(err) || this.silentFor() >= this.absentAfterMs;
+  /** A broker call failed with `err`; it tells whether the broker is gone. */
+  failed(err: unknown): void {
+    this.gone = brokerGone(err);
+  }
+
+  /** May the worker lease from its fallback pool now? */
+  fallbackAllowed(): boolean {
+    return this.gone || this.fallbackIn() === 0;
   }
 
   /** ms until a silent broker allows fallback (0: it does). */
   fallbackIn(): number {
-    return Math.max(0, this.absentAfterMs - this.silentFor());
-  }
-
-  private silentFor(): number {
-    return this.monotonic() - this.lastContact;
+    if (this.gone) return 0;
+    const silentFor = this.opts.monotonic() - this.lastContact;
+    return Math.max(0, this.opts.absentAfterMs + this.opts.leaseHoldMs() - silentFor);
   }
 }
 
-/** The process at the other end is gone, or the broker said it cannot serve. */
-const GONE = /ECONNREFUSED|ECONNRESET|EPIPE|Connection dropped|socket hang up/i;
+/**
+ * A connection refused: nothing listens at the broker's address (the process is gone). A broken
+ * connection alone ("Connection dropped", a reset) is not enough: a keepalive timeout on a silent
+ * network says the same. A partition that rejects connections (a firewall REJECT) cannot be told
+ * from a crash (docs/spec.md §7 states what that costs).
+ */
+const GONE = /ECONNREFUSED/;
 
-function brokerGone(err: unknown): boolean {
+/** The broker process is gone or said it cannot serve (see `Reachability`). */
+export function brokerGone(err: unknown): boolean {
   if (err instanceof BrokerClientError && err.answered) return err.code === 14; // UNAVAILABLE, in-band
   const text = err instanceof Error ? `${err.message} ${causeText(err)}` : String(err);
   return GONE.test(text);

@@ -32,8 +32,14 @@ export interface SnapshotSyncOptions {
 export class SnapshotSync {
   private timers: NodeJS.Timeout[] = [];
   private inFlight: Promise<boolean> | undefined;
+  private failure: unknown;
 
   constructor(private readonly opts: SnapshotSyncOptions) {}
+
+  /** Why the last membership refresh failed. */
+  get lastError(): unknown {
+    return this.failure;
+  }
 
   start(): void {
     void this.refresh();
@@ -69,7 +75,8 @@ export class SnapshotSync {
       this.opts.onContact?.();
       await this.opts.fallback.useWorkers(res.liveWorkers.map((w) => w.workerId)).catch(() => undefined);
       return true;
-    } catch {
+    } catch (err) {
+      this.failure = err;
       return false;
     }
   }
@@ -86,6 +93,7 @@ export class SnapshotSync {
         liveWorkers: res.liveWorkers.map((w) => w.workerId),
         policies: res.policies.map(policyFromWire),
         pacing,
+        ...(res.longestTtl !== undefined ? { longestTtlMs: durationMs(res.longestTtl) } : {}),
         takenAt: epochMsOf(res.snapshotTime),
       };
       await this.opts.fallback.useSnapshot(snap).catch(() => undefined); // a failed file write keeps the pool

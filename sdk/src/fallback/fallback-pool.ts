@@ -109,11 +109,28 @@ interface Source {
 interface LocalLease {
   readonly pool: string;
   readonly proxyId: string;
+  /** The host it was granted for (an acquire of that host reaches the same domain-key). */
+  readonly host: string;
   readonly domainKey: string;
   readonly token: number;
   readonly ttlMs: number;
+  /** The pacing interval it was granted under. */
+  readonly intervalMs: number;
+  expireAt: number;
+  /** When it was released (0: not yet). */
+  endedAt: number;
   keepUntil: number;
   outcomeBuffered: boolean;
+}
+
+/** A (proxy, domain-key) pair whose pacing interval, counted from its last local use, still runs. */
+export interface PacedPair {
+  readonly proxyId: string;
+  readonly host: string;
+  readonly domainKey: string;
+  /** When its last local lease ended (released, or expired). */
+  readonly endedAt: number;
+  readonly intervalMs: number;
 }
 
 /**
@@ -258,7 +275,10 @@ export class FallbackPool {
     if (id === undefined) return { kind: "lost", reason: "NOT_FOUND" };
     const r = await this.store.renew({ leaseId: id, fencingToken, ttlMs });
     const local = this.leases.get(id);
-    if (r.kind === "renewed" && local !== undefined) local.keepUntil = r.expireAt + Math.max(local.ttlMs, ttlMs, KEEP_MS);
+    if (r.kind === "renewed" && local !== undefined && local.token === fencingToken) {
+      local.expireAt = r.expireAt;
+      local.keepUntil = r.expireAt + Math.max(local.ttlMs, ttlMs, KEEP_MS);
+    }
     return r;
   }
 
@@ -272,6 +292,7 @@ export class FallbackPool {
     const r = await this.store.release({ leaseId: id, fencingToken, outcome });
     const local = this.leases.get(id);
     const applied = r.kind === "released" || r.reason === "EXPIRED";
+    if (local !== undefined && local.token === fencingToken && local.endedAt === 0) local.endedAt = Math.min(this.clock(), local.expireAt);
     // ABANDONED changes nothing at the broker: not worth a replay
     if (local !== undefined && applied && local.token === fencingToken && !local.outcomeBuffered && outcome.kind !== "ABANDONED") {
       local.outcomeBuffered = true;
@@ -280,6 +301,26 @@ export class FallbackPool {
     }
     this.wake();
     return r;
+  }
+
+  /**
+   * The pairs used locally whose pacing still runs at `now` (their last local lease ended less
+   * than an interval ago): going back to the broker, which does not know of these uses, the
+   * client makes the broker pace them from now (docs/spec.md §7). Live local leases are not
+   * listed (they are handed over).
+   */
+  pacedPairs(now: number): PacedPair[] {
+    const last = new Map<string, PacedPair>();
+    const live = new Set<string>();
+    for (const l of this.leases.values()) {
+      const key = `${l.proxyId}\n${l.domainKey}`;
+      const end = l.endedAt > 0 ? l.endedAt : l.expireAt;
+      if (end > now) live.add(key);
+      else if (end + l.intervalMs > now && (last.get(key)?.endedAt ?? -1) < end) {
+        last.set(key, { proxyId: l.proxyId, host: l.host, domainKey: l.domainKey, endedAt: end, intervalMs: l.intervalMs });
+      }
+    }
+    return [...last].filter(([key]) => !live.has(key)).map(([, p]) => p);
   }
 
   /** Take the buffered outcomes, oldest first, for replay to the broker. */
@@ -368,11 +409,12 @@ export class FallbackPool {
     const r = await this.store.acquire(params);
     if (r.kind === "stale-policy") return { kind: "denied", retryAfterMs: -1 };
     if (r.kind === "denied") return r;
-    return { kind: "granted", lease: this.remember(r.lease, params.ttlMs) };
+    return { kind: "granted", lease: this.remember(r.lease, { ttlMs: params.ttlMs, host, intervalMs: minIntervalMs }) };
   }
 
   /** Record a grant for renew/release bookkeeping and give it its fallback id. */
-  private remember(lease: LeaseView, ttlMs: number): FallbackLease {
+  private remember(lease: LeaseView, o: { ttlMs: number; host: string; intervalMs: number }): FallbackLease {
+    const { ttlMs } = o;
     const now = this.clock();
     if (++this.grants % SWEEP_EVERY === 0) {
       for (const [id, l] of this.leases) if (l.keepUntil < now) this.leases.delete(id);
@@ -380,9 +422,13 @@ export class FallbackPool {
     this.leases.set(lease.leaseId, {
       pool: lease.pool,
       proxyId: lease.proxy.id,
+      host: o.host,
       domainKey: lease.domainKey,
       token: lease.fencingToken,
       ttlMs,
+      intervalMs: o.intervalMs,
+      expireAt: lease.expireAt,
+      endedAt: 0,
       keepUntil: lease.expireAt + Math.max(ttlMs, KEEP_MS),
       outcomeBuffered: false,
     });

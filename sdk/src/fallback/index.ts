@@ -3,7 +3,7 @@
  * outcome buffer for replay, and the pool itself.
  */
 export { FallbackPool, FALLBACK_LEASE_PREFIX } from "./fallback-pool.js";
-export type { FallbackAcquireRequest, FallbackAcquireResult, FallbackLease, FallbackPoolOptions } from "./fallback-pool.js";
+export type { FallbackAcquireRequest, FallbackAcquireResult, FallbackLease, FallbackPoolOptions, PacedPair } from "./fallback-pool.js";
 export { OutcomeBuffer } from "./outcome-buffer.js";
 export type { BufferedOutcome } from "./outcome-buffer.js";
 export { ownerOf, rendezvousWeight, shareOf } from "../model/rendezvous.js";

@@ -17,6 +17,8 @@ export interface PoolSnapshot {
   readonly policies: readonly DomainPolicySpec[];
   /** Domain-keys whose interval adaptive pacing raised at the broker → that interval (ms). */
   readonly pacing?: Readonly<Record<string, number>>;
+  /** The longest lease TTL the broker granted lately (ms). */
+  readonly longestTtlMs?: number;
   readonly takenAt: number;
 }
 

@@ -195,6 +195,11 @@ export interface RenewParams {
   readonly fencingToken: number;
   /** 0 = keep the lease's own ttl. */
   readonly ttlMs: number;
+  /**
+   * The renewing worker ("" = unknown): it is recorded as seen, and a lease on a proxy reserved
+   * for another worker is not extended (lost REVOKED).
+   */
+  readonly workerId?: string;
 }
 
 export type RenewResult =

@@ -102,7 +102,7 @@ export class RedisStore implements LeaseStore {
     const keys = this.env.keys.pool(lease.pool);
     const reply = await this.env.runner.run(
       "renewLease",
-      [keys.lease(lease.hex), keys.pair(lease.domainKey, lease.proxyId), keys.busy(lease.domainKey)],
+      [keys.lease(lease.hex), keys.pair(lease.domainKey, lease.proxyId), keys.busy(lease.domainKey), keys.workers, keys.reserved],
       [
         keys.base,
         lease.hex,
@@ -111,6 +111,7 @@ export class RedisStore implements LeaseStore {
         tokenArg(params.fencingToken),
         Number.isFinite(params.ttlMs) && params.ttlMs > 0 ? Math.floor(params.ttlMs) : 0,
         this.env.now(),
+        params.workerId ?? "",
       ],
     );
     return decodeRenew(reply);

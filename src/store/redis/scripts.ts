@@ -17,7 +17,7 @@ export type RedisClient = Redis | Cluster;
 /** Number of KEYS of each script (checked against the file names when loading). */
 export const SCRIPT_KEYS = {
   acquireLease: 7,
-  renewLease: 3,
+  renewLease: 5,
   releaseLease: 8,
   releaseAndAcquire: 15,
   reportOutcomes: 4,

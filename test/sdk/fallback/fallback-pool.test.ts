@@ -235,7 +235,7 @@ describe("outcome buffer", () => {
   it("is bounded: the oldest outcomes are dropped and counted; ABANDONED is not kept", async () => {
     const p = make({ workerId: "A", maxBufferedOutcomes: 2 });
     await p.useSnapshot(snapshot({ liveWorkers: [] }));
-    const kinds: OutcomeKindName[] = ["SUCCESS", "TARGET_ERROR", "RATE_LIMITED", "ABANDONED", "BANNED_TARGET"];
+    const kinds: OutcomeKindName[] = ["SUCCESS", "TARGET_ERROR", "RATE_LIMITED", "ABANDONED", "BLOCKED"];
     for (const [i, kind] of kinds.entries()) {
       const g = await p.acquire(req(`d${i}.example`));
       if (g.kind !== "granted") throw new Error("expected a grant");
@@ -243,7 +243,7 @@ describe("outcome buffer", () => {
     }
     expect(p.bufferedOutcomes).toBe(2);
     expect(p.droppedOutcomes).toBe(2);
-    expect(p.drainOutcomes().map((o) => o.outcome.kind)).toEqual(["RATE_LIMITED", "BANNED_TARGET"]);
+    expect(p.drainOutcomes().map((o) => o.outcome.kind)).toEqual(["RATE_LIMITED", "BLOCKED"]);
   });
 });
 

@@ -13,12 +13,18 @@ export function renew(state: EngineState, params: RenewParams, now: number): Ren
   const lease = state.leases.get(params.leaseId);
   if (lease === undefined || lease.released) return { kind: "lost", reason: "NOT_FOUND" };
   if (params.fencingToken !== lease.token) return { kind: "lost", reason: "REVOKED" };
-  const domain = state.pool(lease.pool).domain(lease.domainKey);
+  const pool = state.pool(lease.pool);
+  const worker = params.workerId ?? "";
+  if (worker !== "") pool.workers.set(worker, now);
+  const domain = pool.domain(lease.domainKey);
   const pair = pairOf(domain, lease.proxyId);
   if (lease.expireAt <= now) {
     if (endHolder(pair, lease.leaseId, lease.expireAt)) refreshBusy(domain, lease.proxyId, pair, now);
     return { kind: "lost", reason: "EXPIRED" };
   }
+  // Reserved for another worker's fallback share: not extended; it runs out at its expiry.
+  const owner = pool.reserved.get(lease.proxyId);
+  if (owner !== undefined && owner !== worker) return { kind: "lost", reason: "REVOKED" };
   const ttlMs = params.ttlMs > 0 ? params.ttlMs : lease.ttlMs;
   lease.expireAt = now + ttlMs;
   lease.longestTtlMs = Math.max(lease.longestTtlMs, ttlMs);

@@ -277,5 +277,34 @@ export function reservationSuite(factory: StoreFactory): void {
       await h.store.reserve("default", many);
       await h.store.reserve("default", {});
     });
+
+    it("a lease on a proxy reserved for another worker is not extended: REVOKED, and it runs out at its expiry", async () => {
+      const h = await openStore(factory);
+      const ids = await addProxies(h, 1);
+      const l = await grant(h, acq({ workerId: "w1", ttlMs: 1_000 }));
+      expect(l.proxy.id).toBe(ids[0]);
+      // its own worker's reservation does not stop it
+      await h.store.reserve("default", { [ids[0]!]: "w1" });
+      expect((await h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 1_000, workerId: "w1" })).kind).toBe("renewed");
+      await h.store.reserve("default", { [ids[0]!]: "silent-worker" });
+      h.clock.advance(100);
+      expect(await h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 1_000, workerId: "w1" })).toEqual({ kind: "lost", reason: "REVOKED" });
+      expect(await h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 1_000 })).toEqual({ kind: "lost", reason: "REVOKED" });
+      // still held until its expiry: not even the reserved worker gets the pair before that
+      expect(await deny(h, acq({ workerId: "silent-worker", proxyId: ids[0]! }))).toBeGreaterThan(0);
+      h.clock.advance(1_000);
+      expect((await grant(h, acq({ workerId: "silent-worker", proxyId: ids[0]! }))).proxy.id).toBe(ids[0]);
+    });
+
+    it("a renew with a worker id counts that worker as seen", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const l = await grant(h, acq({ workerId: "long-download" }));
+      h.clock.advance(60_000);
+      const since = h.clock.now() - 1_000;
+      expect((await h.store.liveWorkers("default", since)).map((w) => w.workerId)).toEqual([]);
+      expect((await h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 0, workerId: "long-download" })).kind).toBe("lost"); // 30 s TTL ran out
+      expect((await h.store.liveWorkers("default", since)).map((w) => w.workerId)).toEqual(["long-download"]);
+    });
   });
 }

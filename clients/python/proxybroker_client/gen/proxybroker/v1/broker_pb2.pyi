@@ -122,20 +122,22 @@ class GetPoolSnapshotRequest(_message.Message):
     def __init__(self, pool: _Optional[str] = ..., worker_id: _Optional[str] = ..., workers_only: bool = ...) -> None: ...
 
 class GetPoolSnapshotResponse(_message.Message):
-    __slots__ = ["live_workers", "pacing", "policies", "pool", "proxies", "snapshot_time"]
+    __slots__ = ["live_workers", "longest_ttl", "pacing", "policies", "pool", "proxies", "snapshot_time"]
     LIVE_WORKERS_FIELD_NUMBER: _ClassVar[int]
+    LONGEST_TTL_FIELD_NUMBER: _ClassVar[int]
     PACING_FIELD_NUMBER: _ClassVar[int]
     POLICIES_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
     PROXIES_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_TIME_FIELD_NUMBER: _ClassVar[int]
     live_workers: _containers.RepeatedCompositeFieldContainer[WorkerInfo]
+    longest_ttl: _duration_pb2.Duration
     pacing: _containers.RepeatedCompositeFieldContainer[DomainPacing]
     policies: _containers.RepeatedCompositeFieldContainer[DomainPolicy]
     pool: str
     proxies: _containers.RepeatedCompositeFieldContainer[Proxy]
     snapshot_time: _timestamp_pb2.Timestamp
-    def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., pacing: _Optional[_Iterable[_Union[DomainPacing, _Mapping]]] = ...) -> None: ...
+    def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., pacing: _Optional[_Iterable[_Union[DomainPacing, _Mapping]]] = ..., longest_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Lease(_message.Message):
     __slots__ = ["domain", "expire_time", "fencing_token", "lease_id", "pool", "proxy", "session_key", "session_rebound"]
@@ -317,14 +319,16 @@ class ReleaseLeaseResponse(_message.Message):
     def __init__(self, lease_id: _Optional[str] = ..., granted: _Optional[_Union[LeaseGranted, _Mapping]] = ..., denied: _Optional[_Union[LeaseDenied, _Mapping]] = ...) -> None: ...
 
 class RenewLeaseRequest(_message.Message):
-    __slots__ = ["fencing_token", "lease_id", "ttl"]
+    __slots__ = ["fencing_token", "lease_id", "ttl", "worker_id"]
     FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
     LEASE_ID_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     fencing_token: int
     lease_id: str
     ttl: _duration_pb2.Duration
-    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    worker_id: str
+    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., worker_id: _Optional[str] = ...) -> None: ...
 
 class RenewLeaseResponse(_message.Message):
     __slots__ = ["expire_time", "lease_id"]

@@ -5,6 +5,8 @@
   KEYS[1] `P l:<hex>`       tombstone "<state>:<token>:<ttlMs>:<dk>\31<id>" of an ended lease
   KEYS[2] `P r:<dk>:<id>`   pair of the lease (its field h holds the live leases)
   KEYS[3] `P b:<dk>`        busy index of the domain-key
+  KEYS[4] `P w`             hash: worker id → last seen (the renewing worker is seen)
+  KEYS[5] `P rsv`           hash: proxy id → the silent worker it is reserved for
   where P = "<prefix>:{<pool>}:".
 
   ARGV[1] P
@@ -14,11 +16,13 @@
   ARGV[5] fencing token
   ARGV[6] ttlMs (0 = the lease's own ttl)
   ARGV[7] now (epoch ms; "" = Redis TIME)
+  ARGV[8] worker id ("" = unknown)
   The tombstone minimum is baked into the script (includes/config.lua).
 
   Keys built in the script: `P l:<hex>` tombstones of holders found expired.
 
-  Output: {1, expireAt} renewed; {-1} NOT_FOUND (unknown or released); {-2} REVOKED;
+  Output: {1, expireAt} renewed; {-1} NOT_FOUND (unknown or released); {-2} REVOKED (a wrong
+  token, or the proxy is reserved for another worker: not extended, it runs out at its expiry);
   {-3} EXPIRED (the holder leaves the pair, with a tombstone).
 
   Error codes (ScriptCode): -1 LeaseNotFound, -2 LeaseRevoked, -3 LeaseExpired.
@@ -40,6 +44,13 @@ if not mine then
 end
 local e, token, ttl = string.match(mine, '^%x+=(%d+)=(%d+)=(%d+);$')
 if token ~= ARGV[5] then return {-2} end
+local worker = ARGV[8]
+if worker ~= '' then redis.call('HSET', KEYS[4], worker, now) end
+if tonumber(e) > now then
+  -- reserved for another worker's fallback share: not extended
+  local owner = redis.call('HGET', KEYS[5], id)
+  if owner and owner ~= worker then return {-2} end
+end
 if gone then tombstoneGone(base, dk, id, gone) end
 local result
 if tonumber(e) <= now then

@@ -1,0 +1,147 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ProxyBrokerClient } from "@proxybroker/sdk";
+import type { ClientOptions, Lease } from "@proxybroker/sdk";
+import { brokerProcess } from "../../support/broker-process.js";
+import type { BrokerProcess } from "../../support/broker-process.js";
+import { startRedisServer } from "../../support/redis-server.js";
+import type { RedisServer } from "../../support/redis-server.js";
+import { startTcpRelay } from "../../support/tcp-relay.js";
+import type { TcpRelay } from "../../support/tcp-relay.js";
+
+const PROXIES = Array.from({ length: 8 }, (_, i) => `10.5.0.${i + 1}:3128`);
+const DOMAIN = "strict.example";
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** When one client's broker lease of a proxy ended, and when another client's fallback got it. */
+interface Handoff {
+  readonly proxy: string;
+  readonly abortedAt: number | undefined;
+  readonly grantedAt: number;
+}
+
+/**
+ * The overlap window: how long a fallback lease ran beside a broker lease of the same (proxy,
+ * domain) at another worker; ≤ 0 means none (the broker lease ended first, by that much).
+ */
+function overlapMs(handoffs: readonly Handoff[]): number {
+  return Math.max(...handoffs.map((h) => (h.abortedAt ?? Number.POSITIVE_INFINITY) - h.grantedAt));
+}
+
+/**
+ * Fallback never overlaps another worker's broker leases (docs/spec.md §7): measured with a
+ * broker process on a real redis-server, real gRPC, a broker SIGKILLed, and a network cut that
+ * drops bytes without resetting anything.
+ */
+describe("fallback and broker leases of other workers", () => {
+  let redis: RedisServer;
+  let broker: BrokerProcess;
+  let dir: string;
+  const clients: ProxyBrokerClient[] = [];
+  const relays: TcpRelay[] = [];
+
+  const client = (address: string, workerId: string, extra: Partial<ClientOptions> = {}) => {
+    const c = new ProxyBrokerClient({
+      address,
+      workerId,
+      breaker: { callTimeoutMs: 500, resetTimeoutMs: 300, volumeThreshold: 1 },
+      fallback: { snapshotRefreshMs: 200, membershipRefreshMs: 200, absentAfterMs: 1_500 },
+      ...extra,
+    });
+    clients.push(c);
+    return c;
+  };
+  /** Lease every proxy for DOMAIN, recording when each lease is aborted. */
+  const holdAll = async (c: ProxyBrokerClient, ttlMs: number) => {
+    const aborted = new Map<string, number>();
+    const held: Lease[] = [];
+    for (let i = 0; i < PROXIES.length; i++) {
+      const l = await c.acquire(`https://${DOMAIN}/held`, { ttlMs });
+      l.signal.addEventListener("abort", () => aborted.set(l.proxy.id, Date.now()));
+      held.push(l);
+    }
+    return { held, aborted };
+  };
+  /** Fallback grants of DOMAIN until `c` has its whole share. */
+  const grabShare = async (c: ProxyBrokerClient, untilMs: number) => {
+    const got: { proxy: string; at: number; lease: Lease }[] = [];
+    while (Date.now() < untilMs && got.length < Math.max(1, c.fallback.share.length)) {
+      try {
+        const l = await c.acquire(`https://${DOMAIN}/fallback`, { maxWaitMs: 200 });
+        got.push({ proxy: l.proxy.id, at: Date.now(), lease: l });
+        expect(l.source).toBe("fallback");
+      } catch {
+        // not yet: the broker is unreachable and fallback not allowed yet
+      }
+    }
+    return got;
+  };
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    dir = await mkdtemp(join(tmpdir(), "pb-handover-"));
+    await writeFile(join(dir, "proxies.txt"), PROXIES.join("\n"));
+  });
+  afterAll(async () => {
+    await redis.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+    await Promise.all(relays.splice(0).map((r) => r.close()));
+    await broker.kill();
+  });
+
+  const startBroker = async (env: Record<string, string>) => {
+    broker = await brokerProcess({
+      redisUrl: redis.url,
+      env: { PROXIES_FILE: join(dir, "proxies.txt"), REDIS_KEY_PREFIX: `ho${Date.now()}`, ...env },
+    });
+    await broker.start();
+  };
+
+  it("broker killed: an idle worker gives up its leases outside its share before another worker's fallback takes them", async () => {
+    await startBroker({});
+    const holder = client(broker.address, "holder");
+    const taker = client(broker.address, "taker");
+    const { held, aborted } = await holdAll(holder, 5_000); // heartbeats only from here on
+    await sleep(500); // both snapshots list both workers
+    expect(holder.fallback.snapshot?.liveWorkers).toEqual(expect.arrayContaining(["holder", "taker"]));
+    const takerShare = [...taker.fallback.share];
+    expect(takerShare.length).toBeGreaterThan(0);
+    await broker.kill();
+    const got = await grabShare(taker, Date.now() + 3_000);
+    expect(got.map((g) => g.proxy).sort()).toEqual([...takerShare].sort());
+    const window = overlapMs(got.map((g) => ({ proxy: g.proxy, abortedAt: aborted.get(g.proxy), grantedAt: g.at })));
+    expect(window).toBeLessThanOrEqual(0);
+    // the holder keeps the leases of its own share (held locally), and gives up only the others
+    for (const l of held) expect(l.signal.aborted).toBe(takerShare.includes(l.proxy.id));
+    console.info(`crash: taker's first fallback lease ${-window} ms after the holder gave the pair up`);
+  });
+
+  it("network cut silently: no fallback before the broker reserved the worker's share and the others' leases on it ran out", async () => {
+    await startBroker({ WORKER_ABSENT_AFTER_MS: "400", LEASE_TTL_DEFAULT_MS: "1500" });
+    const relay = await startTcpRelay(broker.address);
+    relays.push(relay);
+    const cutOff = client(relay.address, "cut-off");
+    const other = client(broker.address, "other");
+    const { held, aborted } = await holdAll(other, 1_500);
+    await sleep(500);
+    const share = [...cutOff.fallback.share];
+    expect(share.length).toBeGreaterThan(0);
+    expect(cutOff.fallback.snapshot?.longestTtlMs).toBe(1_500);
+    relay.cut();
+    const cutAt = Date.now();
+    const got = await grabShare(cutOff, Date.now() + 8_000);
+    expect(got.map((g) => g.proxy).sort()).toEqual([...share].sort());
+    // not before absentAfterMs + the longest TTL of silence (measured from its last answer)
+    expect(got[0]!.at - cutAt).toBeGreaterThanOrEqual(1_500 + 1_500 - 300);
+    const window = overlapMs(got.map((g) => ({ proxy: g.proxy, abortedAt: aborted.get(g.proxy), grantedAt: g.at })));
+    expect(window).toBeLessThanOrEqual(0);
+    // the other worker lost exactly the leases of the cut-off worker's share (renewals refused)
+    for (const l of held) expect(l.signal.aborted).toBe(share.includes(l.proxy.id));
+    console.info(`silent cut: fallback ${got[0]!.at - cutAt} ms after the cut, ${-window} ms after the other worker gave the last pair up`);
+  });
+});

@@ -1,0 +1,110 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { DenyReason } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import { ProxyBrokerClient } from "@proxybroker/sdk";
+import { startBroker, uniquePrefix } from "../../support/broker.js";
+import type { TestBroker } from "../../support/broker.js";
+import { startRedisServer } from "../../support/redis-server.js";
+import type { RedisServer } from "../../support/redis-server.js";
+import { StreamClient, granted } from "../../support/stream-client.js";
+
+/** Two broker replicas on one Redis (one key prefix), over real gRPC. */
+describe("replicas", () => {
+  let redis: RedisServer;
+  const brokers: TestBroker[] = [];
+  const streams: StreamClient[] = [];
+  const clients: ProxyBrokerClient[] = [];
+
+  const replicas = async (proxies: number): Promise<[TestBroker, TestBroker]> => {
+    const prefix = uniquePrefix();
+    const a = await startBroker({ kind: "redis", redisUrl: redis.url, prefix });
+    const b = await startBroker({ kind: "redis", redisUrl: redis.url, prefix });
+    brokers.push(a, b);
+    await a.admin.addProxies({ proxies: Array.from({ length: proxies }, (_, i) => ({ url: `10.6.0.${i + 1}:8080` })) });
+    return [a, b];
+  };
+  const open = (b: TestBroker) => {
+    const s = new StreamClient(b.broker);
+    streams.push(s);
+    return s;
+  };
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    await redis.stop();
+  });
+  afterEach(async () => {
+    for (const s of streams.splice(0)) s.cancel();
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+    await Promise.all(brokers.splice(0).map((b) => b.stop()));
+  });
+
+  it("an acquire re-sent through the other replica gets the same lease; a denial is decided anew", async () => {
+    const [a, b] = await replicas(1);
+    const first = granted(await open(a).acquire({ domain: "shop.example", workerId: "w1", requestId: "req-1" }));
+    // the answer was lost with the stream: the worker re-sends the same request elsewhere
+    const again = granted(await open(b).acquire({ domain: "shop.example", workerId: "w1", requestId: "req-1" }));
+    expect(again.leaseId).toBe(first.leaseId);
+    expect(again.fencingToken).toBe(first.fencingToken);
+    // another worker's request with that id is its own request: denied (the one proxy is held)
+    expect((await open(b).acquire({ domain: "shop.example", workerId: "w2", requestId: "req-1" })).case).toBe("denied");
+    // a denied request, retried after the proxy came free, is granted
+    const denied = await open(a).acquire({ domain: "shop.example", workerId: "w3", requestId: "req-9" });
+    expect(denied.case).toBe("denied");
+    expect((await open(b).release(first.leaseId, first.fencingToken)).case).toBe("released");
+    expect((await open(b).acquire({ domain: "shop.example", workerId: "w3", requestId: "req-9" })).case).toBe("granted");
+  });
+
+  it("rejects an acquire without request_id on the stream, and keeps the stream open", async () => {
+    const [a] = await replicas(1);
+    const s = open(a);
+    const r = await s.acquire({ domain: "shop.example", requestId: "" });
+    expect(r.case === "denied" && r.value.reason).toBe(DenyReason.INVALID_ARGUMENT);
+    expect(r.case === "denied" && r.value.message).toMatch(/request_id/);
+    expect((await s.acquire({ domain: "shop.example" })).case).toBe("granted");
+  });
+
+  it("drains one replica under load: SDK clients on both addresses see no failed call and no lost lease", async () => {
+    const [a, b] = await replicas(8);
+    const target = `ipv4:${a.address},${b.address}`;
+    const failures: unknown[] = [];
+    const lost: string[] = [];
+    let done = 0;
+    let stop = false;
+    const worker = async (i: number) => {
+      const c = new ProxyBrokerClient({ address: target, workerId: `drain-${i}`, fallback: { enabled: false }, breaker: { callTimeoutMs: 2_000 } });
+      clients.push(c);
+      while (!stop) {
+        try {
+          await c.withLease(
+            `https://site${i % 3}.example/`,
+            async (lease) => {
+              lease.signal.addEventListener("abort", () => lost.push(lease.id));
+              await new Promise((r) => setTimeout(r, 5));
+            },
+            { maxWaitMs: 2_000, ttlMs: 2_000 },
+          );
+          done++;
+        } catch (err) {
+          failures.push(err);
+        }
+      }
+    };
+    const loops = [0, 1, 2, 3].map(worker);
+    await new Promise((r) => setTimeout(r, 300));
+    const before = done;
+    const grantsOf = async (x: TestBroker) => (await x.server.metrics.grants.get()).values.reduce((n, v) => n + v.value, 0);
+    expect(await grantsOf(a)).toBeGreaterThan(0); // the first address served
+    await a.server.shutdown(2_000); // SIGTERM's drain: the clients move to b
+    const bBefore = await grantsOf(b);
+    await new Promise((r) => setTimeout(r, 500));
+    stop = true;
+    await Promise.all(loops);
+    expect(await grantsOf(b)).toBeGreaterThan(bBefore);
+    expect(before).toBeGreaterThan(0);
+    expect(done).toBeGreaterThan(before);
+    expect(failures.map(String)).toEqual([]);
+    expect(lost).toEqual([]);
+  });
+});

@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { MemoryStore } from "@proxybroker/sdk/engine";
+import { DEFAULT_SCORING, shareOf } from "@proxybroker/sdk/model";
+import { LIFT_AFTER_MS, Reservations } from "../../../src/service/reservations.js";
+import { fakeClock } from "../../support/fake-clock.js";
+import { acq } from "../../sdk/engine/conformance/harness.js";
+
+const PROXIES = Array.from({ length: 12 }, (_, i) => `10.8.0.${i + 1}:3128`);
+const ABSENT_MS = 8_000;
+
+function acquire(workerId: string, proxyId = "") {
+  return acq({ workerId, proxyId });
+}
+
+/** Reservations on a real (in-memory) store with a manual clock: no sleeping. */
+async function setup() {
+  const clock = fakeClock();
+  const store = new MemoryStore({ scoring: DEFAULT_SCORING, clock: () => clock.now() });
+  await store.addProxies("default", PROXIES.map((id) => ({ id, url: `http://${id}`, tier: "", labels: {} })));
+  const reservations = new Reservations({
+    store,
+    pools: () => ["default"],
+    clock: () => clock.now(),
+    absentAfterMs: ABSENT_MS,
+    fallbackWindowMs: 600_000,
+    liveWindowMs: 60_000,
+    intervalMs: 1_000,
+  });
+  return { clock, store, reservations };
+}
+
+describe("Reservations", () => {
+  it("reserve a silent worker's share for it, keep it a while after it is back, then lift it", async () => {
+    const { clock, store, reservations } = await setup();
+    clock.advance(10); // both workers are seen after the broker started
+    await store.touchWorker("default", "a");
+    await store.touchWorker("default", "b");
+    const shareOfA = shareOf(PROXIES, ["a", "b"], "a");
+    expect(shareOfA.length).toBeGreaterThan(1);
+    const [ownId, otherId] = shareOfA as [string, string];
+
+    // b keeps acquiring; a goes silent
+    clock.advance(ABSENT_MS + 1);
+    await store.touchWorker("default", "b");
+    await reservations.tick();
+    const got = new Set<string>();
+    for (let i = 0; i < PROXIES.length; i++) {
+      const r = await store.acquire(acquire("b"));
+      if (r.kind === "granted") got.add(r.lease.proxy.id);
+    }
+    // b got every proxy but a's share
+    expect([...got].sort()).toEqual(PROXIES.filter((p) => !shareOfA.includes(p)).sort());
+    // a, back, gets its own (the hand-over of its fallback leases)
+    expect((await store.acquire(acquire("a", ownId))).kind).toBe("granted");
+
+    // a was seen again: its share stays reserved for LIFT_AFTER_MS after the broker noticed
+    await reservations.tick();
+    expect((await store.acquire(acquire("b", otherId))).kind).toBe("denied");
+    clock.advance(LIFT_AFTER_MS - 1);
+    await store.touchWorker("default", "a");
+    await reservations.tick();
+    expect((await store.acquire(acquire("b", otherId))).kind).toBe("denied");
+    clock.advance(2);
+    await store.touchWorker("default", "a");
+    await reservations.tick();
+    for (const id of shareOfA.slice(1)) expect((await store.acquire(acquire("b", id))).kind).toBe("granted");
+  });
+
+  it("count every worker seen before a restarted broker started as silent", async () => {
+    const { clock, store } = await setup();
+    await store.touchWorker("default", "a");
+    clock.advance(1_000);
+    const restarted = new Reservations({
+      store,
+      pools: () => ["default"],
+      clock: () => clock.now(),
+      absentAfterMs: ABSENT_MS,
+      fallbackWindowMs: 600_000,
+      liveWindowMs: 60_000,
+      intervalMs: 1_000,
+    });
+    const seen = await store.liveWorkers("default", 0);
+    expect(restarted.silent(seen, clock.now()).map((w) => w.workerId)).toEqual(["a"]);
+    await restarted.tick();
+    const r = await store.acquire(acquire("b"));
+    expect(r.kind).toBe("denied"); // a alone was live: its share is the whole pool
+  });
+});
