@@ -33,7 +33,10 @@ export async function runWorkers(options: SpawnOptions): Promise<WorkerRun> {
     const [program, ...args] = options.command ?? [process.execPath, ...tsEntryArgs(`crawl/workers/${options.entry}.ts`)];
     const child = spawn(program ?? process.execPath, [...args, JSON.stringify(config)], { stdio: ["ignore", "pipe", "pipe"] });
     let err = "";
-    child.stderr.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-2000)));
+    child.stderr.on("data", (d: Buffer) => {
+      err = (err + d.toString()).slice(-2000);
+      if (process.env["CRAWL_DEBUG"] === "1") process.stderr.write(d);
+    });
     createInterface({ input: child.stdout }).on("line", (line) => {
       try {
         reports.push(JSON.parse(line) as FetchReport);

@@ -43,6 +43,8 @@ export interface FetchReport {
   readonly real: boolean;
   /** Where the lease came from (ProxyBroker's TypeScript workers): "broker" or "fallback". */
   readonly source?: string;
+  /** The worker process's id. */
+  readonly worker?: string;
 }
 
 export interface HttpResult {
@@ -110,6 +112,7 @@ export async function crawl(config: WorkerConfig, attempt: (url: string) => Prom
         accepted: a.accepted,
         real: a.body.includes(CONTENT_MARKER),
         ...(a.source !== undefined ? { source: a.source } : {}),
+        worker: config.workerId,
       });
       if (!a.accepted) await redis.rpush(queueKey, url);
     }

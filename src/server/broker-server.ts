@@ -90,6 +90,8 @@ export class BrokerServer {
       ttlMaxMs: s.ttlMaxMs,
       ...(opts.onStateLost ? { onStateLost: opts.onStateLost } : {}),
       ...(opts.clock ? { clock: opts.clock } : {}),
+      liveSince: () => this.reservations.liveSince(),
+      beforeFirstUse: (pool) => this.reservations.ensure(pool),
     });
     this.reservations = new Reservations({
       store: opts.store,
@@ -134,6 +136,7 @@ export class BrokerServer {
       limits: { ttlMinMs: s.ttlMinMs, ttlMaxMs: s.ttlMaxMs, maxWaitLimitMs: s.maxWaitLimitMs, maxRetryAfterMs: s.maxRetryAfterMs },
       policyDefaults: this.defaults,
       workerActiveWindowMs: s.workerActiveWindowMs,
+      fallbackWindowMs: s.fallbackWindowMs,
       clock: this.opts.clock ?? Date.now,
       metrics: this.metrics,
       isDraining: () => this.draining,

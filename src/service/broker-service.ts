@@ -72,7 +72,17 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
         create(WorkerInfoSchema, { workerId: w.workerId, lastSeenTime: timestampOf(w.lastSeenAt) }),
       );
       const longestTtl = durationOf(ctx.engine.longestTtl);
-      if (req.workersOnly) return create(GetPoolSnapshotResponseSchema, { pool, liveWorkers, snapshotTime: timestampOf(now), longestTtl });
+      const fallbackWindow = durationOf(ctx.fallbackWindowMs);
+      const pacing = (await ctx.store.domainPacing(pool, [], DOMAIN_PACING_LIMIT)).map((d) =>
+        create(DomainPacingSchema, {
+          domain: d.domainKey,
+          effectiveInterval: durationOf(d.adaptiveMs),
+          learnedLimit: durationOf(d.learnedMs),
+          learnedTime: timestampOf(d.learnedAt),
+        }),
+      );
+      // workers only: what a fallback share and its pacing need, without the proxies and policies
+      if (req.workersOnly) return create(GetPoolSnapshotResponseSchema, { pool, liveWorkers, snapshotTime: timestampOf(now), longestTtl, fallbackWindow, pacing });
       const proxies: ProxyView[] = [];
       for (let after = ""; ; ) {
         const page = await ctx.store.listProxies(pool, { size: SNAPSHOT_PAGE, after });
@@ -80,7 +90,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
         if (page.next === "") break;
         after = page.next;
       }
-      const [set, adapted] = await Promise.all([ctx.store.listPolicies(pool), ctx.store.domainPacing(pool, [], DOMAIN_PACING_LIMIT)]);
+      const set = await ctx.store.listPolicies(pool);
       return create(GetPoolSnapshotResponseSchema, {
         pool,
         proxies: proxies.map(proxyToWire),
@@ -88,14 +98,8 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
         policies: set.policies.map(policyToWire),
         snapshotTime: timestampOf(now),
         longestTtl,
-        pacing: adapted.map((d) =>
-          create(DomainPacingSchema, {
-            domain: d.domainKey,
-            effectiveInterval: durationOf(d.adaptiveMs),
-            learnedLimit: durationOf(d.learnedMs),
-            learnedTime: timestampOf(d.learnedAt),
-          }),
-        ),
+        fallbackWindow,
+        pacing,
       });
     }),
   };

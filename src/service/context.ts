@@ -13,6 +13,8 @@ export interface BrokerContext {
   /** What unset policy fields mean. */
   readonly policyDefaults: PolicyDefaults;
   readonly workerActiveWindowMs: number;
+  /** How long a silent worker's share stays reserved (the most a worker serves from fallback). */
+  readonly fallbackWindowMs: number;
   readonly clock: () => number;
   readonly metrics: BrokerMetrics;
   /** True once SIGTERM arrived: new work is refused with UNAVAILABLE. */

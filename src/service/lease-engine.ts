@@ -30,6 +30,13 @@ export interface LeaseEngineOptions {
   /** The store lost a pool's state (for re-seeding its proxies). */
   readonly onStateLost?: (pool: string) => void;
   readonly clock?: () => number;
+  /** A renewing worker seen since then stays live (see `RenewParams.liveSince`); default 0. */
+  readonly liveSince?: () => number;
+  /**
+   * Runs once per pool before its first grant by this broker (a restarted broker reserves the
+   * shares of workers that may be in fallback before it grants anything).
+   */
+  readonly beforeFirstUse?: (pool: string) => Promise<void>;
 }
 
 const MAX_POLICY_RELOADS = 3;
@@ -47,6 +54,7 @@ export class LeaseEngine {
   private readonly queues: WaitQueues<LeaseView>;
   /** The longest TTL this broker granted or renewed: what a loss of state may have left running. */
   private longestTtlMs: number;
+  private readonly used = new Map<string, Promise<void>>();
 
   /** The longest TTL this broker granted or renewed (at least the default TTL). */
   get longestTtl(): number {
@@ -67,6 +75,19 @@ export class LeaseEngine {
       pollMs: opts.waitPollMs,
       orphaned: (lease) => this.abandon(lease),
     });
+  }
+
+  /** `beforeFirstUse` of a pool, once it succeeded. */
+  private firstUse(pool: string): Promise<void> {
+    const hook = this.opts.beforeFirstUse;
+    if (hook === undefined) return Promise.resolve();
+    let done = this.used.get(pool);
+    if (done === undefined) {
+      done = hook(pool);
+      this.used.set(pool, done);
+      done.catch(() => this.used.delete(pool));
+    }
+    return done;
   }
 
   /** Pools this broker has served, and their policies (cached). */
@@ -107,7 +128,7 @@ export class LeaseEngine {
   /** Renew (heartbeat) a lease. */
   async renew(spec: RenewSpec): Promise<RenewResult> {
     this.longestTtlMs = Math.max(this.longestTtlMs, spec.ttlMs);
-    const r = await this.store.renew(spec);
+    const r = await this.store.renew({ ...spec, liveSince: this.opts.liveSince?.() ?? 0 });
     if (r.kind === "renewed") this.index.touch(spec.leaseId, r.expireAt);
     return r;
   }
@@ -191,6 +212,7 @@ export class LeaseEngine {
   }
 
   private async resolve(spec: AcquireSpec): Promise<AcquireParams> {
+    await this.firstUse(spec.pool);
     const set = await this.policies.get(spec.pool);
     const eff = effectivePolicy(set.policies, spec.host, this.opts.defaults);
     this.longestTtlMs = Math.max(this.longestTtlMs, spec.ttlMs > 0 ? spec.ttlMs : eff.defaultTtlMs);

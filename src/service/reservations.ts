@@ -71,9 +71,20 @@ export class Reservations {
     }
   }
 
+  /** Bring one pool's reservations up to date now (before this broker's first grant in it). */
+  async ensure(pool: string): Promise<void> {
+    await this.update(pool);
+  }
+
+  /** A worker seen since then is not silent (a renewal keeps it so, see `RenewParams.liveSince`). */
+  liveSince(now: number = this.opts.clock()): number {
+    return Math.max(now - this.opts.absentAfterMs, this.startedAt);
+  }
+
   /** The silent workers of a pool among those seen within the fallback window. */
   silent(seen: readonly WorkerSeen[], now: number): WorkerSeen[] {
-    return seen.filter((w) => w.lastSeenAt < now - this.opts.absentAfterMs || w.lastSeenAt < this.startedAt);
+    const since = this.liveSince(now);
+    return seen.filter((w) => w.lastSeenAt < since);
   }
 
   /**

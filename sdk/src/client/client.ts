@@ -13,7 +13,7 @@ import type { BreakerState } from "./breaker.js";
 import { BrokerBackend } from "./broker-backend.js";
 import type { AcquireRequest, Granted } from "./broker-backend.js";
 import { BrokerClientError, BrokerSlowError, isBrokerFailure, toClientError } from "./errors.js";
-import { FallbackBackend } from "./fallback-backend.js";
+import { FallbackBackend, FallbackLeftError } from "./fallback-backend.js";
 import { leasedFetch } from "./fetch.js";
 import type { FetchOptions, FetchResult } from "./fetch.js";
 import { endAdopted, enterFallback, handOver, handOverPacing, type Adopted, type SwitchDeps } from "./handover.js";
@@ -50,8 +50,9 @@ export interface WithLeaseOptions<T> extends AcquireOptions {
 /** The client's mode: leases from the broker, or from the local fallback pool (breaker open). */
 export type ClientMode = "broker" | "fallback";
 
-/** The broker's default lease TTL, for a fallback pool without snapshot. */
+/** The broker's default lease TTL and FALLBACK_WINDOW_MS, for a fallback pool without snapshot. */
 const DEFAULT_TTL_MS = 30_000;
+const DEFAULT_FALLBACK_WINDOW_MS = 600_000;
 /** While the broker is down and the fallback pool has nothing, an acquire retries this often. */
 const DOWN_RETRY_MS = 250;
 
@@ -93,6 +94,8 @@ export class ProxyBrokerClient extends EventEmitter {
   private closed = false;
   /** The last failure of a broker call (why the broker is unreachable). */
   private lastFailure: unknown;
+  /** The pool in use came from the snapshot file, which listed this worker. */
+  private fromFile = false;
   /** A check whether the broker is gone after the stream broke, in progress. */
   private probing = false;
 
@@ -116,6 +119,10 @@ export class ProxyBrokerClient extends EventEmitter {
       leaseHoldMs: () => {
         const t = this.fallbackPool.snapshot?.longestTtlMs;
         return typeof t === "number" && Number.isFinite(t) && t > 0 ? t : Math.max(this.opts.ttlMs, DEFAULT_TTL_MS);
+      },
+      windowMs: () => {
+        const w = this.fallbackPool.snapshot?.fallbackWindowMs;
+        return typeof w === "number" && Number.isFinite(w) && w > 0 ? w : DEFAULT_FALLBACK_WINDOW_MS;
       },
     });
     this.channel = new LeaseChannel({
@@ -157,9 +164,16 @@ export class ProxyBrokerClient extends EventEmitter {
       callTimeoutMs: this.opts.breaker.callTimeoutMs,
       healthy: () => this.currentMode === "broker",
       onContact: () => this.reach.contact(),
+      monotonic: this.opts.monotonic,
     });
     if (this.opts.fallback.enabled) {
-      void this.fallbackPool.loadFromFile().catch(() => false);
+      void this.fallbackPool
+        .loadFromFile()
+        .then((loaded) => {
+          // a worker started during an outage: the others knew it when the file was written
+          if (loaded && this.fallbackPool.snapshot?.liveWorkers.includes(this.workerId) === true) this.fromFile = this.fallbackPool.share.length > 0;
+        })
+        .catch(() => false);
       this.snapshots.start();
     }
   }
@@ -192,7 +206,7 @@ export class ProxyBrokerClient extends EventEmitter {
       await this.switching;
       // Closed: the broker. Half open: the breaker lets one probe through (the rest fall back).
       // Open: the fallback pool when it may be used (see Reachability), else wait.
-      if (this.breaker.state !== "open" || !this.fallbackReady()) {
+      if (this.breaker.state !== "open" || !this.fallbackUsable) {
         try {
           const granted = await this.brokerBackend.acquire(remaining());
           if (!this.heldInFallback(granted)) return this.wrap(granted, "broker", req, options);
@@ -206,25 +220,30 @@ export class ProxyBrokerClient extends EventEmitter {
           if (!(slow || isOpenBreaker(err) || isBrokerFailure(err))) throw err;
           this.lastFailure = err;
           if (slow) {
-            if (!(this.fallbackReady() && this.reach.fallbackAllowed())) throw err;
+            if (!(this.fallbackUsable && this.reach.fallbackAllowed())) throw err;
             this.breaker.trip();
           } else if (!isOpenBreaker(err)) {
             this.reach.failed(err);
           }
         }
       }
-      if (this.fallbackReady() && this.reach.fallbackAllowed()) {
+      if (this.fallbackUsable && this.reach.fallbackAllowed()) {
         await this.switching;
         // The hold after a switch (a pair's last broker use may have been just now) is waited
         // out within the call's deadline rather than reported as "no proxy".
         const holdWaitMs = Math.max(0, Math.floor(deadline - monotonic()));
-        return this.wrap(await this.fallbackBackend.acquire(remaining(), holdWaitMs), "fallback", req, options);
+        try {
+          return this.wrap(await this.fallbackBackend.acquire(remaining(), holdWaitMs), "fallback", req, options);
+        } catch (err) {
+          if (err instanceof FallbackLeftError) continue; // back to the broker meanwhile
+          throw err;
+        }
       }
       // Unreachable, and nothing this worker may use yet: wait (paced), not past the deadline.
       const left = deadline - monotonic();
       if (left <= 0) throw unreachable(this.lastFailure);
       // Retry the broker at that pace: the next failure may show it is gone (connection refused).
-      const pause = Math.min(left, DOWN_RETRY_MS, this.fallbackReady() ? Math.max(10, this.reach.fallbackIn()) : DOWN_RETRY_MS);
+      const pause = Math.min(left, DOWN_RETRY_MS, this.fallbackUsable ? Math.max(10, this.reach.fallbackIn()) : DOWN_RETRY_MS);
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
@@ -300,8 +319,14 @@ export class ProxyBrokerClient extends EventEmitter {
     return false;
   }
 
-  private fallbackReady(): boolean {
-    return this.opts.fallback.enabled && this.fallbackBackend.available;
+  /**
+   * The fallback pool has a share for this worker that no other worker's share overlaps: a static
+   * list (sharded by configuration), a snapshot file from before this start, or a snapshot in which
+   * this worker has been listed long enough for every other worker to know of it.
+   */
+  get fallbackUsable(): boolean {
+    if (!this.opts.fallback.enabled || !this.fallbackBackend.available) return false;
+    return this.opts.fallback.staticProxies.length > 0 || this.fromFile || this.snapshots.known;
   }
 
   private request(target: string, o: AcquireOptions): AcquireRequest {

@@ -24,6 +24,7 @@ export class FallbackBackend implements LeaseBackend {
     const sentAt = this.monotonic();
     const r = await this.pool.acquire({ ...requestOf(req), holdWaitMs });
     if (r.kind === "granted") return { view: r.lease, sentAt };
+    if (r.closed === true) throw new FallbackLeftError();
     throw new NoProxyAvailableError("no proxy of this worker's fallback share is eligible", r.retryAfterMs);
   }
 
@@ -51,6 +52,14 @@ export class FallbackBackend implements LeaseBackend {
     if (r.kind === "lost" && r.reason !== "EXPIRED") {
       throw new BrokerClientError(status.NOT_FOUND, `fallback lease ${lease.id} is unknown`);
     }
+  }
+}
+
+/** The client left fallback mode while this acquire was in the fallback pool: ask the broker. */
+export class FallbackLeftError extends Error {
+  override readonly name = "FallbackLeftError";
+  constructor() {
+    super("the client went back to the broker");
   }
 }
 

@@ -13,6 +13,10 @@ import { BrokerClientError } from "./errors.js";
  *   `absentAfterMs` (longer than the broker's WORKER_ABSENT_AFTER_MS, after which the broker
  *   reserves this worker's share for it and stops extending others' leases on it) plus the
  *   longest lease TTL (by then those leases have run out).
+ *
+ * Either way, no longer than the broker keeps a silent worker's share reserved (its
+ * FALLBACK_WINDOW_MS, from the snapshot) after the last contact, minus a margin: past that, the
+ * broker may grant the share to others.
  */
 export class Reachability {
   private lastContact: number;
@@ -24,6 +28,8 @@ export class Reachability {
       readonly absentAfterMs: number;
       /** The longest lease TTL the broker granted lately (from the snapshot). */
       readonly leaseHoldMs: () => number;
+      /** The broker's FALLBACK_WINDOW_MS (from the snapshot). */
+      readonly windowMs: () => number;
     },
   ) {
     this.lastContact = opts.monotonic();
@@ -42,7 +48,14 @@ export class Reachability {
 
   /** May the worker lease from its fallback pool now? */
   fallbackAllowed(): boolean {
-    return this.gone || this.fallbackIn() === 0;
+    return (this.gone || this.fallbackIn() === 0) && !this.windowOver();
+  }
+
+  /** The broker may have handed this worker's share to others: fallback is over. */
+  windowOver(): boolean {
+    const window = this.opts.windowMs();
+    const margin = Math.min(10_000, window * 0.1);
+    return this.opts.monotonic() - this.lastContact >= window - margin;
   }
 
   /** ms until a silent broker allows fallback (0: it does). */

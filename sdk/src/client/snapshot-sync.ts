@@ -1,8 +1,11 @@
-import type { ProxyBroker } from "../gen/proxybroker/v1/broker_pb.js";
+import type { DomainPacing, ProxyBroker } from "../gen/proxybroker/v1/broker_pb.js";
 import type { ClientOf } from "../wire/grpc-adapter.js";
 import { durationMs } from "@bufbuild/protobuf/wkt";
 import { epochMsOf, policyFromWire, proxyFromWire } from "../wire/codec.js";
 import type { FallbackPool, PoolSnapshot } from "../fallback/index.js";
+
+/** Beyond a membership refresh period, how long a worker waits before others surely know of it. */
+const KNOWN_SLACK_MS = 1_000;
 
 /** How `SnapshotSync` keeps the fallback pool fed. */
 export interface SnapshotSyncOptions {
@@ -20,6 +23,7 @@ export interface SnapshotSyncOptions {
   readonly healthy: () => boolean;
   /** The broker answered a refresh (it is reachable). */
   readonly onContact?: () => void;
+  readonly monotonic: () => number;
 }
 
 /**
@@ -33,8 +37,19 @@ export class SnapshotSync {
   private timers: NodeJS.Timeout[] = [];
   private inFlight: Promise<boolean> | undefined;
   private failure: unknown;
+  /** Monotonic ms since when every membership this worker received listed it (undefined: not listed). */
+  private listedSince: number | undefined;
 
   constructor(private readonly opts: SnapshotSyncOptions) {}
+
+  /**
+   * Every other worker has had time to learn of this one: it has been listed among the live
+   * workers for a membership refresh period and a second. Before that, some may compute their
+   * fallback shares without it, and its own share could collide with theirs.
+   */
+  get known(): boolean {
+    return this.listedSince !== undefined && this.opts.monotonic() - this.listedSince >= this.opts.membershipRefreshMs + KNOWN_SLACK_MS;
+  }
 
   /** Why the last membership refresh failed. */
   get lastError(): unknown {
@@ -73,7 +88,15 @@ export class SnapshotSync {
         { deadline: this.opts.callTimeoutMs },
       );
       this.opts.onContact?.();
-      await this.opts.fallback.useWorkers(res.liveWorkers.map((w) => w.workerId)).catch(() => undefined);
+      this.listed(res.liveWorkers.map((w) => w.workerId));
+      await this.opts.fallback
+        .useMembership({
+          workers: res.liveWorkers.map((w) => w.workerId),
+          pacing: pacingOf(res.pacing),
+          ...(res.longestTtl !== undefined ? { longestTtlMs: durationMs(res.longestTtl) } : {}),
+          ...(res.fallbackWindow !== undefined ? { fallbackWindowMs: durationMs(res.fallbackWindow) } : {}),
+        })
+        .catch(() => undefined);
       return true;
     } catch (err) {
       this.failure = err;
@@ -81,12 +104,17 @@ export class SnapshotSync {
     }
   }
 
+  private listed(workers: readonly string[]): void {
+    if (!workers.includes(this.opts.workerId)) this.listedSince = undefined;
+    else this.listedSince ??= this.opts.monotonic();
+  }
+
   private async fetch(): Promise<boolean> {
     try {
       const res = await this.opts.broker.getPoolSnapshot({ pool: this.opts.pool, workerId: this.opts.workerId }, { deadline: this.opts.callTimeoutMs });
       this.opts.onContact?.();
-      const pacing: Record<string, number> = {};
-      for (const d of res.pacing) pacing[d.domain] = d.effectiveInterval === undefined ? 0 : durationMs(d.effectiveInterval);
+      this.listed(res.liveWorkers.map((w) => w.workerId));
+      const pacing = pacingOf(res.pacing);
       const snap: PoolSnapshot = {
         pool: res.pool,
         proxies: res.proxies.map(proxyFromWire),
@@ -94,6 +122,7 @@ export class SnapshotSync {
         policies: res.policies.map(policyFromWire),
         pacing,
         ...(res.longestTtl !== undefined ? { longestTtlMs: durationMs(res.longestTtl) } : {}),
+        ...(res.fallbackWindow !== undefined ? { fallbackWindowMs: durationMs(res.fallbackWindow) } : {}),
         takenAt: epochMsOf(res.snapshotTime),
       };
       await this.opts.fallback.useSnapshot(snap).catch(() => undefined); // a failed file write keeps the pool
@@ -102,4 +131,11 @@ export class SnapshotSync {
       return false;
     }
   }
+}
+
+/** The broker's adaptive intervals by domain-key (ms). */
+function pacingOf(list: readonly DomainPacing[]): Record<string, number> {
+  const pacing: Record<string, number> = {};
+  for (const d of list) pacing[d.domain] = d.effectiveInterval === undefined ? 0 : durationMs(d.effectiveInterval);
+  return pacing;
 }

@@ -78,7 +78,14 @@ export interface FallbackLease extends LeaseView {
 /** Result of `FallbackPool.acquire`; `retryAfterMs` -1 = unknown. */
 export type FallbackAcquireResult =
   | { readonly kind: "granted"; readonly lease: FallbackLease }
-  | { readonly kind: "denied"; readonly retryAfterMs: number; readonly held?: boolean };
+  | {
+      readonly kind: "denied";
+      readonly retryAfterMs: number;
+      /** In the hold after entering fallback (see `enter`). */
+      readonly held?: boolean;
+      /** The worker left fallback mode (see `leave`): ask the broker. */
+      readonly closed?: boolean;
+    };
 
 /** Prefix of fallback lease ids; broker lease ids are bare hex. */
 export const FALLBACK_LEASE_PREFIX = "fb-";
@@ -160,6 +167,8 @@ export class FallbackPool {
   private grants = 0;
   /** Epoch ms this worker entered fallback mode (0: not in it; see `enter`). */
   private since = 0;
+  /** False after `leave` until the next `enter`: nothing is granted (the broker serves again). */
+  private serving = true;
 
   constructor(private readonly opts: FallbackPoolOptions) {
     if (opts.workerId === "") throw new InvalidInputError("fallback pool needs a worker id");
@@ -193,11 +202,17 @@ export class FallbackPool {
    */
   enter(at: number): void {
     this.since = at;
+    this.serving = true;
   }
 
-  /** Back in broker mode: no hold on local grants any more. */
+  /**
+   * Back in broker mode: nothing more is granted here until the next `enter` — waiting acquires
+   * end at once with a `closed` denial, and a grant that completes after this is given back.
+   */
   leave(): void {
     this.since = 0;
+    this.serving = false;
+    this.wake();
   }
 
   /**
@@ -212,13 +227,32 @@ export class FallbackPool {
     return r.kind === "granted" ? r.lease : undefined;
   }
 
-  /** The live workers changed (a light refresh): rebuild the share over them. */
-  async useWorkers(workers: readonly string[]): Promise<void> {
+  /**
+   * A light refresh: the live workers (the share is rebuilt over them when they changed), the
+   * broker's adaptive pacing and its longest lease TTL (taken as they are).
+   */
+  async useMembership(m: {
+    workers: readonly string[];
+    pacing?: Readonly<Record<string, number>>;
+    longestTtlMs?: number;
+    fallbackWindowMs?: number;
+  }): Promise<void> {
     const current = this.current;
     if (current === undefined) return;
-    const same = workers.length === current.liveWorkers.length && workers.every((w, i) => w === current.liveWorkers[i]);
-    if (same) return;
-    await this.useSnapshot({ ...current, liveWorkers: [...workers] });
+    const pacing = m.pacing ?? current.pacing ?? {};
+    const next: PoolSnapshot = {
+      ...current,
+      pacing,
+      ...(m.longestTtlMs !== undefined ? { longestTtlMs: m.longestTtlMs } : {}),
+      ...(m.fallbackWindowMs !== undefined ? { fallbackWindowMs: m.fallbackWindowMs } : {}),
+    };
+    const same = m.workers.length === current.liveWorkers.length && m.workers.every((w, i) => w === current.liveWorkers[i]);
+    if (!same) {
+      await this.useSnapshot({ ...next, liveWorkers: [...m.workers] });
+      return;
+    }
+    this.current = next;
+    if (this.source !== undefined && this.source.pool === poolName(current.pool)) this.source = { ...this.source, pacing };
   }
 
   /**
@@ -264,7 +298,7 @@ export class FallbackPool {
     for (;;) {
       const r = await this.attempt(req, host);
       const left = (r.kind === "denied" && r.held === true ? holdDeadline : deadline) - this.clock();
-      if (r.kind === "granted" || left <= 0) return r;
+      if (r.kind === "granted" || r.closed === true || left <= 0) return r;
       await this.sleep(Math.max(1, Math.min(left, POLL_MS, r.retryAfterMs >= 0 ? r.retryAfterMs : POLL_MS)));
     }
   }
@@ -385,6 +419,7 @@ export class FallbackPool {
     await this.ready;
     const source = this.source;
     const pool = poolName(req.pool);
+    if (!this.serving && proxyId === "") return { kind: "denied", retryAfterMs: -1, closed: true };
     if (source === undefined || source.pool !== pool) return { kind: "denied", retryAfterMs: -1 };
     const eff = effectivePolicy(source.policies, host, this.defaults);
     // the broker's adaptive interval of the domain-key, when it had raised it
@@ -409,6 +444,10 @@ export class FallbackPool {
     const r = await this.store.acquire(params);
     if (r.kind === "stale-policy") return { kind: "denied", retryAfterMs: -1 };
     if (r.kind === "denied") return r;
+    if (!this.serving && proxyId === "") {
+      await this.store.release({ leaseId: r.lease.leaseId, fencingToken: r.lease.fencingToken, outcome: { kind: "ABANDONED", httpStatus: 0, latencyMs: 0, retryAfterMs: 0 } });
+      return { kind: "denied", retryAfterMs: -1, closed: true };
+    }
     return { kind: "granted", lease: this.remember(r.lease, { ttlMs: params.ttlMs, host, intervalMs: minIntervalMs }) };
   }
 

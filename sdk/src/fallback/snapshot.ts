@@ -19,6 +19,8 @@ export interface PoolSnapshot {
   readonly pacing?: Readonly<Record<string, number>>;
   /** The longest lease TTL the broker granted lately (ms). */
   readonly longestTtlMs?: number;
+  /** How long after its last contact the broker keeps a silent worker's share reserved (ms). */
+  readonly fallbackWindowMs?: number;
   readonly takenAt: number;
 }
 

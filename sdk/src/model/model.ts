@@ -196,10 +196,14 @@ export interface RenewParams {
   /** 0 = keep the lease's own ttl. */
   readonly ttlMs: number;
   /**
-   * The renewing worker ("" = unknown): it is recorded as seen, and a lease on a proxy reserved
-   * for another worker is not extended (lost REVOKED).
+   * The renewing worker ("" = unknown): a lease on a proxy reserved for another worker is not
+   * extended (lost REVOKED); and the worker is recorded as seen when it was seen at or after
+   * `liveSince` — renewals keep a live worker live (long downloads), but a silent one (which may
+   * be leasing from its fallback pool) is back only with an acquire or a snapshot.
    */
   readonly workerId?: string;
+  /** Epoch ms; default 0. */
+  readonly liveSince?: number;
 }
 
 export type RenewResult =

@@ -112,6 +112,7 @@ export class RedisStore implements LeaseStore {
         Number.isFinite(params.ttlMs) && params.ttlMs > 0 ? Math.floor(params.ttlMs) : 0,
         this.env.now(),
         params.workerId ?? "",
+        Math.floor(params.liveSince ?? 0),
       ],
     );
     return decodeRenew(reply);

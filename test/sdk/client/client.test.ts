@@ -27,7 +27,7 @@ describe("ProxyBrokerClient", () => {
       address: broker.address,
       workerId,
       breaker: { callTimeoutMs: 1_000, resetTimeoutMs: 300, volumeThreshold: 1 },
-      fallback: { snapshotRefreshMs: 200 },
+      fallback: { snapshotRefreshMs: 200, membershipRefreshMs: 200 },
       ...extra,
     });
     clients.push(c);
@@ -38,7 +38,9 @@ describe("ProxyBrokerClient", () => {
     redis = await startRedisServer();
     dir = await mkdtemp(join(tmpdir(), "pb-sdk-"));
     await writeFile(join(dir, "proxies.txt"), PROXIES.join("\n"));
-    broker = await brokerProcess({ redisUrl: redis.url, env: { PROXIES_FILE: join(dir, "proxies.txt") } });
+    // Workers of earlier tests, gone when the broker restarts, keep their shares reserved only
+    // for FALLBACK_WINDOW_MS: short here, so that each test starts with the whole pool.
+    broker = await brokerProcess({ redisUrl: redis.url, env: { PROXIES_FILE: join(dir, "proxies.txt"), FALLBACK_WINDOW_MS: "1000" } });
   });
   afterAll(async () => {
     await broker.stop();
@@ -48,6 +50,7 @@ describe("ProxyBrokerClient", () => {
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((c) => c.close()));
     await broker.start(); // every test starts with a broker up
+    await sleep(1_000); // and no reservations left of this test's workers
   });
 
   it("refuses bad options with TypeError", () => {
@@ -62,8 +65,8 @@ describe("ProxyBrokerClient", () => {
     const a = newClient("hb-a");
     const b = newClient("hb-b");
     const held: Lease[] = [];
-    for (let i = 0; i < PROXIES.length; i++) held.push(await a.acquire("https://hb.example/x", { ttlMs: 300 }));
-    await sleep(1_000);
+    for (let i = 0; i < PROXIES.length; i++) held.push(await a.acquire("https://hb.example/x", { ttlMs: 600 }));
+    await sleep(1_800);
     for (const l of held) {
       expect(l.signal.aborted).toBe(false);
       expect(l.expireAt).toBeGreaterThan(Date.now());
@@ -86,7 +89,8 @@ describe("ProxyBrokerClient", () => {
   it("serves from fallback within 1 s of the broker being killed, with no error to callers, and aborts leases it can no longer renew", async () => {
     await broker.start();
     const c = newClient("failover");
-    await sleep(300); // a snapshot has arrived
+    // a snapshot has arrived, and it has listed this worker long enough for others to know it
+    await expect.poll(() => c.fallbackUsable, { timeout: 5_000 }).toBe(true);
     expect(c.fallback.hasPool).toBe(true);
     const held = await c.acquire("held.example", { ttlMs: 300 });
     await broker.kill();
@@ -111,7 +115,7 @@ describe("ProxyBrokerClient", () => {
     const c = newClient("comeback");
     const modes: string[] = [];
     c.on("mode", (m: string) => modes.push(m));
-    await sleep(300);
+    await expect.poll(() => c.fallbackUsable, { timeout: 5_000 }).toBe(true);
     const held = await Promise.all([1, 2, 3, 4, 5, 6].map((i) => c.acquire(`https://undelivered${i}.example/`)));
     await broker.kill();
     const used = new Set<string>();
@@ -155,7 +159,7 @@ describe("ProxyBrokerClient", () => {
     // Both acquire once so the broker lists both as live workers, then take a fresh snapshot.
     await (await a.acquire("warm.example")).release({ kind: "SUCCESS" });
     await (await b.acquire("warm.example")).release({ kind: "SUCCESS" });
-    await sleep(400);
+    await expect.poll(() => a.fallbackUsable && b.fallbackUsable, { timeout: 5_000 }).toBe(true);
     await broker.kill();
     const leases: Lease[] = [];
     const grab = async (c: ProxyBrokerClient) => {
@@ -182,7 +186,7 @@ describe("ProxyBrokerClient", () => {
     const c = newClient("replay");
     const modes: string[] = [];
     c.on("mode", (m: string) => modes.push(m));
-    await sleep(300);
+    await expect.poll(() => c.fallbackUsable, { timeout: 5_000 }).toBe(true);
     await redis.stop();
     const failures: string[] = [];
     for (let i = 0; i < 6; i++) {

@@ -13,7 +13,6 @@ import type { TcpRelay } from "../../support/tcp-relay.js";
 
 const PROXIES = Array.from({ length: 8 }, (_, i) => `10.5.0.${i + 1}:3128`);
 const DOMAIN = "strict.example";
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** When one client's broker lease of a proxy ended, and when another client's fallback got it. */
 interface Handoff {
@@ -107,7 +106,7 @@ describe("fallback and broker leases of other workers", () => {
     const holder = client(broker.address, "holder");
     const taker = client(broker.address, "taker");
     const { held, aborted } = await holdAll(holder, 5_000); // heartbeats only from here on
-    await sleep(500); // both snapshots list both workers
+    await expect.poll(() => holder.fallbackUsable && taker.fallbackUsable, { timeout: 5_000 }).toBe(true);
     expect(holder.fallback.snapshot?.liveWorkers).toEqual(expect.arrayContaining(["holder", "taker"]));
     const takerShare = [...taker.fallback.share];
     expect(takerShare.length).toBeGreaterThan(0);
@@ -128,7 +127,7 @@ describe("fallback and broker leases of other workers", () => {
     const cutOff = client(relay.address, "cut-off");
     const other = client(broker.address, "other");
     const { held, aborted } = await holdAll(other, 1_500);
-    await sleep(500);
+    await expect.poll(() => cutOff.fallbackUsable && other.fallbackUsable, { timeout: 5_000 }).toBe(true);
     const share = [...cutOff.fallback.share];
     expect(share.length).toBeGreaterThan(0);
     expect(cutOff.fallback.snapshot?.longestTtlMs).toBe(1_500);

@@ -17,6 +17,7 @@
   ARGV[6] ttlMs (0 = the lease's own ttl)
   ARGV[7] now (epoch ms; "" = Redis TIME)
   ARGV[8] worker id ("" = unknown)
+  ARGV[9] live since (epoch ms): the worker is recorded as seen only if it was seen since then
   The tombstone minimum is baked into the script (includes/config.lua).
 
   Keys built in the script: `P l:<hex>` tombstones of holders found expired.
@@ -45,7 +46,10 @@ end
 local e, token, ttl = string.match(mine, '^%x+=(%d+)=(%d+)=(%d+);$')
 if token ~= ARGV[5] then return {-2} end
 local worker = ARGV[8]
-if worker ~= '' then redis.call('HSET', KEYS[4], worker, now) end
+if worker ~= '' then
+  local seen = tonumber(redis.call('HGET', KEYS[4], worker))
+  if seen and seen >= tonumber(ARGV[9]) then redis.call('HSET', KEYS[4], worker, now) end
+end
 if tonumber(e) > now then
   -- reserved for another worker's fallback share: not extended
   local owner = redis.call('HGET', KEYS[5], id)

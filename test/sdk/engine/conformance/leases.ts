@@ -296,15 +296,18 @@ export function reservationSuite(factory: StoreFactory): void {
       expect((await grant(h, acq({ workerId: "silent-worker", proxyId: ids[0]! }))).proxy.id).toBe(ids[0]);
     });
 
-    it("a renew with a worker id counts that worker as seen", async () => {
+    it("a renew keeps a live worker live, but does not bring back a silent one", async () => {
       const h = await openStore(factory);
       await addProxies(h, 1);
-      const l = await grant(h, acq({ workerId: "long-download" }));
-      h.clock.advance(60_000);
-      const since = h.clock.now() - 1_000;
-      expect((await h.store.liveWorkers("default", since)).map((w) => w.workerId)).toEqual([]);
-      expect((await h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 0, workerId: "long-download" })).kind).toBe("lost"); // 30 s TTL ran out
-      expect((await h.store.liveWorkers("default", since)).map((w) => w.workerId)).toEqual(["long-download"]);
+      const l = await grant(h, acq({ workerId: "long-download", ttlMs: 120_000 }));
+      const renewAs = (liveSince: number) => h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 0, workerId: "long-download", liveSince });
+      const seen = async () => (await h.store.liveWorkers("default", h.clock.now() - 1)).map((w) => w.workerId);
+      h.clock.advance(5_000);
+      expect((await renewAs(h.clock.now() - 8_000)).kind).toBe("renewed"); // seen 5 s ago: live
+      expect(await seen()).toEqual(["long-download"]);
+      h.clock.advance(10_000);
+      expect((await renewAs(h.clock.now() - 8_000)).kind).toBe("renewed"); // seen 10 s ago: silent
+      expect(await seen()).toEqual([]);
     });
   });
 }

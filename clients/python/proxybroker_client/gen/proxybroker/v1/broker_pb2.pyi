@@ -122,7 +122,8 @@ class GetPoolSnapshotRequest(_message.Message):
     def __init__(self, pool: _Optional[str] = ..., worker_id: _Optional[str] = ..., workers_only: bool = ...) -> None: ...
 
 class GetPoolSnapshotResponse(_message.Message):
-    __slots__ = ["live_workers", "longest_ttl", "pacing", "policies", "pool", "proxies", "snapshot_time"]
+    __slots__ = ["fallback_window", "live_workers", "longest_ttl", "pacing", "policies", "pool", "proxies", "snapshot_time"]
+    FALLBACK_WINDOW_FIELD_NUMBER: _ClassVar[int]
     LIVE_WORKERS_FIELD_NUMBER: _ClassVar[int]
     LONGEST_TTL_FIELD_NUMBER: _ClassVar[int]
     PACING_FIELD_NUMBER: _ClassVar[int]
@@ -130,6 +131,7 @@ class GetPoolSnapshotResponse(_message.Message):
     POOL_FIELD_NUMBER: _ClassVar[int]
     PROXIES_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_TIME_FIELD_NUMBER: _ClassVar[int]
+    fallback_window: _duration_pb2.Duration
     live_workers: _containers.RepeatedCompositeFieldContainer[WorkerInfo]
     longest_ttl: _duration_pb2.Duration
     pacing: _containers.RepeatedCompositeFieldContainer[DomainPacing]
@@ -137,7 +139,7 @@ class GetPoolSnapshotResponse(_message.Message):
     pool: str
     proxies: _containers.RepeatedCompositeFieldContainer[Proxy]
     snapshot_time: _timestamp_pb2.Timestamp
-    def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., pacing: _Optional[_Iterable[_Union[DomainPacing, _Mapping]]] = ..., longest_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., pacing: _Optional[_Iterable[_Union[DomainPacing, _Mapping]]] = ..., longest_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fallback_window: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Lease(_message.Message):
     __slots__ = ["domain", "expire_time", "fencing_token", "lease_id", "pool", "proxy", "session_key", "session_rebound"]
