@@ -59,12 +59,19 @@ export class PolicyCache {
   }
 
   private async load(pool: string): Promise<PolicySet> {
-    const known = this.sets.get(pool)?.epoch;
+    const cached = this.sets.get(pool);
+    const known = cached?.epoch;
     let set = await this.store.listPolicies(pool);
     if (set.epoch === "" || (known !== undefined && set.epoch !== known)) {
       await this.store.ensureEpoch(pool, { expected: known ?? "", holdMs: this.opts.holdMs(), lost: false });
       if (known !== undefined) this.opts.onLost?.(pool);
       set = await this.store.listPolicies(pool);
+      // The policies went with the state: set again the ones this broker knew (a site's pacing
+      // must not lapse because Redis lost its data), unless someone set new ones meanwhile.
+      if (cached !== undefined && cached.policies.length > 0 && set.policies.length === 0) {
+        for (const p of cached.policies) await this.store.setPolicy(pool, p);
+        set = await this.store.listPolicies(pool);
+      }
     }
     this.sets.set(pool, set);
     return set;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { status } from "@grpc/grpc-js";
 import type { ServiceError } from "@grpc/grpc-js";
+import { durationFromMs, durationMs } from "@bufbuild/protobuf/wkt";
 import { DenyReason } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { startBroker } from "../../support/broker.js";
 import type { TestBroker } from "../../support/broker.js";
@@ -27,7 +28,8 @@ describe("Redis outage through the broker", () => {
     await redis.stop();
   });
 
-  it("answers UNAVAILABLE within 1 s while Redis is down and recovers by itself", async () => {
+  it("answers UNAVAILABLE within 1 s while Redis is down and recovers by itself, its policies set again", async () => {
+    await b.admin.setDomainPolicy({ policy: { pattern: "*.paced.example", minInterval: durationFromMs(300) } });
     const s = new StreamClient(b.broker);
     const before = await s.acquire({ domain: "a.example" });
     if (before.case !== "granted") throw new Error(`expected a grant, got ${String(before.case)}`);
@@ -64,6 +66,9 @@ describe("Redis outage through the broker", () => {
     if (after.case !== "granted") throw new Error(`expected a grant after the hold, got ${String(after.case)}`);
     expect(Date.now() - heldAt).toBeGreaterThan(200);
     expect(after.value.lease!.fencingToken).toBeGreaterThan(before.value.lease!.fencingToken);
+    // The policies went with Redis's data: the broker set again the ones it knew.
+    const policies = (await b.admin.listDomainPolicies({})).policies.map((p) => [p.pattern, p.minInterval && durationMs(p.minInterval)]);
+    expect(policies).toEqual([["*.paced.example", 300]]);
     await expect.poll(async () => (await b.health.check({ service: "" })).status, { timeout: 3_000 }).toBe(1); // SERVING
   });
 });
