@@ -3,6 +3,7 @@ import { MemoryStore } from "@proxybroker/sdk/engine";
 import { DEFAULT_SCORING, shareOf } from "@proxybroker/sdk/model";
 import { LIFT_AFTER_MS, Reservations } from "../../../src/service/reservations.js";
 import { fakeClock } from "../../support/fake-clock.js";
+import type { FakeClock } from "../../support/fake-clock.js";
 import { acq } from "../../sdk/engine/conformance/harness.js";
 
 const PROXIES = Array.from({ length: 12 }, (_, i) => `10.8.0.${i + 1}:3128`);
@@ -12,12 +13,9 @@ function acquire(workerId: string, proxyId = "") {
   return acq({ workerId, proxyId });
 }
 
-/** Reservations on a real (in-memory) store with a manual clock: no sleeping. */
-async function setup() {
-  const clock = fakeClock();
-  const store = new MemoryStore({ scoring: DEFAULT_SCORING, clock: () => clock.now() });
-  await store.addProxies("default", PROXIES.map((id) => ({ id, url: `http://${id}`, tier: "", labels: {} })));
-  const reservations = new Reservations({
+/** A broker's reservations (as if it started now) on `store`. */
+function reservationsOn(store: MemoryStore, clock: FakeClock): Reservations {
+  return new Reservations({
     store,
     pools: () => ["default"],
     clock: () => clock.now(),
@@ -26,7 +24,14 @@ async function setup() {
     liveWindowMs: 60_000,
     intervalMs: 1_000,
   });
-  return { clock, store, reservations };
+}
+
+/** Reservations on a real (in-memory) store with a manual clock: no sleeping. */
+async function setup() {
+  const clock = fakeClock();
+  const store = new MemoryStore({ scoring: DEFAULT_SCORING, clock: () => clock.now() });
+  await store.addProxies("default", PROXIES.map((id) => ({ id, url: `http://${id}`, tier: "", labels: {} })));
+  return { clock, store, reservations: reservationsOn(store, clock) };
 }
 
 describe("Reservations", () => {
@@ -70,15 +75,7 @@ describe("Reservations", () => {
     const { clock, store } = await setup();
     await store.touchWorker("default", "a");
     clock.advance(1_000);
-    const restarted = new Reservations({
-      store,
-      pools: () => ["default"],
-      clock: () => clock.now(),
-      absentAfterMs: ABSENT_MS,
-      fallbackWindowMs: 600_000,
-      liveWindowMs: 60_000,
-      intervalMs: 1_000,
-    });
+    const restarted = reservationsOn(store, clock);
     const seen = await store.liveWorkers("default", 0);
     expect(restarted.silent(seen, clock.now()).map((w) => w.workerId)).toEqual(["a"]);
     await restarted.tick();
