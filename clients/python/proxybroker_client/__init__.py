@@ -5,12 +5,13 @@
 are in ``proxybroker_client.gen.proxybroker.v1`` (regenerate with ``clients/python/generate.sh``).
 """
 
-from .client import BrokerClient, default_worker_id
+from .client import AcquireFuture, BrokerClient, default_worker_id
 from .errors import BrokerError, BrokerUnavailable, LeaseLost, NoProxyAvailable
 from .lease import Lease
 from .wire import OUTCOME_KINDS
 
 __all__ = [
+    "AcquireFuture",
     "BrokerClient",
     "BrokerError",
     "BrokerUnavailable",

@@ -9,15 +9,15 @@ import threading
 import time
 import uuid
 from concurrent.futures import Future, TimeoutError as FutureTimeout
-from typing import Dict, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import grpc
 
 from . import wire
-from .errors import BrokerUnavailable
+from .errors import BrokerError, BrokerUnavailable, LeaseLost
 from .gen.proxybroker.v1 import admin_pb2_grpc, broker_pb2 as pb, broker_pb2_grpc
 from .heartbeat import Heartbeats
-from .lease import Lease, _denied_error
+from .lease import MIN_DEADLINE_MARGIN, Lease, _denied_error, deadline_margin
 from .stream import LeaseStream
 
 log = logging.getLogger("proxybroker_client")
@@ -37,6 +37,19 @@ def default_worker_id() -> str:
     return os.environ.get("WORKER_ID") or f"{socket.gethostname()}-{os.getpid()}-{_STARTED_MS}"
 
 
+class AcquireFuture(Future):
+    """The :class:`concurrent.futures.Future` of :meth:`BrokerClient.acquire_async`.
+
+    ``request_id`` is the acquire's; give up on it with :meth:`BrokerClient.abandon_acquire`.
+    """
+
+    def __init__(self, request_id: str) -> None:
+        super().__init__()
+        self.request_id = request_id
+        self._abandoned = False
+        self._lease: Optional[Lease] = None  # the lease handed to it (set before its result)
+
+
 class BrokerClient:
     """A worker's connection to the broker.
 
@@ -49,6 +62,11 @@ class BrokerClient:
     :param worker_id: defaults to :func:`default_worker_id`.
     :param heartbeat: renew held leases every ttl/3 until released (default for :meth:`acquire`).
     :param request_timeout: seconds to wait for an answer beyond ``max_wait``.
+    :param deadline_margin: seconds; a lease is given up (``lost`` set, reason ``EXPIRED``) at
+        ``sent + ttl - margin`` unless a renewal confirmed it, where ``sent`` is when its acquire
+        or last confirmed renew was sent and the margin is ``max(deadline_margin, 10 % of ttl)``,
+        at most a quarter of the TTL.
+    :param clock: the monotonic clock (seconds) lease deadlines are kept on; for tests.
     """
 
     def __init__(
@@ -59,14 +77,21 @@ class BrokerClient:
         *,
         heartbeat: bool = True,
         request_timeout: float = 10.0,
+        deadline_margin: float = MIN_DEADLINE_MARGIN,
+        clock: Callable[[], float] = time.monotonic,
         channel_options: Sequence[Tuple[str, object]] = DEFAULT_CHANNEL_OPTIONS,
         credentials: Optional[grpc.ChannelCredentials] = None,
     ) -> None:
+        if deadline_margin < 0:
+            raise ValueError(f"deadline_margin must not be negative: {deadline_margin}")
         self.address = address
         self.pool = pool
         self.worker_id = worker_id or default_worker_id()
         self.heartbeat = heartbeat
         self.request_timeout = request_timeout
+        self.deadline_margin = deadline_margin
+        #: The monotonic clock lease deadlines are kept on.
+        self.clock = clock
         options = list(channel_options)
         self._channel = (
             grpc.secure_channel(address, credentials, options=options)
@@ -78,12 +103,15 @@ class BrokerClient:
         self.admin = admin_pb2_grpc.ProxyAdminStub(self._channel)
         self._held: Dict[str, Lease] = {}
         self._held_lock = threading.Lock()
+        # Hands a grant to its acquire's future, or gives it back when the caller gave up: never
+        # both (reentrant: a future's callbacks may give up on it from inside).
+        self._handoff = threading.RLock()
         self._closed = False
         self._stream = LeaseStream(
             lambda requests: self.stub.Lease(requests, wait_for_ready=True),
             self._abandon_unmatched,
         )
-        self._heartbeats = Heartbeats(self._send_renew)
+        self._heartbeats = Heartbeats(self._send_renew, clock)
 
     # -- public API ------------------------------------------------------------------------
 
@@ -104,7 +132,9 @@ class BrokerClient:
         ``ttl`` and ``max_wait`` are seconds (None: broker defaults, 30 s and 0). Raises
         :class:`NoProxyAvailable` (with ``retry_after``) when nothing is eligible within
         ``max_wait``, :class:`BrokerError` for a bad request, :class:`BrokerUnavailable` when
-        no answer came within ``max_wait + request_timeout`` (or ``timeout``).
+        no answer came within ``max_wait + request_timeout`` (or ``timeout``). Given up (the
+        timeout, or an exception such as ``KeyboardInterrupt`` while waiting), the acquire is
+        abandoned: a grant that still comes is released as ``ABANDONED``.
         """
         fut = self.acquire_async(target, ttl, max_wait, session_key, tier, labels, heartbeat=heartbeat)
         wait = timeout if timeout is not None else (max_wait or 0) + self.request_timeout
@@ -113,6 +143,11 @@ class BrokerClient:
         except FutureTimeout:
             self.abandon_acquire(fut)
             raise BrokerUnavailable(f"no answer from the broker within {wait:.1f} s") from None
+        except BrokerError:
+            raise
+        except BaseException:  # interrupted while waiting: nobody takes the lease any more
+            self.abandon_acquire(fut)
+            raise
 
     def acquire_async(
         self,
@@ -124,10 +159,15 @@ class BrokerClient:
         labels: Optional[Mapping[str, str]] = None,
         *,
         heartbeat: Optional[bool] = None,
-    ) -> "Future[Lease]":
-        """:meth:`acquire` without blocking: a :class:`concurrent.futures.Future` of the
-        :class:`Lease` (or of the error). It has no timeout of its own: give up on it with
-        :meth:`abandon_acquire` (a grant that arrives later is released as ``ABANDONED``)."""
+    ) -> "AcquireFuture":
+        """:meth:`acquire` without blocking: an :class:`AcquireFuture` of the :class:`Lease` (or
+        of the error). It has no timeout of its own: give up on it with :meth:`abandon_acquire`
+        or ``cancel()`` (a grant that arrives later is released as ``ABANDONED``, never renewed).
+
+        The lease's deadline counts from now, when the acquire is sent: time spent waiting
+        inside the broker counts against its TTL. A grant that arrives with less than half its
+        time left is first confirmed by a renew (its deadline then counts from that renew).
+        """
         req = pb.AcquireLeaseRequest(
             request_id=uuid.uuid4().hex,
             worker_id=self.worker_id,
@@ -145,49 +185,117 @@ class BrokerClient:
         if max_wait is not None:
             req.max_wait.CopyFrom(wire.duration(max_wait))
         beat = self.heartbeat if heartbeat is None else heartbeat
-        out: Future = Future()
-        out.request_id = req.request_id  # type: ignore[attr-defined]
+        out = AcquireFuture(req.request_id)
+        sent_at = self.clock()
         try:
             raw = self._stream.acquire(req)
         except RuntimeError as err:  # the client is closed
             out.set_exception(BrokerUnavailable(str(err)))
             return out
 
-        def done(f: Future) -> None:
-            if f.cancelled():
-                if not out.cancelled():
-                    out.set_exception(BrokerUnavailable("the client was closed"))
+        def answered(f: Future) -> None:
+            if f.cancelled():  # the client was closed
+                self._settle(out, error=BrokerUnavailable("the client was closed"))
                 return
             kind, body = f.result()
-            if kind == "denied":
-                if out.set_running_or_notify_cancel():
-                    out.set_exception(_denied_error(body))
+            if kind != "granted":
+                self._settle(out, error=_denied_error(body))
                 return
-            if not out.set_running_or_notify_cancel():  # the caller gave up meanwhile
-                self._abandon_unmatched(body.lease)
-                return
-            out.set_result(self._adopt(body.lease, ttl, beat))
+            lease = self._lease_of(body.lease, ttl, sent_at)
+            if lease.deadline - self.clock() >= (lease.ttl - self._margin(lease.ttl)) / 2:
+                self._settle(out, lease=lease, beat=beat)
+            else:  # it waited long in the broker (or on the way): confirm it first
+                self._confirm(out, lease, beat)
 
-        raw.add_done_callback(done)
+        raw.add_done_callback(answered)
         return out
 
     def abandon_acquire(self, fut: "Future[Lease]") -> None:
-        """Stop waiting for an :meth:`acquire_async`; a grant that still comes is released."""
-        self._stream.forget_acquire(fut.request_id)  # type: ignore[attr-defined]
-        if not fut.cancel() and fut.done() and fut.exception() is None:
-            fut.result().release_async("ABANDONED")
+        """Stop waiting for an :meth:`acquire_async`: a grant that still comes is released as
+        ``ABANDONED`` at once and never renewed; a lease already handed to ``fut`` is released."""
+        with self._handoff:
+            fut._abandoned = True  # type: ignore[attr-defined]
+            lease: Optional[Lease] = getattr(fut, "_lease", None)
+            if lease is None:
+                fut.cancel()
+        self._stream.abandon_acquire(fut.request_id)  # type: ignore[attr-defined]
+        if lease is not None:
+            lease.release_async("ABANDONED")
 
-    def _adopt(self, msg: pb.Lease, ttl: Optional[float], beat: bool) -> Lease:
+    def _lease_of(self, msg: pb.Lease, ttl: Optional[float], sent_at: float) -> Lease:
         if ttl is None:  # broker default: derive it from the expiry (same-host clocks assumed)
             ttl_eff = min(max(wire.epoch_of(msg.expire_time) - time.time(), 1.0), 3600.0)
         else:
             ttl_eff = ttl
-        lease = Lease(self, msg, ttl_eff, ttl_requested=ttl is not None)
+        return Lease(self, msg, ttl_eff, ttl is not None, sent_at, self._margin)
+
+    def _margin(self, ttl: float) -> float:
+        return deadline_margin(ttl, self.deadline_margin)
+
+    def _confirm(self, out: AcquireFuture, lease: Lease, beat: bool) -> None:
+        """Renew a grant that arrived late before handing it over; its deadline then counts
+        from this renew."""
+        if out._abandoned or out.cancelled():
+            self._give_back(lease)
+            return
+        sent, ttl = self.clock(), lease.ttl
+        try:
+            fut = self._send_renew(lease)
+        except RuntimeError as err:  # the client is closed
+            self._settle(out, error=BrokerUnavailable(str(err)))
+            return
+
+        def renewed(f: Future) -> None:
+            if f.cancelled():
+                self._settle(out, error=BrokerUnavailable("the client was closed"))
+                return
+            kind, body = f.result()
+            lease._on_renew_answer(kind, body, sent, ttl)
+            if kind == "renewed" and lease.held:
+                self._settle(out, lease=lease, beat=beat)
+            elif kind == "denied":
+                self._give_back(lease)  # it could not be confirmed: nobody may rely on it
+                self._settle(out, error=_denied_error(body))
+            else:
+                self._settle(out, error=LeaseLost(lease.lease_id, lease.lost_reason or "EXPIRED"))
+
+        fut.add_done_callback(renewed)
+
+    def _settle(
+        self,
+        out: AcquireFuture,
+        lease: Optional[Lease] = None,
+        beat: bool = False,
+        error: Optional[BaseException] = None,
+    ) -> None:
+        """Hand ``lease`` (or ``error``) to ``out``, unless its caller gave up: then the lease is
+        released as ABANDONED, without ever being renewed."""
+        with self._handoff:
+            taken = not out._abandoned and out.set_running_or_notify_cancel()
+            if taken and lease is not None:
+                out._lease = lease
+                with self._held_lock:
+                    self._held[lease.lease_id] = lease
+                self._heartbeats.add(lease, beat)
+        if not taken:
+            if lease is not None:
+                self._give_back(lease)
+        elif lease is not None:
+            out.set_result(lease)
+        else:
+            out.set_exception(error or BrokerUnavailable("no answer"))
+
+    def _give_back(self, lease: Lease) -> None:
+        """A lease nobody takes: released as ABANDONED at once, best effort."""
+        log.info("proxybroker: releasing unclaimed lease %s as ABANDONED", lease.lease_id)
+        lease.release_async("ABANDONED")
+
+    def _watch_deadline(self, lease: Lease) -> None:
+        """A release failed: the lease is held again, so its deadline is watched again."""
         with self._held_lock:
-            self._held[lease.lease_id] = lease
-        if beat:
-            self._heartbeats.add(lease)
-        return lease
+            held = self._held.get(lease.lease_id) is lease
+        if held and not self._closed:
+            self._heartbeats.watch(lease)
 
     def held_leases(self) -> Sequence[Lease]:
         """Leases acquired by this client and neither released nor lost."""
@@ -229,14 +337,16 @@ class BrokerClient:
 
     # -- used by Lease and the heartbeat thread --------------------------------------------
 
-    def _send_renew(self, lease: Lease):
-        req = pb.RenewLeaseRequest(lease_id=lease.lease_id, fencing_token=lease.fencing_token)
+    def _send_renew(self, lease: Lease) -> Future:
+        # worker_id: the broker counts the renewing worker as live, and extends no lease of it on a
+        # proxy it holds in reserve for another worker's fallback share (an empty one: on none).
+        req = pb.RenewLeaseRequest(lease_id=lease.lease_id, fencing_token=lease.fencing_token, worker_id=self.worker_id)
         ttl = lease._renew_ttl()
         if ttl is not None:
             req.ttl.CopyFrom(wire.duration(ttl))
         return self._stream.lease_op(lease.lease_id, "renew", pb.LeaseRequest(renew=req))
 
-    def _send_release(self, lease: Lease, outcome: pb.Outcome):
+    def _send_release(self, lease: Lease, outcome: pb.Outcome) -> Future:
         req = pb.ReleaseLeaseRequest(lease_id=lease.lease_id, fencing_token=lease.fencing_token, outcome=outcome)
         return self._stream.lease_op(lease.lease_id, "release", pb.LeaseRequest(release=req))
 
@@ -245,7 +355,7 @@ class BrokerClient:
             self._held.pop(lease.lease_id, None)
 
     def _abandon_unmatched(self, msg: pb.Lease) -> None:
-        """A grant nobody waits for any more (its acquire timed out): give it back at once."""
+        """A grant nobody waits for any more (its acquire was given up): give it back at once."""
         if self._closed:
             return
         log.info("proxybroker: releasing unclaimed lease %s as ABANDONED", msg.lease_id)

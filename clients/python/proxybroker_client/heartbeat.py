@@ -1,9 +1,12 @@
-"""One timer thread that renews every held lease every ttl/3 (internal).
+"""One timer thread for every held lease: heartbeats every ttl/3, and the lease's deadline (internal).
 
-A heartbeat sends a renew without waiting for it; the answer updates the lease (new expiry, or
-``lost``). While a renew is unanswered (stream down) no second one is sent: the stream sends it
-again once it is back. A lease whose local deadline (last confirmed renew + ttl) passes without
-an answer is marked lost with reason ``EXPIRED``: the broker has expired it by then.
+A heartbeat sends a renew without waiting for it; the answer updates the lease (a deadline counted
+from the renew's send time, or ``lost``). While a renew is unanswered (stream down) no second one
+is sent: the stream sends it again once it is back.
+
+Every lease, with heartbeats or without, is also watched at its deadline (see :mod:`.lease`): when
+it passes with no renewal confirmed meanwhile, the lease is marked lost with reason ``EXPIRED``,
+at that moment, whether or not the broker can be reached.
 """
 
 from __future__ import annotations
@@ -22,24 +25,40 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger("proxybroker_client")
 
+_BEAT = "beat"
+_DEADLINE = "deadline"
+
 
 class Heartbeats:
-    """Schedules renews of held leases (internal)."""
+    """Schedules renews of held leases and gives them up at their deadlines (internal).
 
-    def __init__(self, send_renew: Callable[["Lease"], "Future"]) -> None:
+    ``clock`` is the monotonic clock leases' deadlines are kept on (the thread waits on real time
+    for it; an injected clock is read again whenever the thread wakes).
+    """
+
+    def __init__(self, send_renew: Callable[["Lease"], "Future"], clock: Callable[[], float] = time.monotonic) -> None:
         self._send_renew = send_renew
+        self._clock = clock
         self._cond = threading.Condition()
-        self._heap: List[Tuple[float, int, "Lease"]] = []
+        self._heap: List[Tuple[float, int, str, "Lease"]] = []
         self._seq = itertools.count()
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="proxybroker-heartbeats", daemon=True)
         self._thread.start()
 
-    def add(self, lease: "Lease") -> None:
-        """Start renewing ``lease`` every ttl/3 until it is released or lost."""
-        with self._cond:
-            heapq.heappush(self._heap, (time.monotonic() + lease.ttl / 3, next(self._seq), lease))
-            self._cond.notify()
+    def add(self, lease: "Lease", beat: bool = True) -> None:
+        """Watch ``lease``'s deadline, and with ``beat`` renew it every ttl/3, until it is released
+        or lost. The first renew comes early enough to be answered before the deadline."""
+        lease._heartbeat = beat
+        self.watch(lease)
+        if beat:
+            now = self._clock()
+            first = min(lease.ttl / 3, max(0.0, lease.deadline - now) / 2)
+            self._push(now + first, _BEAT, lease)
+
+    def watch(self, lease: "Lease") -> None:
+        """Give ``lease`` up at its deadline unless a renewal moves it."""
+        self._push(lease.deadline, _DEADLINE, lease)
 
     def stop(self) -> None:
         with self._cond:
@@ -47,41 +66,60 @@ class Heartbeats:
             self._cond.notify()
         self._thread.join(timeout=5)
 
+    def _push(self, when: float, kind: str, lease: "Lease") -> None:
+        with self._cond:
+            heapq.heappush(self._heap, (when, next(self._seq), kind, lease))
+            self._cond.notify()
+
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._stopped and (not self._heap or self._heap[0][0] > time.monotonic()):
-                    timeout = self._heap[0][0] - time.monotonic() if self._heap else None
+                while not self._stopped and (not self._heap or self._heap[0][0] > self._clock()):
+                    timeout = self._heap[0][0] - self._clock() if self._heap else None
                     self._cond.wait(timeout)
                 if self._stopped:
                     return
-                _, _, lease = heapq.heappop(self._heap)
-            if not lease.held:
-                continue
+                _, _, kind, lease = heapq.heappop(self._heap)
             try:
-                self._beat(lease)
-            except Exception:  # never let one lease stop the others' heartbeats
-                log.exception("proxybroker: heartbeat of %s failed", lease.lease_id)
-            if lease.held:
-                with self._cond:
-                    heapq.heappush(self._heap, (time.monotonic() + lease.ttl / 3, next(self._seq), lease))
+                if kind == _DEADLINE:
+                    self._at_deadline(lease)
+                else:
+                    self._beat(lease)
+            except Exception:  # never let one lease stop the others' timers
+                log.exception("proxybroker: %s of lease %s failed", kind, lease.lease_id)
+
+    def _at_deadline(self, lease: "Lease") -> None:
+        if lease.released or lease._lost.is_set() or lease._release_future is not None:
+            return  # over, or given back (a release that fails watches the deadline again)
+        if lease._check_deadline():
+            # With heartbeats, none was answered in time; without, the holder kept it too long.
+            level = logging.WARNING if lease._heartbeat else logging.INFO
+            log.log(level, "proxybroker: lease %s lost: no renewal confirmed before its deadline", lease.lease_id)
+            return
+        self.watch(lease)  # a renewal moved it
 
     def _beat(self, lease: "Lease") -> None:
-        now = time.monotonic()
-        if now > lease._deadline:
-            log.warning("proxybroker: lease %s expired without a confirmed renew", lease.lease_id)
-            lease._mark_lost("EXPIRED")
+        if not lease.held:
             return
-        if lease._renewing:
-            return
+        if not lease._renewing:
+            self._renew(lease)
+        if lease.held:
+            self._push(self._clock() + lease.ttl / 3, _BEAT, lease)
+
+    def _renew(self, lease: "Lease") -> None:
         lease._renewing = True
-        fut = self._send_renew(lease)
-
-        def done(f: "Future") -> None:
+        sent, ttl = self._clock(), lease.ttl
+        try:
+            fut = self._send_renew(lease)
+        except RuntimeError:  # the client is closed
             lease._renewing = False
-            if f.cancelled():
-                return
-            kind, body = f.result()
-            lease._on_renew_answer(kind, body, now)
+            return
+        fut.add_done_callback(lambda f: self._answered(lease, f, sent, ttl))
 
-        fut.add_done_callback(done)
+    @staticmethod
+    def _answered(lease: "Lease", fut: "Future", sent: float, ttl: float) -> None:
+        lease._renewing = False
+        if fut.cancelled():
+            return
+        kind, body = fut.result()
+        lease._on_renew_answer(kind, body, sent, ttl)

@@ -1,11 +1,17 @@
-"""A lease handle: the proxy to use, its renewal, its release, and a ``lost`` event."""
+"""A lease handle: the proxy to use, its renewal, its release, and a ``lost`` event.
+
+A lease's **deadline** is kept on the client's monotonic clock: ``sent + ttl - margin``, where
+``sent`` is when the acquire (or the last renew the broker confirmed) was *sent*. The broker
+cannot have expired the lease before then, whatever the network delay of its answer and whatever
+the skew between this host's wall clock and the broker's (or Redis's). At the deadline the lease
+counts as lost (``lost`` is set, reason ``EXPIRED``) unless a renewal confirmed it meanwhile.
+"""
 
 from __future__ import annotations
 
 import threading
-import time
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
 from . import wire
 from .errors import BrokerError, BrokerUnavailable, LeaseLost
@@ -14,23 +20,44 @@ from .gen.proxybroker.v1 import broker_pb2 as pb
 if TYPE_CHECKING:  # pragma: no cover
     from .client import BrokerClient
 
+#: The smallest safety margin (seconds) between a lease's deadline and the end of its TTL.
+MIN_DEADLINE_MARGIN = 0.2
+
+
+def deadline_margin(ttl: float, minimum: float = MIN_DEADLINE_MARGIN) -> float:
+    """How long before the end of its TTL a lease is given up: ``max(minimum, 10 % of ttl)``, at
+    most a quarter of the TTL (a heartbeat every ttl/3 must still be answered before it)."""
+    return min(max(minimum, 0.1 * ttl), ttl / 4)
+
 
 class Lease:
     """One proxy leased for one domain-key.
 
     Attributes: ``lease_id``, ``fencing_token``, ``pool``, ``domain`` (the domain-key),
     ``proxy`` (the ``Proxy`` message), ``proxy_url`` (hand it to the HTTP client),
-    ``expire_time`` (epoch seconds, broker clock), ``session_key``, ``session_rebound``
-    (the session's proxy changed: reset cookies), ``ttl`` (seconds, for heartbeats),
-    ``lost`` (a :class:`threading.Event` set when the lease is known to be gone) and
-    ``lost_reason``.
+    ``expire_time`` (epoch seconds, broker clock: for display only), ``session_key``,
+    ``session_rebound`` (the session's proxy changed: reset cookies), ``ttl`` (seconds, for
+    heartbeats), ``acquired_at`` (when the grant arrived) and ``deadline``, both on the client's
+    monotonic clock, ``lost`` (a
+    :class:`threading.Event` set when the broker says the lease is gone, or at its deadline
+    without a confirmed renewal: stop using the proxy then) and ``lost_reason``.
 
     Use as a context manager to release on exit: ``SUCCESS`` normally, ``ABANDONED`` when the
     block raised (release explicitly inside the block to report anything else).
     """
 
-    def __init__(self, client: "BrokerClient", msg: pb.Lease, ttl: float, ttl_requested: bool) -> None:
+    def __init__(
+        self,
+        client: "BrokerClient",
+        msg: pb.Lease,
+        ttl: float,
+        ttl_requested: bool,
+        sent_at: float,
+        margin: Callable[[float], float] = deadline_margin,
+    ) -> None:
         self._client = client
+        self._clock = client.clock
+        self._margin = margin
         self.lease_id: str = msg.lease_id
         self.fencing_token: int = msg.fencing_token
         self.pool: str = msg.pool
@@ -42,12 +69,14 @@ class Lease:
         self.session_rebound: bool = msg.session_rebound
         self.ttl = ttl
         self._ttl_requested = ttl_requested
-        self.lost = threading.Event()
+        self.acquired_at: float = self._clock()
+        self._lost = threading.Event()
         self.lost_reason: Optional[str] = None
         self.released = False
         self._lock = threading.Lock()
-        # Local deadline (monotonic): past it the broker has certainly expired the lease.
-        self._deadline = time.monotonic() + ttl
+        # Before it the broker cannot have expired the lease (sent_at is no later than its grant).
+        self._deadline = sent_at + ttl - margin(ttl)
+        self._heartbeat = False  # renewed by the client's heartbeats
         self._renewing = False  # a heartbeat renew is in flight
         self._release_future: Optional[Future] = None  # the release in flight
 
@@ -56,23 +85,40 @@ class Lease:
         return f"<Lease {self.lease_id[:8]}… {self.proxy.id} for {self.domain} ({state})>"
 
     @property
+    def lost(self) -> threading.Event:
+        """Set when the lease is gone: the broker said so, or its deadline passed without a
+        confirmed renewal (then ``lost_reason`` is ``EXPIRED``). Checked against the clock on
+        every access, and set by the client's timer thread at the deadline."""
+        self._check_deadline()
+        return self._lost
+
+    @property
+    def deadline(self) -> float:
+        """When the lease counts as lost unless a renewal confirms it, on the client's monotonic
+        clock (``BrokerClient.clock``, ``time.monotonic`` by default)."""
+        return self._deadline
+
+    @property
     def held(self) -> bool:
-        """True while neither released nor lost."""
+        """True while neither released nor lost (the deadline has not passed)."""
         return not self.released and not self.lost.is_set()
 
     def renew(self, ttl: Optional[float] = None, timeout: Optional[float] = None) -> float:
         """Extend the lease to now + ttl (default: its ttl); returns the new ``expire_time``.
 
-        Raises :class:`LeaseLost` when the broker no longer holds it for us,
-        :class:`BrokerError` when the renew could not be carried out (the lease is unchanged).
+        Raises :class:`LeaseLost` when the lease is lost (the broker no longer holds it for us,
+        or its deadline passed), :class:`BrokerError` when the renew could not be carried out (the
+        lease is unchanged). The new deadline counts from when this renew was sent.
         """
+        if self.lost.is_set():
+            raise LeaseLost(self.lease_id, self.lost_reason or "")
         if ttl is not None:
             self.ttl = ttl
             self._ttl_requested = True
-        sent = time.monotonic()
+        sent, ttl_sent = self._clock(), self.ttl
         fut = self._client._send_renew(self)
         kind, body = _wait(fut, timeout if timeout is not None else self._client.request_timeout)
-        self._on_renew_answer(kind, body, sent)
+        self._on_renew_answer(kind, body, sent, ttl_sent)
         if kind == "lost":
             raise LeaseLost(self.lease_id, self.lost_reason or "")
         if kind == "denied":
@@ -142,6 +188,7 @@ class Lease:
             if answer in ("cancelled", "denied"):
                 with self._lock:  # the lease is unchanged: a release may be tried again
                     self._release_future = None
+                self._client._watch_deadline(self)  # held again: its deadline applies again
                 out.set_exception(
                     _denied_error(body) if body is not None
                     else BrokerUnavailable("the client was closed before the release was answered")
@@ -174,21 +221,33 @@ class Lease:
         """The ttl a renew asks for: the requested one, else unset (the lease keeps its own)."""
         return self.ttl if self._ttl_requested else None
 
-    def _on_renew_answer(self, kind: str, body, sent: float) -> None:
+    def _on_renew_answer(self, kind: str, body, sent: float, ttl: float) -> None:
+        """A renew sent at ``sent`` (client clock) asking for ``ttl`` was answered."""
         if kind == "renewed":
             self.expire_time = wire.epoch_of(body.expire_time)
             with self._lock:
-                self._deadline = max(self._deadline, sent + self.ttl)
+                if not self._lost.is_set():  # a lease given up at its deadline stays given up
+                    self._deadline = max(self._deadline, sent + ttl - self._margin(ttl))
         elif kind == "lost":
             self._mark_lost(wire.short_name(pb.LostReason, body.reason, "LOST_REASON_"))
 
-    def _mark_lost(self, reason: str) -> None:
+    def _check_deadline(self) -> bool:
+        """Mark the lease lost (``EXPIRED``) when its deadline has passed while it is held and
+        no release was sent; True when it is lost."""
+        if self._lost.is_set():
+            return True
+        if self.released or self._release_future is not None or self._clock() < self._deadline:
+            return False
+        return self._mark_lost("EXPIRED")
+
+    def _mark_lost(self, reason: str) -> bool:
         with self._lock:
-            if self.lost.is_set():
-                return
+            if self._lost.is_set():
+                return True
             self.lost_reason = reason
-            self.lost.set()
+            self._lost.set()
         self._client._forget(self)
+        return True
 
 
 def _wait(fut, timeout: float):

@@ -19,12 +19,18 @@ textual); the outcome's reason goes with the release as its detail.
 
 Per request (``request.meta``): ``proxybroker_session`` (sticky session key),
 ``proxybroker_skip`` (True: no proxy from the broker); set by the middleware:
-``proxy`` (the lease's proxy URL) and ``proxybroker_lease`` (the :class:`Lease`).
+``proxy`` (the lease's proxy URL), ``proxybroker_lease`` (the :class:`Lease`) and, when the lease
+was lost before the answer came (its deadline passed without a confirmed renewal, or the broker
+said so), ``proxybroker_lost`` (the reason): the proxy may then have been granted to someone else
+for the site while the download went on, and the answer is not released with an outcome.
 
 The reactor never blocks: the acquire is sent on the client's stream and its answer comes back as
 a Deferred (no thread of the reactor's pool waits on it), releases are sent without waiting. A
 request that gets no proxy within ``PROXYBROKER_MAX_WAIT`` fails with
-:class:`~proxybroker_client.NoProxyAvailable` (handled like any download error).
+:class:`~proxybroker_client.NoProxyAvailable` (handled like any download error); a lease lost
+before the request could use it fails it with :class:`~proxybroker_client.LeaseLost`. When the
+acquire is given up (its timeout, or the Deferred is cancelled), a grant that still comes is
+released as ``ABANDONED`` and never renewed.
 """
 
 from __future__ import annotations
@@ -39,8 +45,8 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet import defer, reactor
 
 from .classify import DEFAULT_BLOCK_PATTERNS, Classification, block_rules, classify_response
-from .client import BrokerClient
-from .errors import BrokerUnavailable
+from .client import AcquireFuture, BrokerClient
+from .errors import BrokerUnavailable, LeaseLost
 from .lease import Lease
 
 log = logging.getLogger("proxybroker_client.scrapy")
@@ -48,6 +54,7 @@ log = logging.getLogger("proxybroker_client.scrapy")
 META_LEASE = "proxybroker_lease"
 META_SESSION = "proxybroker_session"
 META_SKIP = "proxybroker_skip"
+META_LOST = "proxybroker_lost"
 _META_STARTED = "_proxybroker_started"
 # Bodies the classifier reads (as the SDK's fetch does); others are classified by size only.
 _TEXTUAL = re.compile(r"(text/|application/(json|xml|xhtml|javascript)|[^;]*\+(json|xml))", re.IGNORECASE)
@@ -115,18 +122,19 @@ class ProxyBrokerMiddleware:
             tier=self.tier,
             labels=self.labels,
         )
-        d = _deferred_of(fut)
+        d = _deferred_of(fut, self.client)
         timeout = self.max_wait + self.client.request_timeout
 
         def on_timeout(failure):
             failure.trap(defer.TimeoutError)
-            self.client.abandon_acquire(fut)
             raise BrokerUnavailable(f"no answer from the broker within {timeout:.1f} s")
 
-        d.addTimeout(timeout, reactor)
+        d.addTimeout(timeout, reactor)  # cancels d: the acquire is abandoned
         d.addErrback(on_timeout)
 
         def leased(lease: Lease):
+            if not lease.held:  # lost on its way to the reactor: someone else may get the proxy
+                raise LeaseLost(lease.lease_id, lease.lost_reason or "EXPIRED")
             request.meta[META_LEASE] = lease
             request.meta["proxy"] = lease.proxy_url
             request.meta[_META_STARTED] = time.monotonic()
@@ -141,6 +149,9 @@ class ProxyBrokerMiddleware:
         if isinstance(lease, Lease) and lease.held:
             c = self.classify(request, response)
             self._release(lease, c.kind, response.status, c.retry_after, self._latency(request), len(response.body), c.reason[:200])
+        elif isinstance(lease, Lease) and lease.lost.is_set():
+            request.meta[META_LOST] = lease.lost_reason
+            log.warning("proxybroker: lease %s of %s was lost (%s) before the answer came", lease.lease_id, request.url, lease.lost_reason)
         return response
 
     def classify(self, request, response) -> Classification:
@@ -181,9 +192,10 @@ class ProxyBrokerMiddleware:
         return time.monotonic() - started if started is not None else None
 
 
-def _deferred_of(fut) -> defer.Deferred:
-    """A Deferred fired in the reactor thread with the concurrent Future's result or error."""
-    d = defer.Deferred()
+def _deferred_of(fut: AcquireFuture, client: BrokerClient) -> defer.Deferred:
+    """A Deferred fired in the reactor thread with the acquire's lease or error. Cancelling it
+    abandons the acquire (a lease granted meanwhile, or later, is released as ABANDONED)."""
+    d = defer.Deferred(canceller=lambda _: client.abandon_acquire(fut))
 
     def done(f):
         if f.cancelled():

@@ -12,7 +12,15 @@ Every future resolves to ``(kind, message)`` where kind is the answer's oneof ca
 When the stream breaks (broker restarted, network), the reader opens a new stream and sends again
 every request that has no answer yet. Leases are unaffected: the broker keeps them until their
 TTL, and heartbeats continue on the new stream. An acquire whose answer was lost in the break is
-sent again: the broker may then have granted twice, and the unseen lease expires by its TTL.
+sent again under the same ``request_id``: the broker answers it with the lease of the first try
+when it granted one (it deduplicates by worker and request id).
+
+An acquire its caller gave up (:meth:`LeaseStream.abandon_acquire`) is never answered to the
+caller. If it was not sent yet, it is not sent at all. If it was, its grant, whenever it arrives,
+goes to ``on_unmatched_grant`` (the client releases it as ``ABANDONED``); and when the stream
+breaks before its answer, it is sent again without ``max_wait`` so that the grant of the first try,
+lost with the stream, comes back and is released too (for as long as the broker remembers
+request ids).
 """
 
 from __future__ import annotations
@@ -21,8 +29,10 @@ import collections
 import logging
 import queue
 import threading
+import time
 from concurrent.futures import Future
-from typing import Callable, Deque, Dict, Optional, Tuple
+from dataclasses import dataclass
+from typing import Callable, Deque, Dict, Iterator, Optional, Tuple
 
 import grpc
 
@@ -31,6 +41,22 @@ from .gen.proxybroker.v1 import broker_pb2 as pb
 log = logging.getLogger("proxybroker_client")
 
 _STOP = object()
+
+#: How long an abandoned acquire is sent again after stream breaks (the broker remembers a request
+#: id for 60 s: afterwards a retry could only get a new lease).
+ABANDONED_RETRY_S = 55.0
+
+
+@dataclass
+class _Acquire:
+    """An acquire without an answer yet."""
+
+    msg: pb.LeaseRequest
+    future: Future
+    #: number of the stream it was last sent on (0: not sent yet)
+    sent_on: int = 0
+    #: its caller gave up: the answer is not theirs, a grant is given back
+    abandoned_at: Optional[float] = None
 
 
 class LeaseStream:
@@ -49,7 +75,7 @@ class LeaseStream:
         self._max_backoff = max_backoff
         self._lock = threading.Lock()
         self._queue: "queue.SimpleQueue" = queue.SimpleQueue()
-        self._acquires: Dict[str, Tuple[pb.LeaseRequest, Future]] = {}
+        self._acquires: Dict[str, _Acquire] = {}
         self._ops: Dict[str, Deque[Tuple[str, pb.LeaseRequest, Future]]] = {}
         self._call: Optional[grpc.Call] = None
         self._closed = threading.Event()
@@ -66,14 +92,21 @@ class LeaseStream:
         msg = pb.LeaseRequest(acquire=req)
         with self._lock:
             self._check_open()
-            self._acquires[req.request_id] = (msg, fut)
+            self._acquires[req.request_id] = _Acquire(msg, fut)
             self._queue.put(msg)
         return fut
 
-    def forget_acquire(self, request_id: str) -> None:
-        """Stop waiting for an acquire's answer (a late grant is then handed to ``on_unmatched_grant``)."""
+    def abandon_acquire(self, request_id: str) -> None:
+        """The caller gave up on an acquire: its future is never resolved; not sent yet, it is not
+        sent at all; a grant that still comes is handed to ``on_unmatched_grant``."""
         with self._lock:
-            self._acquires.pop(request_id, None)
+            entry = self._acquires.get(request_id)
+            if entry is None or entry.abandoned_at is not None:
+                return
+            if entry.sent_on == 0:
+                del self._acquires[request_id]
+            else:
+                entry.abandoned_at = time.monotonic()
 
     def lease_op(self, lease_id: str, kind: str, msg: pb.LeaseRequest) -> Future:
         """Send a renew (``kind="renew"``) or release (``kind="release"``) of one lease."""
@@ -92,7 +125,7 @@ class LeaseStream:
             self._closed.set()
             self._queue.put(_STOP)
             call = self._call
-            futures = [f for _, f in self._acquires.values()]
+            futures = [a.future for a in self._acquires.values() if a.abandoned_at is None]
             futures += [f for ops in self._ops.values() for _, _, f in ops]
             self._acquires.clear()
             self._ops.clear()
@@ -117,14 +150,14 @@ class LeaseStream:
                 q: "queue.SimpleQueue" = queue.SimpleQueue()
                 self._queue = q
                 # Everything not answered yet goes out again, in the order it was first sent.
-                for msg, _ in self._acquires.values():
+                for msg in self._unanswered_acquires():
                     q.put(msg)
                 for ops in self._ops.values():
                     for _, msg, _ in ops:
                         q.put(msg)
-                call = self._open_call(_drain(q))
-                self._call = call
                 self.streams_opened += 1
+                call = self._open_call(self._requests(q, self.streams_opened))
+                self._call = call
             try:
                 for resp in call:
                     backoff = self._min_backoff
@@ -143,6 +176,35 @@ class LeaseStream:
                 return
             backoff = min(backoff * 2, self._max_backoff)
 
+    def _unanswered_acquires(self) -> Iterator[pb.LeaseRequest]:
+        """The acquires to send on a new stream (under the lock): pending ones as they were, and
+        abandoned ones without ``max_wait``, to get back the grant of the first try if it was lost
+        with the stream (the broker remembers request ids for a while)."""
+        now = time.monotonic()
+        for request_id, entry in list(self._acquires.items()):
+            if entry.abandoned_at is not None:
+                if now - entry.abandoned_at > ABANDONED_RETRY_S:
+                    del self._acquires[request_id]
+                    continue
+                if entry.msg.acquire.HasField("max_wait"):
+                    retry = pb.LeaseRequest()
+                    retry.CopyFrom(entry.msg)
+                    retry.acquire.ClearField("max_wait")
+                    entry.msg = retry
+            yield entry.msg
+
+    def _requests(self, q: "queue.SimpleQueue", stream_no: int) -> Iterator[pb.LeaseRequest]:
+        """The request iterator of one stream: the queue's messages until the stop marker, minus
+        acquires abandoned before they were sent; acquires are marked as sent on this stream."""
+        for msg in _drain(q):
+            if msg.WhichOneof("kind") == "acquire":
+                with self._lock:
+                    entry = self._acquires.get(msg.acquire.request_id)
+                    if entry is None:
+                        continue  # abandoned before it was sent
+                    entry.sent_on = stream_no
+            yield msg
+
     def _dispatch(self, resp: pb.LeaseResponse) -> None:
         case = resp.WhichOneof("kind")
         if case is None:
@@ -153,9 +215,9 @@ class LeaseStream:
         with self._lock:
             if case in ("granted", "denied") and body.request_id:
                 entry = self._acquires.pop(body.request_id, None)
-                if entry is not None:
-                    done.append((entry[1], (case, body)))
-                elif case == "granted":
+                if entry is not None and entry.abandoned_at is None:
+                    done.append((entry.future, (case, body)))
+                elif case == "granted":  # abandoned, or unknown: nobody will use it
                     unmatched = body.lease
             elif case == "lost":
                 for _, _, fut in self._ops.pop(body.lease_id, ()):

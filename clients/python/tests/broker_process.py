@@ -27,7 +27,15 @@ class BrokerProcess:
         self.address = f"127.0.0.1:{self.port}"
         self.env = dict(os.environ)
         self.env.pop("REDIS_URL", None)
-        self.env.update({"LISTEN_ADDRESS": self.address, "LEASE_TTL_MIN_MS": "50", "SHUTDOWN_GRACE_MS": "500"})
+        self.env.update({
+            "LISTEN_ADDRESS": self.address,
+            "LEASE_TTL_MIN_MS": "50",
+            "SHUTDOWN_GRACE_MS": "500",
+            # The broker reserves the share of a worker quiet for this long (it may be leasing from
+            # an SDK fallback pool): the tests' many short-lived workers would otherwise hold proxies
+            # of the small sample pool for one another. The Python client has no fallback pool.
+            "WORKER_ABSENT_AFTER_MS": "600000",
+        })
         self.env.update(env)
         self.proc: Optional[subprocess.Popen] = None
         self.stderr: List[str] = []

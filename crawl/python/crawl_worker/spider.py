@@ -7,12 +7,20 @@ free slots and hands them to the engine; until ``end_at`` ``spider_idle`` keeps 
 after it no URL is taken and the spider closes once its requests are done. Every answer or
 download error is one report line; a URL not accepted goes back to the tail of the queue. A
 request that got no proxy from the broker in time (``NoProxyAvailable``) is put back without a
-report and its slot waits ``retry_delay`` (the TypeScript workers' "no-proxy" rule).
+report and its slot waits ``retry_delay`` (the TypeScript workers' "no-proxy" rule). A request
+that got no lease because the broker is unreachable or answered an error (any other
+``BrokerError``: no request reached the site) is put back without a report too, and its slot waits
+a paced backoff (250 ms, doubling to 2 s, shared by the slots) instead of asking again at once;
+the first answer the broker gives after the failure ends the backoff.
+
+A ``/stream`` download counts only when its lease was never lost: the lease's deadline is kept on
+the client's monotonic clock, so neither this host's wall clock nor the broker's is consulted.
 """
 
 from __future__ import annotations
 
 import time
+from typing import Optional
 from urllib.parse import urlsplit
 
 import scrapy
@@ -22,9 +30,10 @@ from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 from twisted.internet.task import LoopingCall
 
-from proxybroker_client.errors import NoProxyAvailable
+from proxybroker_client.errors import BrokerError, NoProxyAvailable
 from proxybroker_client.scrapy_middleware import META_LEASE
 
+from .backoff import BrokerBackoff
 from .config import WorkerConfig
 from .middleware import META_OUTCOME
 from .page_queue import PageQueue
@@ -51,6 +60,7 @@ class QueueSpider(scrapy.Spider):
         self.popping = False
         self.closing = False
         self.loop = LoopingCall(self.fill)
+        self.backoff = BrokerBackoff()
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
@@ -130,10 +140,13 @@ class QueueSpider(scrapy.Spider):
     def on_response(self, response):
         url = response.meta[META_URL]
         lease = response.meta.get(META_LEASE)
+        if lease is not None:
+            self._broker_answered(lease.acquired_at)
         accepted = response.meta.get(META_OUTCOME) == "SUCCESS"
         if urlsplit(url).path == "/stream":
-            # complete, and its lease neither lost nor past its expiry at the end of the body
-            intact = lease is not None and not lease.lost.is_set() and time.time() < lease.expire_time
+            # complete, and its lease not lost (at its deadline, or by the broker's word) before
+            # it was released at the end of the body
+            intact = lease is not None and not lease.lost.is_set()
             accepted = accepted and response.body.endswith(STREAM_END) and intact
         emit(url, lease.proxy.id if lease is not None else "", response.status, accepted, response.body)
         q = response.meta[META_QUEUE]
@@ -146,8 +159,29 @@ class QueueSpider(scrapy.Spider):
         q = failure.request.meta[META_QUEUE]
         self.queues[q].put_back(url)
         if failure.check(NoProxyAvailable):
+            self._broker_answered()
             reactor.callLater(self.config.retry_delay, self._slot_free, q)
             return
+        if failure.check(BrokerError):
+            # No lease: the broker is unreachable or answered an error. No request reached the site.
+            self._broker_failed(failure, q)
+            return
         lease = failure.request.meta.get(META_LEASE)
+        if lease is not None:
+            self._broker_answered(lease.acquired_at)
         emit(url, lease.proxy.id if lease is not None else "", 0, False)
         self._slot_free(q)
+
+    # -- broker errors -------------------------------------------------------------------
+
+    def _broker_failed(self, failure, q: int) -> None:
+        delay = self.backoff.failed()
+        if self.backoff.failures % 20 == 1:  # the first, then one in 20
+            self.logger.warning("broker: %s; retrying in %.2f s (failure %d)", failure.getErrorMessage(), delay, self.backoff.failures)
+        reactor.callLater(delay, self._slot_free, q)
+
+    def _broker_answered(self, at: Optional[float] = None) -> None:
+        """The broker answered (a lease granted at ``at``, client clock; default now)."""
+        failures = self.backoff.failures
+        if self.backoff.answered(at):
+            self.logger.warning("broker: answering again after %d failures", failures)
