@@ -1,6 +1,7 @@
 /**
  * Test helper: a throwaway `redis-server` on a free loopback port, without persistence, in its
- * own temporary directory. Never the shared Redis on 6379.
+ * own temporary directory. Never the shared Redis on 6379. With `persistence` it keeps an
+ * append-only file in a directory of the caller's, which every restart loads again.
  */
 import { spawn } from "node:child_process";
 import { accessSync, constants as fsConstants } from "node:fs";
@@ -19,13 +20,32 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Start it again on the same port (stopping it first if it runs); resolves once it answers PING. */
   restart(): Promise<void>;
+  /** SIGKILL (no shutdown of any kind) and wait until the process has exited. Idempotent. */
+  kill(): Promise<void>;
+  /** Resolves once the running process has exited (e.g. after a SHUTDOWN sent by the caller); at once when none runs. */
+  exited(): Promise<void>;
+  /** The running process's pid (undefined while stopped). */
+  pid(): number | undefined;
+}
+
+/** Options of `startRedisServer`; none: no persistence at all, a fresh temporary directory per start. */
+export interface RedisServerOptions {
+  /**
+   * Append-only file persistence (`appendonly yes`) in `dir`, the caller's directory: it is kept
+   * across `stop`, `kill` and `restart` (a restart reloads it) and never deleted by this helper.
+   * No RDB snapshots either way.
+   */
+  readonly persistence?: {
+    readonly dir: string;
+    readonly appendfsync: "always" | "everysec";
+  };
 }
 
 const START_TIMEOUT_MS = 10_000;
 const STOP_GRACE_MS = 3_000;
 
 /** Start a fresh redis-server; rejects with a clear message when `redis-server` is not on PATH. */
-export async function startRedisServer(): Promise<RedisServer> {
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const binary = findOnPath("redis-server");
   if (binary === undefined) {
     throw new Error(
@@ -33,7 +53,8 @@ export async function startRedisServer(): Promise<RedisServer> {
     );
   }
   const port = await freePort();
-  let proc: RunningRedis | undefined = await launch(binary, port);
+  const persistence = options.persistence;
+  let proc: RunningRedis | undefined = await launch(binary, port, persistence);
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
@@ -46,22 +67,35 @@ export async function startRedisServer(): Promise<RedisServer> {
       const p = proc;
       proc = undefined;
       if (p !== undefined) await p.stop();
-      proc = await launch(binary, port);
+      proc = await launch(binary, port, persistence);
     },
+    async kill(): Promise<void> {
+      const p = proc;
+      proc = undefined;
+      if (p !== undefined) await p.kill();
+    },
+    exited: () => proc?.exited ?? Promise.resolve(),
+    pid: () => proc?.pid,
   };
 }
 
 interface RunningRedis {
+  readonly pid: number | undefined;
+  readonly exited: Promise<void>;
   stop(): Promise<void>;
+  kill(): Promise<void>;
 }
 
-async function launch(binary: string, port: number): Promise<RunningRedis> {
-  const dir = await mkdtemp(join(tmpdir(), "pb-redis-"));
+async function launch(binary: string, port: number, persistence: RedisServerOptions["persistence"]): Promise<RunningRedis> {
+  // Without persistence a fresh directory per start, removed at the stop; with it, the caller's.
+  const ownDir = persistence === undefined;
+  const dir = persistence?.dir ?? (await mkdtemp(join(tmpdir(), "pb-redis-")));
+  const storage = persistence === undefined ? ["--appendonly", "no"] : ["--appendonly", "yes", "--appendfsync", persistence.appendfsync];
   const args = [
     "--port", String(port),
     "--bind", "127.0.0.1",
     "--save", "",
-    "--appendonly", "no",
+    ...storage,
     "--dir", dir,
     "--daemonize", "no",
     "--logfile", "",
@@ -87,12 +121,21 @@ async function launch(binary: string, port: number): Promise<RunningRedis> {
   const stop = async (): Promise<void> => {
     process.removeListener("exit", killOnExit);
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM"); // redis-server shuts down on SIGTERM; with --save '' nothing is written
+      // redis-server shuts down on SIGTERM; with --save '' no RDB is written (an AOF is fsynced)
+      child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
       await exited;
       clearTimeout(timer);
     }
-    await rm(dir, { recursive: true, force: true });
+    if (ownDir) await rm(dir, { recursive: true, force: true });
+  };
+  const kill = async (): Promise<void> => {
+    process.removeListener("exit", killOnExit);
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL");
+      await exited;
+    }
+    if (ownDir) await rm(dir, { recursive: true, force: true });
   };
 
   const deadline = Date.now() + START_TIMEOUT_MS;
@@ -103,7 +146,7 @@ async function launch(binary: string, port: number): Promise<RunningRedis> {
         `redis-server on port ${port} did not start: ${spawnError?.message ?? `exit ${child.exitCode ?? child.signalCode}`}\n${log}`,
       );
     }
-    if (await answersPing(port)) return { stop };
+    if (await answersPing(port)) return { pid: child.pid, exited, stop, kill };
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`redis-server on port ${port} did not answer PING within ${START_TIMEOUT_MS} ms\n${log}`);

@@ -1,0 +1,112 @@
+/**
+ * The chaos harness's settings, from the environment (chaos/README.md lists them).
+ */
+import { join } from "node:path";
+
+export const FAULT_KINDS = ["worker-kill", "broker-kill", "broker-term", "redis-restart", "redis-wipe"] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface ChaosOptions {
+  /** Seeds the fault schedule and every worker's choices. */
+  readonly seed: number;
+  /** Run this long (ms), unless `leases` ends it first; undefined with `leases`: no time limit. */
+  readonly durationMs: number | undefined;
+  /** Run until the workers were granted this many leases. */
+  readonly leases: number | undefined;
+  readonly sdkWorkers: number;
+  readonly stubWorkers: number;
+  /** Lease loops per worker process. */
+  readonly concurrency: number;
+  readonly proxies: number;
+  readonly sites: number;
+  readonly ttlMs: number;
+  readonly maxWaitMs: number;
+  /** Pause before the next fault, ms, after the previous one is over: uniform in [lo, hi]. */
+  readonly faultGapMs: readonly [number, number];
+  /** How long a killed or stopped process (or Redis) stays down, ms: uniform in [lo, hi]. */
+  readonly downMs: readonly [number, number];
+  readonly faults: readonly FaultKind[];
+  /** No fault in the last part of the run, ms, so everything is back before the workers stop. */
+  readonly quietMs: number;
+  readonly appendfsync: "always" | "everysec";
+  /** The SDK workers' fallback pool (on, as shipped; off to see the other faults alone). */
+  readonly sdkFallback: boolean;
+  /** The SDK workers' address: every replica in one gRPC target, or one replica. */
+  readonly sdkAddress: "all" | "one";
+  readonly pagesPerLease: readonly [number, number];
+  readonly pageDelayMs: readonly [number, number];
+  readonly streamShare: number;
+  readonly streamMs: number;
+  /** Where the logs of the run go. */
+  readonly dir: string;
+}
+
+function num(name: string, def: number, opts: { readonly min: number; readonly integer?: boolean } = { min: 0 }): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === "") return def;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < opts.min || (opts.integer !== false && !Number.isInteger(n))) {
+    throw new Error(`${name} must be ${opts.integer !== false ? "an integer" : "a number"} ≥ ${opts.min}, got "${raw}"`);
+  }
+  return n;
+}
+
+function range(name: string, def: readonly [number, number]): readonly [number, number] {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === "") return def;
+  const m = /^(\d+)-(\d+)$/.exec(raw.trim());
+  if (m === null || Number(m[1]) > Number(m[2])) throw new Error(`${name} must be lo-hi (integers, lo ≤ hi), got "${raw}"`);
+  return [Number(m[1]), Number(m[2])];
+}
+
+function faultKinds(): readonly FaultKind[] {
+  const raw = process.env["CHAOS_FAULTS"];
+  if (raw === undefined || raw.trim() === "") return FAULT_KINDS;
+  if (raw.trim() === "none") return [];
+  const wanted = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const kinds = wanted.filter((s): s is FaultKind => (FAULT_KINDS as readonly string[]).includes(s));
+  if (kinds.length !== wanted.length) throw new Error(`CHAOS_FAULTS: known faults are ${FAULT_KINDS.join(", ")}`);
+  return kinds;
+}
+
+function sdkAddress(): "all" | "one" {
+  const raw = process.env["CHAOS_SDK_ADDRESS"] ?? "all";
+  if (raw !== "all" && raw !== "one") throw new Error(`CHAOS_SDK_ADDRESS must be all or one, got "${raw}"`);
+  return raw;
+}
+
+export function readOptions(): ChaosOptions {
+  const seed = num("CHAOS_SEED", Math.floor(Math.random() * 2 ** 31));
+  const leasesRaw = process.env["CHAOS_LEASES"];
+  const leases = leasesRaw === undefined || leasesRaw.trim() === "" ? undefined : num("CHAOS_LEASES", 0, { min: 1 });
+  const secondsRaw = process.env["CHAOS_SECONDS"];
+  const seconds = secondsRaw === undefined || secondsRaw.trim() === "" ? (leases === undefined ? 300 : undefined) : num("CHAOS_SECONDS", 300, { min: 10 });
+  const ttlMs = num("CHAOS_TTL_MS", 2_000, { min: 500 });
+  const appendfsync = process.env["CHAOS_APPENDFSYNC"] ?? "everysec";
+  if (appendfsync !== "always" && appendfsync !== "everysec") throw new Error(`CHAOS_APPENDFSYNC must be always or everysec, got "${appendfsync}"`);
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  return {
+    seed,
+    durationMs: seconds === undefined ? undefined : seconds * 1000,
+    leases,
+    sdkWorkers: num("CHAOS_SDK_WORKERS", 2),
+    stubWorkers: num("CHAOS_STUB_WORKERS", 2),
+    concurrency: num("CHAOS_CONCURRENCY", 5, { min: 1 }),
+    proxies: num("CHAOS_PROXIES", 8, { min: 1 }),
+    sites: num("CHAOS_SITES", 3, { min: 1 }),
+    ttlMs,
+    maxWaitMs: num("CHAOS_MAX_WAIT_MS", 1_000),
+    faultGapMs: range("CHAOS_FAULT_GAP_MS", [2_000, 5_000]),
+    downMs: range("CHAOS_DOWN_MS", [200, 2_500]),
+    faults: faultKinds(),
+    quietMs: num("CHAOS_QUIET_MS", 3 * ttlMs),
+    appendfsync,
+    sdkFallback: process.env["CHAOS_SDK_FALLBACK"] !== "0",
+    sdkAddress: sdkAddress(),
+    pagesPerLease: range("CHAOS_PAGES", [1, 3]),
+    pageDelayMs: range("CHAOS_PAGE_MS", [1, 10]),
+    streamShare: num("CHAOS_STREAM_SHARE", 0.03, { min: 0, integer: false }),
+    streamMs: num("CHAOS_STREAM_MS", Math.round(2.5 * ttlMs)),
+    dir: process.env["CHAOS_DIR"] ?? join(".tmp", "chaos", `${stamp}-seed${seed}`),
+  };
+}
