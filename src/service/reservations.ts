@@ -81,10 +81,14 @@ export class Reservations {
     return Math.max(now - this.opts.absentAfterMs, this.startedAt);
   }
 
-  /** The silent workers of a pool among those seen within the fallback window. */
+  /**
+   * The silent workers of a pool among those seen within the fallback window — only those that
+   * keep a fallback pool (they fetched a snapshot): a worker without one is not leasing anywhere
+   * while it is silent.
+   */
   silent(seen: readonly WorkerSeen[], now: number): WorkerSeen[] {
     const since = this.liveSince(now);
-    return seen.filter((w) => w.lastSeenAt < since);
+    return seen.filter((w) => w.lastSeenAt < since && w.snapshotAt > 0);
   }
 
   /**

@@ -116,10 +116,7 @@ export class ProxyBrokerClient extends EventEmitter {
     this.reach = new Reachability({
       monotonic: this.opts.monotonic,
       absentAfterMs: this.opts.fallback.absentAfterMs,
-      leaseHoldMs: () => {
-        const t = this.fallbackPool.snapshot?.longestTtlMs;
-        return typeof t === "number" && Number.isFinite(t) && t > 0 ? t : Math.max(this.opts.ttlMs, DEFAULT_TTL_MS);
-      },
+      leaseHoldMs: () => this.leaseHoldMs(),
       windowMs: () => {
         const w = this.fallbackPool.snapshot?.fallbackWindowMs;
         return typeof w === "number" && Number.isFinite(w) && w > 0 ? w : DEFAULT_FALLBACK_WINDOW_MS;
@@ -208,7 +205,8 @@ export class ProxyBrokerClient extends EventEmitter {
       // Open: the fallback pool when it may be used (see Reachability), else wait.
       if (this.breaker.state !== "open" || !this.fallbackUsable) {
         try {
-          const granted = await this.brokerBackend.acquire(remaining());
+          const granted = await this.confirmLate(await this.brokerBackend.acquire(remaining()), req);
+          if (granted === undefined) continue; // a late grant that could not be confirmed: given back
           if (!this.heldInFallback(granted)) return this.wrap(granted, "broker", req, options);
           // A probe while fallback leases still run got a pair one of them holds: give it back.
           await this.brokerBackend.release({ id: granted.view.leaseId, fencingToken: granted.view.fencingToken }, { kind: "ABANDONED" }).catch(() => undefined);
@@ -228,7 +226,11 @@ export class ProxyBrokerClient extends EventEmitter {
         }
       }
       if (this.fallbackUsable && this.reach.fallbackAllowed()) {
+        // Every way into fallback goes through the breaker: its switch holds the pool, adopts or
+        // gives up this worker's broker leases, and hands over on the way back.
+        if (this.currentMode === "broker") this.breaker.trip();
         await this.switching;
+        this.fallbackPool.holdAtLeast(this.holdMs());
         // The hold after a switch (a pair's last broker use may have been just now) is waited
         // out within the call's deadline rather than reported as "no proxy".
         const holdWaitMs = Math.max(0, Math.floor(deadline - monotonic()));
@@ -292,6 +294,17 @@ export class ProxyBrokerClient extends EventEmitter {
   }
 
   /**
+   * A heartbeat found the broker gone (its Redis down, or the process): as a failed acquire
+   * would, open the breaker, so that leases outside this worker's share are given up now.
+   */
+  private renewFailed(err: unknown): void {
+    if (this.closed || !this.opts.fallback.enabled || this.breaker.state !== "closed" || !brokerGone(err)) return;
+    this.reach.failed(err);
+    this.lastFailure = err;
+    this.breaker.trip();
+  }
+
+  /**
    * The stream broke: when the broker turns out to be gone (a connection refused), open the
    * breaker now, so that broker leases outside this worker's share are given up at once even
    * when no acquire is running (another worker's fallback pool may use those proxies soon).
@@ -308,6 +321,47 @@ export class ProxyBrokerClient extends EventEmitter {
       this.breaker.trip();
     } finally {
       this.probing = false;
+    }
+  }
+
+  /**
+   * How long after entering fallback nothing is granted: other workers' broker leases may run on.
+   * Silent broker: none (the silence itself outlasted them, see Reachability). Broker process
+   * gone: SDK workers give up leases outside their share at once, so none when every live worker
+   * keeps a fallback pool, else the longest TTL (Python and raw-stub workers keep theirs to their
+   * end). Redis down: SDK workers notice at their next renew (every ttl/3), so half the longest
+   * TTL, or all of it in a mixed fleet.
+   */
+  private holdMs(): number {
+    const why = this.reach.why();
+    if (why === "silent") return 0;
+    const ttl = this.leaseHoldMs();
+    const mixed = (this.fallbackPool.snapshot?.workersWithoutFallback ?? 1) > 0;
+    if (mixed) return ttl;
+    return why === "refused" ? 0 : Math.ceil(ttl / 2);
+  }
+
+  /** The longest lease TTL the broker granted lately, as the snapshot says (else a default). */
+  private leaseHoldMs(): number {
+    const t = this.fallbackPool.snapshot?.longestTtlMs;
+    return typeof t === "number" && Number.isFinite(t) && t > 0 ? t : Math.max(this.opts.ttlMs, DEFAULT_TTL_MS);
+  }
+
+  /**
+   * A lease's deadline counts from when its acquire was sent; after a long wait in the broker it
+   * could arrive with little or nothing left. Such a grant (past half its TTL) is confirmed by a
+   * renew first, its deadline then counting from the renew; one that cannot be is given back.
+   */
+  private async confirmLate(g: Granted, req: AcquireRequest): Promise<Granted | undefined> {
+    const ttlMs = req.ttlMs > 0 ? req.ttlMs : Math.max(1_000, g.view.expireAt - this.opts.clock());
+    if (this.opts.monotonic() - g.sentAt <= ttlMs / 2) return g;
+    const sentAt = this.opts.monotonic();
+    try {
+      const expireAt = await this.brokerBackend.renew({ id: g.view.leaseId, fencingToken: g.view.fencingToken }, ttlMs);
+      return { view: { ...g.view, expireAt }, sentAt };
+    } catch {
+      await this.brokerBackend.release({ id: g.view.leaseId, fencingToken: g.view.fencingToken }, { kind: "ABANDONED" }).catch(() => undefined);
+      return undefined;
     }
   }
 
@@ -391,7 +445,14 @@ export class ProxyBrokerClient extends EventEmitter {
 
   /** Broker leases release through the stream; an outcome that cannot reach it is kept for replay. */
   private readonly brokerLeases: LeaseBackend = {
-    renew: (l, ttl) => this.brokerBackend.renew(l, ttl),
+    renew: async (l, ttl) => {
+      try {
+        return await this.brokerBackend.renew(l, ttl);
+      } catch (err) {
+        this.renewFailed(err);
+        throw err;
+      }
+    },
     release: async (l, outcome) => {
       try {
         await this.brokerBackend.release(l, outcome);

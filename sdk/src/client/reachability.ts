@@ -18,9 +18,12 @@ import { BrokerClientError } from "./errors.js";
  * FALLBACK_WINDOW_MS, from the snapshot) after the last contact, minus a margin: past that, the
  * broker may grant the share to others.
  */
+/** Why the broker is unreachable: refused (the process is gone), its Redis is down, or silent. */
+export type Unreachable = "refused" | "unavailable" | "silent";
+
 export class Reachability {
   private lastContact: number;
-  private gone = false;
+  private gone: Unreachable | undefined;
 
   constructor(
     private readonly opts: {
@@ -38,17 +41,22 @@ export class Reachability {
   /** The broker answered something (any answer on the stream, a snapshot). */
   contact(): void {
     this.lastContact = this.opts.monotonic();
-    this.gone = false;
+    this.gone = undefined;
   }
 
   /** A broker call failed with `err`; it tells whether the broker is gone. */
   failed(err: unknown): void {
-    this.gone = brokerGone(err);
+    this.gone = goneHow(err);
+  }
+
+  /** Why fallback is allowed (when it is). */
+  why(): Unreachable {
+    return this.gone ?? "silent";
   }
 
   /** May the worker lease from its fallback pool now? */
   fallbackAllowed(): boolean {
-    return (this.gone || this.fallbackIn() === 0) && !this.windowOver();
+    return (this.gone !== undefined || this.fallbackIn() === 0) && !this.windowOver();
   }
 
   /** The broker may have handed this worker's share to others: fallback is over. */
@@ -60,7 +68,7 @@ export class Reachability {
 
   /** ms until a silent broker allows fallback (0: it does). */
   fallbackIn(): number {
-    if (this.gone) return 0;
+    if (this.gone !== undefined) return 0;
     const silentFor = this.opts.monotonic() - this.lastContact;
     return Math.max(0, this.opts.absentAfterMs + this.opts.leaseHoldMs() - silentFor);
   }
@@ -74,11 +82,21 @@ export class Reachability {
  */
 const GONE = /ECONNREFUSED/;
 
+/** A draining broker's answer: other replicas may be serving. */
+const DRAINING = /shutting down/;
+
 /** The broker process is gone or said it cannot serve (see `Reachability`). */
 export function brokerGone(err: unknown): boolean {
-  if (err instanceof BrokerClientError && err.answered) return err.code === 14; // UNAVAILABLE, in-band
+  return goneHow(err) !== undefined;
+}
+
+function goneHow(err: unknown): Unreachable | undefined {
+  if (err instanceof BrokerClientError && err.answered) {
+    // UNAVAILABLE in-band: its Redis is down — unless it is draining (another replica may serve)
+    return err.code === 14 && !DRAINING.test(err.message) ? "unavailable" : undefined;
+  }
   const text = err instanceof Error ? `${err.message} ${causeText(err)}` : String(err);
-  return GONE.test(text);
+  return GONE.test(text) ? "refused" : undefined;
 }
 
 function causeText(err: Error): string {

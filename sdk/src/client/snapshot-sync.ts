@@ -95,6 +95,7 @@ export class SnapshotSync {
           pacing: pacingOf(res.pacing),
           ...(res.longestTtl !== undefined ? { longestTtlMs: durationMs(res.longestTtl) } : {}),
           ...(res.fallbackWindow !== undefined ? { fallbackWindowMs: durationMs(res.fallbackWindow) } : {}),
+          workersWithoutFallback: res.liveWorkers.filter((w) => !w.fallbackPool).length,
         })
         .catch(() => undefined);
       return true;
@@ -123,6 +124,7 @@ export class SnapshotSync {
         pacing,
         ...(res.longestTtl !== undefined ? { longestTtlMs: durationMs(res.longestTtl) } : {}),
         ...(res.fallbackWindow !== undefined ? { fallbackWindowMs: durationMs(res.fallbackWindow) } : {}),
+        workersWithoutFallback: res.liveWorkers.filter((w) => !w.fallbackPool).length,
         takenAt: epochMsOf(res.snapshotTime),
       };
       await this.opts.fallback.useSnapshot(snap).catch(() => undefined); // a failed file write keeps the pool

@@ -123,7 +123,10 @@ export class MemoryStore implements LeaseStore {
 
   async touchWorker(pool: string, workerId: string): Promise<void> {
     const state = this.open();
-    state.pool(pool).workers.set(workerId, state.ctx.clock());
+    const p = state.pool(pool);
+    const now = state.ctx.clock();
+    p.workers.set(workerId, now);
+    p.snapshots.set(workerId, now);
   }
 
   async liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]> {

@@ -167,6 +167,8 @@ export class FallbackPool {
   private grants = 0;
   /** Epoch ms this worker entered fallback mode (0: not in it; see `enter`). */
   private since = 0;
+  /** Beyond the per-domain-key hold, nothing at all is granted before since + this (see `holdAtLeast`). */
+  private holdMs = 0;
   /** False after `leave` until the next `enter`: nothing is granted (the broker serves again). */
   private serving = true;
 
@@ -202,7 +204,16 @@ export class FallbackPool {
    */
   enter(at: number): void {
     this.since = at;
+    this.holdMs = 0;
     this.serving = true;
+  }
+
+  /**
+   * Since entering fallback, grant nothing before `ms` have passed (longer than the per-domain-key
+   * hold when other workers' broker leases may run on: the caller knows why it fell back).
+   */
+  holdAtLeast(ms: number): void {
+    this.holdMs = Math.max(this.holdMs, ms);
   }
 
   /**
@@ -211,6 +222,7 @@ export class FallbackPool {
    */
   leave(): void {
     this.since = 0;
+    this.holdMs = 0;
     this.serving = false;
     this.wake();
   }
@@ -236,6 +248,7 @@ export class FallbackPool {
     pacing?: Readonly<Record<string, number>>;
     longestTtlMs?: number;
     fallbackWindowMs?: number;
+    workersWithoutFallback?: number;
   }): Promise<void> {
     const current = this.current;
     if (current === undefined) return;
@@ -245,6 +258,7 @@ export class FallbackPool {
       pacing,
       ...(m.longestTtlMs !== undefined ? { longestTtlMs: m.longestTtlMs } : {}),
       ...(m.fallbackWindowMs !== undefined ? { fallbackWindowMs: m.fallbackWindowMs } : {}),
+      ...(m.workersWithoutFallback !== undefined ? { workersWithoutFallback: m.workersWithoutFallback } : {}),
     };
     const same = m.workers.length === current.liveWorkers.length && m.workers.every((w, i) => w === current.liveWorkers[i]);
     if (!same) {
@@ -424,7 +438,7 @@ export class FallbackPool {
     const eff = effectivePolicy(source.policies, host, this.defaults);
     // the broker's adaptive interval of the domain-key, when it had raised it
     const minIntervalMs = Math.max(eff.minIntervalMs, source.pacing[eff.domainKey] ?? 0);
-    const held = proxyId === "" && this.since > 0 ? this.since + Math.max(SWITCH_HOLD_MS, minIntervalMs) - this.clock() : 0;
+    const held = proxyId === "" && this.since > 0 ? this.since + Math.max(SWITCH_HOLD_MS, minIntervalMs, this.holdMs) - this.clock() : 0;
     if (held > 0) return { kind: "denied", retryAfterMs: held, held: true };
     const params: AcquireParams = {
       ...policyParams(eff),

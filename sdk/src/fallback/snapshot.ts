@@ -21,6 +21,8 @@ export interface PoolSnapshot {
   readonly longestTtlMs?: number;
   /** How long after its last contact the broker keeps a silent worker's share reserved (ms). */
   readonly fallbackWindowMs?: number;
+  /** Live workers without a fallback pool (Python, raw stubs): their leases run to their end. */
+  readonly workersWithoutFallback?: number;
   readonly takenAt: number;
 }
 

@@ -245,6 +245,8 @@ export type HealthResult = "pass" | "fail" | "error";
 export interface WorkerSeen {
   readonly workerId: string;
   readonly lastSeenAt: number;
+  /** When it last fetched a pool snapshot (it keeps a fallback pool); 0 = never. */
+  readonly snapshotAt: number;
 }
 
 export interface PoolStats {

@@ -138,11 +138,14 @@ export function byteOrder(a: string, b: string): number {
 /** Workers that acquired at or after `sinceMs`, by worker id. */
 export async function liveWorkers(env: StoreEnv, pool: string, sinceMs: number): Promise<WorkerSeen[]> {
   const keys = env.keys.pool(pool);
-  const all = await env.runner.call((c) => c.hgetall(keys.workers));
+  const [all, snapshots] = await Promise.all([
+    env.runner.call((c) => c.hgetall(keys.workers)),
+    env.runner.call((c) => c.hgetall(keys.fallbackWorkers)),
+  ]);
   const seen: WorkerSeen[] = [];
   for (const [workerId, at] of Object.entries(all)) {
     const lastSeenAt = Number(at);
-    if (lastSeenAt >= sinceMs) seen.push({ workerId, lastSeenAt });
+    if (lastSeenAt >= sinceMs) seen.push({ workerId, lastSeenAt, snapshotAt: Number(snapshots[workerId] ?? 0) });
   }
   return seen.sort((x, y) => byteOrder(x.workerId, y.workerId));
 }

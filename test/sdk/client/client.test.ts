@@ -40,7 +40,7 @@ describe("ProxyBrokerClient", () => {
     await writeFile(join(dir, "proxies.txt"), PROXIES.join("\n"));
     // Workers of earlier tests, gone when the broker restarts, keep their shares reserved only
     // for FALLBACK_WINDOW_MS: short here, so that each test starts with the whole pool.
-    broker = await brokerProcess({ redisUrl: redis.url, env: { PROXIES_FILE: join(dir, "proxies.txt"), FALLBACK_WINDOW_MS: "1000" } });
+    broker = await brokerProcess({ redisUrl: redis.url, env: { PROXIES_FILE: join(dir, "proxies.txt"), FALLBACK_WINDOW_MS: "1000", LEASE_TTL_DEFAULT_MS: "1000" } });
   });
   afterAll(async () => {
     await broker.stop();
@@ -188,10 +188,14 @@ describe("ProxyBrokerClient", () => {
     c.on("mode", (m: string) => modes.push(m));
     await expect.poll(() => c.fallbackUsable, { timeout: 5_000 }).toBe(true);
     await redis.stop();
+    const stoppedAt = Date.now();
     const failures: string[] = [];
     for (let i = 0; i < 6; i++) {
       const l = await c.acquire(`https://replay${i}.example/`);
       expect(l.source).toBe("fallback");
+      // Redis down: other workers notice at their next renew (every ttl/3); nothing is granted
+      // before half the longest TTL (1 s here) has passed
+      if (i === 0) expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(450);
       await l.release({ kind: "PROXY_ERROR" });
       failures.push(l.proxy.id);
     }

@@ -2,12 +2,16 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import * as grpc from "@grpc/grpc-js";
 import { ProxyBrokerClient } from "@proxybroker/sdk";
+import { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import { createClient } from "@proxybroker/sdk/wire";
 import type { ClientOptions, Lease } from "@proxybroker/sdk";
 import { brokerProcess } from "../../support/broker-process.js";
 import type { BrokerProcess } from "../../support/broker-process.js";
 import { startRedisServer } from "../../support/redis-server.js";
 import type { RedisServer } from "../../support/redis-server.js";
+import { StreamClient, granted } from "../../support/stream-client.js";
 import { startTcpRelay } from "../../support/tcp-relay.js";
 import type { TcpRelay } from "../../support/tcp-relay.js";
 
@@ -118,6 +122,24 @@ describe("fallback and broker leases of other workers", () => {
     // the holder keeps the leases of its own share (held locally), and gives up only the others
     for (const l of held) expect(l.signal.aborted).toBe(takerShare.includes(l.proxy.id));
     console.info(`crash: taker's first fallback lease ${-window} ms after the holder gave the pair up`);
+  });
+
+  it("broker killed with a worker without fallback pool in the fleet: nothing is granted until its leases may have run out", async () => {
+    await startBroker({ LEASE_TTL_DEFAULT_MS: "1500" });
+    const grpcClient = new grpc.Client(broker.address, grpc.credentials.createInsecure());
+    const stub = new StreamClient(createClient(ProxyBroker, grpcClient));
+    // a raw-stub worker (no snapshot, no fallback pool) holds a lease it keeps to its end
+    expect(granted(await stub.acquire({ domain: DOMAIN, workerId: "raw-stub", ttlMs: 1_500 })).leaseId).not.toBe("");
+    const taker = client(broker.address, "taker");
+    await expect.poll(() => taker.fallbackUsable && taker.fallback.snapshot?.workersWithoutFallback === 1, { timeout: 5_000 }).toBe(true);
+    await broker.kill();
+    const killedAt = Date.now();
+    stub.cancel();
+    grpcClient.close();
+    const got = await grabShare(taker, Date.now() + 5_000);
+    expect(got.length).toBeGreaterThan(0);
+    // the longest TTL (1.5 s) after entering fallback, which came a few ms after the kill
+    expect(got[0]!.at - killedAt).toBeGreaterThanOrEqual(1_450);
   });
 
   it("network cut silently: no fallback before the broker reserved the worker's share and the others' leases on it ran out", async () => {

@@ -45,7 +45,9 @@ export function poolStats(pool: PoolState | undefined, liveSinceMs: number): Poo
 export function liveWorkers(pool: PoolState | undefined, sinceMs: number): WorkerSeen[] {
   if (pool === undefined) return [];
   const seen: WorkerSeen[] = [];
-  for (const [workerId, lastSeenAt] of pool.workers) if (lastSeenAt >= sinceMs) seen.push({ workerId, lastSeenAt });
+  for (const [workerId, lastSeenAt] of pool.workers) {
+    if (lastSeenAt >= sinceMs) seen.push({ workerId, lastSeenAt, snapshotAt: pool.snapshots.get(workerId) ?? 0 });
+  }
   return seen.sort((a, b) => compareIds(a.workerId, b.workerId));
 }
 

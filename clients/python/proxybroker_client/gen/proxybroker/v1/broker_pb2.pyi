@@ -357,12 +357,14 @@ class ReportOutcomesResponse(_message.Message):
     def __init__(self, applied: _Optional[int] = ...) -> None: ...
 
 class WorkerInfo(_message.Message):
-    __slots__ = ["last_seen_time", "worker_id"]
+    __slots__ = ["fallback_pool", "last_seen_time", "worker_id"]
+    FALLBACK_POOL_FIELD_NUMBER: _ClassVar[int]
     LAST_SEEN_TIME_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    fallback_pool: bool
     last_seen_time: _timestamp_pb2.Timestamp
     worker_id: str
-    def __init__(self, worker_id: _Optional[str] = ..., last_seen_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, worker_id: _Optional[str] = ..., last_seen_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., fallback_pool: bool = ...) -> None: ...
 
 class OutcomeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
