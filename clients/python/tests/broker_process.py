@@ -31,10 +31,6 @@ class BrokerProcess:
             "LISTEN_ADDRESS": self.address,
             "LEASE_TTL_MIN_MS": "50",
             "SHUTDOWN_GRACE_MS": "500",
-            # The broker reserves the share of a worker quiet for this long (it may be leasing from
-            # an SDK fallback pool): the tests' many short-lived workers would otherwise hold proxies
-            # of the small sample pool for one another. The Python client has no fallback pool.
-            "WORKER_ABSENT_AFTER_MS": "600000",
         })
         self.env.update(env)
         self.proc: Optional[subprocess.Popen] = None
