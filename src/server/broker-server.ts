@@ -92,6 +92,7 @@ export class BrokerServer {
       ...(opts.clock ? { clock: opts.clock } : {}),
       liveSince: () => this.reservations.liveSince(),
       beforeFirstUse: (pool) => this.reservations.ensure(pool),
+      onStoreDown: () => this.reservations.storeDown(),
     });
     this.reservations = new Reservations({
       store: opts.store,

@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from "@proxybroker/sdk/engine";
 import { effectivePolicy, policyParams, shadowKeys } from "@proxybroker/sdk/model";
 import type { PolicyDefaults } from "@proxybroker/sdk/model";
 import type { AcquireParams, AcquireResult, LeaseView, LostReasonName, PolicySet, RenewResult } from "@proxybroker/sdk/model";
@@ -37,6 +38,8 @@ export interface LeaseEngineOptions {
    * shares of workers that may be in fallback before it grants anything).
    */
   readonly beforeFirstUse?: (pool: string) => Promise<void>;
+  /** A store call failed as unreachable (see `watched`). */
+  readonly onStoreDown?: () => void;
 }
 
 const MAX_POLICY_RELOADS = 3;
@@ -90,6 +93,22 @@ export class LeaseEngine {
     return done;
   }
 
+  /**
+   * The store could not be reached: workers may be leasing from their fallback pools meanwhile.
+   * Every pool runs `beforeFirstUse` again before its next grant, and the owner is told.
+   */
+  private async watched<T>(work: Promise<T>): Promise<T> {
+    try {
+      return await work;
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) {
+        this.used.clear();
+        this.opts.onStoreDown?.();
+      }
+      throw err;
+    }
+  }
+
   /** Pools this broker has served, and their policies (cached). */
   pools(): string[] {
     return this.policies.pools();
@@ -106,7 +125,11 @@ export class LeaseEngine {
   }
 
   /** Acquire, waiting up to `spec.maxWaitMs` inside the broker. `signal` ends the wait. */
-  async acquire(spec: AcquireSpec, signal?: AbortSignal): Promise<Decision> {
+  acquire(spec: AcquireSpec, signal?: AbortSignal): Promise<Decision> {
+    return this.watched(this.acquireNow(spec, signal));
+  }
+
+  private async acquireNow(spec: AcquireSpec, signal?: AbortSignal): Promise<Decision> {
     const start = this.clock();
     const params = await this.resolve(spec);
     const key = queueKey(params);
@@ -126,7 +149,11 @@ export class LeaseEngine {
   }
 
   /** Renew (heartbeat) a lease. */
-  async renew(spec: RenewSpec): Promise<RenewResult> {
+  renew(spec: RenewSpec): Promise<RenewResult> {
+    return this.watched(this.renewNow(spec));
+  }
+
+  private async renewNow(spec: RenewSpec): Promise<RenewResult> {
     this.longestTtlMs = Math.max(this.longestTtlMs, spec.ttlMs);
     const r = await this.store.renew({ ...spec, liveSince: this.opts.liveSince?.() ?? 0 });
     if (r.kind === "renewed") this.index.touch(spec.leaseId, r.expireAt);
@@ -134,7 +161,11 @@ export class LeaseEngine {
   }
 
   /** Release a lease and, with `next`, acquire the next one in the same store step when fair. */
-  async release(spec: ReleaseSpec, signal?: AbortSignal): Promise<ReleaseDecision> {
+  release(spec: ReleaseSpec, signal?: AbortSignal): Promise<ReleaseDecision> {
+    return this.watched(this.releaseNow(spec, signal));
+  }
+
+  private async releaseNow(spec: ReleaseSpec, signal?: AbortSignal): Promise<ReleaseDecision> {
     const nextParams = spec.next === undefined ? undefined : await this.resolve(spec.next);
     const combine = nextParams !== undefined && this.queues.waiting(queueKey(nextParams)) === 0;
     const r = await this.store.release({

@@ -38,6 +38,8 @@ export const LIFT_AFTER_MS = 3_000;
 
 export class Reservations {
   private readonly startedAt: number;
+  /** The last time a store call failed as unreachable (0: never). */
+  private outageAt = 0;
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   /** Per pool: the silent workers the current reservations were computed for, and when. */
@@ -76,9 +78,18 @@ export class Reservations {
     await this.update(pool);
   }
 
+  /**
+   * The store was unreachable just now: workers may have gone to their fallback pools, and the
+   * store could not record who did. Like after a restart of this broker, every worker not seen
+   * since then counts as silent.
+   */
+  storeDown(): void {
+    this.outageAt = this.opts.clock();
+  }
+
   /** A worker seen since then is not silent (a renewal keeps it so, see `RenewParams.liveSince`). */
   liveSince(now: number = this.opts.clock()): number {
-    return Math.max(now - this.opts.absentAfterMs, this.startedAt);
+    return Math.max(now - this.opts.absentAfterMs, this.startedAt, this.outageAt);
   }
 
   /**

@@ -327,18 +327,16 @@ export class ProxyBrokerClient extends EventEmitter {
   /**
    * How long after entering fallback nothing is granted: other workers' broker leases may run on.
    * Silent broker: none (the silence itself outlasted them, see Reachability). Broker process
-   * gone: SDK workers give up leases outside their share at once, so none when every live worker
-   * keeps a fallback pool, else the longest TTL (Python and raw-stub workers keep theirs to their
-   * end). Redis down: SDK workers notice at their next renew (every ttl/3), so half the longest
-   * TTL, or all of it in a mixed fleet.
+   * gone: SDK workers give up leases outside their share at once, so none when no worker without
+   * a fallback pool was listed lately, else the longest TTL (Python and raw-stub workers keep
+   * theirs to their end). Redis down: nobody can renew, every lease runs to its end: the longest
+   * TTL.
    */
   private holdMs(): number {
     const why = this.reach.why();
     if (why === "silent") return 0;
-    const ttl = this.leaseHoldMs();
-    const mixed = (this.fallbackPool.snapshot?.workersWithoutFallback ?? 1) > 0;
-    if (mixed) return ttl;
-    return why === "refused" ? 0 : Math.ceil(ttl / 2);
+    const mixed = this.opts.fallback.staticProxies.length > 0 || this.snapshots.mixedWithin(this.reach.windowMs());
+    return why === "refused" && !mixed ? 0 : this.leaseHoldMs();
   }
 
   /** The longest lease TTL the broker granted lately, as the snapshot says (else a default). */

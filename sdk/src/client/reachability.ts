@@ -59,6 +59,11 @@ export class Reachability {
     return (this.gone !== undefined || this.fallbackIn() === 0) && !this.windowOver();
   }
 
+  /** The broker's fallback window (ms). */
+  windowMs(): number {
+    return this.opts.windowMs();
+  }
+
   /** The broker may have handed this worker's share to others: fallback is over. */
   windowOver(): boolean {
     const window = this.opts.windowMs();

@@ -37,6 +37,8 @@ export class SnapshotSync {
   private timers: NodeJS.Timeout[] = [];
   private inFlight: Promise<boolean> | undefined;
   private failure: unknown;
+  /** Monotonic ms when a worker without fallback pool was last listed (-∞: never; undefined: no list yet). */
+  private mixedAt: number | undefined;
   /** Monotonic ms since when every membership this worker received listed it (undefined: not listed). */
   private listedSince: number | undefined;
 
@@ -88,7 +90,7 @@ export class SnapshotSync {
         { deadline: this.opts.callTimeoutMs },
       );
       this.opts.onContact?.();
-      this.listed(res.liveWorkers.map((w) => w.workerId));
+      this.listed(res.liveWorkers.map((w) => w.workerId), res.liveWorkers.filter((w) => !w.fallbackPool).length);
       await this.opts.fallback
         .useMembership({
           workers: res.liveWorkers.map((w) => w.workerId),
@@ -105,7 +107,17 @@ export class SnapshotSync {
     }
   }
 
-  private listed(workers: readonly string[]): void {
+  /**
+   * A live worker without a fallback pool (Python, raw stubs) was listed within the last `ms`, or
+   * no membership has arrived yet: such workers keep their broker leases to the end when the
+   * broker fails. Sticky, since one membership can miss them (right after Redis lost its data).
+   */
+  mixedWithin(ms: number): boolean {
+    return this.mixedAt === undefined || this.opts.monotonic() - this.mixedAt < ms;
+  }
+
+  private listed(workers: readonly string[], withoutFallback = 0): void {
+    if (withoutFallback > 0 || this.mixedAt === undefined) this.mixedAt = withoutFallback > 0 ? this.opts.monotonic() : Number.NEGATIVE_INFINITY;
     if (!workers.includes(this.opts.workerId)) this.listedSince = undefined;
     else this.listedSince ??= this.opts.monotonic();
   }
@@ -114,7 +126,7 @@ export class SnapshotSync {
     try {
       const res = await this.opts.broker.getPoolSnapshot({ pool: this.opts.pool, workerId: this.opts.workerId }, { deadline: this.opts.callTimeoutMs });
       this.opts.onContact?.();
-      this.listed(res.liveWorkers.map((w) => w.workerId));
+      this.listed(res.liveWorkers.map((w) => w.workerId), res.liveWorkers.filter((w) => !w.fallbackPool).length);
       const pacing = pacingOf(res.pacing);
       const snap: PoolSnapshot = {
         pool: res.pool,
