@@ -69,7 +69,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       const now = ctx.clock();
       if (req.workerId !== "") await ctx.store.touchWorker(pool, checkWorkerId(req.workerId));
       const liveWorkers = (await ctx.store.liveWorkers(pool, now - ctx.workerActiveWindowMs)).map((w) =>
-        create(WorkerInfoSchema, { workerId: w.workerId, lastSeenTime: timestampOf(w.lastSeenAt), fallbackPool: w.snapshotAt > 0 }),
+        create(WorkerInfoSchema, { workerId: w.workerId, lastSeenTime: timestampOf(w.lastSeenAt), fallbackPool: w.fallbackPoolAt > 0 }),
       );
       const longestTtl = durationOf(ctx.engine.longestTtl);
       const fallbackWindow = durationOf(ctx.fallbackWindowMs);

@@ -255,6 +255,7 @@ export class LeaseEngine {
       shadowKeys: set.history.length === 0 ? [] : shadowKeys(set, spec.host, eff.domainKey),
       requestId: spec.requestId,
       proxyId: spec.proxyId,
+      fallbackPool: spec.fallbackPool,
       policyVersion: set.version,
       sessionKey: spec.sessionKey,
       sessionTtlMs: this.opts.sessionTtlMs,

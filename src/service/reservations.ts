@@ -99,7 +99,7 @@ export class Reservations {
    */
   silent(seen: readonly WorkerSeen[], now: number): WorkerSeen[] {
     const since = this.liveSince(now);
-    return seen.filter((w) => w.lastSeenAt < since && w.snapshotAt > 0);
+    return seen.filter((w) => w.lastSeenAt < since && w.fallbackPoolAt > 0);
   }
 
   /**

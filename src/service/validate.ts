@@ -39,6 +39,8 @@ export interface AcquireSpec {
   readonly labels: Readonly<Record<string, string>>;
   /** "" = any proxy; else only this one (host:port). */
   readonly proxyId: string;
+  /** The worker keeps a fallback pool. */
+  readonly fallbackPool: boolean;
 }
 
 export interface RenewSpec {
@@ -109,6 +111,7 @@ export function checkAcquire(req: AcquireLeaseRequest, limits: RequestLimits): A
     tier: req.tier,
     labels: { ...req.labels },
     proxyId: checkProxyId(req.proxyId),
+    fallbackPool: req.fallbackPool,
   };
 }
 

@@ -60,6 +60,8 @@ export class BrokerBackend implements LeaseBackend {
       monotonic: () => number;
       /** Sent with renews: the broker counts this worker as live. */
       workerId: string;
+      /** Sent with acquires: this worker keeps a fallback pool. */
+      fallbackPool: boolean;
       /** The connection to the broker is up (a timeout then means "slow", not "unreachable"). */
       connected: () => boolean;
     },
@@ -86,6 +88,7 @@ export class BrokerBackend implements LeaseBackend {
             tier: req.tier,
             labels: { ...req.labels },
             proxyId: req.proxyId,
+            fallbackPool: this.deps.fallbackPool,
             ...(req.ttlMs > 0 ? { ttl: durationFromMs(req.ttlMs) } : {}),
             ...(req.maxWaitMs > 0 ? { maxWait: durationFromMs(req.maxWaitMs) } : {}),
           },

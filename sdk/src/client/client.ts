@@ -136,6 +136,7 @@ export class ProxyBrokerClient extends EventEmitter {
       callTimeoutMs: this.opts.breaker.callTimeoutMs,
       monotonic: this.opts.monotonic,
       workerId: this.workerId,
+      fallbackPool: this.opts.fallback.enabled,
       connected: () => this.grpcClient.getChannel().getConnectivityState(false) === grpc.connectivityState.READY,
     });
     this.fallbackPool = new FallbackPool({

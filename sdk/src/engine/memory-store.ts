@@ -126,7 +126,7 @@ export class MemoryStore implements LeaseStore {
     const p = state.pool(pool);
     const now = state.ctx.clock();
     p.workers.set(workerId, now);
-    p.snapshots.set(workerId, now);
+    p.fallbackPools.set(workerId, now);
   }
 
   async liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]> {

@@ -94,6 +94,8 @@ export const FALLBACK_LEASE_PREFIX = "fb-";
  * the pair that another worker just gave up (its signal aborted) to stop at the site.
  */
 const SWITCH_HOLD_MS = 250;
+/** How long a worker stays in the sharding set after the last list that named it (the broker's live window). */
+const REMEMBER_WORKERS_MS = 60_000;
 /** Local retry interval of a waiting acquire when nothing wakes it earlier. */
 const POLL_MS = 50;
 /** Local lease records are swept after this many grants. */
@@ -169,6 +171,8 @@ export class FallbackPool {
   private since = 0;
   /** Beyond the per-domain-key hold, nothing at all is granted before since + this (see `holdAtLeast`). */
   private holdMs = 0;
+  /** Worker id → when a snapshot or membership last listed it (see `remembered`). */
+  private readonly listedAt = new Map<string, number>();
   /** False after `leave` until the next `enter`: nothing is granted (the broker serves again). */
   private serving = true;
 
@@ -260,9 +264,10 @@ export class FallbackPool {
       ...(m.fallbackWindowMs !== undefined ? { fallbackWindowMs: m.fallbackWindowMs } : {}),
       ...(m.workersWithoutFallback !== undefined ? { workersWithoutFallback: m.workersWithoutFallback } : {}),
     };
-    const same = m.workers.length === current.liveWorkers.length && m.workers.every((w, i) => w === current.liveWorkers[i]);
+    const workers = this.remembered(m.workers);
+    const same = workers.length === current.liveWorkers.length && workers.every((w, i) => w === current.liveWorkers[i]);
     if (!same) {
-      await this.useSnapshot({ ...next, liveWorkers: [...m.workers] });
+      await this.useSnapshot({ ...next, liveWorkers: workers });
       return;
     }
     this.current = next;
@@ -274,7 +279,8 @@ export class FallbackPool {
    * worker) of its ACTIVE proxies, with its policies. Then, with `snapshotFile` set, write the
    * file; a write failure rejects with `SnapshotFileError`, the new pool being in use already.
    */
-  async useSnapshot(snap: PoolSnapshot): Promise<void> {
+  async useSnapshot(fresh: PoolSnapshot): Promise<void> {
+    const snap: PoolSnapshot = { ...fresh, liveWorkers: this.remembered(fresh.liveWorkers) };
     this.current = snap;
     await this.install(sourceOf(snap, this.opts.workerId));
     const file = this.opts.snapshotFile;
@@ -426,6 +432,19 @@ export class FallbackPool {
     this.source = next;
     this.shareIds = specs.map((s) => s.id).sort();
     this.wake();
+  }
+
+  /**
+   * The live workers to shard over: those just listed, and those listed within the last minute.
+   * A list can miss workers that are still there (right after Redis lost its data, the broker
+   * knows only who came back since); sharding over a worker that is gone costs a little of the
+   * share, while missing one that is there could put two workers on one proxy.
+   */
+  private remembered(listed: readonly string[]): string[] {
+    const now = this.clock();
+    for (const w of listed) this.listedAt.set(w, now);
+    for (const [w, at] of this.listedAt) if (at < now - REMEMBER_WORKERS_MS) this.listedAt.delete(w);
+    return [...this.listedAt.keys()].sort();
   }
 
   /** One store attempt with the policies of the source in use. */

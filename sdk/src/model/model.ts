@@ -161,6 +161,8 @@ export interface AcquireParams {
   readonly policyVersion: string;
   /** Grant only this proxy, or nothing ("" = any): a fallback lease handed over to the broker. */
   readonly proxyId: string;
+  /** The worker keeps a fallback pool (recorded with it: only such workers get reservations). Default false. */
+  readonly fallbackPool?: boolean;
   /** "" = no sticky session. */
   readonly sessionKey: string;
   readonly sessionTtlMs: number;
@@ -245,8 +247,8 @@ export type HealthResult = "pass" | "fail" | "error";
 export interface WorkerSeen {
   readonly workerId: string;
   readonly lastSeenAt: number;
-  /** When it last fetched a pool snapshot (it keeps a fallback pool); 0 = never. */
-  readonly snapshotAt: number;
+  /** When it last said it keeps a fallback pool (an acquire or a snapshot request); 0 = never. */
+  readonly fallbackPoolAt: number;
 }
 
 export interface PoolStats {

@@ -89,6 +89,9 @@ export async function listProxies(
   return { proxies, next: num(a, 0) === 1 && last !== undefined ? last.id : "" };
 }
 
+/** The field of `P w` that marks a worker as keeping a fallback pool: "<worker id>\x1ff". */
+const FALLBACK_MARK = "\x1ff";
+
 const HEALTH_CODES: Readonly<Record<HealthResult, string>> = { pass: "p", fail: "f", error: "e" };
 
 /** Apply one health check result; unknown proxy → undefined. */
@@ -138,14 +141,12 @@ export function byteOrder(a: string, b: string): number {
 /** Workers that acquired at or after `sinceMs`, by worker id. */
 export async function liveWorkers(env: StoreEnv, pool: string, sinceMs: number): Promise<WorkerSeen[]> {
   const keys = env.keys.pool(pool);
-  const [all, snapshots] = await Promise.all([
-    env.runner.call((c) => c.hgetall(keys.workers)),
-    env.runner.call((c) => c.hgetall(keys.fallbackWorkers)),
-  ]);
+  const all = await env.runner.call((c) => c.hgetall(keys.workers));
   const seen: WorkerSeen[] = [];
   for (const [workerId, at] of Object.entries(all)) {
+    if (workerId.endsWith(FALLBACK_MARK)) continue;
     const lastSeenAt = Number(at);
-    if (lastSeenAt >= sinceMs) seen.push({ workerId, lastSeenAt, snapshotAt: Number(snapshots[workerId] ?? 0) });
+    if (lastSeenAt >= sinceMs) seen.push({ workerId, lastSeenAt, fallbackPoolAt: Number(all[workerId + FALLBACK_MARK] ?? 0) });
   }
   return seen.sort((x, y) => byteOrder(x.workerId, y.workerId));
 }

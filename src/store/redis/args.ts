@@ -116,6 +116,7 @@ export function acquireArgs(keys: PoolKeys, p: AcquireParams, hex: string, seed:
     p.shadowKeys.join("\n"),
     p.requestId,
     p.proxyId,
+    p.fallbackPool === true ? "1" : "0",
   ];
 }
 

@@ -48,7 +48,6 @@ export class PoolKeys {
   readonly quarantine: string;
   readonly blacklist: string;
   readonly workers: string;
-  readonly fallbackWorkers: string;
 
   constructor(prefix: string, pool: string) {
     if (!isPoolName(pool)) throw new RangeError(`invalid pool name "${pool}"`);
@@ -63,7 +62,6 @@ export class PoolKeys {
     this.quarantine = `${this.base}q`;
     this.blacklist = `${this.base}bl`;
     this.workers = `${this.base}w`;
-    this.fallbackWorkers = `${this.base}wf`;
   }
 
   /** Candidate index of a tier; the whole index for tier "". */

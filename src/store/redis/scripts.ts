@@ -32,7 +32,7 @@ export const SCRIPT_KEYS = {
   listPolicies: 3,
   domainPacing: 1,
   ensureEpoch: 1,
-  touchWorker: 2,
+  touchWorker: 1,
   reserve: 1,
 } as const;
 

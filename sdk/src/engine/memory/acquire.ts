@@ -37,6 +37,7 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   const base = baseInterval(params.minIntervalMs, domain.adaptive.adaptiveMs, params.adaptive);
   while (domain.busy.popUpTo(now) !== undefined);
   pool.workers.set(params.workerId, now);
+  if (params.fallbackPool === true) pool.fallbackPools.set(params.workerId, now);
   state.leases.sweep(now, LEASE_SWEEP);
   pool.sessions.sweep(now, SESSION_SWEEP);
 

@@ -49,8 +49,8 @@ export class PoolState {
   readonly requests = new RequestLog();
   /** Worker id → last acquire. */
   readonly workers = new Map<string, number>();
-  /** Workers that fetched a pool snapshot (they keep a fallback pool) → when they last did. */
-  readonly snapshots = new Map<string, number>();
+  /** Workers that keep a fallback pool (they said so in an acquire or a snapshot request) → when they last did. */
+  readonly fallbackPools = new Map<string, number>();
   readonly policies = new Map<string, DomainPolicySpec>();
   /** Replaced policy sets, newest first. */
   history: RetiredPolicySet[] = [];

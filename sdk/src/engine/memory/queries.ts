@@ -46,7 +46,7 @@ export function liveWorkers(pool: PoolState | undefined, sinceMs: number): Worke
   if (pool === undefined) return [];
   const seen: WorkerSeen[] = [];
   for (const [workerId, lastSeenAt] of pool.workers) {
-    if (lastSeenAt >= sinceMs) seen.push({ workerId, lastSeenAt, snapshotAt: pool.snapshots.get(workerId) ?? 0 });
+    if (lastSeenAt >= sinceMs) seen.push({ workerId, lastSeenAt, fallbackPoolAt: pool.fallbackPools.get(workerId) ?? 0 });
   }
   return seen.sort((a, b) => compareIds(a.workerId, b.workerId));
 }

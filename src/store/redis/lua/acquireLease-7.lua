@@ -39,8 +39,9 @@
   ARGV[19] request id ("" = none): a grant is kept a minute under (worker id, request id), and a
            retry of the request gets the same lease while it is held
   ARGV[20] proxy id ("" = any; else only that proxy is granted, or nothing)
-  ARGV[21] now (epoch ms; "" = Redis TIME)
-  ARGV[22..] wanted labels, one needle "\n<k>=<v>\n" each (escaped like the records' labels)
+  ARGV[21] 1: the worker keeps a fallback pool (recorded in `P w` under "<worker>\31f"), else 0
+  ARGV[22] now (epoch ms; "" = Redis TIME)
+  ARGV[23..] wanted labels, one needle "\n<k>=<v>\n" each (escaped like the records' labels)
   scoreAfterQuarantine and the tombstone minimum are baked into the script (includes/config.lua).
 
   Keys built in the script (same {pool} tag): `P p:<id>` proxy record, `P r:<dk>:<id>` pair

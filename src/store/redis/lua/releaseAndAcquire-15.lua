@@ -8,10 +8,10 @@
               `P p:<id>`, `P idx`, `P q`, `P bl`, `P m`
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1..20]  the acquire arguments (see acquireLease-7.lua ARGV[1..20])
-  ARGV[21]     now (epoch ms; "" = Redis TIME)
-  ARGV[22..30] the release arguments (see releaseLease-8.lua ARGV[1..9])
-  ARGV[31..]   the wanted labels of the acquire (see acquireLease-7.lua ARGV[22..])
+  ARGV[1..21]  the acquire arguments (see acquireLease-7.lua ARGV[1..21])
+  ARGV[22]     now (epoch ms; "" = Redis TIME)
+  ARGV[23..31] the release arguments (see releaseLease-8.lua ARGV[1..9])
+  ARGV[32..]   the wanted labels of the acquire (see acquireLease-7.lua ARGV[23..])
   The numbers of SPEC §2 and the tombstone minimum are baked into the script
   (includes/config.lua). The acquire comes first in KEYS and ARGV so that it reads them in place.
 

@@ -296,6 +296,21 @@ export function reservationSuite(factory: StoreFactory): void {
       expect((await grant(h, acq({ workerId: "silent-worker", proxyId: ids[0]! }))).proxy.id).toBe(ids[0]);
     });
 
+    it("lists which workers keep a fallback pool: an acquire that says so, or a snapshot request", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 3);
+      await grant(h, acq({ workerId: "sdk", fallbackPool: true }));
+      await grant(h, acq({ workerId: "stub", domainKey: "b.example" }));
+      h.clock.advance(10);
+      await h.store.touchWorker("default", "snapshotter");
+      const seen = await h.store.liveWorkers("default", 0);
+      expect(seen.map((w) => [w.workerId, w.fallbackPoolAt > 0])).toEqual([
+        ["sdk", true],
+        ["snapshotter", true],
+        ["stub", false],
+      ]);
+    });
+
     it("a renew keeps a live worker live, but does not bring back a silent one", async () => {
       const h = await openStore(factory);
       await addProxies(h, 1);

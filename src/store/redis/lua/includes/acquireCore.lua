@@ -37,7 +37,7 @@
     stale policy {-4, version}
     denied {-5, retryAfterMs}   (-1 = unknown)
 ]]
-local ACQUIRE_ARGC = 20
+local ACQUIRE_ARGC = 21
 -- How long the lease granted to a request answers a retry of it.
 local REQUEST_MEMORY_MS = 60000
 -- The store clock in µs (fencing tokens); the script sets it from storeNow before acquiring.
@@ -286,6 +286,8 @@ local function acquireLease(K, A, lf, now, nowText)
   if meta[2] and tonumber(meta[2]) <= now then returnFromQuarantine(K, A[1], nowText) end
   local busy = K[5]
   if math.random(BUSY_GC_ONE_IN) == 1 then redis.call('ZREMRANGEBYSCORE', busy, '-inf', nowText) end
+  -- a worker that keeps a fallback pool is recorded as such too (field "<worker>\31f")
+  if A[21] == '1' then redis.call('HSET', K[6], A[4] .. '\31f', nowText) end
   if redis.call('HSET', K[6], A[4], nowText) == 1 then
     -- a new worker id: forget workers not seen for a week (the hash only grows with new ids)
     local all = redis.call('HGETALL', K[6])

@@ -33,7 +33,7 @@ PROXY_STATE_QUARANTINED: ProxyState
 PROXY_STATE_UNSPECIFIED: ProxyState
 
 class AcquireLeaseRequest(_message.Message):
-    __slots__ = ["domain", "labels", "max_wait", "pool", "proxy_id", "request_id", "session_key", "target_url", "tier", "ttl", "worker_id"]
+    __slots__ = ["domain", "fallback_pool", "labels", "max_wait", "pool", "proxy_id", "request_id", "session_key", "target_url", "tier", "ttl", "worker_id"]
     class LabelsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -42,6 +42,7 @@ class AcquireLeaseRequest(_message.Message):
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    FALLBACK_POOL_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
     MAX_WAIT_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
@@ -53,6 +54,7 @@ class AcquireLeaseRequest(_message.Message):
     TTL_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     domain: str
+    fallback_pool: bool
     labels: _containers.ScalarMap[str, str]
     max_wait: _duration_pb2.Duration
     pool: str
@@ -63,7 +65,7 @@ class AcquireLeaseRequest(_message.Message):
     tier: str
     ttl: _duration_pb2.Duration
     worker_id: str
-    def __init__(self, request_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., target_url: _Optional[str] = ..., session_key: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., proxy_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, request_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., target_url: _Optional[str] = ..., session_key: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., proxy_id: _Optional[str] = ..., fallback_pool: bool = ...) -> None: ...
 
 class AcquireLeaseResponse(_message.Message):
     __slots__ = ["lease"]
