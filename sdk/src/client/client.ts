@@ -25,6 +25,7 @@ import type { ClientOptions, ResolvedOptions } from "./options.js";
 import { carriedOutcome } from "./outcome-carrier.js";
 import { OutcomeReplay } from "./outcome-replay.js";
 import { Reachability, brokerGone } from "./reachability.js";
+import { fallbackHoldMs, fallbackWindowOf, longestTtlOf } from "./fallback-rules.js";
 import { SnapshotSync } from "./snapshot-sync.js";
 
 /** Per-acquire options. */
@@ -50,9 +51,6 @@ export interface WithLeaseOptions<T> extends AcquireOptions {
 /** The client's mode: leases from the broker, or from the local fallback pool (breaker open). */
 export type ClientMode = "broker" | "fallback";
 
-/** The broker's default lease TTL and FALLBACK_WINDOW_MS, for a fallback pool without snapshot. */
-const DEFAULT_TTL_MS = 30_000;
-const DEFAULT_FALLBACK_WINDOW_MS = 600_000;
 /** While the broker is down and the fallback pool has nothing, an acquire retries this often. */
 const DOWN_RETRY_MS = 250;
 
@@ -117,10 +115,7 @@ export class ProxyBrokerClient extends EventEmitter {
       monotonic: this.opts.monotonic,
       absentAfterMs: this.opts.fallback.absentAfterMs,
       leaseHoldMs: () => this.leaseHoldMs(),
-      windowMs: () => {
-        const w = this.fallbackPool.snapshot?.fallbackWindowMs;
-        return typeof w === "number" && Number.isFinite(w) && w > 0 ? w : DEFAULT_FALLBACK_WINDOW_MS;
-      },
+      windowMs: () => fallbackWindowOf(this.fallbackPool.snapshot),
     });
     this.channel = new LeaseChannel({
       broker: this.broker,
@@ -325,25 +320,14 @@ export class ProxyBrokerClient extends EventEmitter {
     }
   }
 
-  /**
-   * How long after entering fallback nothing is granted: other workers' broker leases may run on.
-   * Silent broker: none (the silence itself outlasted them, see Reachability). Broker process
-   * gone: SDK workers give up leases outside their share at once, so none when no worker without
-   * a fallback pool was listed lately, else the longest TTL (Python and raw-stub workers keep
-   * theirs to their end). Redis down: nobody can renew, every lease runs to its end: the longest
-   * TTL.
-   */
+  /** See `fallbackHoldMs`: a static list's fleet is unknown, so counted as mixed. */
   private holdMs(): number {
-    const why = this.reach.why();
-    if (why === "silent") return 0;
     const mixed = this.opts.fallback.staticProxies.length > 0 || this.snapshots.mixedWithin(this.reach.windowMs());
-    return why === "refused" && !mixed ? 0 : this.leaseHoldMs();
+    return fallbackHoldMs({ why: this.reach.why(), mixed, longestTtlMs: this.leaseHoldMs() });
   }
 
-  /** The longest lease TTL the broker granted lately, as the snapshot says (else a default). */
   private leaseHoldMs(): number {
-    const t = this.fallbackPool.snapshot?.longestTtlMs;
-    return typeof t === "number" && Number.isFinite(t) && t > 0 ? t : Math.max(this.opts.ttlMs, DEFAULT_TTL_MS);
+    return longestTtlOf(this.fallbackPool.snapshot, this.opts.ttlMs);
   }
 
   /**

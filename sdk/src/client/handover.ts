@@ -29,6 +29,12 @@ export interface SwitchDeps {
   readonly pacedPairs: () => readonly PacedPair[];
 }
 
+/**
+ * The TTL of a local lease that keeps a broker lease's proxy busy: it is never renewed, and must
+ * not run out while the broker lease goes on (heartbeats may reach the broker again meanwhile).
+ */
+const ADOPTED_TTL_MS = 24 * 3_600_000;
+
 /** Local leases that keep the proxies of broker leases busy in the fallback pool, by broker lease. */
 export type Adopted = Map<Lease, { readonly id: string; readonly fencingToken: number }>;
 
@@ -37,7 +43,8 @@ export async function enterFallback(deps: SwitchDeps, adopted: Adopted): Promise
   const held = [...deps.live()].filter((l) => l.source === "broker" && !l.ended && !adopted.has(l));
   await Promise.all(
     held.map(async (l) => {
-      const local = await deps.fallback.adopt(deps.request(l), l.proxy.id).catch(() => undefined);
+      // held as long as the broker lease runs: it ends with it (endAdopted), whatever its TTL
+      const local = await deps.fallback.adopt({ ...deps.request(l), ttlMs: ADOPTED_TTL_MS }, l.proxy.id).catch(() => undefined);
       if (local === undefined) {
         l.revoke("REVOKED");
         return;
