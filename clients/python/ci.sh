@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI for the Python client: the generated stubs match the proto, then the test suite.
-# Needs: python3-grpcio python3-protobuf python3-scrapy protobuf-compiler protobuf-compiler-grpc
+# Needs: python3-grpcio python3-protobuf python3-scrapy python3-redis protobuf-compiler protobuf-compiler-grpc
 # (Debian), redis-server (for the broker-restart test), and `npm ci` done in the repository root.
 set -euo pipefail
 cd "$(dirname "$0")"
