@@ -6,6 +6,10 @@ import { probeProxy } from "./health/probe.js";
 import { startMetricsServer } from "./metrics-server.js";
 import { loadProxiesFile } from "./proxies-file.js";
 import { BrokerServer } from "./server/broker-server.js";
+import { loadTokensFile } from "./security/tokens-file.js";
+import type { TokenTable } from "./security/tokens.js";
+import { transportLine } from "./security/tls.js";
+import { redactSecrets } from "./security/redact.js";
 import { createStore } from "./store/create-store.js";
 import { inspectRedis, persistenceLine, refusal } from "./store/redis/index.js";
 
@@ -17,7 +21,7 @@ import { inspectRedis, persistenceLine, refusal } from "./store/redis/index.js";
 const SAMPLE_POOL = fileURLToPath(new URL("../examples/proxies.txt", import.meta.url));
 
 function log(message: string): void {
-  process.stderr.write(`${new Date().toISOString()} proxybroker ${message}\n`);
+  process.stderr.write(`${new Date().toISOString()} proxybroker ${redactSecrets(message)}\n`);
 }
 
 async function main(): Promise<void> {
@@ -59,9 +63,35 @@ async function main(): Promise<void> {
     if (pool === settings.proxiesPool) loadProxies("state lost").catch((err: unknown) => log(`reloading proxies failed: ${String(err)}`));
   };
 
-  const server = await BrokerServer.start({ store, settings, processMetrics: true, onStateLost });
+  // Tokens: read at start (a bad file refuses to start), read again on SIGHUP (a bad file then
+  // keeps the tokens in force).
+  let tokens: TokenTable | undefined;
+  if (settings.authTokensFile !== "") {
+    try {
+      tokens = await loadTokensFile(settings.authTokensFile);
+    } catch (err) {
+      log(`refusing to start: AUTH_TOKENS_FILE: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(2);
+    }
+    log(`authentication: ${tokens.size} token(s) from ${settings.authTokensFile} (SIGHUP reads it again)`);
+  } else {
+    log("WARNING: no AUTH_TOKENS_FILE: anyone who reaches this port can lease proxies, add their own and read proxy passwords");
+  }
+  if (settings.authTokensFile !== "") process.on("SIGHUP", () => {
+    loadTokensFile(settings.authTokensFile).then(
+      (t) => {
+        tokens = t;
+        log(`SIGHUP: ${t.size} token(s) from ${settings.authTokensFile}`);
+      },
+      (err: unknown) => log(`SIGHUP: kept the tokens in force: ${err instanceof Error ? err.message : String(err)}`),
+    );
+  });
+
+  const server = await BrokerServer.start({ store, settings, processMetrics: true, onStateLost, tokens: () => tokens });
   server.onServerChanged = (id) => log(`the store's server changed (now ${id}): writes may be lost, grants held for the longest lease TTL`);
-  log(`listening on ${settings.listenAddress} (store: ${kind === "redis" ? "redis" : "embedded, in-process"})`);
+  const transport = transportLine({ certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile, clientCaFile: settings.tlsClientCaFile });
+  log(`listening on ${settings.listenAddress}, ${transport} (store: ${kind === "redis" ? "redis" : "embedded, in-process"})`);
+  if (settings.adminListenAddress !== "") log(`ProxyAdmin on ${settings.adminListenAddress} only`);
   const metrics = settings.metricsAddress !== "" ? await startMetricsServer(settings.metricsAddress, server.metrics.registry) : undefined;
   if (metrics !== undefined) log(`metrics on http://${settings.metricsAddress}/metrics`);
 

@@ -11,6 +11,7 @@
 export { ProxyBrokerClient } from "./client/client.js";
 export type { AcquireOptions, ClientMode, WithLeaseOptions } from "./client/client.js";
 export type { BreakerOptions, ClientOptions, FallbackOptions } from "./client/options.js";
+export type { TlsOptions } from "./client/credentials.js";
 export { defaultWorkerId } from "./client/options.js";
 export { Lease, LeaseLostError } from "./client/lease.js";
 export type { LeasedProxy, LeaseOutcome, LeaseSource } from "./client/lease.js";

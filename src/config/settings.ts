@@ -9,6 +9,14 @@ import { DEFAULT_SCORING } from "@proxybroker/sdk/model";
 export interface Settings {
   /** LISTEN_ADDRESS — host:port of the gRPC server. */
   readonly listenAddress: string;
+  /** ADMIN_LISTEN_ADDRESS — serve ProxyAdmin on this host:port only (not on LISTEN_ADDRESS); "" = same port. */
+  readonly adminListenAddress: string;
+  /** AUTH_TOKENS_FILE — bearer tokens, `<token> <role> [<name>]` per line; "" = no authentication. */
+  readonly authTokensFile: string;
+  /** TLS_CERT_FILE / TLS_KEY_FILE — serve TLS; TLS_CLIENT_CA_FILE — also require client certificates. */
+  readonly tlsCertFile: string;
+  readonly tlsKeyFile: string;
+  readonly tlsClientCaFile: string;
   /** REDIS_URL — unset: the embedded in-process store. */
   readonly redisUrl: string;
   /** REDIS_KEY_PREFIX — first part of every Redis key. */
@@ -138,6 +146,11 @@ function loadScoring(env: Env): ScoringConfig {
 export function loadSettings(env: Env = process.env): Settings {
   const s: Settings = {
     listenAddress: hostPort("LISTEN_ADDRESS", str(env, "LISTEN_ADDRESS", "127.0.0.1:50051"), false),
+    adminListenAddress: hostPort("ADMIN_LISTEN_ADDRESS", str(env, "ADMIN_LISTEN_ADDRESS", ""), true),
+    authTokensFile: str(env, "AUTH_TOKENS_FILE", ""),
+    tlsCertFile: str(env, "TLS_CERT_FILE", ""),
+    tlsKeyFile: str(env, "TLS_KEY_FILE", ""),
+    tlsClientCaFile: str(env, "TLS_CLIENT_CA_FILE", ""),
     redisUrl: str(env, "REDIS_URL", ""),
     redisKeyPrefix: str(env, "REDIS_KEY_PREFIX", "pb"),
     redisCommandTimeoutMs: num(env, "REDIS_COMMAND_TIMEOUT_MS", 1000, { min: 10, max: 60_000 }),
@@ -181,6 +194,13 @@ export function loadSettings(env: Env = process.env): Settings {
   }
   for (const pool of s.healthCheckPools) {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(pool)) throw new SettingsError(`HEALTH_CHECK_POOLS has "${pool}", which is not a pool name`);
+  }
+  if ((s.tlsCertFile === "") !== (s.tlsKeyFile === "")) throw new SettingsError("TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither");
+  if (s.tlsClientCaFile !== "" && s.tlsCertFile === "") {
+    throw new SettingsError("TLS_CLIENT_CA_FILE (client certificates) needs TLS_CERT_FILE and TLS_KEY_FILE");
+  }
+  if (s.adminListenAddress !== "" && s.adminListenAddress === s.listenAddress) {
+    throw new SettingsError("ADMIN_LISTEN_ADDRESS must differ from LISTEN_ADDRESS (unset it to serve both on one port)");
   }
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(s.proxiesPool)) throw new SettingsError(`PROXIES_POOL=${s.proxiesPool} is not a pool name`);
   return s;

@@ -15,12 +15,19 @@ import { LeaseEngine } from "../service/lease-engine.js";
 import { Reservations } from "../service/reservations.js";
 import type { StreamHandle } from "../service/lease-stream.js";
 import { BrokerMetrics } from "../service/metrics.js";
+import { authInterceptor, serviceRoles } from "../security/auth.js";
+import type { TokenTable } from "../security/tokens.js";
+import { serverCredentials } from "../security/tls.js";
 import { addReflection } from "./reflection.js";
 
 /** What the server needs from the settings. */
 export type BrokerServerSettings = Pick<
   Settings,
   | "listenAddress"
+  | "adminListenAddress"
+  | "tlsCertFile"
+  | "tlsKeyFile"
+  | "tlsClientCaFile"
   | "ttlDefaultMs"
   | "ttlMinMs"
   | "ttlMaxMs"
@@ -45,6 +52,8 @@ export interface BrokerServerOptions {
   readonly processMetrics?: boolean;
   /** The store lost a pool's state (e.g. re-seed the pool's proxies from the proxies file). */
   readonly onStateLost?: (pool: string) => void;
+  /** The bearer tokens now in force (read again on each call); absent or undefined = no authentication. */
+  readonly tokens?: () => TokenTable | undefined;
 }
 
 const SERVICES = ["", ProxyBroker.typeName, ProxyAdmin.typeName];
@@ -72,7 +81,9 @@ export class BrokerServer {
     private readonly server: grpc.Server,
     private readonly opts: BrokerServerOptions,
     /** The bound port (useful with port 0). */
-    readonly port: number = 0,
+    readonly port: number,
+    /** ProxyAdmin's own server when ADMIN_LISTEN_ADDRESS is set, and its port. */
+    private readonly admin: { readonly server: grpc.Server; readonly port: number } | undefined,
   ) {
     const s = opts.settings;
     this.defaults = {
@@ -110,19 +121,48 @@ export class BrokerServer {
     });
   }
 
-  /** Build the server, bind `settings.listenAddress` and start serving. */
+  /** The port ProxyAdmin is served on: its own with ADMIN_LISTEN_ADDRESS, else `port`. */
+  get adminPort(): number {
+    return this.admin?.port ?? this.port;
+  }
+
+  /**
+   * Build the server (and ProxyAdmin's own with ADMIN_LISTEN_ADDRESS), bind `settings.listenAddress`
+   * with TLS when configured, check tokens on every call when configured, and start serving.
+   */
   static async start(opts: BrokerServerOptions): Promise<BrokerServer> {
     const s = opts.settings;
-    const server = new grpc.Server({
-      "grpc.keepalive_time_ms": s.keepaliveTimeMs,
-      "grpc.keepalive_timeout_ms": s.keepaliveTimeoutMs,
-      "grpc.keepalive_permit_without_calls": 1,
-      "grpc.http2.min_ping_interval_without_data_ms": 5_000,
-    });
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(s.listenAddress, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-    );
-    const broker = new BrokerServer(server, opts, port);
+    const credentials = serverCredentials({ certFile: s.tlsCertFile, keyFile: s.tlsKeyFile, clientCaFile: s.tlsClientCaFile });
+    let metrics: BrokerMetrics | undefined;
+    const interceptors = [
+      authInterceptor({
+        tokens: opts.tokens ?? (() => undefined),
+        roles: serviceRoles({ worker: ProxyBroker.typeName, admin: ProxyAdmin.typeName }),
+        onRefused: (code, method) => metrics?.authRefused.inc({ code: grpc.status[code], method }),
+      }),
+    ];
+    const create = () =>
+      new grpc.Server({
+        "grpc.keepalive_time_ms": s.keepaliveTimeMs,
+        "grpc.keepalive_timeout_ms": s.keepaliveTimeoutMs,
+        "grpc.keepalive_permit_without_calls": 1,
+        "grpc.http2.min_ping_interval_without_data_ms": 5_000,
+        interceptors,
+      });
+    const bind = (server: grpc.Server, address: string) =>
+      new Promise<number>((resolve, reject) => server.bindAsync(address, credentials, (err, p) => (err ? reject(err) : resolve(p))));
+    const server = create();
+    const port = await bind(server, s.listenAddress);
+    let admin: { server: grpc.Server; port: number } | undefined;
+    if (s.adminListenAddress !== "") {
+      const adminServer = create();
+      admin = { server: adminServer, port: await bind(adminServer, s.adminListenAddress).catch((err: unknown) => {
+        server.forceShutdown();
+        throw err;
+      }) };
+    }
+    const broker = new BrokerServer(server, opts, port, admin);
+    metrics = broker.metrics;
     broker.register();
     broker.watchStore();
     broker.reservations.start();
@@ -144,9 +184,11 @@ export class BrokerServer {
       streams: this.streams,
     };
     addService(this.server, ProxyBroker, brokerHandlers(ctx));
-    addService(this.server, ProxyAdmin, adminHandlers(ctx));
-    this.health.addToServer(this.server);
-    addReflection(this.server);
+    addService(this.admin?.server ?? this.server, ProxyAdmin, adminHandlers(ctx));
+    for (const server of this.admin === undefined ? [this.server] : [this.server, this.admin.server]) {
+      this.health.addToServer(server);
+      addReflection(server);
+    }
   }
 
   /**
@@ -190,16 +232,18 @@ export class BrokerServer {
       await new Promise((r) => setTimeout(r, 10));
     }
     for (const h of this.streams) h.close("broker is shutting down");
-    await new Promise<void>((resolve) => {
-      const force = setTimeout(() => {
-        this.server.forceShutdown();
-        resolve();
-      }, Math.max(0, deadline - Date.now()));
-      force.unref();
-      this.server.tryShutdown(() => {
-        clearTimeout(force);
-        resolve();
+    const stop = (server: grpc.Server) =>
+      new Promise<void>((resolve) => {
+        const force = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, Math.max(0, deadline - Date.now()));
+        force.unref();
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
       });
-    });
+    await Promise.all([stop(this.server), ...(this.admin === undefined ? [] : [stop(this.admin.server)])]);
   }
 }

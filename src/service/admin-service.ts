@@ -3,6 +3,7 @@ import { InvalidInputError } from "@proxybroker/sdk/model";
 import type { DomainPolicySpec, ProxySpecInput } from "@proxybroker/sdk/model";
 import { normalizeGroup, normalizePattern } from "@proxybroker/sdk/model";
 import { parseProxySpec } from "@proxybroker/sdk/model";
+import { redactSecrets } from "../security/redact.js";
 import { durationOf, policyFromWire, policyToWire, proxyToWire, timestampOf } from "@proxybroker/sdk/wire";
 import {
   AddProxiesResponseSchema,
@@ -47,7 +48,7 @@ export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
           valid.push(p);
         } catch (err) {
           const reason = err instanceof InvalidInputError ? err.message : String(err);
-          rejected.push(create(RejectedProxySchema, { url: spec.url, reason }));
+          rejected.push(create(RejectedProxySchema, { url: redactSecrets(spec.url), reason: redactSecrets(reason) }));
         }
       }
       const r = valid.length > 0 ? await ctx.store.addProxies(pool, valid) : { added: [], updated: [] };
@@ -68,7 +69,9 @@ export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       if (req.pageSize < 0) throw new InvalidInputError("page_size must not be negative");
       const size = req.pageSize === 0 ? 100 : Math.min(req.pageSize, MAX_PAGE);
       const page = await ctx.store.listProxies(checkPool(req.pool), { size, after: req.pageToken });
-      return create(ListProxiesResponseSchema, { proxies: page.proxies.map(proxyToWire), nextPageToken: page.next });
+      // the full URL reaches workers only in their leases and in the snapshot (§8)
+      const proxies = page.proxies.map((p) => ({ ...proxyToWire(p), url: redactSecrets(p.url) }));
+      return create(ListProxiesResponseSchema, { proxies, nextPageToken: page.next });
     }),
 
     getPoolStats: unary(ctx.isDraining, async (req) => {

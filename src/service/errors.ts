@@ -2,10 +2,11 @@ import { Metadata, status } from "@grpc/grpc-js";
 import type { ServiceError } from "@grpc/grpc-js";
 import { InvalidInputError } from "@proxybroker/sdk/model";
 import { StoreUnavailableError } from "@proxybroker/sdk/engine";
+import { redactSecrets } from "../security/redact.js";
 
 /**
- * One error type for the service layer: a gRPC status code, a message that says what is wrong,
- * optional trailers, and a cause. `BrokerError.from` normalises anything caught.
+ * One error type for the service layer: a gRPC status code, a message that says what is wrong
+ * (passwords redacted), optional trailers, and a cause. `BrokerError.from` normalises anything caught.
  */
 export class BrokerError extends Error {
   override readonly name = "BrokerError";
@@ -15,7 +16,8 @@ export class BrokerError extends Error {
     readonly trailers: Readonly<Record<string, string>> = {},
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    // a message may quote a proxy URL or a Redis URL: never with its password
+    super(redactSecrets(message), options);
   }
 
   /** Map anything thrown inside a handler to a `BrokerError` (unknown errors → INTERNAL). */

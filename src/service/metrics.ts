@@ -21,6 +21,12 @@ export class BrokerMetrics {
   readonly releases = new Counter({ name: "proxybroker_releases_total", help: "Leases released, by outcome", labelNames: ["outcome"], registers: [this.registry] });
   readonly lost = new Counter({ name: "proxybroker_lost_total", help: "Renews and releases of leases no longer held", labelNames: ["reason"], registers: [this.registry] });
   readonly storeErrors = new Counter({ name: "proxybroker_store_unavailable_total", help: "Operations that failed because the store was unreachable", registers: [this.registry] });
+  readonly authRefused = new Counter({
+    name: "proxybroker_auth_refused_total",
+    help: "Calls refused for a missing or unknown token (UNAUTHENTICATED) or a worker token on ProxyAdmin (PERMISSION_DENIED)",
+    labelNames: ["code", "method"],
+    registers: [this.registry],
+  });
   readonly openStreams = new Gauge({ name: "proxybroker_open_lease_streams", help: "Open Lease streams", registers: [this.registry] });
   readonly acquireSeconds = new Histogram({
     name: "proxybroker_acquire_seconds",

@@ -2,10 +2,14 @@ import { spawn } from "node:child_process";
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import * as grpc from "@grpc/grpc-js";
 import { DenyReason, ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { createClient } from "@proxybroker/sdk/wire";
+import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { StreamClient, granted } from "../support/stream-client.js";
 import { freePort } from "../support/broker-process.js";
 import { tsEntryArgs } from "../support/node-ts.js";
@@ -74,5 +78,63 @@ describe("broker process", () => {
     expect(Date.now() - t0).toBeLessThan(4_000);
     expect(p.output()).toMatch(/SIGTERM: draining/);
     channel.close();
+  });
+
+  it("reads AUTH_TOKENS_FILE at start (a bad one refuses to start) and again on SIGHUP (a bad one keeps the tokens in force)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "pb-tokens-"));
+    const file = join(dir, "tokens");
+    try {
+      await writeFile(file, "short admin\n");
+      const bad = startProcess({ AUTH_TOKENS_FILE: file });
+      procs.push(bad.proc);
+      expect(await bad.exited).toBe(2);
+      expect(bad.output()).toMatch(/refusing to start: AUTH_TOKENS_FILE: .*line 1: a token must be at least 16/);
+
+      const first = "first-admin-token-0001";
+      const second = "second-admin-token-002";
+      await writeFile(file, `${first} admin ops\n`);
+      const port = await freePort();
+      const p = startProcess({ LISTEN_ADDRESS: `127.0.0.1:${port}`, AUTH_TOKENS_FILE: file });
+      procs.push(p.proc);
+      await waitFor(() => p.output().includes("listening"), 15_000);
+      expect(p.output()).toMatch(/authentication: 1 token\(s\)/);
+      const channel = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+      const admin = createClient(ProxyAdmin, channel);
+      const withToken = (token: string) => {
+        const metadata = new grpc.Metadata();
+        metadata.set("authorization", `Bearer ${token}`);
+        return admin.listProxies({ pool: "default" }, { metadata }).then(
+          () => "OK",
+          (err: grpc.ServiceError) => err.code,
+        );
+      };
+      expect(await withToken(first)).toBe("OK");
+      expect(await withToken(second)).toBe(grpc.status.UNAUTHENTICATED);
+
+      await writeFile(file, `${second} admin\n`);
+      p.proc.kill("SIGHUP");
+      await waitFor(() => p.output().includes("SIGHUP: 1 token(s)"), 5_000);
+      expect(await withToken(first)).toBe(grpc.status.UNAUTHENTICATED);
+      expect(await withToken(second)).toBe("OK");
+
+      await writeFile(file, `${second} superuser\n`);
+      p.proc.kill("SIGHUP");
+      await waitFor(() => p.output().includes("SIGHUP: kept the tokens in force"), 5_000);
+      expect(await withToken(second)).toBe("OK");
+      expect(p.output()).not.toContain(first);
+      expect(p.output()).not.toContain(second);
+      channel.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("says loudly that it runs without authentication", async () => {
+    const port = await freePort();
+    const p = startProcess({ LISTEN_ADDRESS: `127.0.0.1:${port}` });
+    procs.push(p.proc);
+    await waitFor(() => p.output().includes("listening"), 15_000);
+    expect(p.output()).toMatch(/WARNING: no AUTH_TOKENS_FILE/);
+    expect(p.output()).toMatch(/listening on 127\.0\.0\.1:\d+, plaintext/);
   });
 });

@@ -15,6 +15,7 @@ import type { LeaseStore } from "@proxybroker/sdk/engine";
 import { BrokerServer } from "../../src/server/broker-server.js";
 import type { BrokerServerSettings } from "../../src/server/broker-server.js";
 import { RedisStore, createRedisClient } from "../../src/store/redis/index.js";
+import type { TokenTable } from "../../src/security/tokens.js";
 
 export type StoreKind = "embedded" | "redis";
 
@@ -31,6 +32,10 @@ export interface TestBroker {
 /** Settings for tests: short TTL bounds so real expiry takes milliseconds. */
 export const TEST_SETTINGS: BrokerServerSettings = {
   listenAddress: "127.0.0.1:0",
+  adminListenAddress: "",
+  tlsCertFile: "",
+  tlsKeyFile: "",
+  tlsClientCaFile: "",
   ttlDefaultMs: 30_000,
   ttlMinMs: 50,
   ttlMaxMs: 3_600_000,
@@ -62,6 +67,10 @@ export async function startBroker(opts: {
   scoring?: ScoringConfig;
   /** The Redis key prefix; a fresh one by default. Two brokers with one prefix are replicas. */
   prefix?: string;
+  /** Bearer tokens the broker checks (none: no authentication). */
+  tokens?: TokenTable;
+  /** Credentials of the test's own channel (TLS); plaintext by default. */
+  credentials?: grpc.ChannelCredentials;
 }): Promise<TestBroker> {
   const scoring = opts.scoring ?? DEFAULT_SCORING;
   let store: LeaseStore;
@@ -72,9 +81,14 @@ export async function startBroker(opts: {
   } else {
     store = new MemoryStore({ scoring });
   }
-  const server = await BrokerServer.start({ store, settings: { ...TEST_SETTINGS, ...opts.settings } });
+  const tokens = opts.tokens;
+  const server = await BrokerServer.start({
+    store,
+    settings: { ...TEST_SETTINGS, ...opts.settings },
+    ...(tokens === undefined ? {} : { tokens: () => tokens }),
+  });
   const address = `127.0.0.1:${server.port}`;
-  const channel = new grpc.Client(address, grpc.credentials.createInsecure());
+  const channel = new grpc.Client(address, opts.credentials ?? grpc.credentials.createInsecure());
   return {
     address,
     server,

@@ -27,6 +27,7 @@ import { OutcomeReplay } from "./outcome-replay.js";
 import { Reachability, brokerGone } from "./reachability.js";
 import { fallbackHoldMs, fallbackWindowOf, longestTtlOf } from "./fallback-rules.js";
 import { SnapshotSync } from "./snapshot-sync.js";
+import { tokenInterceptor } from "./credentials.js";
 
 /** Per-acquire options. */
 export interface AcquireOptions {
@@ -109,6 +110,7 @@ export class ProxyBrokerClient extends EventEmitter {
       "grpc.keepalive_permit_without_calls": 1,
       "grpc.initial_reconnect_backoff_ms": 100,
       "grpc.max_reconnect_backoff_ms": 1_000,
+      ...(this.opts.token === undefined ? {} : { interceptors: [tokenInterceptor(this.opts.token)] }),
     });
     this.broker = createClient(ProxyBroker, this.grpcClient);
     this.reach = new Reachability({

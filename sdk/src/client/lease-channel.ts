@@ -159,16 +159,17 @@ export class LeaseChannel {
       this.opts.onAnswer?.();
       this.deliver(res.kind);
     });
-    const broken = (why: string) => {
+    const broken = (why: string, code: status = status.UNAVAILABLE) => {
       if (this.stream !== stream) return;
       this.stream = undefined;
       this.backoffMs = this.backoffMs === 0 ? this.opts.backoff.initialMs : Math.min(this.opts.backoff.maxMs, this.backoffMs * 2);
       this.reopenAt = this.opts.clock() + this.backoffMs;
       this.lastBreak = why;
       this.opts.onBreak?.(why);
-      this.failAll(why);
+      this.failAll(why, code);
     };
-    stream.on("error", (err: Error) => broken(`broker stream broke: ${err.message}`));
+    // A refused token is the broker's answer, not a failure to reach it: callers see that code.
+    stream.on("error", (err: Error) => broken(`broker stream broke: ${err.message}`, refusedCode(err) ?? status.UNAVAILABLE));
     stream.on("end", () => broken("broker ended the stream"));
     stream.on("close", () => broken("broker stream closed"));
     return stream;
@@ -193,9 +194,15 @@ export class LeaseChannel {
     }
   }
 
-  private failAll(why: string): void {
-    for (const key of [...this.waiting.keys()]) this.rejectKey(key, new BrokerClientError(status.UNAVAILABLE, why));
+  private failAll(why: string, code: status = status.UNAVAILABLE): void {
+    for (const key of [...this.waiting.keys()]) this.rejectKey(key, new BrokerClientError(code, why));
   }
+}
+
+/** UNAUTHENTICATED or PERMISSION_DENIED when the stream ended with one of them. */
+function refusedCode(err: Error): status | undefined {
+  const code = "code" in err ? err.code : undefined;
+  return code === status.UNAUTHENTICATED || code === status.PERMISSION_DENIED ? code : undefined;
 }
 
 /** The correlation key of an answer: `req:<request_id>` or `lease:<lease_id>`. */

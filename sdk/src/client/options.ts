@@ -3,6 +3,8 @@ import * as grpc from "@grpc/grpc-js";
 import type { ProxySpecInput } from "../model/model.js";
 import { parseProxySpec } from "../model/proxy-spec.js";
 import type { ClassifierOptions } from "../classify/index.js";
+import { channelCredentials, checkToken } from "./credentials.js";
+import type { TlsOptions } from "./credentials.js";
 
 /** Circuit breaker settings (opossum). */
 export interface BreakerOptions {
@@ -61,7 +63,11 @@ export interface ClientOptions {
   readonly pool?: string;
   /** Worker id. Default: `WORKER_ID`, else hostname-pid-starttime. */
   readonly workerId?: string;
-  /** Channel credentials. Default: insecure (plaintext). */
+  /** Bearer token for a broker started with AUTH_TOKENS_FILE (a `worker` token). */
+  readonly token?: string;
+  /** Connect with TLS: the CA that signed the broker's certificate, and for mTLS this worker's cert and key. */
+  readonly tls?: TlsOptions;
+  /** Channel credentials built by hand (instead of `tls`). Default: plaintext. */
   readonly credentials?: grpc.ChannelCredentials;
   /** Lease TTL asked for, ms; 0 = the broker's default for the domain. Default 0. */
   readonly ttlMs?: number;
@@ -81,6 +87,7 @@ export interface ResolvedOptions {
   readonly pool: string;
   readonly workerId: string;
   readonly credentials: grpc.ChannelCredentials;
+  readonly token: string | undefined;
   readonly ttlMs: number;
   readonly breaker: Required<BreakerOptions>;
   readonly fallback: Required<Omit<FallbackOptions, "staticProxies" | "snapshotFile" | "staticWorkers" | "shard">> & {
@@ -127,6 +134,9 @@ export function resolveOptions(o: ClientOptions): ResolvedOptions {
   if (o.credentials !== undefined && !(o.credentials instanceof grpc.ChannelCredentials)) {
     throw new TypeError("credentials must be grpc.ChannelCredentials");
   }
+  if (o.credentials !== undefined && o.tls !== undefined) throw new TypeError("give tls or credentials, not both");
+  checkToken(o.token);
+  const credentials = o.credentials ?? channelCredentials(o.tls);
   const ttlMs = o.ttlMs === undefined || o.ttlMs === 0 ? 0 : positive("ttlMs", o.ttlMs, 0);
   const b = o.breaker ?? {};
   const f = o.fallback ?? {};
@@ -158,7 +168,8 @@ export function resolveOptions(o: ClientOptions): ResolvedOptions {
     address: o.address,
     pool,
     workerId,
-    credentials: o.credentials ?? grpc.credentials.createInsecure(),
+    credentials,
+    token: o.token,
     ttlMs,
     breaker: {
       callTimeoutMs: positive("breaker.callTimeoutMs", b.callTimeoutMs, 2_000),
