@@ -14,6 +14,7 @@ from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
 import grpc
 
 from . import wire
+from .auth import TokenInterceptor, tls_credentials
 from .errors import BrokerError, BrokerUnavailable, LeaseLost
 from .gen.proxybroker.v1 import admin_pb2_grpc, broker_pb2 as pb, broker_pb2_grpc
 from .heartbeat import Heartbeats
@@ -67,6 +68,13 @@ class BrokerClient:
         or last confirmed renew was sent and the margin is ``max(deadline_margin, 10 % of ttl)``,
         at most a quarter of the TTL.
     :param clock: the monotonic clock (seconds) lease deadlines are kept on; for tests.
+    :param token: bearer token (``worker`` role) for a broker started with ``AUTH_TOKENS_FILE``;
+        a refused token fails acquires with :class:`BrokerError` ``UNAUTHENTICATED`` (or
+        ``PERMISSION_DENIED``).
+    :param tls_ca: PEM of the CA that signed the broker's certificate: connect with TLS.
+    :param tls_cert: with ``tls_key``, this worker's certificate (PEM) for a broker that requires
+        client certificates (mTLS).
+    :param credentials: channel credentials built by hand (instead of ``tls_*``).
     """
 
     def __init__(
@@ -81,6 +89,10 @@ class BrokerClient:
         clock: Callable[[], float] = time.monotonic,
         channel_options: Sequence[Tuple[str, object]] = DEFAULT_CHANNEL_OPTIONS,
         credentials: Optional[grpc.ChannelCredentials] = None,
+        token: Optional[str] = None,
+        tls_ca: Optional[bytes] = None,
+        tls_cert: Optional[bytes] = None,
+        tls_key: Optional[bytes] = None,
     ) -> None:
         if deadline_margin < 0:
             raise ValueError(f"deadline_margin must not be negative: {deadline_margin}")
@@ -93,11 +105,17 @@ class BrokerClient:
         #: The monotonic clock lease deadlines are kept on.
         self.clock = clock
         options = list(channel_options)
-        self._channel = (
+        if tls_ca is not None or tls_cert is not None or tls_key is not None:
+            if credentials is not None:
+                raise ValueError("give tls_* or credentials, not both")
+            credentials = tls_credentials(tls_ca, tls_cert, tls_key)
+        channel = (
             grpc.secure_channel(address, credentials, options=options)
             if credentials is not None
             else grpc.insecure_channel(address, options=options)
         )
+        self._channel = grpc.intercept_channel(channel, TokenInterceptor(token)) if token is not None else channel
+        self._raw_channel = channel
         #: Raw stubs, for calls the wrapper does not cover (snapshot, admin).
         self.stub = broker_pb2_grpc.ProxyBrokerStub(self._channel)
         self.admin = admin_pb2_grpc.ProxyAdminStub(self._channel)
@@ -197,6 +215,9 @@ class BrokerClient:
             if f.cancelled():  # the client was closed
                 self._settle(out, error=BrokerUnavailable("the client was closed"))
                 return
+            if f.exception() is not None:  # the broker refused the token
+                self._settle(out, error=f.exception())
+                return
             kind, body = f.result()
             if kind != "granted":
                 self._settle(out, error=_denied_error(body))
@@ -248,6 +269,10 @@ class BrokerClient:
         def renewed(f: Future) -> None:
             if f.cancelled():
                 self._settle(out, error=BrokerUnavailable("the client was closed"))
+                return
+            if f.exception() is not None:  # the broker refused the token
+                self._give_back(lease)
+                self._settle(out, error=f.exception())
                 return
             kind, body = f.result()
             lease._on_renew_answer(kind, body, sent, ttl)
@@ -327,7 +352,7 @@ class BrokerClient:
                     log.info("proxybroker: could not release %s on close: %s", lease.lease_id, err)
         self._heartbeats.stop()
         self._stream.close()
-        self._channel.close()
+        self._raw_channel.close()
 
     def __enter__(self) -> "BrokerClient":
         return self

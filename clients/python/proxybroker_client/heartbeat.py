@@ -119,7 +119,7 @@ class Heartbeats:
     @staticmethod
     def _answered(lease: "Lease", fut: "Future", sent: float, ttl: float) -> None:
         lease._renewing = False
-        if fut.cancelled():
+        if fut.cancelled() or fut.exception() is not None:  # closed, or the token refused: the deadline decides
             return
         kind, body = fut.result()
         lease._on_renew_answer(kind, body, sent, ttl)

@@ -184,6 +184,12 @@ class Lease:
             return out
 
         def done(f: Future) -> None:
+            if not f.cancelled() and f.exception() is not None:  # the broker refused the token
+                with self._lock:
+                    self._release_future = None
+                self._client._watch_deadline(self)
+                out.set_exception(f.exception())
+                return
             answer, body = ("cancelled", None) if f.cancelled() else f.result()
             if answer in ("cancelled", "denied"):
                 with self._lock:  # the lease is unchanged: a release may be tried again

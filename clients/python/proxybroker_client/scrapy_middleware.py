@@ -11,7 +11,9 @@ Settings: ``PROXYBROKER_ADDRESS``, ``PROXYBROKER_POOL`` (``default``), ``PROXYBR
 (``$WORKER_ID`` or hostname-pid-starttime), ``PROXYBROKER_MAX_WAIT`` (seconds to wait inside the
 broker for a free proxy, 30), ``PROXYBROKER_TTL`` (seconds, broker default when unset),
 ``PROXYBROKER_TIER``, ``PROXYBROKER_LABELS`` (dict), ``PROXYBROKER_BLOCK_PATTERNS`` (regexes
-replacing the classifier's captcha body patterns), ``PROXYBROKER_ENABLED`` (True).
+replacing the classifier's captcha body patterns), ``PROXYBROKER_ENABLED`` (True),
+``PROXYBROKER_TOKEN`` (bearer token), ``PROXYBROKER_TLS_CA`` / ``PROXYBROKER_TLS_CERT`` /
+``PROXYBROKER_TLS_KEY`` (PEM file paths: TLS, and mTLS with cert and key).
 
 Each answer is classified by :func:`proxybroker_client.classify.classify_response` (the SDK's
 rules) with its URL, the URL first requested (before redirects), its headers and its body (when
@@ -89,6 +91,10 @@ class ProxyBrokerMiddleware:
             s.get("PROXYBROKER_ADDRESS", "127.0.0.1:50051"),
             pool=s.get("PROXYBROKER_POOL", "default"),
             worker_id=s.get("PROXYBROKER_WORKER_ID") or None,
+            token=s.get("PROXYBROKER_TOKEN") or None,
+            tls_ca=_read(s.get("PROXYBROKER_TLS_CA")),
+            tls_cert=_read(s.get("PROXYBROKER_TLS_CERT")),
+            tls_key=_read(s.get("PROXYBROKER_TLS_KEY")),
         )
         mw = cls(
             client,
@@ -190,6 +196,14 @@ class ProxyBrokerMiddleware:
     def _latency(request) -> Optional[float]:
         started = request.meta.get(_META_STARTED)
         return time.monotonic() - started if started is not None else None
+
+
+def _read(path):
+    """The bytes of the file at ``path``, or None for an unset setting."""
+    if not path:
+        return None
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def _deferred_of(fut: AcquireFuture, client: BrokerClient) -> defer.Deferred:

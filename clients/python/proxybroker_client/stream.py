@@ -36,6 +36,7 @@ from typing import Callable, Deque, Dict, Iterator, Optional, Tuple
 
 import grpc
 
+from .errors import BrokerError
 from .gen.proxybroker.v1 import broker_pb2 as pb
 
 log = logging.getLogger("proxybroker_client")
@@ -167,6 +168,10 @@ class LeaseStream:
                 if self._closed.is_set():
                     return
                 log.warning("proxybroker: Lease stream broke (%s); reopening", _describe(err))
+                refused = _refused(err)
+                if refused is not None:
+                    # the broker's answer, not a failure to reach it: what waits gets it now
+                    self._fail_pending(refused)
             except Exception:  # a bug in dispatch must not end the client
                 log.exception("proxybroker: error on the Lease stream; reopening")
             finally:
@@ -175,6 +180,17 @@ class LeaseStream:
             if self._closed.wait(backoff):
                 return
             backoff = min(backoff * 2, self._max_backoff)
+
+    def _fail_pending(self, err: BrokerError) -> None:
+        """Fail every acquire and lease operation waiting for an answer with ``err``."""
+        with self._lock:
+            futures = [a.future for a in self._acquires.values() if a.abandoned_at is None]
+            futures += [f for ops in self._ops.values() for _, _, f in ops]
+            self._acquires.clear()
+            self._ops.clear()
+        for f in futures:
+            if f.set_running_or_notify_cancel():
+                f.set_exception(err)
 
     def _unanswered_acquires(self) -> Iterator[pb.LeaseRequest]:
         """The acquires to send on a new stream (under the lock): pending ones as they were, and
@@ -254,6 +270,18 @@ def _drain(q: "queue.SimpleQueue"):
         if msg is _STOP:
             return
         yield msg
+
+
+def _refused(err: grpc.RpcError) -> Optional[BrokerError]:
+    """A ``BrokerError`` when the stream was refused for its token (UNAUTHENTICATED, PERMISSION_DENIED)."""
+    try:
+        code = err.code()
+        details = err.details() or ""
+    except Exception:  # not a grpc.Call
+        return None
+    if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+        return BrokerError(code.name, details)
+    return None
 
 
 def _describe(err: grpc.RpcError) -> str:
