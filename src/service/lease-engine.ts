@@ -133,8 +133,11 @@ export class LeaseEngine {
     const start = this.clock();
     const params = await this.resolve(spec);
     const key = queueKey(params);
-    if (this.queues.waitingPlain(key) > 0) {
-      // Plain waiters, whom any free proxy serves, wait for this domain-key: no overtaking them.
+    // Plain waiters, whom any free proxy serves, wait for this domain-key: no overtaking them —
+    // except by an acquire of one proxy by id: a worker back from fallback hands its lease or its
+    // pacing of that pair over (a refusal here would leave the broker pacing the pair from its
+    // last broker use, and the next grant could reach the site too early).
+    if (spec.proxyId === "" && this.queues.waitingPlain(key) > 0) {
       if (spec.maxWaitMs === 0) return { kind: "denied", retryAfterMs: this.queues.retryAfterMs(key) };
       return this.wait(spec, params, start, signal, this.queues.retryAfterMs(key));
     }

@@ -206,7 +206,9 @@ export class ProxyBrokerClient extends EventEmitter {
           const granted = await this.confirmLate(await this.brokerBackend.acquire(remaining()), req);
           if (granted === undefined) continue; // a late grant that could not be confirmed: given back
           if (!this.heldInFallback(granted)) return this.wrap(granted, "broker", req, options);
-          // A probe while fallback leases still run got a pair one of them holds: give it back.
+          // A probe while fallback leases still run got a pair one of them holds, or one whose
+          // fallback pacing still runs (the broker does not know of that use yet): give it back,
+          // which also makes the broker pace that pair from now.
           await this.brokerBackend.release({ id: granted.view.leaseId, fencingToken: granted.view.fencingToken }, { kind: "ABANDONED" }).catch(() => undefined);
           continue;
         } catch (err) {
@@ -350,12 +352,12 @@ export class ProxyBrokerClient extends EventEmitter {
     }
   }
 
-  /** A live fallback lease of this client holds the granted pair (the broker cannot know). */
+  /** A fallback lease of this client holds the granted pair, or used it less than its interval ago (the broker cannot know). */
   private heldInFallback(g: Granted): boolean {
     for (const l of this.live) {
       if (l.source === "fallback" && !l.ended && l.proxy.id === g.view.proxy.id && l.domain === g.view.domainKey) return true;
     }
-    return false;
+    return this.fallbackPool.usedLately(g.view.proxy.id, g.view.domainKey, this.opts.clock());
   }
 
   /**

@@ -358,6 +358,19 @@ export class FallbackPool {
   }
 
   /**
+   * Whether a local lease of (proxyId, domainKey) is live at `now`, or ended less than its pacing
+   * interval ago: a broker grant of that pair now could reach the site too early.
+   */
+  usedLately(proxyId: string, domainKey: string, now: number): boolean {
+    for (const l of this.leases.values()) {
+      if (l.proxyId !== proxyId || l.domainKey !== domainKey) continue;
+      const end = l.endedAt > 0 ? l.endedAt : l.expireAt;
+      if (end + l.intervalMs > now) return true;
+    }
+    return false;
+  }
+
+  /**
    * The pairs used locally whose pacing still runs at `now` (their last local lease ended less
    * than an interval ago): going back to the broker, which does not know of these uses, the
    * client makes the broker pace them from now (docs/spec.md §7). Live local leases are not

@@ -140,6 +140,23 @@ describe("local lease semantics", () => {
     expect((await p.acquire(req("b.shop.example"))).kind).toBe("granted");
   });
 
+  it("says a pair was used lately while its lease lives and for its interval after the lease ended (a broker grant of it would come too early)", async () => {
+    const policies = [policy({ pattern: "shop.example", minIntervalMs: 300 })];
+    const p = make({ workerId: "A" });
+    await p.useSnapshot(one({ policies }));
+    const g = await p.acquire(req("shop.example", { ttlMs: 10_000 }));
+    if (g.kind !== "granted") throw new Error("expected a grant");
+    const id = g.lease.proxy.id;
+    expect(p.usedLately(id, "shop.example", clock.now())).toBe(true);
+    expect(p.usedLately(id, "other.example", clock.now())).toBe(false);
+    clock.advance(2_000);
+    await p.release(g.lease.leaseId, g.lease.fencingToken, outcome("SUCCESS"));
+    clock.advance(299);
+    expect(p.usedLately(id, "shop.example", clock.now())).toBe(true);
+    clock.advance(1);
+    expect(p.usedLately(id, "shop.example", clock.now())).toBe(false);
+  });
+
   it("quarantines a proxy after PROXY_ERROR outcomes and returns it after the quarantine", async () => {
     const p = make({ workerId: "A" });
     await p.useSnapshot(one());

@@ -1,0 +1,57 @@
+/**
+ * The broker's lease engine above a real in-memory store: what waiting acquires may and may not
+ * hold up.
+ */
+import { describe, expect, it } from "vitest";
+import { MemoryStore } from "@proxybroker/sdk/engine";
+import { DEFAULT_SCORING } from "@proxybroker/sdk/model";
+import { LeaseEngine } from "../../../src/service/lease-engine.js";
+import type { AcquireSpec } from "../../../src/service/validate.js";
+
+function spec(over: Partial<AcquireSpec>): AcquireSpec {
+  return {
+    requestId: "",
+    workerId: "w1",
+    pool: "default",
+    host: "shop.example",
+    ttlMs: 30_000,
+    maxWaitMs: 0,
+    sessionKey: "",
+    tier: "",
+    labels: {},
+    proxyId: "",
+    fallbackPool: true,
+    ...over,
+  };
+}
+
+describe("LeaseEngine", () => {
+  it("an acquire of one proxy by id (a fallback hand-over) is not held up by plain waiters the proxy is not for", async () => {
+    const store = new MemoryStore({ scoring: DEFAULT_SCORING });
+    const engine = new LeaseEngine({
+      store,
+      defaults: { maxConcurrency: 1, minIntervalMs: 0, defaultTtlMs: 30_000, banTtlMs: 3_600_000, maxIntervalMs: 60_000 },
+      sessionTtlMs: 600_000,
+      waitPollMs: 20,
+      ttlMaxMs: 3_600_000,
+    });
+    await store.addProxies("default", [
+      { id: "10.0.0.1:1", url: "http://10.0.0.1:1", tier: "", labels: {} },
+      { id: "10.0.0.2:1", url: "http://10.0.0.2:1", tier: "", labels: {} },
+    ]);
+    // 10.0.0.1:1 is the share of w3, which worked from its fallback pool while the broker was away
+    await store.reserve("default", { "10.0.0.1:1": "w3" });
+    const first = await engine.acquire(spec({}));
+    expect(first.kind === "granted" && first.lease.proxy.id).toBe("10.0.0.2:1");
+    // w1 waits: the free proxy is reserved for w3
+    const waiting = engine.acquire(spec({ maxWaitMs: 2_000 }));
+    await new Promise((r) => setTimeout(r, 50));
+    // w3 comes back and hands its fallback lease (or its pacing) over: that very proxy, no wait
+    const handOver = await engine.acquire(spec({ workerId: "w3", proxyId: "10.0.0.1:1" }));
+    expect(handOver.kind).toBe("granted");
+    // a plain max_wait 0 acquire still does not overtake the waiter
+    expect((await engine.acquire(spec({ workerId: "w2" }))).kind).toBe("denied");
+    if (first.kind === "granted") await engine.release({ leaseId: first.lease.leaseId, fencingToken: first.lease.fencingToken, outcome: { kind: "SUCCESS", httpStatus: 200, latencyMs: 1, retryAfterMs: 0 } });
+    expect((await waiting).kind).toBe("granted");
+  });
+});
