@@ -125,8 +125,8 @@ export class MemoryStore implements LeaseStore {
     const state = this.open();
     const p = state.pool(pool);
     const now = state.ctx.clock();
-    p.workers.set(workerId, now);
-    p.fallbackPools.set(workerId, now);
+    p.workers.see(workerId, now);
+    p.fallbackPools.see(workerId, now);
   }
 
   async liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]> {

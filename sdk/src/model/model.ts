@@ -90,6 +90,8 @@ export interface PolicySet {
    * still runs.
    */
   readonly history: readonly RetiredPolicySet[];
+  /** Proxies in the pool (any state) when the set was read: 0 = a pool that does not exist (yet). */
+  readonly proxies: number;
 }
 
 /**
@@ -127,6 +129,12 @@ export interface DomainPacing {
   readonly loweredAt: number;
 }
 
+/**
+ * Worker ids a store keeps per pool (live workers, fallback-pool marks): beyond it the least
+ * recently seen are forgotten, so invented ids cannot grow the store without bound.
+ */
+export const MAX_WORKERS_PER_POOL = 10_000;
+
 /** What the store needs to grant a lease: the request after validation and policy resolution. */
 export interface AcquireParams {
   readonly pool: string;
@@ -163,6 +171,11 @@ export interface AcquireParams {
   readonly proxyId: string;
   /** The worker keeps a fallback pool (recorded with it: only such workers get reservations). Default false. */
   readonly fallbackPool?: boolean;
+  /**
+   * The caller's authenticated name (its token's), recorded as the proxy's `lastUsedBy` instead
+   * of the self-declared worker id. Default: none.
+   */
+  readonly identity?: string;
   /** "" = no sticky session. */
   readonly sessionKey: string;
   readonly sessionTtlMs: number;

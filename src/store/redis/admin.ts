@@ -89,9 +89,6 @@ export async function listProxies(
   return { proxies, next: num(a, 0) === 1 && last !== undefined ? last.id : "" };
 }
 
-/** The field of `P w` that marks a worker as keeping a fallback pool: "<worker id>\x1ff". */
-const FALLBACK_MARK = "\x1ff";
-
 const HEALTH_CODES: Readonly<Record<HealthResult, string>> = { pass: "p", fail: "f", error: "e" };
 
 /** Apply one health check result; unknown proxy → undefined. */
@@ -141,12 +138,14 @@ export function byteOrder(a: string, b: string): number {
 /** Workers that acquired at or after `sinceMs`, by worker id. */
 export async function liveWorkers(env: StoreEnv, pool: string, sinceMs: number): Promise<WorkerSeen[]> {
   const keys = env.keys.pool(pool);
-  const all = await env.runner.call((c) => c.hgetall(keys.workers));
-  const seen: WorkerSeen[] = [];
-  for (const [workerId, at] of Object.entries(all)) {
-    if (workerId.endsWith(FALLBACK_MARK)) continue;
-    const lastSeenAt = Number(at);
-    if (lastSeenAt >= sinceMs) seen.push({ workerId, lastSeenAt, fallbackPoolAt: Number(all[workerId + FALLBACK_MARK] ?? 0) });
-  }
+  const live = await env.runner.call((c) => c.zrangebyscore(keys.workers, sinceMs, "+inf", "WITHSCORES"));
+  const ids: string[] = [];
+  for (let i = 0; i + 1 < live.length; i += 2) ids.push(live[i]!);
+  const fallbackAt = ids.length === 0 ? [] : await env.runner.call((c) => c.zmscore(keys.fallbackWorkers, ...ids));
+  const seen: WorkerSeen[] = ids.map((workerId, i) => ({
+    workerId,
+    lastSeenAt: Number(live[2 * i + 1]),
+    fallbackPoolAt: Number(fallbackAt[i] ?? 0),
+  }));
   return seen.sort((x, y) => byteOrder(x.workerId, y.workerId));
 }

@@ -6,6 +6,7 @@
  */
 import type { AcquireParams, OutcomeKindName, OutcomeInput, OutcomeReport } from "@proxybroker/sdk/model";
 import type { ScoringConfig } from "@proxybroker/sdk/model";
+import { MAX_WORKERS_PER_POOL } from "@proxybroker/sdk/model";
 import type { PoolKeys } from "./keys.js";
 import { labelNeedles } from "./labels.js";
 import type { LeaseIdParts } from "./lease-id.js";
@@ -68,6 +69,7 @@ export function scriptConstants(cfg: ScoringConfig): ScriptConstants {
     deltaTargetError: cfg.delta.TARGET_ERROR,
     deltaAbandoned: cfg.delta.ABANDONED,
     tombstoneMinMs: TOMBSTONE_MIN_MS,
+    maxWorkers: MAX_WORKERS_PER_POOL,
     adaptiveStartMs: cfg.adaptive.startMs,
     adaptiveIncrease: cfg.adaptive.increase,
     adaptiveDecrease: cfg.adaptive.decrease,
@@ -91,7 +93,7 @@ export function acquireKeys(keys: PoolKeys, p: AcquireParams): ScriptKeys<"acqui
 }
 
 /**
- * The 20 acquire arguments (acquireLease-7.lua ARGV[1..20]); `now` and then the wanted labels
+ * The 22 acquire arguments (acquireLease-7.lua ARGV[1..22]); `now` and then the wanted labels
  * (`labelArgs`) follow.
  */
 export function acquireArgs(keys: PoolKeys, p: AcquireParams, hex: string, seed: number): ScriptArg[] {
@@ -117,6 +119,7 @@ export function acquireArgs(keys: PoolKeys, p: AcquireParams, hex: string, seed:
     p.requestId,
     p.proxyId,
     p.fallbackPool === true ? "1" : "0",
+    p.identity ?? "",
   ];
 }
 

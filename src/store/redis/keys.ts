@@ -13,7 +13,8 @@
  * - `P idx:l:<k>=<v>` zset:   the same for one label (escaped as in the record)
  * - `P q`             zset:   QUARANTINED proxy id → until (epoch ms)
  * - `P bl`            set:    BLACKLISTED proxy ids
- * - `P w`             hash:   worker id → last acquire (epoch ms)
+ * - `P ws`            zset:   worker id → last seen (epoch ms), at most MAX_WORKERS_PER_POOL ids
+ * - `P wf`            zset:   worker id → the last time it said it keeps a fallback pool
  * - `P p:<id>`        hash:   proxy record
  * - `P b:<dk>`        zset:   busy index of a domain-key, proxy id → blockedUntil
  * - `P d:<dk>`        hash:   adaptive pacing of a domain-key: a interval, l learned limit, t when
@@ -48,6 +49,7 @@ export class PoolKeys {
   readonly quarantine: string;
   readonly blacklist: string;
   readonly workers: string;
+  readonly fallbackWorkers: string;
 
   constructor(prefix: string, pool: string) {
     if (!isPoolName(pool)) throw new RangeError(`invalid pool name "${pool}"`);
@@ -61,7 +63,8 @@ export class PoolKeys {
     this.index = `${this.base}idx`;
     this.quarantine = `${this.base}q`;
     this.blacklist = `${this.base}bl`;
-    this.workers = `${this.base}w`;
+    this.workers = `${this.base}ws`;
+    this.fallbackWorkers = `${this.base}wf`;
   }
 
   /** Candidate index of a tier; the whole index for tier "". */

@@ -7,7 +7,7 @@ import type { DomainPolicySpec, PolicySet, RetiredPolicySet } from "@proxybroker
 import { HISTORY_MAX } from "@proxybroker/sdk/engine";
 import { byteOrder } from "./admin.js";
 import { ScriptReplyError } from "./errors.js";
-import { asArray, str } from "./replies.js";
+import { asArray, num, str } from "./replies.js";
 import type { StoreEnv } from "./store-env.js";
 
 function keysOf(env: StoreEnv, pool: string): [string, string, string] {
@@ -29,13 +29,14 @@ export async function deletePolicy(env: StoreEnv, pool: string, pattern: string)
 
 /** The policies in pattern order, with the current version ("0" when never set) and history. */
 export async function listPolicies(env: StoreEnv, pool: string): Promise<PolicySet> {
-  const a = asArray(await env.runner.run("listPolicies", keysOf(env, pool), [env.now(), env.policyHistoryMs]));
+  const keys = env.keys.pool(pool);
+  const a = asArray(await env.runner.run("listPolicies", [keys.policies, keys.meta, keys.policyHistory, keys.all], [env.now(), env.policyHistoryMs]));
   const flat = asArray(a[1]);
   const policies: DomainPolicySpec[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) policies.push(parsePolicy(str(flat, i), str(flat, i + 1)));
   policies.sort((x, y) => byteOrder(x.pattern, y.pattern));
   const history = asArray(a[2]).map((_, i, all) => parseHistory(str(all, i)));
-  return { version: str(a, 0), epoch: str(a, 3), policies, history };
+  return { version: str(a, 0), epoch: str(a, 3), policies, history, proxies: num(a, 4) };
 }
 
 /** One history entry: "<retiredAt>\n" then "<pattern>\t<json>\n" per policy. */

@@ -193,7 +193,7 @@ export class RedisStore implements LeaseStore {
 
   async touchWorker(pool: string, workerId: string): Promise<void> {
     const keys = this.env.keys.pool(pool);
-    await this.env.runner.run("touchWorker", [keys.workers], [workerId, this.env.now()]);
+    await this.env.runner.run("touchWorker", [keys.workers, keys.fallbackWorkers], [workerId, this.env.now()]);
   }
 
   liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]> {

@@ -29,10 +29,10 @@ export const SCRIPT_KEYS = {
   poolStats: 5,
   setPolicy: 3,
   deletePolicy: 3,
-  listPolicies: 3,
+  listPolicies: 4,
   domainPacing: 1,
   ensureEpoch: 1,
-  touchWorker: 1,
+  touchWorker: 2,
   reserve: 1,
 } as const;
 

@@ -10,6 +10,7 @@ import type { DomainState, PoolState } from "./pool-state.js";
 import { viewOf, type ProxyRecord } from "./records.js";
 import { returnFromQuarantine } from "./score-change.js";
 import { choose, matchesRequest } from "./selection.js";
+import { sweepDomains, sweepPairs } from "./prune.js";
 
 /** Quarantined proxies returned per acquire at most (step 2). */
 const QUARANTINE_RETURNS = 16;
@@ -19,6 +20,9 @@ const LEASE_SWEEP = 4;
 const SESSION_SWEEP = 2;
 /** Request log entries looked at for pruning per acquire. */
 const REQUEST_SWEEP = 2;
+/** Domain-keys of the pool, and pairs of the acquire's domain-key, looked at for pruning per acquire. */
+const DOMAIN_SWEEP = 1;
+const PAIR_SWEEP = 2;
 
 /** Try to grant one lease at `now`; see docs/store-semantics.md. */
 export function acquire(state: EngineState, params: AcquireParams, now: number): AcquireResult {
@@ -32,12 +36,15 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
     if (again !== undefined) return again;
   }
   returnFromQuarantine(state.ctx, pool, now, QUARANTINE_RETURNS);
+  // before the domain-key is looked up: a sweep may drop an empty one
+  sweepDomains(pool, now, DOMAIN_SWEEP);
   const domain = pool.domain(params.domainKey);
+  sweepPairs(domain, now, PAIR_SWEEP);
   // the interval the domain-key runs under now, before jitter
   const base = baseInterval(params.minIntervalMs, domain.adaptive.adaptiveMs, params.adaptive);
   while (domain.busy.popUpTo(now) !== undefined);
-  pool.workers.set(params.workerId, now);
-  if (params.fallbackPool === true) pool.fallbackPools.set(params.workerId, now);
+  pool.workers.see(params.workerId, now);
+  if (params.fallbackPool === true) pool.fallbackPools.see(params.workerId, now);
   state.leases.sweep(now, LEASE_SWEEP);
   pool.sessions.sweep(now, SESSION_SWEEP);
 
@@ -141,7 +148,7 @@ function grant(
   pair.pacing = { baseMs, policyMinMs: params.minIntervalMs, maxIntervalMs: params.maxIntervalMs, adaptive: params.adaptive };
   if (pair.intervalMs > 0) pair.nextAt = Math.max(pair.nextAt, now + pair.intervalMs);
   refreshBusy(domain, rec.id, pair, now);
-  rec.lastUsedBy = params.workerId;
+  rec.lastUsedBy = params.identity !== undefined && params.identity !== "" ? params.identity : params.workerId;
   rec.lastUsedAt = now;
   state.leases.add({
     leaseId,

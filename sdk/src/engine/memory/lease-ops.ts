@@ -15,7 +15,7 @@ export function renew(state: EngineState, params: RenewParams, now: number): Ren
   if (params.fencingToken !== lease.token) return { kind: "lost", reason: "REVOKED" };
   const pool = state.pool(lease.pool);
   const worker = params.workerId ?? "";
-  if (worker !== "" && (pool.workers.get(worker) ?? Number.NEGATIVE_INFINITY) >= (params.liveSince ?? 0)) pool.workers.set(worker, now);
+  if (worker !== "" && (pool.workers.get(worker) ?? Number.NEGATIVE_INFINITY) >= (params.liveSince ?? 0)) pool.workers.see(worker, now);
   const domain = pool.domain(lease.domainKey);
   const pair = pairOf(domain, lease.proxyId);
   if (lease.expireAt <= now) {

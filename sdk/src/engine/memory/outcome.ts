@@ -22,6 +22,8 @@ export function applyOutcome(
   pair: PairState,
   outcome: OutcomeInput,
   now: number,
+  /** Seen without a lease of this store (ReportOutcomes): never takes the score below the floor. */
+  reported = false,
 ): void {
   const cfg = ctx.scoring;
   const rec = pool.proxies.get(proxyId);
@@ -46,6 +48,9 @@ export function applyOutcome(
     default:
       break;
   }
-  if (rec !== undefined) changeScore(ctx, pool, rec, scoreAfterOutcome(cfg, rec.score, outcome.kind), now);
+  if (rec !== undefined) {
+    const score = scoreAfterOutcome(cfg, rec.score, outcome.kind);
+    changeScore(ctx, pool, rec, reported ? Math.max(score, Math.min(rec.score, cfg.floor)) : score, now);
+  }
   refreshBusy(domain, proxyId, pair, now);
 }

@@ -15,6 +15,7 @@ export function pairOf(domain: DomainState, proxyId: string): PairState {
   if (pair === undefined) {
     pair = newPair();
     domain.pairs.set(proxyId, pair);
+    domain.pairSweep.push(proxyId);
   }
   return pair;
 }

@@ -45,7 +45,7 @@ export function deletePolicy(pool: PoolState | undefined, pattern: string, chang
 
 /** The policies in pattern order, with the current version ("0" for a pool never configured). */
 export function listPolicies(pool: PoolState | undefined, now: number, keepMs: number): PolicySet {
-  if (pool === undefined) return { version: ".0", epoch: "", policies: [], history: [] };
+  if (pool === undefined) return { version: ".0", epoch: "", policies: [], history: [], proxies: 0 };
   const history = pool.history.filter((h) => h.retiredAt + keepMs > now);
-  return { version: pool.policyVersion, epoch: pool.epoch, policies: sorted(pool), history };
+  return { version: pool.policyVersion, epoch: pool.epoch, policies: sorted(pool), history, proxies: pool.proxies.size };
 }

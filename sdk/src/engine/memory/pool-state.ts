@@ -9,6 +9,9 @@ import type { PairState, ProxyRecord } from "./records.js";
 import { ScoreIndex } from "./score-index.js";
 import { RequestLog } from "./request-log.js";
 import { Sessions } from "./sessions.js";
+import { SeenWorkers } from "./seen-workers.js";
+import { SweepQueue } from "./sweep-queue.js";
+import { MAX_WORKERS_PER_POOL } from "../../model/model.js";
 
 /** State of one domain-key in a pool: its pairs and its busy index. */
 export interface DomainState {
@@ -18,6 +21,8 @@ export interface DomainState {
   readonly busy: TimeHeap;
   /** Adaptive pacing of the domain-key (§2). */
   adaptive: AdaptiveState;
+  /** The pairs' proxy ids in a rotating sweep, for pruning stale pairs (`pairOf` queues them). */
+  readonly pairSweep: SweepQueue<string>;
 }
 
 /** A domain-key whose interval was never raised. */
@@ -47,10 +52,12 @@ export class PoolState {
   readonly reserved = new Map<string, string>();
   /** (worker id, request id) → the lease granted to it, for a minute (idempotent retries). */
   readonly requests = new RequestLog();
-  /** Worker id → last acquire. */
-  readonly workers = new Map<string, number>();
+  /** Worker id → last seen (bounded). */
+  readonly workers = new SeenWorkers(MAX_WORKERS_PER_POOL);
   /** Workers that keep a fallback pool (they said so in an acquire or a snapshot request) → when they last did. */
-  readonly fallbackPools = new Map<string, number>();
+  readonly fallbackPools = new SeenWorkers(MAX_WORKERS_PER_POOL);
+  /** Domain-keys in a rotating sweep, for pruning the ones that remember nothing. */
+  readonly domainSweep = new SweepQueue<string>();
   readonly policies = new Map<string, DomainPolicySpec>();
   /** Replaced policy sets, newest first. */
   history: RetiredPolicySet[] = [];
@@ -156,8 +163,9 @@ export class PoolState {
   domain(domainKey: string): DomainState {
     let state = this.domains.get(domainKey);
     if (state === undefined) {
-      state = { pairs: new Map(), busy: new TimeHeap(), adaptive: NOT_ADAPTED };
+      state = { pairs: new Map(), busy: new TimeHeap(), adaptive: NOT_ADAPTED, pairSweep: new SweepQueue() };
       this.domains.set(domainKey, state);
+      this.domainSweep.push(domainKey);
     }
     return state;
   }

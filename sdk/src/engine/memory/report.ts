@@ -14,6 +14,6 @@ export function reportOutcome(state: EngineState, pool: string, report: OutcomeR
   const domain = p.domain(report.domainKey);
   const pair = pairOf(domain, report.proxyId);
   pair.banTtlMs = report.banTtlMs;
-  applyOutcome(state.ctx, p, domain, report.proxyId, pair, report.outcome, now);
+  applyOutcome(state.ctx, p, domain, report.proxyId, pair, report.outcome, now, true);
   return true;
 }

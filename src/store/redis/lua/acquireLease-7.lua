@@ -14,7 +14,8 @@
                             request may choose a label index instead)
   KEYS[5] `P b:<dk>`        busy index of the domain-key (id → blockedUntil; entries <= now
                             are stale and ignored, dropped by 1 call in 16)
-  KEYS[6] `P w`             workers: hash worker id → last acquire (epoch ms)
+  KEYS[6] `P ws`            workers: zset worker id → last seen (epoch ms), bounded
+                            (includes/workers.lua)
   KEYS[7] `P s:<session>`   session binding "<until>:<id>" (any key of the pool when no session)
   where P = "<prefix>:{<pool>}:".
 
@@ -39,15 +40,17 @@
   ARGV[19] request id ("" = none): a grant is kept a minute under (worker id, request id), and a
            retry of the request gets the same lease while it is held
   ARGV[20] proxy id ("" = any; else only that proxy is granted, or nothing)
-  ARGV[21] 1: the worker keeps a fallback pool (recorded in `P w` under "<worker>\31f"), else 0
-  ARGV[22] now (epoch ms; "" = Redis TIME)
-  ARGV[23..] wanted labels, one needle "\n<k>=<v>\n" each (escaped like the records' labels)
+  ARGV[21] 1: the worker keeps a fallback pool (recorded in `P wf`), else 0
+  ARGV[22] the caller's authenticated name ("" = none): recorded as the proxy's last_used_by
+           instead of the worker id
+  ARGV[23] now (epoch ms; "" = Redis TIME)
+  ARGV[24..] wanted labels, one needle "\n<k>=<v>\n" each (escaped like the records' labels)
   scoreAfterQuarantine and the tombstone minimum are baked into the script (includes/config.lua).
 
   Keys built in the script (same {pool} tag): `P p:<id>` proxy record, `P r:<dk>:<id>` pair
   (its field h holds the live leases), `P l:<hex>` tombstone of a holder found expired,
   `P idx:t:<tier>` and `P idx:l:<k>=<v>` (label indexes), `P d:<dk>` adaptive pacing of the
-  domain-key, `P b:<sdk>` and `P r:<sdk>:<id>` of the shadow domain-keys, `P rq:<worker> <request>`
+  domain-key, `P wf` workers that keep a fallback pool, `P b:<sdk>` and `P r:<sdk>:<id>` of the shadow domain-keys, `P rq:<worker> <request>`
   the lease granted to a request.
 
   Output (flat array):
@@ -63,6 +66,7 @@
 -- @include "base"
 -- @include "proxy"
 -- @include "pair"
+-- @include "workers"
 -- @include "acquireCore"
 
 local now, nowText, nowUs = storeNow(ARGV[ACQUIRE_ARGC + 1])

@@ -5,7 +5,7 @@
   KEYS[2] `P idx`   ACTIVE index
   KEYS[3] `P q`     quarantine zset
   KEYS[4] `P bl`    blacklist set
-  KEYS[5] `P w`     workers: hash worker id → last acquire (epoch ms)
+  KEYS[5] `P ws`    workers: zset worker id → last seen (epoch ms)
   where P = "<prefix>:{<pool>}:".
 
   ARGV[1] liveSinceMs: workers that acquired at or after it are live
@@ -16,12 +16,7 @@
 
   Error codes: none.
 ]]
-local since = tonumber(ARGV[1])
-local live = 0
-local workers = redis.call('HGETALL', KEYS[5])
-for i = 2, #workers, 2 do
-  if tonumber(workers[i]) >= since then live = live + 1 end
-end
+local live = redis.call('ZCOUNT', KEYS[5], ARGV[1], '+inf')
 return {
   redis.call('ZCARD', KEYS[1]),
   redis.call('ZCARD', KEYS[2]),

@@ -3,20 +3,20 @@
   step (SPEC §5 `next`). The acquire runs whatever the release answered. Both lie in one pool.
 
   KEYS[1..7]  the keys of acquireLease-7.lua: `P m`, `P q`, `P idx`, candidate index,
-              `P b:<dk2>`, `P w`, `P s:<session>`
+              `P b:<dk2>`, `P ws`, `P s:<session>`
   KEYS[8..15] the keys of releaseLease-8.lua: `P l:<hex>`, `P r:<dk>:<id>`, `P b:<dk>`,
               `P p:<id>`, `P idx`, `P q`, `P bl`, `P m`
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1..21]  the acquire arguments (see acquireLease-7.lua ARGV[1..21])
-  ARGV[22]     now (epoch ms; "" = Redis TIME)
-  ARGV[23..31] the release arguments (see releaseLease-8.lua ARGV[1..9])
-  ARGV[32..]   the wanted labels of the acquire (see acquireLease-7.lua ARGV[23..])
+  ARGV[1..22]  the acquire arguments (see acquireLease-7.lua ARGV[1..22])
+  ARGV[23]     now (epoch ms; "" = Redis TIME)
+  ARGV[24..32] the release arguments (see releaseLease-8.lua ARGV[1..9])
+  ARGV[33..]   the wanted labels of the acquire (see acquireLease-7.lua ARGV[24..])
   The numbers of SPEC §2 and the tombstone minimum are baked into the script
   (includes/config.lua). The acquire comes first in KEYS and ARGV so that it reads them in place.
 
   Keys built in the script: `P p:<id>`, `P r:<dk>:<id>`, `P l:<hex>`, `P idx:t:<tier>`,
-  `P idx:l:<k>=<v>`, `P d:<dk>`, `P ad`, and those of shadow domain-keys (as in both parts).
+  `P idx:l:<k>=<v>`, `P d:<dk>`, `P ad`, `P wf`, and those of shadow domain-keys (as in both parts).
 
   Output (flat array): {releaseCode, <acquireLease output>...}
     releaseCode 1 released, -1 NOT_FOUND, -2 REVOKED, -3 EXPIRED.
@@ -30,6 +30,7 @@
 -- @include "pair"
 -- @include "scoring"
 -- @include "releaseCore"
+-- @include "workers"
 -- @include "acquireCore"
 
 kIdx, kQuarantine, kBlacklist, kMeta = KEYS[12], KEYS[13], KEYS[14], KEYS[15]

@@ -5,7 +5,7 @@
   KEYS[1] `P l:<hex>`       tombstone "<state>:<token>:<ttlMs>:<dk>\31<id>" of an ended lease
   KEYS[2] `P r:<dk>:<id>`   pair of the lease (its field h holds the live leases)
   KEYS[3] `P b:<dk>`        busy index of the domain-key
-  KEYS[4] `P w`             hash: worker id → last seen (the renewing worker is seen)
+  KEYS[4] `P ws`            zset: worker id → last seen (the renewing worker is seen)
   KEYS[5] `P rsv`           hash: proxy id → the silent worker it is reserved for
   where P = "<prefix>:{<pool>}:".
 
@@ -47,8 +47,8 @@ local e, token, ttl = string.match(mine, '^%x+=(%d+)=(%d+)=(%d+);$')
 if token ~= ARGV[5] then return {-2} end
 local worker = ARGV[8]
 if worker ~= '' then
-  local seen = tonumber(redis.call('HGET', KEYS[4], worker))
-  if seen and seen >= tonumber(ARGV[9]) then redis.call('HSET', KEYS[4], worker, now) end
+  local seen = tonumber(redis.call('ZSCORE', KEYS[4], worker))
+  if seen and seen >= tonumber(ARGV[9]) then redis.call('ZADD', KEYS[4], 'XX', now, worker) end
 end
 if tonumber(e) > now then
   -- reserved for another worker's fallback share: not extended

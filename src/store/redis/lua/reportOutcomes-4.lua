@@ -1,8 +1,9 @@
 --[[
   reportOutcomes: apply outcomes observed without a lease of this store (an SDK's fallback pool
-  replaying them, SPEC §7) exactly like a release's outcome (docs/store-semantics.md §release,
+  replaying them, SPEC §7) like a release's outcome (docs/store-semantics.md §release,
   "Applying an outcome"): score, counters, EWMA, the pair's cool-down or ban (for the report's
-  banTtlMs, which the pair remembers), quarantine/blacklist, busy index. Reports on proxies the
+  banTtlMs, which the pair remembers), busy index — except that a report never takes a score
+  below the floor, so reports alone never quarantine or blacklist a proxy. Reports on proxies the
   pool does not know are skipped. One call per batch (the caller chunks large batches).
 
   KEYS[1] `P idx`   ACTIVE index
@@ -61,7 +62,7 @@ for i = FIRST_REPORT, #ARGV - REPORT_ARGC + 1, REPORT_ARGC do
       pr[PAIR_BT] = banTtl
     end
     applyOutcome(base, id, dk, pk, base .. 'b:' .. dk, proxyKey, ARGV[i + 2], tonumber(ARGV[i + 3]),
-      tonumber(ARGV[i + 4]), ARGV[i + 6], now, set, pr, count, first, moved)
+      tonumber(ARGV[i + 4]), ARGV[i + 6], now, set, pr, count, first, moved, true)
     applied = applied + 1
   end
 end

@@ -2,7 +2,7 @@
  * Internal to the conformance suite: §4 tiers, labels, workers, pool stats, and domain policies.
  */
 import { describe, expect, it } from "vitest";
-import { policySpec, type DomainPolicySpec } from "@proxybroker/sdk/model";
+import { MAX_WORKERS_PER_POOL, policySpec, type DomainPolicySpec } from "@proxybroker/sdk/model";
 import { POLICY_HISTORY_MS } from "@proxybroker/sdk/engine";
 import { acq, addProxies, deny, grant, openStore, proxySpec, TTL, type StoreFactory } from "./harness.js";
 
@@ -61,6 +61,45 @@ export function poolSuite(factory: StoreFactory): void {
       expect(await h.store.liveWorkers("never-used", 0)).toEqual([]);
     });
 
+    it("records the caller's authenticated name as last_used_by when given, else the worker id", async () => {
+      const h = await openStore(factory);
+      const [x, y] = await addProxies(h, 2);
+      const a = await grant(h, acq({ workerId: "host-1", identity: "fleet", proxyId: x! }));
+      expect(a.proxy.lastUsedBy).toBe("fleet");
+      await grant(h, acq({ workerId: "host-2", proxyId: y! }));
+      const page = await h.store.listProxies("default", { size: 10, after: "" });
+      expect(Object.fromEntries(page.proxies.map((p) => [p.id, p.lastUsedBy]))).toEqual({ [x!]: "fleet", [y!]: "host-2" });
+      expect((await h.store.liveWorkers("default", 0)).map((w) => w.workerId).sort()).toEqual(["host-1", "host-2"]);
+    });
+
+    it("keeps at most MAX_WORKERS_PER_POOL worker ids (the least recently seen go) and forgets ids not seen for a week", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const t0 = h.clock.now();
+      await deny(h, acq({ workerId: "old", minIntervalMs: 0, domainKey: "none.example", tier: "none" }));
+      h.clock.advance(1);
+      await h.store.touchWorker("default", "kept");
+      h.clock.advance(1);
+      // invented ids, as a hostile client would send them
+      const ids = Array.from({ length: MAX_WORKERS_PER_POOL - 1 }, (_, i) => `random-${i}`);
+      for (let i = 0; i < ids.length; i += 500) await Promise.all(ids.slice(i, i + 500).map((id) => h.store.touchWorker("default", id)));
+      h.clock.advance(1);
+      await h.store.touchWorker("default", "kept");
+      await deny(h, acq({ workerId: "new", domainKey: "none.example", tier: "none" }));
+      const seen = await h.store.liveWorkers("default", 0);
+      expect(seen.length).toBe(MAX_WORKERS_PER_POOL);
+      const names = new Set(seen.map((w) => w.workerId));
+      expect(names.has("old")).toBe(false);
+      expect(names.has("random-0")).toBe(false);
+      expect(names.has("kept")).toBe(true);
+      expect(names.has("new")).toBe(true);
+      expect((await h.store.poolStats("default", 0)).liveWorkers).toBe(MAX_WORKERS_PER_POOL);
+      // a week later, a new id sweeps away the ids not seen since
+      h.clock.set(t0 + 7 * 86_400_000 + 10);
+      await h.store.touchWorker("default", "later");
+      expect((await h.store.liveWorkers("default", 0)).map((w) => w.workerId)).toEqual(["later"]);
+    });
+
     it("poolStats counts proxies by state and live workers", async () => {
       const h = await openStore(factory, { scoring: { initialScore: 20, scoreAfterQuarantine: 20, maxQuarantines: 1 } });
       const [a, b] = await addProxies(h, 4);
@@ -99,7 +138,8 @@ export function poolSuite(factory: StoreFactory): void {
     it("setPolicy bumps the version; acquires with an old version answer stale-policy", async () => {
       const h = await openStore(factory);
       await addProxies(h, 2);
-      expect(await h.store.listPolicies("default")).toEqual({ version: ".0", epoch: "", policies: [], history: [] });
+      expect(await h.store.listPolicies("default")).toEqual({ version: ".0", epoch: "", policies: [], history: [], proxies: 2 });
+      expect((await h.store.listPolicies("no-such-pool")).proxies).toBe(0);
       await grant(h, acq({ policyVersion: ".0" }));
       await h.store.setPolicy("default", policy("*.example.com", { maxConcurrency: 2 }));
       const v1 = (await h.store.listPolicies("default")).version;

@@ -50,23 +50,21 @@ export function reportSuite(factory: StoreFactory): void {
       expect(await deny(h)).toBe(120_000);
     });
 
-    it("reported PROXY_ERRORs drive a proxy into quarantine", async () => {
+    it("reported PROXY_ERRORs lower a score to the floor at most: reports alone never quarantine; a lease's outcome then does", async () => {
       const h = await openStore(factory);
       const [id, spare] = await addProxies(h, 2);
-      // 50 → 35 → 20 → 5: below the floor (10) at the third
-      const applied = await h.store.reportOutcomes(POOL, [
-        report(id!, "PROXY_ERROR"),
-        report(id!, "PROXY_ERROR", { domainKey: "a.example" }),
-        report(id!, "PROXY_ERROR", { domainKey: "b.example" }),
-      ]);
-      expect(applied).toBe(3);
+      // 50 → 35 → 20 → 10 (not 5: a report stops at the floor), however many follow
+      const batch = Array.from({ length: 40 }, (_, i) => report(id!, "PROXY_ERROR", { domainKey: `r${i % 3}.example` }));
+      expect(await h.store.reportOutcomes(POOL, batch)).toBe(40);
+      expect(await proxyView(h, id!)).toMatchObject({ state: "ACTIVE", score: 10, failureCount: 40, quarantineCount: 0 });
+      // first-hand evidence: a broker lease's PROXY_ERROR takes it below the floor
+      let lease = await grant(h, acq({ domainKey: "d.example", proxyId: id! }));
+      await release(h, lease, "PROXY_ERROR");
       const view = await proxyView(h, id!);
-      expect(view).toMatchObject({ state: "QUARANTINED", score: 5, failureCount: 3, quarantineCount: 1 });
+      expect(view).toMatchObject({ state: "QUARANTINED", score: 0, quarantineCount: 1 });
       expect(view.quarantineUntil).toBeGreaterThan(h.clock.now());
-      for (let i = 0; i < 3; i++) {
-        const lease = await grant(h, acq({ domainKey: `d${i}.example` }));
-        expect(lease.proxy.id).toBe(spare);
-      }
+      lease = await grant(h, acq({ domainKey: "e.example" }));
+      expect(lease.proxy.id).toBe(spare);
     });
 
     it("unknown proxies are skipped and not counted; SUCCESS adds +2 and counts a success", async () => {

@@ -5,15 +5,16 @@
 
   K (the script's KEYS[1..7]): 1 `P m` pool meta hash (pv policy counter, ep epoch, es grants
   held until, qn earliest quarantine return), 2 `P q`, 3 `P idx`, 4 tier index (`P idx:t:<tier>`, or `P idx` for any tier),
-  5 `P b:<dk>`, 6 `P w` (hash worker id → last acquire), 7 `P s:<session>` (unused when no
+  5 `P b:<dk>`, 6 `P ws` (zset worker id → last seen), 7 `P s:<session>` (unused when no
   session).
   A (the script's ARGV[1..ACQUIRE_ARGC]): 1 base `P`, 2 policy version ("<ep>.<pv>"), 3 domain-key, 4 worker
   id, 5 ttlMs, 6 maxConcurrency, 7 minIntervalMs (the policy's), 8 banTtlMs, 9 session key (""
   none), 10 sessionTtlMs, 11 tier ("" any), 12 lease hex, 13 random seed, 14 pacing anchor (r
   after release, g after grant), 15 jitterMs, 16 adaptive (1|0), 17 maxIntervalMs (the cap),
   18 shadow domain-keys joined by "\n" ("" none), 19 request id ("" none: no retry log),
-  20 proxy id ("" any: else grant only that proxy); the wanted labels as needles "\nk=v\n" are
-  A[lf..] (lf: from the caller).
+  20 proxy id ("" any: else grant only that proxy), 21 fallback pool (1|0), 22 the caller's
+  authenticated name ("" = none: the worker id is recorded as last_used_by); the wanted labels
+  as needles "\nk=v\n" are A[lf..] (lf: from the caller).
   Functions take K and A as parameters rather than upvalues, and the scripts pass KEYS and ARGV
   themselves: creating a closure costs per captured upvalue, on every call.
   Keys built here (same `{pool}` tag): `P p:<id>` proxy, `P r:<dk>:<id>` pair (whose holders
@@ -21,7 +22,8 @@
   `P idx:t:<tier>` and `P idx:l:<k>=<v>` (label indexes: candidates of a labels request, and
   those of a proxy returning from quarantine), `P d:<dk>` the domain-key's adaptive pacing,
   `P b:<sdk>` and `P r:<sdk>:<id>` of the shadow domain-keys, `P rsv` the reservations (proxy id
-  → the silent worker that alone may be granted it), `P rq:<worker> <request id>` the
+  → the silent worker that alone may be granted it), `P wf` (zset: workers that keep a fallback
+  pool → when they last said so), `P rq:<worker> <request id>` the
   lease granted to a request ("<hex> <id> <token> <until>", a minute: a retry gets the same
   lease).
 
@@ -37,7 +39,7 @@
     stale policy {-4, version}
     denied {-5, retryAfterMs}   (-1 = unknown)
 ]]
-local ACQUIRE_ARGC = 21
+local ACQUIRE_ARGC = 22
 -- How long the lease granted to a request answers a retry of it.
 local REQUEST_MEMORY_MS = 60000
 -- The store clock in µs (fencing tokens); the script sets it from storeNow before acquiring.
@@ -139,7 +141,9 @@ local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, ad
     if busyN == 0 or math.random(64) == 1 then redis.call('PEXPIRE', K[5], bu - now + DAY_MS) end
   end
   local key = base .. 'p:' .. id
-  redis.call('HSET', key, 'lb', A[4], 'la', nowText)
+  local by = A[22]
+  if by == '' then by = A[4] end
+  redis.call('HSET', key, 'lb', by, 'la', nowText)
   if A[9] ~= '' then
     local sttl = tonumber(A[10])
     redis.call('SET', K[7], (now + sttl) .. ':' .. id, 'PX', sttl + SESSION_GC_MS)
@@ -149,7 +153,7 @@ local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, ad
     redis.call('SET', base .. 'rq:' .. A[4] .. ' ' .. A[19], record, 'PX', REQUEST_MEMORY_MS)
   end
   local v = redis.call('HMGET', key, 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'qu', 'qc')
-  return {1, token, exp, rebound, id, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], A[4], now, v[9], v[10], A[12]}
+  return {1, token, exp, rebound, id, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], by, now, v[9], v[10], A[12]}
 end
 
 -- The lease a retried request was granted before, while it is held: its grant reply again.
@@ -286,15 +290,8 @@ local function acquireLease(K, A, lf, now, nowText)
   if meta[2] and tonumber(meta[2]) <= now then returnFromQuarantine(K, A[1], nowText) end
   local busy = K[5]
   if math.random(BUSY_GC_ONE_IN) == 1 then redis.call('ZREMRANGEBYSCORE', busy, '-inf', nowText) end
-  -- a worker that keeps a fallback pool is recorded as such too (field "<worker>\31f")
-  if A[21] == '1' then redis.call('HSET', K[6], A[4] .. '\31f', nowText) end
-  if redis.call('HSET', K[6], A[4], nowText) == 1 then
-    -- a new worker id: forget workers not seen for a week (the hash only grows with new ids)
-    local all = redis.call('HGETALL', K[6])
-    for i = 2, #all, 2 do
-      if tonumber(all[i]) < now - WEEK_MS then redis.call('HDEL', K[6], all[i - 1]) end
-    end
-  end
+  -- a worker that keeps a fallback pool is recorded as such too
+  seeWorker(K[6], A[1] .. 'wf', A[4], A[21] == '1', now, nowText)
   local needles = nil
   if #A >= lf then
     needles = {}

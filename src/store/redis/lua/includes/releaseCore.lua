@@ -44,8 +44,10 @@ local function endLeases(pr, endedAt, set)
 end
 
 -- Apply outcome `kind` to the proxy record `proxyKey` of `id` (if it still exists): counters,
--- latency EWMA (`latency` > 0), score with its consequences (`u`: the jitter draw).
-local function scoreOutcome(base, id, proxyKey, kind, latency, u, now)
+-- latency EWMA (`latency` > 0), score with its consequences (`u`: the jitter draw). A `reported`
+-- outcome (seen without a lease of this store) never takes the score below the floor: reports
+-- alone never quarantine a proxy.
+local function scoreOutcome(base, id, proxyKey, kind, latency, u, now, reported)
   local v = redis.call('HMGET', proxyKey, 's', 'st', 't', 'sc', 'fc', 'lt', 'qc', 'l')
   if not v[1] then return end
   local set
@@ -63,7 +65,9 @@ local function scoreOutcome(base, id, proxyKey, kind, latency, u, now)
     set[#set + 1] = e
   end
   local old = tonumber(v[1])
-  changeScore(base, id, v[2], v[3], v[8], v[7], old, old + scoreDelta(kind), now, u, set)
+  local new = old + scoreDelta(kind)
+  if reported then new = math.max(new, math.min(old, {{floor}})) end
+  changeScore(base, id, v[2], v[3], v[8], v[7], old, new, now, u, set)
   if #set > 0 then redis.call('HSET', proxyKey, unpack(set)) end
 end
 
@@ -114,7 +118,7 @@ end
 -- have moved pr[PAIR_N]: `nMoved`), `count` and `first` its live holders (after the caller's
 -- changes) and their earliest expiry. The busy entry of `id` in `busyKey` follows.
 local function applyOutcome(base, id, dk, pairKey, busyKey, proxyKey, kind, latency, retryAfter, draw, now,
-                            set, pr, count, first, nMoved)
+                            set, pr, count, first, nMoved, reported)
   local n, b, c = tonumber(pr[PAIR_N]) or 0, tonumber(pr[PAIR_B]) or 0, tonumber(pr[PAIR_C]) or 0
   local i = #set
   if nMoved then set[i + 1], set[i + 2] = 'n', n end
@@ -143,7 +147,7 @@ local function applyOutcome(base, id, dk, pairKey, busyKey, proxyKey, kind, late
   if count > 0 and count >= (tonumber(pr[PAIR_M]) or 1) and first + gap > u then u = first + gap end
   setBusy(busyKey, id, u, now)
   adaptDomain(base, dk, kind, pr[PAIR_P], now)
-  scoreOutcome(base, id, proxyKey, kind, latency, draw, now)
+  scoreOutcome(base, id, proxyKey, kind, latency, draw, now, reported)
 end
 
 -- The whole release (KEYS after `ko` and ARGV after `ao`, see above).
@@ -177,7 +181,7 @@ local function releaseLease(ko, ao, now)
   local set = {'h', kept}
   local moved = endLeases(pr, now, set)
   applyOutcome(base, id, dk, pairKey, KEYS[ko + 3], KEYS[ko + 4], ARGV[ao + 6], tonumber(ARGV[ao + 7]),
-    tonumber(ARGV[ao + 8]), ARGV[ao + 9], now, set, pr, count, first, moved)
+    tonumber(ARGV[ao + 8]), ARGV[ao + 9], now, set, pr, count, first, moved, false)
   if expired then
     tombstone(base, dk, id, hex, held, ttl, '2')
     return -3

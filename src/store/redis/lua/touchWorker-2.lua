@@ -3,8 +3,8 @@
   without acquiring), so that every worker's list of live workers — and so its fallback share —
   includes it; and as a worker that keeps a fallback pool (only those get reservations).
 
-  KEYS[1] `P w`     workers: hash worker id → last seen (epoch ms), and "<worker id>\31f" → the
-                    last time it said it keeps a fallback pool
+  KEYS[1] `P ws`    workers: zset worker id → last seen (epoch ms), bounded (includes/workers.lua)
+  KEYS[2] `P wf`    zset worker id → the last time it said it keeps a fallback pool
   where P = "<prefix>:{<pool>}:".
 
   ARGV[1] worker id
@@ -17,7 +17,8 @@
   Error codes: none.
 ]]
 -- @include "base"
+-- @include "workers"
 
-local _, nowText = storeNow(ARGV[2])
-redis.call('HSET', KEYS[1], ARGV[1], nowText, ARGV[1] .. '\31f', nowText)
+local now, nowText = storeNow(ARGV[2])
+seeWorker(KEYS[1], KEYS[2], ARGV[1], true, now, nowText)
 return 1

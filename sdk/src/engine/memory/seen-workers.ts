@@ -1,0 +1,37 @@
+/**
+ * Internal to the in-memory engine: the workers a pool has seen (worker id → last seen), bounded
+ * as the Redis store bounds its `P ws`: ids not seen for a week are forgotten, and beyond `max`
+ * ids the least recently seen go first. Kept in least-recently-seen order, so both are O(1).
+ */
+const WEEK_MS = 7 * 86_400_000;
+
+export class SeenWorkers {
+  private readonly seen = new Map<string, number>();
+
+  constructor(private readonly max: number) {}
+
+  get size(): number {
+    return this.seen.size;
+  }
+
+  /** When `workerId` was last seen (undefined: not kept). */
+  get(workerId: string): number | undefined {
+    return this.seen.get(workerId);
+  }
+
+  /** Record `workerId` as seen at `now`; a new id trims the stale and the oldest beyond the cap. */
+  see(workerId: string, now: number): void {
+    const known = this.seen.delete(workerId);
+    this.seen.set(workerId, now);
+    if (known) return;
+    for (const [id, at] of this.seen) {
+      if (at >= now - WEEK_MS && this.seen.size <= this.max) break;
+      this.seen.delete(id);
+    }
+  }
+
+  /** Every kept worker with its last-seen time, least recently seen first. */
+  [Symbol.iterator](): IterableIterator<[string, number]> {
+    return this.seen.entries();
+  }
+}
