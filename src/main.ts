@@ -18,6 +18,8 @@ import { inspectRedis, persistenceLine, refusal } from "./store/redis/index.js";
  * server, the metrics endpoint, and a draining shutdown on SIGTERM/SIGINT.
  */
 
+/** Proxies of the proxies file added per store call. */
+const PROXIES_FILE_CHUNK = 1_000;
 const SAMPLE_POOL = fileURLToPath(new URL("../examples/proxies.txt", import.meta.url));
 
 function log(message: string): void {
@@ -52,8 +54,15 @@ async function main(): Promise<void> {
   const loadProxies = async (why: string): Promise<void> => {
     if (proxiesFile === "") return;
     const specs = await loadProxiesFile(proxiesFile);
-    const r = await store.addProxies(settings.proxiesPool, specs);
-    log(`${why}: loaded ${proxiesFile} into pool ${settings.proxiesPool}: ${r.added.length} added, ${r.updated.length} updated`);
+    // in chunks: one store call per chunk, so a large file never blocks Redis for long
+    let added = 0;
+    let updated = 0;
+    for (let i = 0; i < specs.length; i += PROXIES_FILE_CHUNK) {
+      const r = await store.addProxies(settings.proxiesPool, specs.slice(i, i + PROXIES_FILE_CHUNK));
+      added += r.added.length;
+      updated += r.updated.length;
+    }
+    log(`${why}: loaded ${proxiesFile} into pool ${settings.proxiesPool}: ${added} added, ${updated} updated`);
   };
   await loadProxies("start");
   // The store lost a pool's state (Redis wiped, restarted without persistence): grants are held

@@ -65,6 +65,17 @@ export interface Settings {
   readonly healthCheckPools: readonly string[];
   /** MAX_RETRY_AFTER_MS — a client's retry_after is cut to this (a site's Retry-After can be absurd). */
   readonly maxRetryAfterMs: number;
+  /** MAX_MESSAGE_BYTES — largest request message accepted (larger: RESOURCE_EXHAUSTED from gRPC). */
+  readonly maxMessageBytes: number;
+  /** MAX_STREAMS_PER_CONNECTION — concurrent calls on one HTTP/2 connection. */
+  readonly maxStreamsPerConnection: number;
+  /** MAX_IN_FLIGHT_PER_STREAM — unanswered requests on one Lease stream; more are denied in-band. */
+  readonly maxInFlightPerStream: number;
+  /** MAX_WAITING_PER_DOMAIN / MAX_WAITING — acquires waiting inside this broker, per (pool, domain-key) and in all. */
+  readonly maxWaitingPerDomain: number;
+  readonly maxWaiting: number;
+  /** REPORT_OUTCOMES_PER_MINUTE — reported outcomes applied per caller (token name, else worker id) per minute. */
+  readonly reportOutcomesPerMinute: number;
   /**
    * SCORE_*, QUARANTINE_*, MAX_QUARANTINES, RATE_LIMIT_BACKOFF_*, LATENCY_EWMA_ALPHA, HEALTH_*,
    * ADAPTIVE_* — §2.
@@ -176,6 +187,12 @@ export function loadSettings(env: Env = process.env): Settings {
     healthCheckConcurrency: num(env, "HEALTH_CHECK_CONCURRENCY", 16, { min: 1, max: 1_000 }),
     healthCheckPools: str(env, "HEALTH_CHECK_POOLS", "default").split(",").map((p) => p.trim()),
     maxRetryAfterMs: num(env, "MAX_RETRY_AFTER_MS", MS_DAY, { min: 1, max: MS_DAY * 30 }),
+    maxMessageBytes: num(env, "MAX_MESSAGE_BYTES", 4 * 1024 * 1024, { min: 1024, max: 256 * 1024 * 1024 }),
+    maxStreamsPerConnection: num(env, "MAX_STREAMS_PER_CONNECTION", 100, { min: 1, max: 100_000 }),
+    maxInFlightPerStream: num(env, "MAX_IN_FLIGHT_PER_STREAM", 1_000, { min: 1, max: 1_000_000 }),
+    maxWaitingPerDomain: num(env, "MAX_WAITING_PER_DOMAIN", 10_000, { min: 1, max: 1_000_000 }),
+    maxWaiting: num(env, "MAX_WAITING", 50_000, { min: 1, max: 10_000_000 }),
+    reportOutcomesPerMinute: num(env, "REPORT_OUTCOMES_PER_MINUTE", 20_000, { min: 1, max: 10_000_000 }),
     scoring: loadScoring(env),
   };
   if (!(s.ttlMinMs <= s.ttlDefaultMs && s.ttlDefaultMs <= s.ttlMaxMs)) {

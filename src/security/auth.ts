@@ -27,6 +27,18 @@ export type Verdict = { readonly ok: true; readonly owner: TokenOwner | undefine
 
 const BEARER = /^bearer\s+(\S+)\s*$/i;
 
+/**
+ * Metadata key under which the interceptor hands a checked token's name to the handlers. Whatever
+ * a client sends under it is removed first, so a handler can trust it.
+ */
+const CALLER_KEY = "proxybroker-caller";
+
+/** The name of the token a call was authorized with ("" = none: no authentication, or a token without a name). */
+export function callerName(call: { readonly metadata: grpc.Metadata }): string {
+  const v = call.metadata.get(CALLER_KEY)[0];
+  return typeof v === "string" ? v : "";
+}
+
 /** Check the call's metadata against the table for a method that needs `needed`. */
 export function authorize(table: TokenTable | undefined, needed: Role | undefined, metadata: grpc.Metadata): Verdict {
   if (table === undefined || needed === undefined) return { ok: true, owner: undefined };
@@ -54,8 +66,10 @@ export function authInterceptor(opts: AuthOptions): grpc.ServerInterceptor {
     if (needed === undefined) return new grpc.ServerInterceptingCall(call);
     const listener = new grpc.ServerListenerBuilder()
       .withOnReceiveMetadata((metadata, next) => {
+        metadata.remove(CALLER_KEY);
         const verdict = authorize(opts.tokens(), needed, metadata);
         if (verdict.ok) {
+          if (verdict.owner?.name !== undefined) metadata.set(CALLER_KEY, verdict.owner.name);
           next(metadata);
           return;
         }

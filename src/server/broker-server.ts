@@ -1,3 +1,4 @@
+import { ReportBudget } from "../service/report-budget.js";
 import * as grpc from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
@@ -39,6 +40,12 @@ export type BrokerServerSettings = Pick<
   | "keepaliveTimeMs"
   | "keepaliveTimeoutMs"
   | "maxRetryAfterMs"
+  | "maxMessageBytes"
+  | "maxStreamsPerConnection"
+  | "maxInFlightPerStream"
+  | "maxWaitingPerDomain"
+  | "maxWaiting"
+  | "reportOutcomesPerMinute"
   | "scoring"
   | "workerAbsentAfterMs"
   | "fallbackWindowMs"
@@ -99,6 +106,8 @@ export class BrokerServer {
       sessionTtlMs: s.sessionTtlMs,
       waitPollMs: s.waitPollMs,
       ttlMaxMs: s.ttlMaxMs,
+      maxWaitingPerKey: s.maxWaitingPerDomain,
+      maxWaiting: s.maxWaiting,
       ...(opts.onStateLost ? { onStateLost: opts.onStateLost } : {}),
       ...(opts.clock ? { clock: opts.clock } : {}),
       liveSince: () => this.reservations.liveSince(),
@@ -117,6 +126,7 @@ export class BrokerServer {
     this.metrics = new BrokerMetrics({
       waiting: () => this.engine.waiting,
       domainPacing: () => domainPacingGauge({ store: opts.store, engine: this.engine, defaults: this.defaults }),
+      servesPool: (pool) => this.engine.serves(pool),
       defaultMetrics: opts.processMetrics === true,
     });
   }
@@ -147,6 +157,8 @@ export class BrokerServer {
         "grpc.keepalive_timeout_ms": s.keepaliveTimeoutMs,
         "grpc.keepalive_permit_without_calls": 1,
         "grpc.http2.min_ping_interval_without_data_ms": 5_000,
+        "grpc.max_receive_message_length": s.maxMessageBytes,
+        "grpc.max_concurrent_streams": s.maxStreamsPerConnection,
         interceptors,
       });
     const bind = (server: grpc.Server, address: string) =>
@@ -174,12 +186,19 @@ export class BrokerServer {
     const ctx: BrokerContext = {
       store: this.opts.store,
       engine: this.engine,
-      limits: { ttlMinMs: s.ttlMinMs, ttlMaxMs: s.ttlMaxMs, maxWaitLimitMs: s.maxWaitLimitMs, maxRetryAfterMs: s.maxRetryAfterMs },
+      limits: {
+        ttlMinMs: s.ttlMinMs,
+        ttlMaxMs: s.ttlMaxMs,
+        maxWaitLimitMs: s.maxWaitLimitMs,
+        maxRetryAfterMs: s.maxRetryAfterMs,
+        maxInFlightPerStream: s.maxInFlightPerStream,
+      },
       policyDefaults: this.defaults,
       workerActiveWindowMs: s.workerActiveWindowMs,
       fallbackWindowMs: s.fallbackWindowMs,
       clock: this.opts.clock ?? Date.now,
       metrics: this.metrics,
+      reportBudget: new ReportBudget({ perMinute: s.reportOutcomesPerMinute, clock: this.opts.clock ?? Date.now }),
       isDraining: () => this.draining,
       streams: this.streams,
     };

@@ -56,12 +56,12 @@ export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
     }),
 
     removeProxies: unary(ctx.isDraining, async (req) => {
-      const r = await ctx.store.removeProxies(checkPool(req.pool), req.ids);
+      const r = await ctx.store.removeProxies(checkPool(req.pool), checkIds(req.ids));
       return create(RemoveProxiesResponseSchema, { removed: r.removed, notFound: r.notFound });
     }),
 
     restoreProxies: unary(ctx.isDraining, async (req) => {
-      const r = await ctx.store.restoreProxies(checkPool(req.pool), req.ids);
+      const r = await ctx.store.restoreProxies(checkPool(req.pool), checkIds(req.ids));
       return create(RestoreProxiesResponseSchema, { restored: r.restored, notFound: r.notFound });
     }),
 
@@ -140,4 +140,13 @@ function checkPolicy(p: DomainPolicy, ctx: BrokerContext): DomainPolicySpec {
     throw new InvalidInputError(`pacing ${p.pacing} is not a PacingMode`);
   }
   return { ...spec, pattern: normalizePattern(p.pattern), group: normalizeGroup(p.group) };
+}
+
+/** A batch of proxy ids: at most MAX_BATCH, each a host:port of sane length. */
+function checkIds(ids: readonly string[]): readonly string[] {
+  if (ids.length > MAX_BATCH) throw new InvalidInputError(`at most ${MAX_BATCH} ids per call`);
+  ids.forEach((id, i) => {
+    if (id === "" || id.length > 300) throw new InvalidInputError(`ids[${i}] is empty or longer than 300 characters`);
+  });
+  return ids;
 }

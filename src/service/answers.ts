@@ -38,17 +38,23 @@ export function decisionToWire(
 /** An error as an in-band denial (the stream stays open). */
 export function errorToDenied(err: unknown, ids: { requestId?: string; leaseId?: string }): LeaseDenied {
   const e = BrokerError.from(err);
+  // RESOURCE_EXHAUSTED (a limit: too many waiting or in flight) is NO_PROXY_AVAILABLE in-band: the
+  // caller retries after retry_after, and never takes it for a broker that cannot serve
   const reason =
     e.code === status.INVALID_ARGUMENT
       ? DenyReason.INVALID_ARGUMENT
       : e.code === status.NOT_FOUND
         ? DenyReason.NOT_FOUND
-        : DenyReason.UNAVAILABLE;
+        : e.code === status.RESOURCE_EXHAUSTED
+          ? DenyReason.NO_PROXY_AVAILABLE
+          : DenyReason.UNAVAILABLE;
+  const retry = Number(e.trailers["retry-after-ms"] ?? "");
   return create(LeaseDeniedSchema, {
     requestId: ids.requestId ?? "",
     leaseId: ids.leaseId ?? "",
     reason,
     message: e.message,
+    ...(Number.isFinite(retry) && e.trailers["retry-after-ms"] !== undefined ? { retryAfter: durationOf(retry) } : {}),
   });
 }
 

@@ -16,6 +16,7 @@ import type { BrokerContext } from "./context.js";
 import { leaseStream } from "./lease-stream.js";
 import { reportOutcomes } from "./report-outcomes.js";
 import { unary } from "./unary.js";
+import { callerName } from "../security/auth.js";
 import { DOMAIN_PACING_LIMIT } from "./domain-pacing.js";
 import { checkAcquire, checkPool, checkRelease, checkRenew, checkWorkerId } from "./validate.js";
 
@@ -28,12 +29,13 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
   return {
     lease: leaseStream(ctx),
 
-    acquireLease: unary(ctx.isDraining, async (req, signal) => {
-      const spec = checkAcquire(req, ctx.limits);
+    acquireLease: unary(ctx.isDraining, async (req, signal, call) => {
+      const caller = callerName(call);
+      const spec = checkAcquire(req, ctx.limits, caller);
       // a retry with the same (worker_id, request_id) gets the same lease from the store
       const d = await ctx.engine.acquire(spec, signal);
       if (d.kind === "denied") throw deniedToError(d);
-      ctx.metrics.grants.inc({ pool: spec.pool });
+      ctx.metrics.granted(spec.pool, caller);
       return create(AcquireLeaseResponseSchema, { lease: leaseToWire(d.lease) });
     }),
 
@@ -45,8 +47,8 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       return create(RenewLeaseResponseSchema, { leaseId: spec.leaseId, expireTime: timestampOf(r.expireAt) });
     }),
 
-    releaseLease: unary(ctx.isDraining, async (req, signal) => {
-      const spec = checkRelease(req, ctx.limits);
+    releaseLease: unary(ctx.isDraining, async (req, signal, call) => {
+      const spec = checkRelease(req, ctx.limits, callerName(call));
       const r = await ctx.engine.release(spec, signal);
       if (r.kind === "lost") {
         // A unary call cannot carry both an error status and the next lease: give the next back.
@@ -62,7 +64,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       return create(ReleaseLeaseResponseSchema, { leaseId: spec.leaseId, next: next ?? { case: undefined } });
     }),
 
-    reportOutcomes: unary(ctx.isDraining, (req) => reportOutcomes(ctx, ctx.policyDefaults, req)),
+    reportOutcomes: unary(ctx.isDraining, (req, _signal, call) => reportOutcomes(ctx, ctx.policyDefaults, req, callerName(call))),
 
     getPoolSnapshot: unary(ctx.isDraining, async (req) => {
       const pool = checkPool(req.pool);

@@ -4,6 +4,7 @@ import type { LeaseEngine } from "./lease-engine.js";
 import type { StreamHandle } from "./lease-stream.js";
 import type { BrokerMetrics } from "./metrics.js";
 import type { RequestLimits } from "./validate.js";
+import type { ReportBudget } from "./report-budget.js";
 
 /** What the gRPC handlers share: built once by the server wiring. */
 export interface BrokerContext {
@@ -17,6 +18,8 @@ export interface BrokerContext {
   readonly fallbackWindowMs: number;
   readonly clock: () => number;
   readonly metrics: BrokerMetrics;
+  /** Reported outcomes each caller may still have applied. */
+  readonly reportBudget: ReportBudget;
   /** True once SIGTERM arrived: new work is refused with UNAVAILABLE. */
   readonly isDraining: () => boolean;
   /** The open Lease streams, for the shutdown sequence. */

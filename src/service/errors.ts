@@ -16,8 +16,9 @@ export class BrokerError extends Error {
     readonly trailers: Readonly<Record<string, string>> = {},
     options?: { cause?: unknown },
   ) {
-    // a message may quote a proxy URL or a Redis URL: never with its password
-    super(redactSecrets(message), options);
+    // a message may quote a proxy URL or a Redis URL: never with its password; and it may quote
+    // what a client sent, so it is cut short (it travels as an HTTP/2 trailer, whose size is limited)
+    super(shorten(redactSecrets(message)), options);
   }
 
   /** Map anything thrown inside a handler to a `BrokerError` (unknown errors → INTERNAL). */
@@ -37,6 +38,13 @@ export class BrokerError extends Error {
     for (const [k, v] of Object.entries(this.trailers)) metadata.set(k, v);
     return { code: this.code, details: this.message, metadata };
   }
+}
+
+/** The longest message an error carries (characters; a longer one is cut, with "…"). */
+export const MAX_MESSAGE_LENGTH = 512;
+
+function shorten(message: string): string {
+  return message.length <= MAX_MESSAGE_LENGTH ? message : `${message.slice(0, MAX_MESSAGE_LENGTH - 1)}…`;
 }
 
 /** Shorthand for INVALID_ARGUMENT. */

@@ -7,7 +7,9 @@ import { LeaseIndex } from "./lease-index.js";
 import { PolicyCache } from "./policy-cache.js";
 import type { AcquireSpec, ReleaseSpec, RenewSpec } from "./validate.js";
 import { WaitQueues } from "./wait-queues.js";
-import type { AttemptResult } from "./wait-queues.js";
+import type { AttemptResult, Refusal } from "./wait-queues.js";
+import { BrokerError } from "./errors.js";
+import { status } from "@grpc/grpc-js";
 
 /** The answer to an acquire: a lease, or a denial with the earliest known retry moment. */
 export type Decision =
@@ -28,6 +30,9 @@ export interface LeaseEngineOptions {
   readonly waitPollMs: number;
   /** The longest lease TTL accepted: the most that grants are held after a loss of state. */
   readonly ttlMaxMs: number;
+  /** Most acquires waiting per (pool, domain-key) and in all; more are refused (RESOURCE_EXHAUSTED). */
+  readonly maxWaitingPerKey?: number;
+  readonly maxWaiting?: number;
   /** The store lost a pool's state (for re-seeding its proxies). */
   readonly onStateLost?: (pool: string) => void;
   readonly clock?: () => number;
@@ -77,6 +82,8 @@ export class LeaseEngine {
       clock: this.clock,
       pollMs: opts.waitPollMs,
       orphaned: (lease) => this.abandon(lease),
+      ...(opts.maxWaitingPerKey === undefined ? {} : { maxPerKey: opts.maxWaitingPerKey }),
+      ...(opts.maxWaiting === undefined ? {} : { maxTotal: opts.maxWaiting }),
     });
   }
 
@@ -112,6 +119,11 @@ export class LeaseEngine {
   /** Pools this broker has served, and their policies (cached). */
   pools(): string[] {
     return this.policies.pools();
+  }
+
+  /** Whether this broker serves `pool` (it has proxies): only such pools are named in metrics. */
+  serves(pool: string): boolean {
+    return this.policies.has(pool);
   }
 
   /** The policies of a pool as this broker applies them. */
@@ -170,7 +182,7 @@ export class LeaseEngine {
 
   private async releaseNow(spec: ReleaseSpec, signal?: AbortSignal): Promise<ReleaseDecision> {
     const nextParams = spec.next === undefined ? undefined : await this.resolve(spec.next);
-    const combine = nextParams !== undefined && this.queues.waiting(queueKey(nextParams)) === 0;
+    const combine = nextParams !== undefined && this.policies.has(nextParams.pool) && this.queues.waiting(queueKey(nextParams)) === 0;
     const r = await this.store.release({
       leaseId: spec.leaseId,
       fencingToken: spec.fencingToken,
@@ -215,10 +227,11 @@ export class LeaseEngine {
     retryAfterMs: number,
   ): Promise<Decision> {
     return new Promise<Decision>((resolve, reject) => {
-      this.queues.enqueue(
+      const refused = this.queues.enqueue(
         queueKey(params),
         {
-          attempt: () => this.attempt(spec, params).then(toAttempt),
+          // a pool without proxies when the wait began is looked up again (they may have been added)
+          attempt: () => (this.policies.has(params.pool) ? this.attempt(spec, params) : this.resolve(spec).then((p) => this.attempt(spec, p))).then(toAttempt),
           deadline: start + spec.maxWaitMs,
           narrow: spec.sessionKey !== "" || spec.proxyId !== "" || spec.tier !== "" || Object.keys(spec.labels).length > 0,
           signal,
@@ -230,11 +243,14 @@ export class LeaseEngine {
         },
         retryAfterMs,
       );
+      if (refused !== undefined) reject(waitRefused(refused, retryAfterMs, this.opts));
     });
   }
 
   /** One store attempt, reloading policies when the store says they changed. */
   private async attempt(spec: AcquireSpec, initial: AcquireParams): Promise<Decision> {
+    // a pool without proxies: nothing to grant, and nothing is written for it
+    if (!this.policies.has(initial.pool)) return { kind: "denied", retryAfterMs: -1 };
     let params = initial;
     for (let i = 0; ; i++) {
       const r = await this.store.acquire(params);
@@ -246,8 +262,8 @@ export class LeaseEngine {
   }
 
   private async resolve(spec: AcquireSpec): Promise<AcquireParams> {
-    await this.firstUse(spec.pool);
     const set = await this.policies.get(spec.pool);
+    if (this.policies.has(spec.pool)) await this.firstUse(spec.pool);
     const eff = effectivePolicy(set.policies, spec.host, this.opts.defaults);
     this.longestTtlMs = Math.max(this.longestTtlMs, spec.ttlMs > 0 ? spec.ttlMs : eff.defaultTtlMs);
     return {
@@ -259,6 +275,7 @@ export class LeaseEngine {
       requestId: spec.requestId,
       proxyId: spec.proxyId,
       fallbackPool: spec.fallbackPool,
+      ...(spec.identity === undefined ? {} : { identity: spec.identity }),
       policyVersion: set.version,
       sessionKey: spec.sessionKey,
       sessionTtlMs: this.opts.sessionTtlMs,
@@ -283,4 +300,14 @@ function queueKey(p: AcquireParams): string {
 
 function toAttempt(d: Decision): AttemptResult<LeaseView> {
   return d.kind === "granted" ? { kind: "granted", grant: d.lease } : d;
+}
+
+/** The error for an acquire that could not wait: RESOURCE_EXHAUSTED, with when to try again. */
+function waitRefused(why: Refusal, retryAfterMs: number, limits: { maxWaitingPerKey?: number; maxWaiting?: number }): BrokerError {
+  const what =
+    why === "key-full"
+      ? `${limits.maxWaitingPerKey ?? 0} acquires already wait for this domain-key (MAX_WAITING_PER_DOMAIN)`
+      : `${limits.maxWaiting ?? 0} acquires already wait on this broker (MAX_WAITING)`;
+  const retry = Math.max(0, Math.ceil(retryAfterMs));
+  return new BrokerError(status.RESOURCE_EXHAUSTED, `not queued: ${what}; retry after ${retry} ms`, { "retry-after-ms": String(retry) });
 }

@@ -11,6 +11,7 @@ import type { LeaseDenied, LeaseRequest, LeaseResponse } from "@proxybroker/sdk/
 import { decisionToWire, errorToDenied, lostToWire } from "./answers.js";
 import type { BrokerContext } from "./context.js";
 import { BrokerError } from "./errors.js";
+import { callerName } from "../security/auth.js";
 import { checkAcquire, checkRelease, checkRenew, type ReleaseSpec } from "./validate.js";
 
 type Call = ServerDuplexStream<LeaseRequest, LeaseResponse>;
@@ -46,16 +47,33 @@ export function leaseStream(ctx: BrokerContext): (call: Call) => void {
 
     // An answer the stream can no longer carry: a lease in it would be held by nobody, so it is
     // given back at once rather than left to expire.
+    // Backpressure: while the client does not read its answers, its requests are not read either.
+    let paused = false;
     const send = (answer: Body | Body[]) => {
       for (const kind of Array.isArray(answer) ? answer : [answer]) {
-        if (!call.destroyed && call.writable) call.write(create(LeaseResponseSchema, { kind }));
-        else giveBack(ctx, kind);
+        if (call.destroyed || !call.writable) {
+          giveBack(ctx, kind);
+          continue;
+        }
+        if (!call.write(create(LeaseResponseSchema, { kind })) && !paused) {
+          paused = true;
+          call.pause();
+          call.once("drain", () => {
+            paused = false;
+            call.resume();
+          });
+        }
       }
     };
     const finishIfDone = () => {
       if (halfClosed && pending === 0 && !call.destroyed && call.writable) call.end();
     };
+    const limit = ctx.limits.maxInFlightPerStream;
     const run = (work: () => Promise<Body | Body[]>, onError: (err: unknown) => Body) => {
+      if (pending >= limit) {
+        send(onError(new BrokerError(status.RESOURCE_EXHAUSTED, `${limit} requests already wait for their answers on this stream (MAX_IN_FLIGHT_PER_STREAM): not taken`, { "retry-after-ms": "100" })));
+        return;
+      }
       pending++;
       work()
         .catch(onError)
@@ -67,7 +85,8 @@ export function leaseStream(ctx: BrokerContext): (call: Call) => void {
         });
     };
 
-    call.on("data", (req: LeaseRequest) => dispatch(ctx, req, abort.signal, run));
+    const caller = callerName(call);
+    call.on("data", (req: LeaseRequest) => dispatch(ctx, req, { signal: abort.signal, caller }, run));
     call.on("end", () => {
       halfClosed = true;
       finishIfDone();
@@ -84,7 +103,7 @@ export function leaseStream(ctx: BrokerContext): (call: Call) => void {
 function dispatch(
   ctx: BrokerContext,
   req: LeaseRequest,
-  signal: AbortSignal,
+  { signal, caller }: { readonly signal: AbortSignal; readonly caller: string },
   run: (work: () => Promise<Body | Body[]>, onError: (err: unknown) => Body) => void,
 ): void {
   const m = req.kind;
@@ -96,11 +115,11 @@ function dispatch(
         async () => {
           if (ctx.isDraining()) throw new BrokerError(status.UNAVAILABLE, "broker is shutting down");
           if (requestId === "") throw new BrokerError(status.INVALID_ARGUMENT, "request_id is required on the Lease stream: the answer is matched by it");
-          const spec = checkAcquire(m.value, ctx.limits);
+          const spec = checkAcquire(m.value, ctx.limits, caller);
           const d = await ctx.engine.acquire(spec, signal);
           ctx.metrics.acquireSeconds.observe((ctx.clock() - started) / 1000);
-          if (d.kind === "granted") ctx.metrics.grants.inc({ pool: spec.pool });
-          else ctx.metrics.denials.inc({ pool: spec.pool, reason: "NO_PROXY_AVAILABLE" });
+          if (d.kind === "granted") ctx.metrics.granted(spec.pool, caller);
+          else ctx.metrics.denials.inc({ pool: ctx.metrics.poolLabel(spec.pool), reason: "NO_PROXY_AVAILABLE" });
           return decisionToWire(requestId, d);
         },
         (err) => deniedAnswer(ctx, err, { requestId }),
@@ -128,7 +147,7 @@ function dispatch(
       const leaseId = m.value.leaseId;
       run(
         async () => {
-          const checked = checkRelease(m.value, ctx.limits);
+          const checked = checkRelease(m.value, ctx.limits, caller);
           if (checked.next !== undefined && checked.next.requestId === "") {
             throw new BrokerError(status.INVALID_ARGUMENT, "next.request_id is required on the Lease stream: the next answer is matched by it");
           }
@@ -143,7 +162,7 @@ function dispatch(
               : r.next === undefined
                 ? undefined
                 : decisionToWire(nextRequest?.requestId ?? "", r.next);
-          if (r.next?.kind === "granted") ctx.metrics.grants.inc({ pool: r.next.lease.pool });
+          if (r.next?.kind === "granted") ctx.metrics.granted(r.next.lease.pool, caller);
           if (r.kind === "lost") {
             // Lost, then the next lease's own answer (correlated by its request_id).
             ctx.metrics.lost.inc({ reason: r.reason ?? "NOT_FOUND" });

@@ -35,7 +35,22 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
-  constructor(opts: { waiting: () => number; domainPacing: () => Promise<readonly PacingSample[]>; defaultMetrics?: boolean }) {
+  readonly callerGrants = new Counter({
+    name: "proxybroker_caller_grants_total",
+    help: "Leases granted, by the name of the caller's token (\"-\" = none); names come from AUTH_TOKENS_FILE only",
+    labelNames: ["caller"],
+    registers: [this.registry],
+  });
+
+  constructor(
+    private readonly opts: {
+      waiting: () => number;
+      domainPacing: () => Promise<readonly PacingSample[]>;
+      /** Whether the broker serves this pool (it has proxies): only those are label values. */
+      servesPool: (pool: string) => boolean;
+      defaultMetrics?: boolean;
+    },
+  ) {
     new Gauge({
       name: "proxybroker_waiting_acquires",
       help: "Acquires waiting inside this broker (max_wait)",
@@ -59,5 +74,19 @@ export class BrokerMetrics {
       },
     });
     if (opts.defaultMetrics === true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * `pool` as a label value: its name when the broker serves it, else "other" — a client can
+   * name any pool, and label values must come from a bounded set.
+   */
+  poolLabel(pool: string): string {
+    return this.opts.servesPool(pool) ? pool : "other";
+  }
+
+  /** A lease was granted in `pool` to a caller whose token is named `caller` ("" = none). */
+  granted(pool: string, caller: string): void {
+    this.grants.inc({ pool: this.poolLabel(pool) });
+    this.callerGrants.inc({ caller: caller === "" ? "-" : caller });
   }
 }

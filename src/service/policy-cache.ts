@@ -31,6 +31,15 @@ export class PolicyCache {
     return [...this.sets.keys()];
   }
 
+  /**
+   * Whether this broker serves `pool`: it had proxies when its policies were loaded. A pool
+   * without any is neither cached nor written to (no epoch), so a client that names pools at
+   * random leaves nothing behind, here or in the store.
+   */
+  has(pool: string): boolean {
+    return this.sets.has(pool);
+  }
+
   /** The cached set of a pool, loaded on first use. */
   get(pool: string): Promise<PolicySet> {
     const cached = this.sets.get(pool);
@@ -62,6 +71,7 @@ export class PolicyCache {
     const cached = this.sets.get(pool);
     const known = cached?.epoch;
     let set = await this.store.listPolicies(pool);
+    if (cached === undefined && set.proxies === 0) return set;
     if (set.epoch === "" || (known !== undefined && set.epoch !== known)) {
       await this.store.ensureEpoch(pool, { expected: known ?? "", holdMs: this.opts.holdMs(), lost: false });
       if (known !== undefined) this.opts.onLost?.(pool);

@@ -21,6 +21,8 @@ export interface RequestLimits {
   readonly maxWaitLimitMs: number;
   /** A longer retry_after is cut to this. */
   readonly maxRetryAfterMs: number;
+  /** Unanswered requests on one Lease stream; more are denied in-band. */
+  readonly maxInFlightPerStream: number;
 }
 
 /** A longer latency sample is cut to this (it only feeds an average). */
@@ -41,6 +43,8 @@ export interface AcquireSpec {
   readonly proxyId: string;
   /** The worker keeps a fallback pool. */
   readonly fallbackPool: boolean;
+  /** The name of the caller's token ("" = none): the identity recorded as last_used_by. */
+  readonly identity?: string;
 }
 
 export interface RenewSpec {
@@ -64,7 +68,7 @@ const PRINTABLE = /^[\x21-\x7e]{1,256}$/;
 /** Validate a pool name; "" means "default". */
 export function checkPool(pool: string): string {
   if (pool === "") return "default";
-  if (!POOL.test(pool)) throw new InvalidInputError(`pool "${pool}" must match ${POOL.source}`);
+  if (!POOL.test(pool)) throw new InvalidInputError(`pool "${pool.slice(0, 80)}" must match ${POOL.source}`);
   return pool;
 }
 
@@ -93,8 +97,8 @@ function fencingToken(value: bigint): number {
   return value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value);
 }
 
-/** Check an acquire request. */
-export function checkAcquire(req: AcquireLeaseRequest, limits: RequestLimits): AcquireSpec {
+/** Check an acquire request; `caller` is the name of the caller's token ("" = none). */
+export function checkAcquire(req: AcquireLeaseRequest, limits: RequestLimits, caller = ""): AcquireSpec {
   const maxWaitMs = msOf(req.maxWait);
   if (maxWaitMs < 0 || maxWaitMs > limits.maxWaitLimitMs) {
     throw new InvalidInputError(`max_wait ${maxWaitMs} ms is outside [0, ${limits.maxWaitLimitMs}] ms`);
@@ -112,6 +116,7 @@ export function checkAcquire(req: AcquireLeaseRequest, limits: RequestLimits): A
     labels: { ...req.labels },
     proxyId: checkProxyId(req.proxyId),
     fallbackPool: req.fallbackPool,
+    ...(caller === "" ? {} : { identity: caller }),
   };
 }
 
@@ -158,12 +163,12 @@ export function checkOutcome(outcome: Outcome | undefined, limits: Pick<RequestL
   };
 }
 
-/** Check a release request (and its `next` acquire). */
-export function checkRelease(req: ReleaseLeaseRequest, limits: RequestLimits): ReleaseSpec {
+/** Check a release request (and its `next` acquire, for `caller`). */
+export function checkRelease(req: ReleaseLeaseRequest, limits: RequestLimits, caller = ""): ReleaseSpec {
   const base = {
     leaseId: checkLeaseId(req.leaseId),
     fencingToken: fencingToken(req.fencingToken),
     outcome: checkOutcome(req.outcome, limits),
   };
-  return req.next === undefined ? base : { ...base, next: checkAcquire(req.next, limits) };
+  return req.next === undefined ? base : { ...base, next: checkAcquire(req.next, limits, caller) };
 }

@@ -33,6 +33,8 @@ interface Queued<G> {
 
 interface Queue<G> {
   readonly waiters: Queued<G>[];
+  /** How many of `waiters` are plain (not narrow). */
+  plain: number;
   draining: boolean;
   again: boolean;
   timer: NodeJS.Timeout | undefined;
@@ -42,8 +44,12 @@ interface Queue<G> {
 /** Narrow waiters tried per pass at most. */
 const NARROW_PER_PASS = 8;
 
+/** Why a waiter was not queued. */
+export type Refusal = "key-full" | "broker-full";
+
 export class WaitQueues<G> {
   private readonly queues = new Map<string, Queue<G>>();
+  private total = 0;
 
   constructor(
     private readonly opts: {
@@ -51,6 +57,9 @@ export class WaitQueues<G> {
       readonly pollMs: number;
       /** Called for a grant whose waiter went away meanwhile (stream closed, call cancelled). */
       readonly orphaned: (grant: G) => void;
+      /** Most waiters per key and in all (more are refused by `enqueue`). Default: no limit. */
+      readonly maxPerKey?: number;
+      readonly maxTotal?: number;
     },
   ) {}
 
@@ -61,9 +70,7 @@ export class WaitQueues<G> {
 
   /** Plain waiters (no session, tier or labels) queued for this key: a new request may not overtake them. */
   waitingPlain(key: string): number {
-    let n = 0;
-    for (const q of this.queues.get(key)?.waiters ?? []) if (!q.waiter.narrow) n++;
-    return n;
+    return this.queues.get(key)?.plain ?? 0;
   }
 
   /** The last retry_after seen by the queue of this key (for callers that will not wait). */
@@ -73,20 +80,35 @@ export class WaitQueues<G> {
 
   /** Total waiters on this broker. */
   get size(): number {
-    let n = 0;
-    for (const q of this.queues.values()) n += q.waiters.length;
-    return n;
+    return this.total;
   }
 
-  /** Queue a waiter; it is tried at the next pass (started now). */
-  enqueue(key: string, waiter: Waiter<G>, retryAfterMs: number): void {
+  /**
+   * Queue a waiter; it is tried at the next pass (started now). Refused (nothing queued) when its
+   * key or the broker holds the most waiters allowed.
+   */
+  enqueue(key: string, waiter: Waiter<G>, retryAfterMs: number): Refusal | undefined {
+    if (this.total >= (this.opts.maxTotal ?? Infinity)) return "broker-full";
     let q = this.queues.get(key);
+    if ((q?.waiters.length ?? 0) >= (this.opts.maxPerKey ?? Infinity)) return "key-full";
     if (q === undefined) {
-      q = { waiters: [], draining: false, again: false, timer: undefined, retryAfterMs };
+      q = { waiters: [], plain: 0, draining: false, again: false, timer: undefined, retryAfterMs };
       this.queues.set(key, q);
     }
     q.waiters.push({ waiter, notBefore: 0 });
+    this.total++;
+    if (!waiter.narrow) q.plain++;
     this.schedule(key, q, retryAfterMs);
+    return undefined;
+  }
+
+  /** Take the waiter at `index` out of `q`. */
+  private remove(q: Queue<G>, index: number): void {
+    if (index < 0) return;
+    const [gone] = q.waiters.splice(index, 1);
+    if (gone === undefined) return;
+    this.total--;
+    if (!gone.waiter.narrow) q.plain--;
   }
 
   /** Something was released for this key: try its waiters now, the resting narrow ones too. */
@@ -100,7 +122,10 @@ export class WaitQueues<G> {
   /** Fail every waiter (shutdown). */
   rejectAll(error: unknown): void {
     for (const [key, q] of this.queues) {
-      for (const w of q.waiters.splice(0)) w.waiter.settle({ kind: "error", error });
+      const all = q.waiters.splice(0);
+      this.total -= all.length;
+      q.plain = 0;
+      for (const w of all) w.waiter.settle({ kind: "error", error });
       if (q.timer !== undefined) clearTimeout(q.timer);
       this.queues.delete(key);
     }
@@ -113,7 +138,8 @@ export class WaitQueues<G> {
       return;
     }
     const now = this.opts.clock();
-    const nextDeadline = Math.min(...q.waiters.map((w) => w.waiter.deadline));
+    let nextDeadline = Infinity;
+    for (const w of q.waiters) nextDeadline = Math.min(nextDeadline, w.waiter.deadline);
     const hint = retryAfterMs >= 0 ? retryAfterMs : this.opts.pollMs;
     const delay = Math.max(1, Math.min(hint, this.opts.pollMs, nextDeadline - now));
     if (q.timer !== undefined) clearTimeout(q.timer);
@@ -144,17 +170,23 @@ export class WaitQueues<G> {
     this.schedule(key, q, retryAfterMs);
   }
 
+  /** Settle the waiters whose signal aborted or whose deadline passed (one pass, in order). */
   private dropExpired(q: Queue<G>): void {
     const now = this.opts.clock();
-    for (let i = q.waiters.length - 1; i >= 0; i--) {
-      const w = q.waiters[i]!.waiter;
-      if (w.signal?.aborted === true) {
-        q.waiters.splice(i, 1);
-        w.settle({ kind: "error", error: w.signal.reason });
-      } else if (now >= w.deadline) {
-        q.waiters.splice(i, 1);
-        w.settle({ kind: "denied", retryAfterMs: q.retryAfterMs });
-      }
+    const gone: Waiter<G>[] = [];
+    let kept = 0;
+    for (const entry of q.waiters) {
+      const w = entry.waiter;
+      if (w.signal?.aborted === true || now >= w.deadline) gone.push(w);
+      else q.waiters[kept++] = entry;
+    }
+    if (gone.length === 0) return;
+    q.waiters.length = kept;
+    this.total -= gone.length;
+    for (const w of gone) {
+      if (!w.narrow) q.plain--;
+      if (w.signal?.aborted === true) w.settle({ kind: "error", error: w.signal.reason });
+      else w.settle({ kind: "denied", retryAfterMs: q.retryAfterMs });
     }
   }
 
@@ -179,12 +211,12 @@ export class WaitQueues<G> {
       try {
         r = await w.attempt();
       } catch (error) {
-        q.waiters.splice(q.waiters.indexOf(entry), 1);
+        this.remove(q, q.waiters.indexOf(entry));
         w.settle({ kind: "error", error });
         continue;
       }
       if (r.kind === "granted") {
-        q.waiters.splice(q.waiters.indexOf(entry), 1);
+        this.remove(q, q.waiters.indexOf(entry));
         if (w.signal?.aborted === true) this.opts.orphaned(r.grant);
         else w.settle(r);
         continue;

@@ -13,6 +13,8 @@ export interface BrokerProcess {
   readonly address: string;
   /** The running process's pid (undefined while stopped). */
   pid(): number | undefined;
+  /** Whether it was started and has not exited since (on its own or stopped). */
+  alive(): boolean;
   /** Start (again) and wait until it listens. */
   start(): Promise<void>;
   /** SIGKILL and wait for the exit. */
@@ -67,6 +69,7 @@ export async function brokerProcess(opts: BrokerProcessOptions): Promise<BrokerP
   return {
     address,
     pid: () => proc?.pid,
+    alive: () => proc !== undefined && proc.exitCode === null && proc.signalCode === null,
     output: () => out,
     async start() {
       if (proc !== undefined) return;

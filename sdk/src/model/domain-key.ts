@@ -28,6 +28,8 @@ export function isValidHost(host: string): boolean {
 export function normalizeHost(raw: string, what = "domain"): string {
   const trimmed = raw.trim();
   if (trimmed === "") throw new InvalidInputError(`${what} is empty`);
+  // a host name has at most 253 characters (an IDN a little more before punycode)
+  if (trimmed.length > 1024) throw new InvalidInputError(`${what} is longer than 1024 characters`);
   if (trimmed.startsWith("[")) {
     const v6 = trimmed.toLowerCase();
     if (IPV6_BRACKETED.test(v6)) return v6;
@@ -45,21 +47,25 @@ export function normalizeHost(raw: string, what = "domain"): string {
 /** The host of a `domain` field, which may carry a port (`example.com:8443`). */
 export function hostFromDomain(domain: string): string {
   const d = domain.trim();
-  if (d.includes("/")) throw new InvalidInputError(`domain "${domain}" must be a host, not a URL (use target_url)`);
+  if (d.includes("/")) throw new InvalidInputError(`domain "${domain.slice(0, 200)}" must be a host, not a URL (use target_url)`);
   const portless = d.startsWith("[") ? d.replace(/^(\[[^\]]*\])(:\d+)?$/, "$1") : d.replace(/:\d+$/, "");
   return normalizeHost(portless, "domain");
 }
 
+/** Longest target_url accepted (only its host is used). */
+export const MAX_URL_LENGTH = 8192;
+
 /** The host of an http(s) target URL. */
 export function hostFromUrl(targetUrl: string): string {
+  if (targetUrl.length > MAX_URL_LENGTH) throw new InvalidInputError(`target_url is longer than ${MAX_URL_LENGTH} characters`);
   let url: URL;
   try {
     url = new URL(targetUrl);
   } catch {
-    throw new InvalidInputError(`target_url "${targetUrl}" is not a valid URL`);
+    throw new InvalidInputError(`target_url "${targetUrl.slice(0, 200)}" is not a valid URL`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new InvalidInputError(`target_url "${targetUrl}" must be http or https, not ${url.protocol.slice(0, -1)}`);
+    throw new InvalidInputError(`target_url "${targetUrl.slice(0, 200)}" must be http or https, not ${url.protocol.slice(0, -1)}`);
   }
   return normalizeHost(url.hostname, "target_url host");
 }

@@ -11,12 +11,18 @@ const SCHEMES = new Set(["http:", "https:", "socks5:"]);
 const TIER = /^[A-Za-z0-9_.-]{0,64}$/;
 const LABEL_KEY = /^[A-Za-z0-9_.\/-]{1,63}$/;
 const LABEL_VALUE = /^[^\n\r=]{0,256}$/;
+/** Longest proxy URL accepted. */
+export const MAX_PROXY_URL_LENGTH = 2048;
+/** Labels of one proxy or one acquire filter. */
+export const MAX_LABELS = 32;
 
 /** Validate tier and labels (also used for acquire filters). Throws `InvalidInputError`. */
 export function validateTierAndLabels(tier: string, labels: Readonly<Record<string, string>>): void {
-  if (!TIER.test(tier)) throw new InvalidInputError(`tier "${tier}" must match ${TIER.source}`);
-  for (const [k, v] of Object.entries(labels)) {
-    if (!LABEL_KEY.test(k)) throw new InvalidInputError(`label key "${k}" must match ${LABEL_KEY.source}`);
+  if (!TIER.test(tier)) throw new InvalidInputError(`tier "${tier.slice(0, 80)}" must match ${TIER.source}`);
+  const entries = Object.entries(labels);
+  if (entries.length > MAX_LABELS) throw new InvalidInputError(`at most ${MAX_LABELS} labels, got ${entries.length}`);
+  for (const [k, v] of entries) {
+    if (!LABEL_KEY.test(k)) throw new InvalidInputError(`label key "${k.slice(0, 80)}" must match ${LABEL_KEY.source}`);
     if (!LABEL_VALUE.test(v)) throw new InvalidInputError(`label "${k}" has a value with "=" or a line break`);
   }
 }
@@ -25,6 +31,7 @@ export function validateTierAndLabels(tier: string, labels: Readonly<Record<stri
 export function parseProxySpec(spec: { url: string; tier: string; labels: Readonly<Record<string, string>> }): ProxySpecInput {
   const raw = spec.url.trim();
   if (raw === "") throw new InvalidInputError("proxy url is empty");
+  if (raw.length > MAX_PROXY_URL_LENGTH) throw new InvalidInputError(`proxy url is longer than ${MAX_PROXY_URL_LENGTH} characters`);
   const withScheme = raw.includes("://") ? raw : `http://${raw}`;
   let url: URL;
   try {
