@@ -70,6 +70,25 @@ describe("authentication and roles", () => {
     expect(metrics).toMatch(/code="PERMISSION_DENIED",method="\/proxybroker.v1.ProxyAdmin\/ListProxies"} 1/);
   });
 
+  it("a token's name is the caller's identity: last_used_by and the caller metric; a client cannot claim another name", async () => {
+    const nameless = "n".repeat(MIN_TOKEN_LENGTH);
+    broker = await startBroker({ kind: "embedded", tokens: TokenTable.parse(`${WORKER} worker fleet\n${ADMIN} admin ops\n${nameless} worker\n`) });
+    const b = broker;
+    await b.admin.addProxies({ proxies: [{ url: "127.0.0.1:3128" }, { url: "127.0.0.1:3129" }] }, { metadata: bearer(ADMIN) });
+    const spoofed = bearer(nameless);
+    spoofed.set("proxybroker-caller", "ops");
+    const a = await b.broker.acquireLease({ workerId: "host-1", requestId: "r1", domain: "id.example" }, { metadata: bearer(WORKER) });
+    const c = await b.broker.acquireLease({ workerId: "host-2", requestId: "r2", domain: "id.example" }, { metadata: spoofed });
+    expect(a.lease?.proxy?.id).not.toBe(c.lease?.proxy?.id);
+    const { proxies } = await b.admin.listProxies({ pool: "default" }, { metadata: bearer(ADMIN) });
+    const by = Object.fromEntries(proxies.map((p) => [p.id, p.lastUsedBy]));
+    expect(by[a.lease!.proxy!.id]).toBe("fleet");
+    expect(by[c.lease!.proxy!.id]).toBe("host-2");
+    const values = (await b.server.metrics.callerGrants.get()).values.map((v) => [v.labels.caller, v.value]);
+    expect(values).toEqual(expect.arrayContaining([["fleet", 1], ["-", 1]]));
+    expect(values.some(([caller]) => caller === "ops")).toBe(false);
+  });
+
   it("ends a Lease stream without a token at once with UNAUTHENTICATED, before any request is read", async () => {
     broker = await startBroker({ kind: "embedded", tokens: TABLE });
     const call = broker.broker.lease();
