@@ -69,7 +69,12 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
     getPoolSnapshot: unary(ctx.isDraining, async (req) => {
       const pool = checkPool(req.pool);
       const now = ctx.clock();
-      if (req.workerId !== "") await ctx.store.touchWorker(pool, checkWorkerId(req.workerId));
+      const workerId = req.workerId === "" ? "" : checkWorkerId(req.workerId);
+      // recorded only in a pool that exists (one with proxies): invented pools leave nothing behind
+      if (workerId !== "") {
+        await ctx.engine.policySet(pool);
+        if (ctx.engine.serves(pool)) await ctx.store.touchWorker(pool, workerId);
+      }
       const liveWorkers = (await ctx.store.liveWorkers(pool, now - ctx.workerActiveWindowMs)).map((w) =>
         create(WorkerInfoSchema, { workerId: w.workerId, lastSeenTime: timestampOf(w.lastSeenAt), fallbackPool: w.fallbackPoolAt > 0 }),
       );

@@ -355,6 +355,10 @@ describe("hostile input (broker process on Redis)", () => {
         ),
       ),
     ).then((codes) => expect(new Set(codes)).toEqual(new Set([status("RESOURCE_EXHAUSTED")])));
+    // a snapshot of an invented pool is empty, and does not record its worker
+    const snap = await api.getPoolSnapshot({ pool: "invented", workerId: "inventor" });
+    expect(snap.proxies).toEqual([]);
+    expect(snap.liveWorkers).toEqual([]);
     expect(await db.keys(`${PREFIX}:{pool*`)).toEqual([]);
     const text = await (await fetch(metricsUrl)).text();
     expect(text).not.toMatch(/pool="pool\d+"/);
