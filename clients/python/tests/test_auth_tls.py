@@ -66,7 +66,8 @@ class AuthTlsTest(unittest.TestCase):
     def test_token_and_client_certificate_lease_a_proxy(self) -> None:
         c = self.client(token=WORKER_TOKEN, tls_ca=self.ca, tls_cert=self.cert, tls_key=self.key)
         lease = c.acquire("https://auth.example/")
-        self.assertTrue(lease.proxy.url.startswith("http://"))
+        # any proxy of the sample pool: http ones and a socks5 one
+        self.assertRegex(lease.proxy.url, r"^(http|socks5)://([^@/]+@)?127\.0\.0\.1:\d+$")
         lease.release("SUCCESS")
 
     def test_a_wrong_token_fails_at_once_with_unauthenticated(self) -> None:
