@@ -17,8 +17,10 @@ export interface Settings {
   readonly tlsCertFile: string;
   readonly tlsKeyFile: string;
   readonly tlsClientCaFile: string;
-  /** REDIS_URL — unset: the embedded in-process store. */
+  /** REDIS_URL — unset (and no REDIS_CLUSTER_NODES): the embedded in-process store. */
   readonly redisUrl: string;
+  /** REDIS_CLUSTER_NODES — `host:port,…` of a Redis Cluster (instead of REDIS_URL). */
+  readonly redisClusterNodes: readonly string[];
   /** REDIS_KEY_PREFIX — first part of every Redis key. */
   readonly redisKeyPrefix: string;
   /** REDIS_COMMAND_TIMEOUT_MS — a Redis call slower than this answers UNAVAILABLE. */
@@ -163,6 +165,7 @@ export function loadSettings(env: Env = process.env): Settings {
     tlsKeyFile: str(env, "TLS_KEY_FILE", ""),
     tlsClientCaFile: str(env, "TLS_CLIENT_CA_FILE", ""),
     redisUrl: str(env, "REDIS_URL", ""),
+    redisClusterNodes: str(env, "REDIS_CLUSTER_NODES", "").split(",").map((n) => n.trim()).filter((n) => n !== ""),
     redisKeyPrefix: str(env, "REDIS_KEY_PREFIX", "pb"),
     redisCommandTimeoutMs: num(env, "REDIS_COMMAND_TIMEOUT_MS", 1000, { min: 10, max: 60_000 }),
     ttlDefaultMs: num(env, "LEASE_TTL_DEFAULT_MS", 30_000, { min: 1, max: MS_DAY }),
@@ -202,6 +205,11 @@ export function loadSettings(env: Env = process.env): Settings {
   }
   if (s.scoring.quarantineBaseMs > s.scoring.quarantineMaxMs) {
     throw new SettingsError("QUARANTINE_TTL_MS must not exceed QUARANTINE_MAX_MS");
+  }
+  if (s.redisUrl !== "" && s.redisClusterNodes.length > 0) throw new SettingsError("REDIS_URL and REDIS_CLUSTER_NODES go apart: set one of them");
+  for (const node of s.redisClusterNodes) {
+    const m = /^(.+):(\d{1,5})$/.exec(node);
+    if (m === null || Number(m[2]) > 65535) throw new SettingsError(`REDIS_CLUSTER_NODES has "${node}", which is not host:port`);
   }
   if (s.redisUrl !== "" && !/^rediss?:\/\//.test(s.redisUrl)) {
     throw new SettingsError(`REDIS_URL=${s.redisUrl} must start with redis:// or rediss://`);

@@ -1,11 +1,13 @@
 import type { ScoringConfig } from "@proxybroker/sdk/model";
 import { MemoryStore } from "@proxybroker/sdk/engine";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
-import { RedisStore, createRedisClient, type RedisClient } from "./redis/index.js";
+import { RedisStore, createRedisClient, createRedisCluster, type RedisClient } from "./redis/index.js";
 
-/** Which store to run on: Redis when a URL is given, else the embedded in-process engine. */
+/** Which store to run on: a Redis Cluster or one Redis when given, else the embedded in-process engine. */
 export interface StoreChoice {
   readonly redisUrl: string;
+  /** A Redis Cluster's startup nodes (`host:port`), used instead of `redisUrl` when given. */
+  readonly redisClusterNodes: readonly string[];
   readonly redisKeyPrefix: string;
   readonly redisCommandTimeoutMs: number;
   readonly scoring: ScoringConfig;
@@ -21,8 +23,11 @@ export type CreatedStore =
 /** Create the store the settings ask for. */
 export function createStore(choice: StoreChoice): CreatedStore {
   const policyHistoryMs = 2 * choice.ttlMaxMs;
-  if (choice.redisUrl === "") return { store: new MemoryStore({ scoring: choice.scoring, policyHistoryMs }), kind: "embedded" };
-  const client = createRedisClient({ url: choice.redisUrl, commandTimeoutMs: choice.redisCommandTimeoutMs });
+  const cluster = choice.redisClusterNodes.length > 0;
+  if (choice.redisUrl === "" && !cluster) return { store: new MemoryStore({ scoring: choice.scoring, policyHistoryMs }), kind: "embedded" };
+  const client = cluster
+    ? createRedisCluster({ nodes: choice.redisClusterNodes, commandTimeoutMs: choice.redisCommandTimeoutMs })
+    : createRedisClient({ url: choice.redisUrl, commandTimeoutMs: choice.redisCommandTimeoutMs });
   const store = new RedisStore({ client, scoring: choice.scoring, prefix: choice.redisKeyPrefix, policyHistoryMs });
   return { store, kind: "redis", client };
 }

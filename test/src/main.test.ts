@@ -13,11 +13,12 @@ import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { StreamClient, granted } from "../support/stream-client.js";
 import { freePort } from "../support/broker-process.js";
 import { tsEntryArgs } from "../support/node-ts.js";
+import { startRedisServer } from "../support/redis-server.js";
 
 const run = promisify(execFile);
 
 function startProcess(env: Record<string, string>): { proc: ChildProcessWithoutNullStreams; output: () => string; exited: Promise<number | null> } {
-  const proc = spawn(process.execPath, tsEntryArgs("src/main.ts"), { env: { ...process.env, ...env, REDIS_URL: "" } });
+  const proc = spawn(process.execPath, tsEntryArgs("src/main.ts"), { env: { ...process.env, REDIS_URL: "", ...env } });
   let out = "";
   proc.stderr.on("data", (d: Buffer) => (out += d.toString()));
   proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
@@ -38,6 +39,24 @@ describe("broker process", () => {
   const procs: ChildProcessWithoutNullStreams[] = [];
   afterEach(() => {
     for (const p of procs.splice(0)) p.kill("SIGKILL");
+  });
+
+  it("refuses a Redis that may evict keys (a live lease could vanish), and says what to set; logs whether persistence is on", async () => {
+    const evicting = await startRedisServer({ args: ["--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru"] });
+    const safe = await startRedisServer();
+    try {
+      const p = startProcess({ REDIS_URL: evicting.url, LISTEN_ADDRESS: `127.0.0.1:${await freePort()}` });
+      procs.push(p.proc);
+      expect(await p.exited).toBe(2);
+      expect(p.output()).toMatch(/refusing to start: Redis maxmemory-policy is allkeys-lru.*Set maxmemory-policy noeviction/);
+      const q = startProcess({ REDIS_URL: safe.url, LISTEN_ADDRESS: `127.0.0.1:${await freePort()}` });
+      procs.push(q.proc);
+      await waitFor(() => q.output().includes("listening"), 15_000);
+      expect(q.output()).toMatch(/Redis persistence: AOF off, no RDB snapshots — a Redis restart loses the leases/);
+    } finally {
+      await evicting.stop();
+      await safe.stop();
+    }
   });
 
   it("refuses to start on an invalid setting and names it", async () => {

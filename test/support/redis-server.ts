@@ -39,6 +39,13 @@ export interface RedisServerOptions {
     readonly dir: string;
     readonly appendfsync: "always" | "everysec";
   };
+  /** More command-line settings, e.g. `["--maxmemory-policy", "allkeys-lru"]` or cluster mode. */
+  readonly args?: readonly string[];
+  /**
+   * A directory of the caller's that is kept across stops and restarts (a cluster node's
+   * nodes.conf); default: a fresh temporary one per start (or persistence's).
+   */
+  readonly dir?: string;
 }
 
 const START_TIMEOUT_MS = 10_000;
@@ -53,8 +60,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     );
   }
   const port = await freePort();
-  const persistence = options.persistence;
-  let proc: RunningRedis | undefined = await launch(binary, port, persistence);
+  let proc: RunningRedis | undefined = await launch(binary, port, options);
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
@@ -67,7 +73,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       const p = proc;
       proc = undefined;
       if (p !== undefined) await p.stop();
-      proc = await launch(binary, port, persistence);
+      proc = await launch(binary, port, options);
     },
     async kill(): Promise<void> {
       const p = proc;
@@ -86,10 +92,11 @@ interface RunningRedis {
   kill(): Promise<void>;
 }
 
-async function launch(binary: string, port: number, persistence: RedisServerOptions["persistence"]): Promise<RunningRedis> {
-  // Without persistence a fresh directory per start, removed at the stop; with it, the caller's.
-  const ownDir = persistence === undefined;
-  const dir = persistence?.dir ?? (await mkdtemp(join(tmpdir(), "pb-redis-")));
+async function launch(binary: string, port: number, options: RedisServerOptions): Promise<RunningRedis> {
+  const persistence = options.persistence;
+  // Without persistence (or a dir of the caller's) a fresh directory per start, removed at the stop.
+  const ownDir = persistence === undefined && options.dir === undefined;
+  const dir = persistence?.dir ?? options.dir ?? (await mkdtemp(join(tmpdir(), "pb-redis-")));
   const storage = persistence === undefined ? ["--appendonly", "no"] : ["--appendonly", "yes", "--appendfsync", persistence.appendfsync];
   const args = [
     "--port", String(port),
@@ -99,6 +106,7 @@ async function launch(binary: string, port: number, persistence: RedisServerOpti
     "--dir", dir,
     "--daemonize", "no",
     "--logfile", "",
+    ...(options.args ?? []),
   ];
   const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
   let log = "";

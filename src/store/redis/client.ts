@@ -3,7 +3,7 @@
  * queue, no per-request retries, a command timeout; it reconnects by itself forever with a
  * capped backoff.
  */
-import { Redis } from "ioredis";
+import { Cluster, Redis } from "ioredis";
 
 /** Options of `createRedisClient`. */
 export interface RedisClientOptions {
@@ -42,4 +42,58 @@ export function createRedisClient(options: RedisClientOptions): Redis {
     if (onError !== undefined) onError(err);
   });
   return client;
+}
+
+/** Options of `createRedisCluster`. */
+export interface RedisClusterOptions {
+  /** Startup nodes, `host:port` each (any of the cluster's nodes; the rest is discovered). */
+  readonly nodes: readonly string[];
+  readonly commandTimeoutMs?: number;
+  readonly connectTimeoutMs?: number;
+  readonly onError?: (err: Error) => void;
+}
+
+/** Parse `host:port[,host:port…]` (REDIS_CLUSTER_NODES); throws RangeError naming a bad entry. */
+export function parseClusterNodes(text: string): { host: string; port: number }[] {
+  return text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .map((entry) => {
+      const m = /^(.+):(\d{1,5})$/.exec(entry);
+      if (m === null || Number(m[2]) > 65535) throw new RangeError(`"${entry}" is not host:port`);
+      return { host: m[1]!, port: Number(m[2]) };
+    });
+}
+
+/**
+ * A connected (connecting) ioredis Cluster client for the store, failing fast like
+ * `createRedisClient`: no offline queue, no per-request retries, a command timeout per node. It
+ * follows MOVED/ASK redirections and refreshes the slot map by itself (after a failover too), and
+ * keeps reconnecting with the same capped backoff.
+ */
+export function createRedisCluster(options: RedisClusterOptions): Cluster {
+  const cluster = new Cluster(parseClusterNodes(options.nodes.join(",")), {
+    enableOfflineQueue: false,
+    enableReadyCheck: true,
+    scaleReads: "master",
+    maxRedirections: 16,
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    retryDelayOnTryAgain: 100,
+    slotsRefreshTimeout: options.commandTimeoutMs ?? 1_000,
+    slotsRefreshInterval: 5_000,
+    clusterRetryStrategy: reconnectDelayMs,
+    enableAutoPipelining: false,
+    redisOptions: {
+      maxRetriesPerRequest: 0,
+      commandTimeout: options.commandTimeoutMs ?? 1_000,
+      connectTimeout: options.connectTimeoutMs ?? 1_000,
+    },
+  });
+  const onError = options.onError;
+  cluster.on("error", (err: Error) => {
+    if (onError !== undefined) onError(err);
+  });
+  return cluster;
 }

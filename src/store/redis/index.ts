@@ -3,7 +3,15 @@
  * factory and its key layout.
  */
 export { RedisStore, type RedisStoreOptions } from "./redis-store.js";
-export { createRedisClient, reconnectDelayMs, MAX_RECONNECT_DELAY_MS, type RedisClientOptions } from "./client.js";
+export {
+  createRedisClient,
+  createRedisCluster,
+  parseClusterNodes,
+  reconnectDelayMs,
+  MAX_RECONNECT_DELAY_MS,
+  type RedisClientOptions,
+  type RedisClusterOptions,
+} from "./client.js";
 export { KeyBuilder, PoolKeys, DEFAULT_PREFIX, isPoolName } from "./keys.js";
 export { encodeLeaseId, decodeLeaseId, newLeaseHex, type LeaseIdParts } from "./lease-id.js";
 export { ScriptCode, ScriptReplyError, toStoreError, lostReason } from "./errors.js";

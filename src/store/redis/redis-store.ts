@@ -44,6 +44,7 @@ import { decodeLeaseId, newLeaseHex } from "./lease-id.js";
 import { asArray, decodeAcquire, decodeRelease, decodeRenew, num, str, type AcquireContext } from "./replies.js";
 import { ScriptReplyError } from "./errors.js";
 import { ScriptRunner } from "./scripts.js";
+import { masters } from "./nodes.js";
 import type { StoreEnv } from "./store-env.js";
 
 /** Options of a `RedisStore`. */
@@ -230,12 +231,19 @@ export class RedisStore implements LeaseStore {
     return { epoch: str(a, 0), grantsFrom: num(a, 1) };
   }
 
-  /** Redis's `run_id`: a restarted server (or another one after a failover) has a new one. */
+  /**
+   * Redis's `run_id`: a restarted server (or another one after a failover) has a new one. On a
+   * Cluster, the run_ids of all masters: a failover of any of them changes it (the broker then
+   * holds grants in every pool, not knowing which pools lived there).
+   */
   async serverId(): Promise<string> {
-    const info = await this.env.runner.call((c) => c.info("server"));
-    const m = /^run_id:(\w+)/m.exec(info);
-    if (m?.[1] === undefined) throw new ScriptReplyError("INFO server has no run_id");
-    return m[1];
+    const ids = await this.env.runner.call(async (c) => {
+      const nodes = masters(c);
+      if (nodes.length === 0) throw new ScriptReplyError("the cluster client knows no master yet");
+      return Promise.all(nodes.map(async (n) => /^run_id:(\w+)/m.exec(await n.info("server"))?.[1]));
+    });
+    if (ids.some((id) => id === undefined)) throw new ScriptReplyError("INFO server has no run_id");
+    return ids.sort().join(",");
   }
 
   /** PING answered with PONG; false on any failure (never throws). */

@@ -3,7 +3,9 @@
  * live lease (two workers on one proxy), so an evicting `maxmemory-policy` is refused; whether
  * the data survives a restart (AOF, RDB snapshots) is reported for the log.
  */
+import type { Redis } from "ioredis";
 import type { RedisClient } from "./scripts.js";
+import { allServers, whenReady } from "./nodes.js";
 
 /** What was found. */
 export interface RedisSafety {
@@ -16,8 +18,18 @@ export interface RedisSafety {
   readonly save: string | undefined;
 }
 
-/** Read the settings that matter (CONFIG GET; a server that refuses CONFIG answers undefined). */
-export async function inspectRedis(client: RedisClient): Promise<RedisSafety> {
+/**
+ * Read the settings that matter (CONFIG GET; a server that refuses CONFIG answers undefined). On
+ * a Cluster every node is read: an evicting one is what counts, else the first node's settings.
+ */
+export async function inspectRedis(client: RedisClient, readyTimeoutMs = 5_000): Promise<RedisSafety> {
+  // before the first connection (the offline queue is off) CONFIG would fail and look refused
+  await whenReady(client, readyTimeoutMs);
+  const found = await Promise.all(allServers(client).map((node) => inspectServer(node)));
+  return found.find((s) => refusal(s) !== undefined) ?? found[0] ?? { maxmemoryPolicy: undefined, appendonly: undefined, appendfsync: undefined, save: undefined };
+}
+
+async function inspectServer(client: Redis): Promise<RedisSafety> {
   const get = async (name: string): Promise<string | undefined> => {
     try {
       const reply: unknown = await client.call("CONFIG", "GET", name);
