@@ -113,6 +113,7 @@ export class BrokerServer {
       liveSince: () => this.reservations.liveSince(),
       beforeFirstUse: (pool) => this.reservations.ensure(pool),
       onStoreDown: () => this.reservations.storeDown(),
+      onServerChanged: (id) => this.onServerChanged?.(id),
     });
     this.reservations = new Reservations({
       store: opts.store,
@@ -216,21 +217,14 @@ export class BrokerServer {
    */
   private watchStore(): void {
     let last = true;
-    let server: string | undefined;
     const check = async () => {
       const ok = this.draining ? false : await this.opts.store.ping().catch(() => false);
       if (ok !== last) for (const svc of SERVICES) this.health.setStatus(svc, ok ? "SERVING" : "NOT_SERVING");
       last = ok;
-      if (!ok) return;
-      const id = await this.opts.store.serverId().catch(() => undefined);
-      if (id === undefined) return;
-      if (server !== undefined && id !== server) {
-        this.onServerChanged?.(id);
-        // holds grants on every pool served; tried again at the next check when it fails
-        if (!(await this.engine.serverChanged().then(() => true, () => false))) return;
-      }
-      server = id;
+      // holds grants on every pool served when the server changed; tried again at the next check when it fails
+      if (ok) await this.engine.checkServer().catch(() => undefined);
     };
+    void check();
     this.storeTimer = setInterval(() => void check(), STORE_CHECK_MS);
     this.storeTimer.unref();
   }

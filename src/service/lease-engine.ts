@@ -45,6 +45,8 @@ export interface LeaseEngineOptions {
   readonly beforeFirstUse?: (pool: string) => Promise<void>;
   /** A store call failed as unreachable (see `watched`). */
   readonly onStoreDown?: () => void;
+  /** The store's server changed (restart, failover): grants are being held (for the log). */
+  readonly onServerChanged?: (id: string) => void;
 }
 
 const MAX_POLICY_RELOADS = 3;
@@ -63,6 +65,11 @@ export class LeaseEngine {
   /** The longest TTL this broker granted or renewed: what a loss of state may have left running. */
   private longestTtlMs: number;
   private readonly used = new Map<string, Promise<void>>();
+  /** The store's server id as last seen (undefined: not yet). */
+  private server: string | undefined;
+  /** Set when a store call failed as unreachable: the server is checked before the next grant. */
+  private verifyServer = false;
+  private checking: Promise<void> | undefined;
 
   /** The longest TTL this broker granted or renewed (at least the default TTL). */
   get longestTtl(): number {
@@ -110,6 +117,9 @@ export class LeaseEngine {
     } catch (err) {
       if (err instanceof StoreUnavailableError) {
         this.used.clear();
+        // a failover or restart shows as calls that fail: before the next grant, the server is
+        // checked — another one may have missed the last writes (a lease granted just before)
+        this.verifyServer = true;
         this.opts.onStoreDown?.();
       }
       throw err;
@@ -143,6 +153,7 @@ export class LeaseEngine {
 
   private async acquireNow(spec: AcquireSpec, signal?: AbortSignal): Promise<Decision> {
     const start = this.clock();
+    if (this.verifyServer) await this.checkServer();
     const params = await this.resolve(spec);
     const key = queueKey(params);
     // Plain waiters, whom any free proxy serves, wait for this domain-key: no overtaking them —
@@ -158,9 +169,25 @@ export class LeaseEngine {
     return this.wait(spec, params, start, signal, first.retryAfterMs);
   }
 
-  /** The store's server changed (restart, failover): hold grants on every pool served. */
-  serverChanged(): Promise<void> {
-    return this.policies.serverChanged();
+  /**
+   * Compare the store's server id with the last one seen; when it changed (a restart, a failover:
+   * writes may be lost), hold grants on every pool served for the longest TTL. Called every second
+   * by the server, and before the next grant after a store call failed as unreachable. Concurrent
+   * callers share one check; a failing check rejects (the store is still away).
+   */
+  checkServer(): Promise<void> {
+    this.checking ??= this.checkServerNow().finally(() => (this.checking = undefined));
+    return this.checking;
+  }
+
+  private async checkServerNow(): Promise<void> {
+    const id = await this.store.serverId();
+    if (this.server !== undefined && id !== this.server) {
+      this.opts.onServerChanged?.(id);
+      await this.policies.serverChanged();
+    }
+    this.server = id;
+    this.verifyServer = false;
   }
 
   /** Renew (heartbeat) a lease. */
@@ -181,6 +208,7 @@ export class LeaseEngine {
   }
 
   private async releaseNow(spec: ReleaseSpec, signal?: AbortSignal): Promise<ReleaseDecision> {
+    if (this.verifyServer && spec.next !== undefined) await this.checkServer();
     const nextParams = spec.next === undefined ? undefined : await this.resolve(spec.next);
     const combine = nextParams !== undefined && this.policies.has(nextParams.pool) && this.queues.waiting(queueKey(nextParams)) === 0;
     const r = await this.store.release({

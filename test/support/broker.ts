@@ -14,10 +14,10 @@ import { MemoryStore } from "@proxybroker/sdk/engine";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 import { BrokerServer } from "../../src/server/broker-server.js";
 import type { BrokerServerSettings } from "../../src/server/broker-server.js";
-import { RedisStore, createRedisClient } from "../../src/store/redis/index.js";
+import { RedisStore, createRedisClient, createRedisCluster } from "../../src/store/redis/index.js";
 import type { TokenTable } from "../../src/security/tokens.js";
 
-export type StoreKind = "embedded" | "redis";
+export type StoreKind = "embedded" | "redis" | "cluster";
 
 export interface TestBroker {
   readonly address: string;
@@ -65,10 +65,12 @@ export function uniquePrefix(): string {
   return `t${process.pid}x${prefixes++}x${Date.now() % 100000}`;
 }
 
-/** Start a broker on a fresh store; `redisUrl` is required for the Redis store. */
+/** Start a broker on a fresh store; `redisUrl` is required for the Redis store, `clusterNodes` for a cluster. */
 export async function startBroker(opts: {
   kind: StoreKind;
   redisUrl?: string;
+  /** `host:port` of the nodes of a Redis Cluster (kind "cluster"). */
+  clusterNodes?: readonly string[];
   settings?: Partial<BrokerServerSettings>;
   scoring?: ScoringConfig;
   /** The Redis key prefix; a fresh one by default. Two brokers with one prefix are replicas. */
@@ -84,6 +86,9 @@ export async function startBroker(opts: {
     if (opts.redisUrl === undefined) throw new Error("redisUrl is required for the redis store");
     const client = createRedisClient({ url: opts.redisUrl });
     store = new RedisStore({ client, scoring, prefix: opts.prefix ?? uniquePrefix() });
+  } else if (opts.kind === "cluster") {
+    if (opts.clusterNodes === undefined) throw new Error("clusterNodes is required for the cluster store");
+    store = new RedisStore({ client: createRedisCluster({ nodes: opts.clusterNodes }), scoring, prefix: opts.prefix ?? uniquePrefix() });
   } else {
     store = new MemoryStore({ scoring });
   }

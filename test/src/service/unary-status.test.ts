@@ -6,6 +6,7 @@ import { OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { startBroker } from "../../support/broker.js";
 import type { StoreKind, TestBroker } from "../../support/broker.js";
 import { startRedisServer } from "../../support/redis-server.js";
+import { startRedisCluster, type RedisCluster } from "../../support/redis-cluster.js";
 import type { RedisServer } from "../../support/redis-server.js";
 
 async function statusOf(p: Promise<unknown>): Promise<ServiceError> {
@@ -18,21 +19,24 @@ async function statusOf(p: Promise<unknown>): Promise<ServiceError> {
 }
 
 /** The unary RPCs and the status codes of SPEC §5, on both stores. */
-describe.each<StoreKind>(["embedded", "redis"])("unary RPC status codes (%s store)", (kind) => {
+describe.each<StoreKind>(["embedded", "redis", "cluster"])("unary RPC status codes (%s store)", (kind) => {
   let redis: RedisServer | undefined;
+  let cluster: RedisCluster | undefined;
   let b: TestBroker;
 
   beforeAll(async () => {
     if (kind === "redis") redis = await startRedisServer();
+    if (kind === "cluster") cluster = await startRedisCluster();
   });
   afterAll(async () => {
     await redis?.stop();
+    await cluster?.stop();
   });
   afterEach(async () => {
     await b.stop();
   });
   const start = async () => {
-    b = await startBroker({ kind, ...(redis ? { redisUrl: redis.url } : {}) });
+    b = await startBroker({ kind, ...(redis ? { redisUrl: redis.url } : {}), ...(cluster ? { clusterNodes: cluster.addresses } : {}) });
     await b.admin.addProxies({ proxies: [{ url: "10.1.0.1:3128", tier: "dc" }] });
   };
 
