@@ -114,6 +114,7 @@ export class BrokerServer {
       beforeFirstUse: (pool) => this.reservations.ensure(pool),
       onStoreDown: () => this.reservations.storeDown(),
       onServerChanged: (id) => this.onServerChanged?.(id),
+      ...(opts.store.releaseFeed === undefined ? {} : { releases: opts.store.releaseFeed() }),
     });
     this.reservations = new Reservations({
       store: opts.store,

@@ -2,7 +2,7 @@ import { StoreUnavailableError } from "@proxybroker/sdk/engine";
 import { effectivePolicy, policyParams, shadowKeys } from "@proxybroker/sdk/model";
 import type { PolicyDefaults } from "@proxybroker/sdk/model";
 import type { AcquireParams, AcquireResult, LeaseView, LostReasonName, PolicySet, RenewResult } from "@proxybroker/sdk/model";
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { LeaseStore, ReleaseFeed } from "@proxybroker/sdk/engine";
 import { LeaseIndex } from "./lease-index.js";
 import { PolicyCache } from "./policy-cache.js";
 import type { AcquireSpec, ReleaseSpec, RenewSpec } from "./validate.js";
@@ -47,6 +47,8 @@ export interface LeaseEngineOptions {
   readonly onStoreDown?: () => void;
   /** The store's server changed (restart, failover): grants are being held (for the log). */
   readonly onServerChanged?: (id: string) => void;
+  /** Releases through other replicas (the store's feed): waiting acquires are tried at once. */
+  readonly releases?: ReleaseFeed;
 }
 
 const MAX_POLICY_RELOADS = 3;
@@ -91,7 +93,9 @@ export class LeaseEngine {
       orphaned: (lease) => this.abandon(lease),
       ...(opts.maxWaitingPerKey === undefined ? {} : { maxPerKey: opts.maxWaitingPerKey }),
       ...(opts.maxWaiting === undefined ? {} : { maxTotal: opts.maxWaiting }),
+      ...(opts.releases === undefined ? {} : feedHooks(opts.releases)),
     });
+    opts.releases?.onRelease((pool, domainKey) => this.queues.wake(queueKey({ pool, domainKey })));
   }
 
   /** `beforeFirstUse` of a pool, once it succeeded. */
@@ -322,8 +326,17 @@ export class LeaseEngine {
   }
 }
 
-function queueKey(p: AcquireParams): string {
+function queueKey(p: Pick<AcquireParams, "pool" | "domainKey">): string {
   return `${p.pool}\u0000${p.domainKey}`;
+}
+
+/** Watch a queue's (pool, domain-key) for releases elsewhere while it has waiters. */
+function feedHooks(feed: ReleaseFeed): { opened: (key: string) => void; closed: (key: string) => void } {
+  const split = (key: string): [string, string] => {
+    const at = key.indexOf("\u0000");
+    return [key.slice(0, at), key.slice(at + 1)];
+  };
+  return { opened: (key) => feed.watch(...split(key)), closed: (key) => feed.unwatch(...split(key)) };
 }
 
 function toAttempt(d: Decision): AttemptResult<LeaseView> {

@@ -60,6 +60,9 @@ export class WaitQueues<G> {
       /** Most waiters per key and in all (more are refused by `enqueue`). Default: no limit. */
       readonly maxPerKey?: number;
       readonly maxTotal?: number;
+      /** A key got its first waiter / lost its last one (to watch it for releases elsewhere). */
+      readonly opened?: (key: string) => void;
+      readonly closed?: (key: string) => void;
     },
   ) {}
 
@@ -94,6 +97,7 @@ export class WaitQueues<G> {
     if (q === undefined) {
       q = { waiters: [], plain: 0, draining: false, again: false, timer: undefined, retryAfterMs };
       this.queues.set(key, q);
+      this.opts.opened?.(key);
     }
     q.waiters.push({ waiter, notBefore: 0 });
     this.total++;
@@ -128,13 +132,14 @@ export class WaitQueues<G> {
       for (const w of all) w.waiter.settle({ kind: "error", error });
       if (q.timer !== undefined) clearTimeout(q.timer);
       this.queues.delete(key);
+      this.opts.closed?.(key);
     }
   }
 
   private schedule(key: string, q: Queue<G>, retryAfterMs: number): void {
     if (q.waiters.length === 0) {
       if (q.timer !== undefined) clearTimeout(q.timer);
-      if (!q.draining) this.queues.delete(key);
+      if (!q.draining && this.queues.delete(key)) this.opts.closed?.(key);
       return;
     }
     const now = this.opts.clock();

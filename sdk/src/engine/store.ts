@@ -89,6 +89,12 @@ export interface LeaseStore {
 
   /** Answer whether the backend is reachable (for the health service). */
   ping(): Promise<boolean>;
+
+  /**
+   * Releases made through other instances of this store (other broker replicas on the same
+   * backend), for the domain-keys watched; absent for a store that lives in one process.
+   */
+  releaseFeed?(): ReleaseFeed;
   close(): Promise<void>;
 }
 
@@ -99,4 +105,17 @@ export class StoreUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
+}
+
+/**
+ * Releases made elsewhere, as they happen: a broker watches the domain-keys it has waiting acquires
+ * for, and tries them at once when a lease of one is released through another replica.
+ */
+export interface ReleaseFeed {
+  /** Be told of releases of (pool, domainKey) from now on (until `unwatch`). */
+  watch(pool: string, domainKey: string): void;
+  unwatch(pool: string, domainKey: string): void;
+  /** The listener of every release on a watched domain-key (one listener; a later call replaces it). */
+  onRelease(listener: (pool: string, domainKey: string) => void): void;
+  close(): Promise<void>;
 }

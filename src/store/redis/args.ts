@@ -142,13 +142,14 @@ export function releaseKeys(keys: PoolKeys, lease: LeaseIdParts): ScriptKeys<"re
   ];
 }
 
-/** The 9 release arguments (releaseLease-8.lua ARGV[1..9]; ARGV[10] is `now`). */
+/** The 10 release arguments (releaseLease-8.lua ARGV[1..10]; ARGV[11] is `now`). */
 export function releaseArgs(
   keys: PoolKeys,
   lease: LeaseIdParts,
   token: number,
   outcome: OutcomeInput,
   u: number,
+  origin: string,
 ): ScriptArg[] {
   return [
     keys.base,
@@ -160,6 +161,7 @@ export function releaseArgs(
     latency(outcome.latencyMs),
     ms(outcome.retryAfterMs),
     u,
+    origin,
   ];
 }
 

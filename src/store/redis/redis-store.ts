@@ -44,6 +44,9 @@ import { decodeLeaseId, newLeaseHex } from "./lease-id.js";
 import { asArray, decodeAcquire, decodeRelease, decodeRenew, num, str, type AcquireContext } from "./replies.js";
 import { ScriptReplyError } from "./errors.js";
 import { ScriptRunner } from "./scripts.js";
+import { randomBytes } from "node:crypto";
+import { RedisReleaseFeed } from "./release-feed.js";
+import type { ReleaseFeed } from "@proxybroker/sdk/engine";
 import { masters } from "./nodes.js";
 import type { StoreEnv } from "./store-env.js";
 
@@ -69,6 +72,9 @@ export interface RedisStoreOptions {
 export class RedisStore implements LeaseStore {
   private readonly client: Redis | Cluster;
   private readonly env: StoreEnv;
+  /** This store's instance id: the payload of its release announcements (its own are ignored). */
+  private readonly instance = randomBytes(8).toString("hex");
+  private feed: RedisReleaseFeed | undefined;
 
   constructor(options: RedisStoreOptions) {
     this.client = options.client;
@@ -129,7 +135,7 @@ export class RedisStore implements LeaseStore {
     }
     const keys = env.keys.pool(lease.pool);
     const rKeys = releaseKeys(keys, lease);
-    const rArgs = releaseArgs(keys, lease, params.fencingToken, params.outcome, env.random());
+    const rArgs = releaseArgs(keys, lease, params.fencingToken, params.outcome, env.random(), this.instance);
     if (next === undefined) {
       return decodeRelease(await env.runner.run("releaseLease", rKeys, [...rArgs, env.now()]));
     }
@@ -255,8 +261,18 @@ export class RedisStore implements LeaseStore {
     }
   }
 
+  /**
+   * Releases announced by other stores (other broker replicas) on the domain-keys watched: the
+   * feed opens its own subscriber connection on first use.
+   */
+  releaseFeed(): ReleaseFeed {
+    this.feed ??= new RedisReleaseFeed({ client: this.client, keys: this.env.keys, self: this.instance });
+    return this.feed;
+  }
+
   /** Quit the client (disconnect at once when QUIT cannot be sent). */
   async close(): Promise<void> {
+    await this.feed?.close();
     try {
       await this.client.quit();
     } catch {

@@ -3,6 +3,8 @@ import { DenyReason } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { ProxyBrokerClient } from "@proxybroker/sdk";
 import { startBroker, uniquePrefix } from "../../support/broker.js";
 import type { TestBroker } from "../../support/broker.js";
+import type { BrokerServerSettings } from "../../../src/server/broker-server.js";
+import { OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { startRedisServer } from "../../support/redis-server.js";
 import type { RedisServer } from "../../support/redis-server.js";
 import { StreamClient, granted } from "../../support/stream-client.js";
@@ -14,10 +16,10 @@ describe("replicas", () => {
   const streams: StreamClient[] = [];
   const clients: ProxyBrokerClient[] = [];
 
-  const replicas = async (proxies: number): Promise<[TestBroker, TestBroker]> => {
+  const replicas = async (proxies: number, settings: Partial<BrokerServerSettings> = {}): Promise<[TestBroker, TestBroker]> => {
     const prefix = uniquePrefix();
-    const a = await startBroker({ kind: "redis", redisUrl: redis.url, prefix });
-    const b = await startBroker({ kind: "redis", redisUrl: redis.url, prefix });
+    const a = await startBroker({ kind: "redis", redisUrl: redis.url, prefix, settings });
+    const b = await startBroker({ kind: "redis", redisUrl: redis.url, prefix, settings });
     brokers.push(a, b);
     await a.admin.addProxies({ proxies: Array.from({ length: proxies }, (_, i) => ({ url: `10.6.0.${i + 1}:8080` })) });
     return [a, b];
@@ -38,6 +40,39 @@ describe("replicas", () => {
     for (const s of streams.splice(0)) s.cancel();
     await Promise.all(clients.splice(0).map((c) => c.close()));
     await Promise.all(brokers.splice(0).map((b) => b.stop()));
+  });
+
+  it("a release through one replica grants a waiter on the other within milliseconds (announced by Redis, not found by the poll)", async () => {
+    // a poll of 10 s: only the release announcement can wake the waiter in time
+    const [a, b] = await replicas(1, { waitPollMs: 10_000 });
+    const holder = open(a);
+    const lease = granted(await holder.acquire({ domain: "wake.example", workerId: "w1" }));
+    const waiting = open(b).acquire({ domain: "wake.example", workerId: "w2", maxWaitMs: 5_000 });
+    // let B's waiter subscribe
+    await new Promise((r) => setTimeout(r, 200));
+    const latencies: number[] = [];
+    let current = lease;
+    let pending = waiting;
+    for (let i = 0; i < 5; i++) {
+      const sentAt = Date.now();
+      await holder.release(current.leaseId, current.fencingToken, OutcomeKind.SUCCESS);
+      const got = granted(await pending);
+      latencies.push(Date.now() - sentAt);
+      // and back: B holds it, A waits
+      const backWaiter = holder.acquire({ domain: "wake.example", workerId: "w1", maxWaitMs: 5_000 });
+      await new Promise((r) => setTimeout(r, 50));
+      const bStream = open(b);
+      const t = Date.now();
+      await bStream.release(got.leaseId, got.fencingToken, OutcomeKind.SUCCESS);
+      current = granted(await backWaiter);
+      latencies.push(Date.now() - t);
+      pending = open(b).acquire({ domain: "wake.example", workerId: "w2", maxWaitMs: 5_000 });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    console.log(`cross-replica wake-up: release → grant on the other replica ${latencies.join(", ")} ms`);
+    expect(Math.max(...latencies)).toBeLessThan(1_000);
+    await holder.release(current.leaseId, current.fencingToken, OutcomeKind.SUCCESS);
+    granted(await pending);
   });
 
   it("an acquire re-sent through the other replica gets the same lease; a denial is decided anew", async () => {

@@ -10,13 +10,13 @@
 
   ARGV[1..22]  the acquire arguments (see acquireLease-7.lua ARGV[1..22])
   ARGV[23]     now (epoch ms; "" = Redis TIME)
-  ARGV[24..32] the release arguments (see releaseLease-8.lua ARGV[1..9])
-  ARGV[33..]   the wanted labels of the acquire (see acquireLease-7.lua ARGV[24..])
+  ARGV[24..33] the release arguments (see releaseLease-8.lua ARGV[1..10])
+  ARGV[34..]   the wanted labels of the acquire (see acquireLease-7.lua ARGV[24..])
   The numbers of SPEC §2 and the tombstone minimum are baked into the script
   (includes/config.lua). The acquire comes first in KEYS and ARGV so that it reads them in place.
 
   Keys built in the script: `P p:<id>`, `P r:<dk>:<id>`, `P l:<hex>`, `P idx:t:<tier>`,
-  `P idx:l:<k>=<v>`, `P d:<dk>`, `P ad`, `P wf`, and those of shadow domain-keys (as in both parts).
+  `P idx:l:<k>=<v>`, `P d:<dk>`, `P ad`, `P wf`, the channel `P ev:<dk>`, and those of shadow domain-keys (as in both parts).
 
   Output (flat array): {releaseCode, <acquireLease output>...}
     releaseCode 1 released, -1 NOT_FOUND, -2 REVOKED, -3 EXPIRED.

@@ -11,16 +11,16 @@
   KEYS[8] `P m`             pool meta hash (qn: earliest quarantine return)
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1..9] the release arguments of includes/releaseCore.lua: P, lease hex, domain-key,
+  ARGV[1..10] the release arguments of includes/releaseCore.lua: P, lease hex, domain-key,
     proxy id, fencing token, outcome kind (S R B P T A), latencyMs, retryAfterMs, u (the
-    quarantine jitter draw, uniform in [0, 1))
-  ARGV[10] now (epoch ms; "" = Redis TIME)
+    quarantine jitter draw, uniform in [0, 1)), origin (published on release)
+  ARGV[11] now (epoch ms; "" = Redis TIME)
   The numbers of SPEC §2 and the tombstone minimum are baked into the script
   (includes/config.lua).
 
   Keys built in the script: `P idx:t:<tier>` and `P idx:l:<k>=<v>` of the proxy, `P l:<hex>`
   tombstones of other holders of the pair found expired, `P d:<dk>` and `P ad` (adaptive pacing
-  of the domain-key).
+  of the domain-key); the channel `P ev:<dk>` (a release is published there).
 
   Output: {code}: 1 released, -1 NOT_FOUND, -2 REVOKED, -3 EXPIRED (outcome still applied).
 

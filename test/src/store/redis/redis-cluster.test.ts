@@ -17,6 +17,8 @@ import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { OutcomeKind, ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { createClient } from "@proxybroker/sdk/wire";
 import { brokerProcess } from "../../../support/broker-process.js";
+import { startBroker, uniquePrefix } from "../../../support/broker.js";
+import { StreamClient, granted } from "../../../support/stream-client.js";
 import { describeStoreConformance } from "../../../sdk/engine/conformance/index.js";
 
 let cluster: RedisCluster;
@@ -88,6 +90,29 @@ interface Held {
 }
 
 describe("the broker on a Redis Cluster", () => {
+  it("two replicas: a release through one grants a waiter on the other at once (sharded pub/sub in the pool's slot)", { timeout: 30_000 }, async () => {
+    const prefix = uniquePrefix();
+    const settings = { waitPollMs: 10_000 };
+    const a = await startBroker({ kind: "cluster", clusterNodes: cluster.addresses, prefix, settings });
+    const b = await startBroker({ kind: "cluster", clusterNodes: cluster.addresses, prefix, settings });
+    try {
+      await a.admin.addProxies({ proxies: [{ url: "10.5.0.1:8080" }] });
+      const holder = new StreamClient(a.broker);
+      const lease = granted(await holder.acquire({ domain: "wake.example", workerId: "w1" }));
+      const waiting = new StreamClient(b.broker).acquire({ domain: "wake.example", workerId: "w2", maxWaitMs: 5_000 });
+      await new Promise((r) => setTimeout(r, 300));
+      const sentAt = Date.now();
+      await holder.release(lease.leaseId, lease.fencingToken, OutcomeKind.SUCCESS);
+      granted(await waiting);
+      const ms = Date.now() - sentAt;
+      console.log(`cluster cross-replica wake-up: ${ms} ms`);
+      expect(ms).toBeLessThan(1_000);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+
   it("goes on by itself through a failover of its pool's master: grants held after it, no pair leased twice, tokens increasing", { timeout: 90_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), "pb-cluster-broker-"));
     const file = join(dir, "proxies.txt");

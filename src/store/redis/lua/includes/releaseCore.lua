@@ -10,14 +10,17 @@
   8 `P m` pool meta hash.
   ARGV: 1 base `P`, 2 lease hex, 3 domain-key, 4 proxy id, 5 fencing token, 6 outcome kind
   (S SUCCESS, R RATE_LIMITED, B BLOCKED, P PROXY_ERROR, T TARGET_ERROR, A ABANDONED),
-  7 latencyMs, 8 retryAfterMs, 9 u (quarantine jitter draw, uniform in [0, 1)).
+  7 latencyMs, 8 retryAfterMs, 9 u (quarantine jitter draw, uniform in [0, 1)), 10 origin (the
+  releasing store's instance id, the message published on the domain-key's release channel).
+  A lease released while live is announced on `P ev:<dk>` (SPUBLISH, same {pool} slot): brokers
+  with acquires waiting for that domain-key try them at once (cross-replica wake-up).
   Keys built here: `P idx:t:<tier>` and `P idx:l:<k>=<v>` of the proxy, `P l:<hex>` tombstones
   of other holders found expired, `P d:<dk>` the domain-key's adaptive pacing and `P ad` the
   adapted domain-keys.
 
   Answer (one integer): 1 released, -1 NOT_FOUND, -2 REVOKED, -3 EXPIRED.
 ]]
-local RELEASE_ARGC = 9
+local RELEASE_ARGC = 10
 -- The pair fields an outcome needs, in this order (HMGET).
 local PAIR_H, PAIR_R, PAIR_N, PAIR_B, PAIR_C, PAIR_BT, PAIR_X, PAIR_M, PAIR_G, PAIR_P, PAIR_E = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
 
@@ -187,5 +190,6 @@ local function releaseLease(ko, ao, now)
     return -3
   end
   tombstone(base, dk, id, hex, held, ttl, '1')
+  redis.call('SPUBLISH', base .. 'ev:' .. dk, ARGV[ao + 10])
   return 1
 end
