@@ -11,6 +11,10 @@ export interface BrokerLoopOptions {
   readonly stream: BenchStream;
   /** Number of concurrent loops, each with its own worker id. */
   readonly workers: number;
+  /** The first loop's index (loops on several streams get distinct worker ids). Default 0. */
+  readonly firstIndex?: number;
+  /** Pools the loops spread over (loop i uses pools[i mod n]). Default: the default pool. */
+  readonly pools?: readonly string[];
   readonly domains: readonly string[];
   /** "separate": an acquire message, then a release message; "next": one release carrying `next`. */
   readonly mode: BrokerMode;
@@ -28,18 +32,19 @@ export interface BrokerLoopOptions {
  * acquire, or the release carrying `next`) to the grant, retries after a denial included.
  */
 export async function runBrokerLoops(opts: BrokerLoopOptions): Promise<void> {
-  await Promise.all(Array.from({ length: opts.workers }, (_, i) => brokerLoop(opts, i)));
+  await Promise.all(Array.from({ length: opts.workers }, (_, i) => brokerLoop(opts, (opts.firstIndex ?? 0) + i)));
 }
 
 async function brokerLoop(opts: BrokerLoopOptions, index: number): Promise<void> {
   const { stream, domains, meter, stop } = opts;
   const maxWait = maxWaitOf(opts.maxWaitMs);
   const workerId = `bench-w${index}`;
+  const pool = opts.pools === undefined ? "" : (opts.pools[index % opts.pools.length] ?? "");
   let d = index % domains.length;
   const nextAsk = (): AcquireAsk => {
     const domain = domains[d] ?? "";
     d = (d + 1) % domains.length;
-    return { workerId, domain, maxWait };
+    return { workerId, domain, maxWait, pool };
   };
 
   let lease: Lease | undefined;

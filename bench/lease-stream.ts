@@ -24,6 +24,8 @@ export interface ReleaseAnswer {
 export interface AcquireAsk {
   readonly workerId: string;
   readonly domain: string;
+  /** "" = the default pool. */
+  readonly pool?: string;
   /** From `maxWait` (built once per loop with `maxWaitOf`). */
   readonly maxWait: Duration | undefined;
 }

@@ -21,9 +21,10 @@ export interface Slice extends Counts {
 
 export interface MeasureOptions {
   readonly meter: Meter;
-  /** A connection that the loops do not use, for INFO. */
-  readonly stats: Redis;
-  readonly brokerPid: number | undefined;
+  /** Connections that the loops do not use, for INFO: the Redis, or every master of a cluster. */
+  readonly stats: readonly Redis[];
+  /** The broker processes (none for the seed). */
+  readonly brokerPids: readonly number[];
   readonly warmupSeconds: number;
   readonly seconds: number;
   readonly sliceSeconds: number;
@@ -42,7 +43,7 @@ async function read(opts: MeasureOptions): Promise<Readings> {
   return {
     redis,
     client: ownCpuUs(),
-    broker: opts.brokerPid === undefined ? Number.NaN : processCpuUs(opts.brokerPid),
+    broker: opts.brokerPids.length === 0 ? Number.NaN : opts.brokerPids.reduce((sum, pid) => sum + processCpuUs(pid), 0),
     machine: machineBusyUs(),
     monotonic: Number(process.hrtime.bigint() / 1000n),
   };

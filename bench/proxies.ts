@@ -14,11 +14,11 @@ export function proxyIds(count: number): string[] {
   });
 }
 
-/** Load the proxies into the broker's default pool through ProxyAdmin.AddProxies. */
-export async function addToBroker(admin: ClientOf<typeof ProxyAdmin>, ids: readonly string[]): Promise<void> {
+/** Load the proxies into a pool of the broker (the default pool) through ProxyAdmin.AddProxies. */
+export async function addToBroker(admin: ClientOf<typeof ProxyAdmin>, ids: readonly string[], pool = "default"): Promise<void> {
   for (let i = 0; i < ids.length; i += BATCH) {
     const proxies = ids.slice(i, i + BATCH).map((id) => ({ url: `http://${id}`, tier: "", labels: {} }));
-    const r = await admin.addProxies({ pool: "default", proxies });
+    const r = await admin.addProxies({ pool, proxies });
     if (r.rejected.length > 0) throw new Error(`broker rejected ${r.rejected.length} proxies, e.g. ${r.rejected[0]?.reason ?? ""}`);
   }
 }

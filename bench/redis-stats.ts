@@ -27,16 +27,17 @@ export interface CommandDelta {
 /** Commands the measuring itself sends, left out of the counts. */
 const OWN_COMMANDS = new Set(["info"]);
 
-/** Read the counters now (one INFO call on the given, non-benchmark connection). */
-export async function sampleRedis(redis: Redis): Promise<RedisSample> {
-  const text = await redis.info("commandstats", "cpu");
+/** Read the counters now (one INFO call on each given, non-benchmark connection), summed over them. */
+export async function sampleRedis(servers: readonly Redis[]): Promise<RedisSample> {
+  const texts = await Promise.all(servers.map((r) => r.info("commandstats", "cpu")));
   const calls = new Map<string, { calls: number; usec: number }>();
   let cpuSec = 0;
-  for (const line of text.split("\r\n")) {
+  for (const line of texts.join("\r\n").split("\r\n")) {
     const cmd = /^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/.exec(line);
     if (cmd !== null) {
       const name = (cmd[1] ?? "").toLowerCase();
-      if (!OWN_COMMANDS.has(name)) calls.set(name, { calls: Number(cmd[2]), usec: Number(cmd[3]) });
+      const was = calls.get(name) ?? { calls: 0, usec: 0 };
+      if (!OWN_COMMANDS.has(name)) calls.set(name, { calls: was.calls + Number(cmd[2]), usec: was.usec + Number(cmd[3]) });
       continue;
     }
     const cpu = /^used_cpu_(sys|user):([\d.]+)$/.exec(line);

@@ -19,6 +19,11 @@ import type { ScenarioResult } from "./result.js";
 import { runBrokerScenario, runSeedScenario } from "./scenarios.js";
 import type { BenchContext } from "./scenarios.js";
 import { ratios, targets } from "./targets.js";
+import { startClusterTarget, type ClusterTarget } from "./cluster-target.js";
+import { measureWake, type WakeResult } from "./wake-latency.js";
+
+/** Release → grant round trips of the wake-up measurement. */
+const WAKE_ROUNDS = 200;
 
 const OUT_DIR = fileURLToPath(new URL("../.bench/", import.meta.url));
 
@@ -46,9 +51,11 @@ async function main(): Promise<void> {
   say(`bench: ${scenarios.length} scenarios × (${config.warmupSeconds} s warm-up + ${config.seconds} s)${config.profile ? " + 1 profiled" : ""}`);
   const redis = await startRedisServer();
   const stats = new Redis(redis.url);
+  let cluster: Promise<ClusterTarget> | undefined;
   const ctx: BenchContext = {
     redisUrl: redis.url,
     stats,
+    cluster: () => (cluster ??= startClusterTarget()),
     warmupSeconds: config.warmupSeconds,
     seconds: config.seconds,
     sliceSeconds: config.sliceSeconds,
@@ -56,6 +63,7 @@ async function main(): Promise<void> {
   };
   const results: ScenarioResult[] = [];
   let profiled: { result: ScenarioResult; summary: ProfileSummary } | undefined;
+  const wakes: WakeResult[] = [];
   try {
     say(`bench: redis-server ${redis.url}`);
     for (const sc of scenarios) {
@@ -63,6 +71,12 @@ async function main(): Promise<void> {
       const r = await runOne(ctx, sc);
       results.push(r);
       say(`bench: ${r.label.replace(/\s+/g, " ")}: ${r.cyclesPerSec.toFixed(0)} cycles/s (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+    }
+    if (config.only.length === 0 || config.only.includes("wake")) {
+      const single = { env: { REDIS_URL: redis.url }, servers: [stats], flush: async () => void (await stats.flushall()) };
+      wakes.push(await measureWake(single, "2 brokers, one Redis", WAKE_ROUNDS));
+      wakes.push(await measureWake(await ctx.cluster(), "2 brokers, 3-master cluster", WAKE_ROUNDS));
+      for (const w of wakes) say(`bench: wake-up ${w.label}: p50 ${w.p50Ms.toFixed(1)} ms, p99 ${w.p99Ms.toFixed(1)} ms`);
     }
     if (config.profile) {
       const dir = `${OUT_DIR}profiles/${startedAt.toISOString().replace(/[:.]/g, "-")}`;
@@ -72,6 +86,7 @@ async function main(): Promise<void> {
   } finally {
     stats.disconnect();
     await redis.stop();
+    if (cluster !== undefined) await (await cluster).stop();
   }
 
   const ratioList = ratios(results);
@@ -99,6 +114,10 @@ async function main(): Promise<void> {
     "Targets:",
     targetLines(targetList),
   ];
+  if (wakes.length > 0) {
+    out.push("", `Cross-replica wake-up (a release through one broker → the grant of an acquire waiting on the other; WAIT_POLL_MS 10 s, ${WAKE_ROUNDS} rounds):`);
+    for (const w of wakes) out.push(`  ${w.label}: p50 ${w.p50Ms.toFixed(1)} ms, p99 ${w.p99Ms.toFixed(1)} ms, max ${w.maxMs.toFixed(1)} ms`);
+  }
   if (profiled !== undefined) out.push("", "Broker CPU profile (steady, release-and-next):", profileLines(profiled.summary));
   process.stdout.write(`${out.join("\n")}\n`);
 
@@ -109,6 +128,7 @@ async function main(): Promise<void> {
     results,
     ratios: ratioList,
     targets: targetList,
+    wakes,
     ...(profiled !== undefined ? { profiled: { result: profiled.result, summary: profiled.summary } } : {}),
   });
   say(`bench: wrote ${OUT_DIR}last.json`);

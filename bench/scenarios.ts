@@ -17,11 +17,23 @@ import type { ScenarioResult, ScenarioShape } from "./result.js";
 import { Seed000 } from "../test/support/seed000.js";
 import { runSeedLoops } from "./seed000-loops.js";
 
+/** A store the broker scenarios run on: one Redis, or a Redis Cluster. */
+export interface StoreTarget {
+  /** The broker's environment for it (REDIS_URL or REDIS_CLUSTER_NODES). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Connections to every server that holds data (for INFO); never used by the loops. */
+  readonly servers: readonly Redis[];
+  /** FLUSHALL everywhere. */
+  flush(): Promise<void>;
+}
+
 /** What every scenario runs against. */
 export interface BenchContext {
   readonly redisUrl: string;
   /** A connection for FLUSHALL, loading and INFO; never used by the loops. */
   readonly stats: Redis;
+  /** A 3-master Redis Cluster, started on first use. */
+  readonly cluster: () => Promise<StoreTarget>;
   readonly warmupSeconds: number;
   readonly seconds: number;
   readonly sliceSeconds: number;
@@ -32,6 +44,12 @@ export interface BrokerScenario extends ScenarioShape {
   readonly system: "broker";
   readonly mode: BrokerMode;
   readonly maxWaitMs: number;
+  /** Broker processes (replicas on one store); the loops are split over them. Default 1. */
+  readonly replicas?: number;
+  /** Default "redis" (one server). */
+  readonly store?: "redis" | "cluster";
+  /** Pools the loops spread over (each with `proxies` proxies; on a cluster, over its masters). Default 1. */
+  readonly pools?: number;
   /** Run the broker under `node --cpu-prof`, writing into this directory. */
   readonly cpuProfileDir?: string;
 }
@@ -46,42 +64,68 @@ export interface BrokerRun {
   readonly slices: readonly Slice[];
 }
 
-/** FLUSHALL, a fresh broker process, the proxies, then the loops through one Lease stream. */
+/** The one Redis of the context as a store target. */
+function singleRedis(ctx: BenchContext): StoreTarget {
+  return { env: { REDIS_URL: ctx.redisUrl }, servers: [ctx.stats], flush: async () => void (await ctx.stats.flushall()) };
+}
+
+/**
+ * FLUSHALL, fresh broker processes (replicas on one store), the proxies, then the loops, split
+ * over one Lease stream per replica.
+ */
 export async function runBrokerScenario(ctx: BenchContext, sc: BrokerScenario): Promise<BrokerRun> {
-  await ctx.stats.flushall();
-  const broker = await brokerProcess({
-    redisUrl: ctx.redisUrl,
-    testDefaults: false,
-    nodeArgs: sc.cpuProfileDir !== undefined ? ["--cpu-prof", "--cpu-prof-dir", sc.cpuProfileDir] : [],
-  });
-  await broker.start();
-  const channel = new grpc.Client(broker.address, grpc.credentials.createInsecure());
+  const target = sc.store === "cluster" ? await ctx.cluster() : singleRedis(ctx);
+  await target.flush();
+  const replicas = Math.max(1, sc.replicas ?? 1);
+  const brokers = await Promise.all(
+    Array.from({ length: replicas }, () =>
+      brokerProcess({
+        redisUrl: "",
+        env: target.env,
+        testDefaults: false,
+        nodeArgs: sc.cpuProfileDir !== undefined ? ["--cpu-prof", "--cpu-prof-dir", sc.cpuProfileDir] : [],
+      }),
+    ),
+  );
+  await Promise.all(brokers.map((b) => b.start()));
+  const channels = brokers.map((b) => new grpc.Client(b.address, grpc.credentials.createInsecure()));
   try {
-    await addToBroker(createClient(ProxyAdmin, channel), proxyIds(sc.proxies));
-    const stream = new BenchStream(createClient(ProxyBroker, channel));
+    const pools = Array.from({ length: Math.max(1, sc.pools ?? 1) }, (_, i) => (i === 0 ? "default" : `pool${i}`));
+    for (const pool of pools) await addToBroker(createClient(ProxyAdmin, channels[0]!), proxyIds(sc.proxies), pool);
+    const streams = channels.map((c) => new BenchStream(createClient(ProxyBroker, c)));
     const meter = new Meter();
     const stop = { stopped: false };
-    const loops = runBrokerLoops({
-      stream,
-      workers: sc.workers,
-      domains: domainNames(sc.domains),
-      mode: sc.mode,
-      maxWaitMs: sc.maxWaitMs,
-      retryPauseMs: ctx.retryPauseMs,
-      holdMs: sc.holdMs,
-      meter,
-      stop,
-    });
+    const share = Math.ceil(sc.workers / replicas);
+    const loops = Promise.all(
+      streams.map((stream, r) =>
+        runBrokerLoops({
+          stream,
+          workers: Math.max(0, Math.min(share, sc.workers - r * share)),
+          firstIndex: r * share,
+          pools,
+          domains: domainNames(sc.domains),
+          mode: sc.mode,
+          maxWaitMs: sc.maxWaitMs,
+          retryPauseMs: ctx.retryPauseMs,
+          holdMs: sc.holdMs,
+          meter,
+          stop,
+        }),
+      ),
+    );
     loops.catch(() => undefined); // a failing loop is reported by `await loops` below
-    const slices = await measureWindow({ ...ctx, meter, brokerPid: broker.pid() });
+    const pids = brokers.map((b) => b.pid()).filter((p): p is number => p !== undefined);
+    const slices = await measureWindow({ ...ctx, stats: target.servers, meter, brokerPids: pids });
     stop.stopped = true;
     await loops;
-    stream.end();
-    if (stream.strays > 0) process.stderr.write(`bench: ${sc.id}: ${stream.strays} answers nobody waited for\n`);
+    for (const stream of streams) {
+      stream.end();
+      if (stream.strays > 0) process.stderr.write(`bench: ${sc.id}: ${stream.strays} answers nobody waited for\n`);
+    }
     return { result: toResult(sc, slices), slices };
   } finally {
-    channel.close();
-    await broker.stop();
+    for (const c of channels) c.close();
+    await Promise.all(brokers.map((b) => b.stop()));
   }
 }
 
@@ -103,7 +147,7 @@ export async function runSeedScenario(ctx: BenchContext, sc: SeedScenario): Prom
       stop,
     });
     loops.catch(() => undefined); // a failing loop is reported by `await loops` below
-    const slices = await measureWindow({ ...ctx, meter, brokerPid: undefined });
+    const slices = await measureWindow({ ...ctx, stats: [ctx.stats], meter, brokerPids: [] });
     stop.stopped = true;
     await loops;
     return toResult(sc, slices);
