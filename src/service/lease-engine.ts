@@ -350,5 +350,5 @@ function waitRefused(why: Refusal, retryAfterMs: number, limits: { maxWaitingPer
       ? `${limits.maxWaitingPerKey ?? 0} acquires already wait for this domain-key (MAX_WAITING_PER_DOMAIN)`
       : `${limits.maxWaiting ?? 0} acquires already wait on this broker (MAX_WAITING)`;
   const retry = Math.max(0, Math.ceil(retryAfterMs));
-  return new BrokerError(status.RESOURCE_EXHAUSTED, `not queued: ${what}; retry after ${retry} ms`, { "retry-after-ms": String(retry) });
+  return new BrokerError(status.RESOURCE_EXHAUSTED, `not queued: ${what}; retry after ${retry} ms`, { "retry-after-ms": String(retry) }, { reason: "TOO_MANY_WAITING" });
 }

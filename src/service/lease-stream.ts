@@ -71,7 +71,7 @@ export function leaseStream(ctx: BrokerContext): (call: Call) => void {
     const limit = ctx.limits.maxInFlightPerStream;
     const run = (work: () => Promise<Body | Body[]>, onError: (err: unknown) => Body) => {
       if (pending >= limit) {
-        send(onError(new BrokerError(status.RESOURCE_EXHAUSTED, `${limit} requests already wait for their answers on this stream (MAX_IN_FLIGHT_PER_STREAM): not taken`, { "retry-after-ms": "100" })));
+        send(onError(new BrokerError(status.RESOURCE_EXHAUSTED, `${limit} requests already wait for their answers on this stream (MAX_IN_FLIGHT_PER_STREAM): not taken`, { "retry-after-ms": "100" }, { reason: "TOO_MANY_IN_FLIGHT" })));
         return;
       }
       pending++;
@@ -113,7 +113,7 @@ function dispatch(
       const started = ctx.clock();
       run(
         async () => {
-          if (ctx.isDraining()) throw new BrokerError(status.UNAVAILABLE, "broker is shutting down");
+          if (ctx.isDraining()) throw new BrokerError(status.UNAVAILABLE, "broker is shutting down", {}, { reason: "DRAINING" });
           if (requestId === "") throw new BrokerError(status.INVALID_ARGUMENT, "request_id is required on the Lease stream: the answer is matched by it");
           const spec = checkAcquire(m.value, ctx.limits, caller);
           const d = await ctx.engine.acquire(spec, signal);
@@ -193,7 +193,7 @@ function deniedAnswer(ctx: BrokerContext, err: unknown, ids: { requestId?: strin
 
 /** The answer to a `next` that a draining broker does not grant. */
 function drainingDenied(requestId: string): { case: "denied"; value: LeaseDenied } {
-  return { case: "denied", value: errorToDenied(new BrokerError(status.UNAVAILABLE, "broker is shutting down"), { requestId }) };
+  return { case: "denied", value: errorToDenied(new BrokerError(status.UNAVAILABLE, "broker is shutting down", {}, { reason: "DRAINING" }), { requestId }) };
 }
 
 /** Give back a lease in an answer nobody can receive (ABANDONED: it was never used). */

@@ -34,6 +34,7 @@ export async function reportOutcomes(
       status.RESOURCE_EXHAUSTED,
       `more than ${ctx.reportBudget.perMinute} reported outcomes per minute from this caller (REPORT_OUTCOMES_PER_MINUTE): none applied; retry after ${waitMs} ms`,
       { "retry-after-ms": String(waitMs) },
+      { reason: "TOO_MANY_REPORTS" },
     );
   }
   const { policies } = await ctx.store.listPolicies(pool);

@@ -12,7 +12,7 @@ export function unary<Req, Res>(
 ): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void {
   return (call, callback) => {
     if (isDraining()) {
-      callback(new BrokerError(status.UNAVAILABLE, "broker is shutting down").toServiceError());
+      callback(new BrokerError(status.UNAVAILABLE, "broker is shutting down", {}, { reason: "DRAINING" }).toServiceError());
       return;
     }
     const abort = new AbortController();

@@ -1,7 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { status } from "@grpc/grpc-js";
 import type { ServiceError } from "@grpc/grpc-js";
-import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { anyUnpack, durationFromMs } from "@bufbuild/protobuf/wkt";
+import { fromBinary } from "@bufbuild/protobuf";
+import { StatusSchema } from "@proxybroker/sdk/gen/google/rpc/status_pb";
+import { ErrorInfoSchema, RetryInfoSchema } from "@proxybroker/sdk/gen/google/rpc/error_details_pb";
 import { OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { startBroker } from "../../support/broker.js";
 import type { StoreKind, TestBroker } from "../../support/broker.js";
@@ -51,6 +54,23 @@ describe.each<StoreKind>(["embedded", "redis", "cluster"])("unary RPC status cod
     const renewed = await b.broker.renewLease({ leaseId: lease!.leaseId, fencingToken: lease!.fencingToken });
     expect(renewed.expireTime).toBeDefined();
     await b.broker.releaseLease({ leaseId: lease!.leaseId, fencingToken: lease!.fencingToken, outcome: { kind: OutcomeKind.SUCCESS } });
+  });
+
+  it("errors carry the standard google.rpc details: ErrorInfo with a reason, RetryInfo when to retry", async () => {
+    await start();
+    await b.broker.acquireLease({ workerId: "w", domain: "d.example" });
+    const err = await statusOf(b.broker.acquireLease({ workerId: "w", domain: "d.example" }));
+    const raw = err.metadata.get("grpc-status-details-bin")[0];
+    expect(raw).toBeInstanceOf(Buffer);
+    const st = fromBinary(StatusSchema, raw as Buffer);
+    expect(st.code).toBe(status.RESOURCE_EXHAUSTED);
+    const info = st.details.map((d) => anyUnpack(d, ErrorInfoSchema)).find((x) => x !== undefined);
+    expect(info).toMatchObject({ reason: "NO_PROXY_AVAILABLE", domain: "proxybroker.v1" });
+    const retry = st.details.map((d) => anyUnpack(d, RetryInfoSchema)).find((x) => x !== undefined);
+    expect(Number(retry?.retryDelay?.seconds ?? 0)).toBeGreaterThan(25);
+    const lost = await statusOf(b.broker.renewLease({ leaseId: "nope", fencingToken: 1n }));
+    const lostInfo = fromBinary(StatusSchema, lost.metadata.get("grpc-status-details-bin")[0] as Buffer).details.map((d) => anyUnpack(d, ErrorInfoSchema)).find((x) => x !== undefined);
+    expect(lostInfo?.reason).toBe("LEASE_NOT_FOUND");
   });
 
   it("ABORTED for an expired lease or another token, NOT_FOUND for an unknown id", async () => {
