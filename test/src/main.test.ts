@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -57,6 +57,25 @@ describe("broker process", () => {
       await evicting.stop();
       await safe.stop();
     }
+  });
+
+  it("npx proxybroker: --help lists serve, --version prints the version, serve runs the broker and SIGTERM drains it", async () => {
+    const help = await run("npx", ["proxybroker", "--help"]);
+    expect(help.stdout).toMatch(/serve\s+run the broker/);
+    const version = await run("npx", ["proxybroker", "--version"]);
+    expect(version.stdout.trim()).toBe(JSON.parse(await readFile("package.json", "utf8")).version);
+    await expect(run("npx", ["proxybroker", "no-such-command"])).rejects.toMatchObject({ code: 2 });
+    const port = await freePort();
+    // the bin itself (npx runs it; npm exec, when signalled, exits by the signal itself)
+    const proc = spawn(process.execPath, ["bin/proxybroker.js", "serve"], { env: { ...process.env, REDIS_URL: "", LISTEN_ADDRESS: `127.0.0.1:${port}`, SHUTDOWN_GRACE_MS: "1000" } });
+    procs.push(proc);
+    let out = "";
+    proc.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
+    await waitFor(() => out.includes(`listening on 127.0.0.1:${port}`), 20_000);
+    proc.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(out).toMatch(/SIGTERM: draining[\s\S]*stopped/);
   });
 
   it("refuses to start on an invalid setting and names it", async () => {

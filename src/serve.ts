@@ -1,0 +1,143 @@
+import { fileURLToPath } from "node:url";
+import { loadSettings, SettingsError } from "./config/settings.js";
+import type { Settings } from "./config/settings.js";
+import { HealthChecker } from "./health/checker.js";
+import { probeProxy } from "./health/probe.js";
+import { startMetricsServer } from "./metrics-server.js";
+import { loadProxiesFile } from "./proxies-file.js";
+import { BrokerServer } from "./server/broker-server.js";
+import { loadTokensFile } from "./security/tokens-file.js";
+import type { TokenTable } from "./security/tokens.js";
+import { transportLine } from "./security/tls.js";
+import { redactSecrets } from "./security/redact.js";
+import { createStore } from "./store/create-store.js";
+import { inspectRedis, persistenceLine, refusal } from "./store/redis/index.js";
+
+/**
+ * `proxybroker serve`: the broker process — settings from the environment, the store, the proxies
+ * file, the gRPC server, the metrics endpoint, and a draining shutdown on SIGTERM/SIGINT.
+ */
+
+/** Proxies of the proxies file added per store call. */
+const PROXIES_FILE_CHUNK = 1_000;
+const SAMPLE_POOL = fileURLToPath(new URL("../examples/proxies.txt", import.meta.url));
+
+export function log(message: string): void {
+  process.stderr.write(`${new Date().toISOString()} proxybroker ${redactSecrets(message)}\n`);
+}
+
+export async function serve(): Promise<void> {
+  let settings: Settings;
+  try {
+    settings = loadSettings();
+  } catch (err) {
+    if (err instanceof SettingsError) {
+      log(`refusing to start: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  process.on("unhandledRejection", (reason) => log(`unhandled rejection (kept serving): ${String(reason)}`));
+
+  const created = createStore(settings);
+  const { store, kind } = created;
+  if (created.kind === "redis") {
+    const safety = await inspectRedis(created.client);
+    const refused = refusal(safety);
+    if (refused !== undefined) {
+      log(`refusing to start: ${refused}`);
+      process.exit(2);
+    }
+    log(persistenceLine(safety));
+  }
+  const proxiesFile = settings.proxiesFile !== "" ? settings.proxiesFile : kind === "embedded" ? SAMPLE_POOL : "";
+  const loadProxies = async (why: string): Promise<void> => {
+    if (proxiesFile === "") return;
+    const specs = await loadProxiesFile(proxiesFile);
+    // in chunks: one store call per chunk, so a large file never blocks Redis for long
+    let added = 0;
+    let updated = 0;
+    for (let i = 0; i < specs.length; i += PROXIES_FILE_CHUNK) {
+      const r = await store.addProxies(settings.proxiesPool, specs.slice(i, i + PROXIES_FILE_CHUNK));
+      added += r.added.length;
+      updated += r.updated.length;
+    }
+    log(`${why}: loaded ${proxiesFile} into pool ${settings.proxiesPool}: ${added} added, ${updated} updated`);
+  };
+  await loadProxies("start");
+  // The store lost a pool's state (Redis wiped, restarted without persistence): grants are held
+  // for the longest lease TTL meanwhile; the proxies file puts its proxies back.
+  const onStateLost = (pool: string): void => {
+    log(`the store lost the state of pool ${pool}: grants held for the longest lease TTL`);
+    if (pool === settings.proxiesPool) loadProxies("state lost").catch((err: unknown) => log(`reloading proxies failed: ${String(err)}`));
+  };
+
+  // Tokens: read at start (a bad file refuses to start), read again on SIGHUP (a bad file then
+  // keeps the tokens in force).
+  let tokens: TokenTable | undefined;
+  if (settings.authTokensFile !== "") {
+    try {
+      tokens = await loadTokensFile(settings.authTokensFile);
+    } catch (err) {
+      log(`refusing to start: AUTH_TOKENS_FILE: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(2);
+    }
+    log(`authentication: ${tokens.size} token(s) from ${settings.authTokensFile} (SIGHUP reads it again)`);
+  } else {
+    log("WARNING: no AUTH_TOKENS_FILE: anyone who reaches this port can lease proxies, add their own and read proxy passwords");
+  }
+  if (settings.authTokensFile !== "") process.on("SIGHUP", () => {
+    loadTokensFile(settings.authTokensFile).then(
+      (t) => {
+        tokens = t;
+        log(`SIGHUP: ${t.size} token(s) from ${settings.authTokensFile}`);
+      },
+      (err: unknown) => log(`SIGHUP: kept the tokens in force: ${err instanceof Error ? err.message : String(err)}`),
+    );
+  });
+
+  const server = await BrokerServer.start({ store, settings, processMetrics: true, onStateLost, tokens: () => tokens });
+  server.onServerChanged = (id) => log(`the store's server changed (now ${id}): writes may be lost, grants held for the longest lease TTL`);
+  const transport = transportLine({ certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile, clientCaFile: settings.tlsClientCaFile });
+  log(`listening on ${settings.listenAddress}, ${transport} (store: ${kind === "redis" ? "redis" : "embedded, in-process"})`);
+  if (settings.adminListenAddress !== "") log(`ProxyAdmin on ${settings.adminListenAddress} only`);
+  const metrics = settings.metricsAddress !== "" ? await startMetricsServer(settings.metricsAddress, server.metrics.registry) : undefined;
+  if (metrics !== undefined) log(`metrics on http://${settings.metricsAddress}/metrics`);
+
+  const checker =
+    settings.healthCheckUrl === ""
+      ? undefined
+      : new HealthChecker({
+          store,
+          pools: settings.healthCheckPools,
+          targetUrl: settings.healthCheckUrl,
+          intervalMs: settings.healthCheckIntervalMs,
+          timeoutMs: settings.healthCheckTimeoutMs,
+          concurrency: settings.healthCheckConcurrency,
+          probe: probeProxy,
+          onError: (err) => log(`health check round failed: ${err instanceof Error ? err.message : String(err)}`),
+        });
+  if (checker !== undefined) {
+    checker.start();
+    log(`health checker: ${settings.healthCheckUrl} every ${settings.healthCheckIntervalMs} ms`);
+  }
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: draining (up to ${settings.shutdownGraceMs} ms)`);
+    const hardExit = setTimeout(() => process.exit(1), settings.shutdownGraceMs + 2_000);
+    hardExit.unref();
+    void (async () => {
+      checker?.stop();
+      await server.shutdown(settings.shutdownGraceMs);
+      metrics?.close();
+      await store.close().catch(() => undefined);
+      log("stopped");
+      process.exit(0);
+    })();
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+}
