@@ -3,13 +3,13 @@
  * the repository installs; its compiled JavaScript leases a proxy from a real broker process, and
  * its type declarations check a TypeScript worker.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { brokerProcess } from "../support/broker-process.js";
+import { brokerProcess, freePort } from "../support/broker-process.js";
 import type { BrokerProcess } from "../support/broker-process.js";
 
 const run = promisify(execFile);
@@ -84,5 +84,34 @@ export const service: string = ProxyBroker.typeName;
       JSON.stringify({ compilerOptions: { strict: true, module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", noEmit: true, skipLibCheck: false, types: [] }, files: ["worker.ts"] }),
     );
     await run(process.execPath, [join(REPO, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], { cwd: project, timeout: 60_000 });
+  });
+  it("the packed root package installs beside it and its proxybroker command serves", { timeout: 240_000 }, async () => {
+    const packs = join(dir, "root");
+    await run("mkdir", ["-p", packs]);
+    await run("npm", ["pack", "--pack-destination", packs], { cwd: REPO, timeout: 180_000 });
+    await run("npm", ["pack", "--workspace", "sdk", "--pack-destination", packs], { cwd: REPO, timeout: 120_000 });
+    const files = await readdir(packs);
+    const root = files.find((f) => /^proxybroker-\d/.test(f));
+    const sdk = files.find((f) => f.startsWith("proxybroker-sdk-"));
+    const { stdout: listing } = await run("tar", ["-tzf", join(packs, root!)]);
+    expect(listing).toMatch(/package\/bin\/proxybroker\.js/);
+    expect(listing).toMatch(/package\/dist\/src\/cli\.js/);
+    expect(listing).not.toMatch(/package\/src\//);
+    const app = join(dir, "ops");
+    await run("mkdir", ["-p", app]);
+    await writeFile(join(app, "package.json"), JSON.stringify({ name: "ops", version: "1.0.0", private: true }));
+    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(packs, sdk!), join(packs, root!)], { cwd: app, timeout: 180_000 });
+    const { stdout: version } = await run("npx", ["proxybroker", "--version"], { cwd: app });
+    expect(version.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    const port = await freePort();
+    const serve = spawn("npx", ["proxybroker", "serve"], { cwd: app, env: { ...process.env, REDIS_URL: "", LISTEN_ADDRESS: `127.0.0.1:${port}` } });
+    let out = "";
+    serve.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    try {
+      await expect.poll(() => out, { timeout: 30_000 }).toMatch(new RegExp(`listening on 127\\.0\\.0\\.1:${port}`));
+      expect(out).toMatch(/node_modules\/proxybroker\/dist\/examples\/proxies\.txt/);
+    } finally {
+      serve.kill("SIGTERM");
+    }
   });
 });
