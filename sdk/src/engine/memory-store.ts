@@ -1,3 +1,5 @@
+import { proxyAction } from "./memory/proxy-action.js";
+import type { ProxyAction, ProxyActionResult } from "../model/model.js";
 import { randomUUID } from "node:crypto";
 import type {
   AcquireParams,
@@ -99,6 +101,13 @@ export class MemoryStore implements LeaseStore {
   async restoreProxies(pool: string, ids: readonly string[]): Promise<{ restored: string[]; notFound: string[] }> {
     const state = this.open();
     return restoreProxies(state.ctx, state.pool(pool), ids);
+  }
+
+  async proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult> {
+    const state = this.open();
+    const p = state.findPool(pool);
+    if (p === undefined) return { changed: [], unchanged: [], notFound: [...ids] };
+    return proxyAction(p, ids, action, state.ctx.clock());
   }
 
   async listProxies(pool: string, page: { size: number; after: string }): Promise<{ proxies: ProxyView[]; next: string }> {

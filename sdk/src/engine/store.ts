@@ -9,6 +9,8 @@ import type {
   OutcomeReport,
   PolicySet,
   PoolStats,
+  ProxyAction,
+  ProxyActionResult,
   ProxySpecInput,
   ProxyView,
   ReleaseParams,
@@ -86,6 +88,9 @@ export interface LeaseStore {
    * writes may have been lost then.
    */
   serverId(): Promise<string>;
+
+  /** An admin's action on proxies of `pool` (see `ProxyAction`). */
+  proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult>;
 
   /** Answer whether the backend is reachable (for the health service). */
   ping(): Promise<boolean>;

@@ -185,6 +185,25 @@ export interface AcquireParams {
   readonly labels: Readonly<Record<string, string>>;
 }
 
+/**
+ * An admin's action on proxies: `disable` (no new grants; live leases run out), `enable`, `ban`
+ * for `ttlMs` on one domain-key or, with domainKey "", on every domain (a quarantine that does not
+ * count), and `unban` (lifts either).
+ */
+export type ProxyAction =
+  | { readonly kind: "disable" }
+  | { readonly kind: "enable" }
+  | { readonly kind: "ban"; readonly domainKey: string; readonly ttlMs: number }
+  | { readonly kind: "unban"; readonly domainKey: string };
+
+/** What an action did, by proxy id. */
+export interface ProxyActionResult {
+  readonly changed: string[];
+  /** Already in that state. */
+  readonly unchanged: string[];
+  readonly notFound: string[];
+}
+
 /** A granted lease. */
 export interface LeaseView {
   readonly leaseId: string;

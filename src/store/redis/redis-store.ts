@@ -15,6 +15,8 @@ import type {
   OutcomeReport,
   PolicySet,
   PoolStats,
+  ProxyAction,
+  ProxyActionResult,
   ProxySpecInput,
   ProxyView,
   ReleaseParams,
@@ -259,6 +261,21 @@ export class RedisStore implements LeaseStore {
     } catch {
       return false;
     }
+  }
+
+  async proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult> {
+    const keys = this.env.keys.pool(pool);
+    const code = { disable: "D", enable: "E", ban: "B", unban: "U" }[action.kind];
+    const dk = action.kind === "ban" || action.kind === "unban" ? action.domainKey : "";
+    const ttl = action.kind === "ban" ? Math.max(1, Math.floor(action.ttlMs)) : 0;
+    const result: ProxyActionResult = { changed: [], unchanged: [], notFound: [] };
+    if (ids.length === 0) return result;
+    const reply = asArray(await this.env.runner.run("proxyAction", [keys.index, keys.quarantine, keys.meta], [keys.base, code, dk, ttl, this.env.now(), ...ids]));
+    ids.forEach((id, i) => {
+      const r = num(reply, i);
+      (r === 1 ? result.changed : r === 0 ? result.unchanged : result.notFound).push(id);
+    });
+    return result;
   }
 
   /**

@@ -34,6 +34,7 @@ export const SCRIPT_KEYS = {
   ensureEpoch: 1,
   touchWorker: 2,
   reserve: 1,
+  proxyAction: 3,
 } as const;
 
 /** The name of a script (its file name without `-<keys>.lua`). */

@@ -56,6 +56,7 @@ export function returnFromQuarantine(ctx: EngineContext, pool: PoolState, now: n
     const due = pool.quarantine.popUpTo(now);
     if (due === undefined) return;
     const rec = pool.proxies.get(due.key);
-    if (rec !== undefined && rec.state === "QUARANTINED") pool.activate(rec, ctx.scoring.scoreAfterQuarantine);
+    // scoreAfterQuarantine, or the proxy's own score when higher (an admin's ban for a while keeps it)
+    if (rec !== undefined && rec.state === "QUARANTINED") pool.activate(rec, Math.max(rec.score, ctx.scoring.scoreAfterQuarantine));
   }
 }

@@ -118,6 +118,57 @@ export function adminSuite(factory: StoreFactory): void {
     });
   });
 
+  describe("admin actions on proxies", () => {
+    it("disable: no new grants, a live lease runs on and is released; enable brings it back with its score; repeats and unknown ids are told apart", async () => {
+      const h = await openStore(factory);
+      const [a] = await addProxies(h, 1);
+      await h.store.recordHealth("default", a!, "pass"); // score 53
+      const lease = await grant(h, acq({ domainKey: "x.example" }));
+      expect(await h.store.proxyAction("default", [a!, "10.9.9.9:1"], { kind: "disable" })).toEqual({ changed: [a], unchanged: [], notFound: ["10.9.9.9:1"] });
+      expect(await h.store.proxyAction("default", [a!], { kind: "disable" })).toEqual({ changed: [], unchanged: [a], notFound: [] });
+      expect((await proxyView(h, a!)).state).toBe("DISABLED");
+      await deny(h);
+      expect((await renew(h, lease)).kind).toBe("renewed");
+      expect((await release(h, lease)).kind).toBe("released");
+      expect(await h.store.proxyAction("default", [a!], { kind: "enable" })).toEqual({ changed: [a], unchanged: [], notFound: [] });
+      expect(await proxyView(h, a!)).toMatchObject({ state: "ACTIVE", score: 55 });
+      await grant(h);
+      expect(await h.store.proxyAction("default", [a!], { kind: "enable" })).toEqual({ changed: [], unchanged: [a], notFound: [] });
+    });
+
+    it("ban on one domain-key for a TTL: that pair is refused until then, other domain-keys keep the proxy; unban lifts it", async () => {
+      const h = await openStore(factory);
+      const [a] = await addProxies(h, 1);
+      expect((await h.store.proxyAction("default", [a!], { kind: "ban", domainKey: "shop.example.com", ttlMs: 60_000 })).changed).toEqual([a]);
+      expect(await deny(h)).toBe(60_000);
+      const other = await grant(h, acq({ domainKey: "other.example" }));
+      await release(h, other);
+      expect((await proxyView(h, a!)).state).toBe("ACTIVE");
+      expect((await h.store.proxyAction("default", [a!], { kind: "unban", domainKey: "shop.example.com" })).changed).toEqual([a]);
+      expect((await h.store.proxyAction("default", [a!], { kind: "unban", domainKey: "shop.example.com" })).unchanged).toEqual([a]);
+      await grant(h);
+    });
+
+    it("ban everywhere for a TTL: out of every grant, the quarantine count untouched, back with its own score; never shortens a longer quarantine; unban ends it", async () => {
+      const h = await openStore(factory);
+      const [a, b] = await addProxies(h, 2);
+      for (let i = 0; i < 10; i++) await h.store.recordHealth("default", a!, "pass"); // 80
+      expect((await h.store.proxyAction("default", [a!], { kind: "ban", domainKey: "", ttlMs: 30_000 })).changed).toEqual([a]);
+      expect(await proxyView(h, a!)).toMatchObject({ state: "QUARANTINED", quarantineCount: 0, quarantineUntil: h.clock.now() + 30_000 });
+      for (let i = 0; i < 3; i++) expect((await grant(h, acq({ domainKey: `d${i}.example` }))).proxy.id).toBe(b);
+      // a second, shorter ban does not shorten it
+      await h.store.proxyAction("default", [a!], { kind: "ban", domainKey: "", ttlMs: 1_000 });
+      expect((await proxyView(h, a!)).quarantineUntil).toBe(h.clock.now() + 30_000);
+      h.clock.advance(30_000);
+      expect((await grant(h, acq({ domainKey: "later.example" }))).proxy.id).toBe(a);
+      expect(await proxyView(h, a!)).toMatchObject({ state: "ACTIVE", score: 80, quarantineCount: 0 });
+      await h.store.proxyAction("default", [b!], { kind: "ban", domainKey: "", ttlMs: 600_000 });
+      expect((await h.store.proxyAction("default", [b!], { kind: "unban", domainKey: "" })).changed).toEqual([b]);
+      expect((await proxyView(h, b!)).state).toBe("ACTIVE");
+      expect((await h.store.proxyAction("default", [b!], { kind: "unban", domainKey: "" })).unchanged).toEqual([b]);
+    });
+  });
+
   describe("release with next", () => {
     it("releases and acquires in one call; the next grant sees the release applied", async () => {
       const h = await openStore(factory);

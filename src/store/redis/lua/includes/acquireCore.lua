@@ -52,15 +52,17 @@ local QUARANTINE_RETURNS = 16
 local SESSION_GC_MS = 600000
 local BUSY_GC_ONE_IN = 16
 
--- Step 2: return due QUARANTINED proxies to ACTIVE.
+-- Step 2: return due QUARANTINED proxies to ACTIVE, with scoreAfterQuarantine or their own
+-- score when higher (a proxy an admin banned for a while keeps its score).
 local function returnFromQuarantine(K, base, nowText)
   local due = redis.call('ZRANGEBYSCORE', K[2], '-inf', nowText, 'LIMIT', 0, QUARANTINE_RETURNS)
   for i = 1, #due do
     local key = base .. 'p:' .. due[i]
-    local v = redis.call('HMGET', key, 'st', 't', 'l')
+    local v = redis.call('HMGET', key, 'st', 't', 'l', 's')
     if v[1] == 'Q' then
-      redis.call('HSET', key, 's', {{scoreAfterQuarantine}}, 'st', 'A', 'qu', 0)
-      indexAdd(base, K[3], v[2], v[3], {{scoreAfterQuarantine}}, due[i])
+      local score = math.max(tonumber(v[4]) or 0, {{scoreAfterQuarantine}})
+      redis.call('HSET', key, 's', score, 'st', 'A', 'qu', 0)
+      indexAdd(base, K[3], v[2], v[3], score, due[i])
     end
   end
   if #due > 0 then redis.call('ZREM', K[2], unpack(due)) end
