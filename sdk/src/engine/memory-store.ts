@@ -1,5 +1,5 @@
 import { proxyAction } from "./memory/proxy-action.js";
-import type { ProxyAction, ProxyActionResult } from "../model/model.js";
+import type { AuditEntry, NewAuditEntry, NewPoolEvent, PoolEvent, ProxyAction, ProxyActionResult } from "../model/model.js";
 import { randomUUID } from "node:crypto";
 import type {
   AcquireParams,
@@ -101,6 +101,33 @@ export class MemoryStore implements LeaseStore {
   async restoreProxies(pool: string, ids: readonly string[]): Promise<{ restored: string[]; notFound: string[] }> {
     const state = this.open();
     return restoreProxies(state.ctx, state.pool(pool), ids);
+  }
+
+  async appendEvent(pool: string, event: NewPoolEvent): Promise<void> {
+    const state = this.open();
+    state.pool(pool).emit(state.ctx.clock(), event);
+  }
+
+  async readEvents(pool: string, after: string, opts: { readonly count: number; readonly blockMs: number }): Promise<{ events: PoolEvent[]; cursor: string }> {
+    const state = this.open();
+    const log = state.pool(pool).events;
+    const from = after === "$" ? log.lastId : after;
+    let events = log.after(from, opts.count);
+    if (events.length === 0 && opts.blockMs > 0) {
+      await log.wait(opts.blockMs);
+      events = log.after(from, opts.count);
+    }
+    return { events, cursor: events.at(-1)?.id ?? from };
+  }
+
+  async appendAudit(entry: NewAuditEntry): Promise<void> {
+    const state = this.open();
+    const at = state.ctx.clock();
+    state.audit.append(at, (id) => ({ id, at, ...entry }));
+  }
+
+  async listAudit(limit: number): Promise<AuditEntry[]> {
+    return this.open().audit.newest(limit);
   }
 
   async proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult> {

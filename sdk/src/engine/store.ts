@@ -9,6 +9,10 @@ import type {
   OutcomeReport,
   PolicySet,
   PoolStats,
+  PoolEvent,
+  NewPoolEvent,
+  AuditEntry,
+  NewAuditEntry,
   ProxyAction,
   ProxyActionResult,
   ProxySpecInput,
@@ -88,6 +92,22 @@ export interface LeaseStore {
    * writes may have been lost then.
    */
   serverId(): Promise<string>;
+
+  /** Append to the pool's event stream (capped: about the last 10,000 events). */
+  appendEvent(pool: string, event: NewPoolEvent): Promise<void>;
+
+  /**
+   * The pool's events after the cursor `after` ("" = from the oldest kept, "$" = only new ones),
+   * at most `count`; when there is none yet, waits up to `blockMs` for one (0: answers at once).
+   * `cursor` is what to pass next time.
+   */
+  readEvents(pool: string, after: string, opts: { readonly count: number; readonly blockMs: number }): Promise<{ events: PoolEvent[]; cursor: string }>;
+
+  /** Append to the audit trail of admin calls (capped: about the last 10,000). */
+  appendAudit(entry: NewAuditEntry): Promise<void>;
+
+  /** The last `limit` audit entries, newest first. */
+  listAudit(limit: number): Promise<AuditEntry[]>;
 
   /** An admin's action on proxies of `pool` (see `ProxyAction`). */
   proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult>;

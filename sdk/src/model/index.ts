@@ -5,7 +5,7 @@
  */
 export { InvalidInputError, isValidHost, normalizeHost, hostFromDomain, hostFromUrl, targetHost } from "./domain-key.js";
 export { MAX_WORKERS_PER_POOL } from "./model.js";
-export type { OutcomeKindName, ProxyStateName, LostReasonName, ProxySpecInput, ProxyView, PacingAnchor, DomainPolicySpec, RetiredPolicySet, PolicySet, DomainPacing, EpochState, EpochRequest, AcquireParams, ProxyAction, ProxyActionResult, LeaseView, AcquireResult, RenewParams, RenewResult, OutcomeInput, ReleaseParams, ReleaseResult, OutcomeReport, HealthResult, WorkerSeen, PoolStats } from "./model.js";
+export type { OutcomeKindName, ProxyStateName, LostReasonName, ProxySpecInput, ProxyView, PacingAnchor, DomainPolicySpec, RetiredPolicySet, PolicySet, DomainPacing, EpochState, EpochRequest, AcquireParams, PoolEvent, NewPoolEvent, AuditEntry, NewAuditEntry, ProxyAction, ProxyActionResult, LeaseView, AcquireResult, RenewParams, RenewResult, OutcomeInput, ReleaseParams, ReleaseResult, OutcomeReport, HealthResult, WorkerSeen, PoolStats } from "./model.js";
 export { normalizePattern, normalizeGroup, patternMatches, findPolicy, effectivePolicy, applyPolicy, shadowKeys, policySpec, policyParams } from "./policy.js";
 export type { PolicyDefaults, EffectivePolicy, PolicyParams } from "./policy.js";
 export { validateTierAndLabels, parseProxySpec } from "./proxy-spec.js";

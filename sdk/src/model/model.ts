@@ -204,6 +204,39 @@ export interface ProxyActionResult {
   readonly notFound: string[];
 }
 
+/**
+ * A state change of a pool that an operator watches: a pair banned after a BLOCKED outcome
+ * (BAN), a proxy quarantined or blacklisted by its score (QUARANTINE, BLACKLIST), an admin's
+ * action (ADMIN), a policy change (POLICY), a health-check leader change (LEADER).
+ */
+export interface PoolEvent {
+  /** Ordered, unique per pool: read on after it. */
+  readonly id: string;
+  /** Epoch ms. */
+  readonly at: number;
+  readonly kind: string;
+  readonly proxyId: string;
+  readonly domainKey: string;
+  /** For BAN and QUARANTINE the until (epoch ms); for ADMIN and POLICY what was done. */
+  readonly detail: string;
+}
+
+/** An event to append (the store gives it its id and time). */
+export type NewPoolEvent = Omit<PoolEvent, "id" | "at">;
+
+/** One admin call, as the audit trail keeps it. */
+export interface AuditEntry {
+  readonly id: string;
+  readonly at: number;
+  /** The caller's token name ("" = none). */
+  readonly actor: string;
+  readonly method: string;
+  readonly pool: string;
+  readonly detail: string;
+}
+
+export type NewAuditEntry = Omit<AuditEntry, "id" | "at">;
+
 /** A granted lease. */
 export interface LeaseView {
   readonly leaseId: string;

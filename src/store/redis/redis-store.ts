@@ -17,6 +17,10 @@ import type {
   PoolStats,
   ProxyAction,
   ProxyActionResult,
+  PoolEvent,
+  NewPoolEvent,
+  AuditEntry,
+  NewAuditEntry,
   ProxySpecInput,
   ProxyView,
   ReleaseParams,
@@ -29,6 +33,7 @@ import type { ScoringConfig } from "@proxybroker/sdk/model";
 import { POLICY_HISTORY_MS, type LeaseStore } from "@proxybroker/sdk/engine";
 import * as admin from "./admin.js";
 import * as policies from "./policies.js";
+import * as events from "./events.js";
 import {
   acquireArgs,
   acquireKeys,
@@ -77,6 +82,7 @@ export class RedisStore implements LeaseStore {
   /** This store's instance id: the payload of its release announcements (its own are ignored). */
   private readonly instance = randomBytes(8).toString("hex");
   private feed: RedisReleaseFeed | undefined;
+  private blocking: events.BlockingReads | undefined;
 
   constructor(options: RedisStoreOptions) {
     this.client = options.client;
@@ -263,6 +269,23 @@ export class RedisStore implements LeaseStore {
     }
   }
 
+  appendEvent(pool: string, event: NewPoolEvent): Promise<void> {
+    return events.appendEvent(this.env, pool, event);
+  }
+
+  readEvents(pool: string, after: string, opts: { readonly count: number; readonly blockMs: number }): Promise<{ events: PoolEvent[]; cursor: string }> {
+    this.blocking ??= new events.BlockingReads(this.client);
+    return this.blocking.readEvents(this.env, pool, after, opts);
+  }
+
+  appendAudit(entry: NewAuditEntry): Promise<void> {
+    return events.appendAudit(this.env, entry);
+  }
+
+  listAudit(limit: number): Promise<AuditEntry[]> {
+    return events.listAudit(this.env, limit);
+  }
+
   async proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult> {
     const keys = this.env.keys.pool(pool);
     const code = { disable: "D", enable: "E", ban: "B", unban: "U" }[action.kind];
@@ -290,6 +313,7 @@ export class RedisStore implements LeaseStore {
   /** Quit the client (disconnect at once when QUIT cannot be sent). */
   async close(): Promise<void> {
     await this.feed?.close();
+    await this.blocking?.close();
     try {
       await this.client.quit();
     } catch {

@@ -4,11 +4,15 @@
  */
 import type { EngineContext } from "./context.js";
 import { LeaseTable } from "./lease-table.js";
-import { PoolState } from "./pool-state.js";
+import { EVENTS_MAX, PoolState } from "./pool-state.js";
+import { EventLog } from "./event-log.js";
+import type { AuditEntry } from "../../model/model.js";
 
 /** All state of one in-memory store. */
 export class EngineState {
   readonly leases = new LeaseTable();
+  /** The audit trail of admin calls (capped, as the Redis store's). */
+  readonly audit = new EventLog<AuditEntry>(EVENTS_MAX);
   private readonly pools = new Map<string, PoolState>();
 
   constructor(readonly ctx: EngineContext) {}

@@ -44,6 +44,7 @@ export function applyOutcome(
       break;
     case "BLOCKED":
       pair.banUntil = now + pair.banTtlMs;
+      pool.emit(now, { kind: "BAN", proxyId, domainKey: domain.key, detail: String(pair.banUntil) });
       break;
     default:
       break;

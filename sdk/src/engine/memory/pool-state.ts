@@ -12,9 +12,15 @@ import { Sessions } from "./sessions.js";
 import { SeenWorkers } from "./seen-workers.js";
 import { SweepQueue } from "./sweep-queue.js";
 import { MAX_WORKERS_PER_POOL } from "../../model/model.js";
+import type { NewPoolEvent, PoolEvent } from "../../model/model.js";
+import { EventLog } from "./event-log.js";
+
+/** Events a pool keeps (as the Redis store's capped stream). */
+export const EVENTS_MAX = 10_000;
 
 /** State of one domain-key in a pool: its pairs and its busy index. */
 export interface DomainState {
+  readonly key: string;
   /** Proxy id → pair. */
   readonly pairs: Map<string, PairState>;
   /** Proxy id → the moment the blocked pair becomes eligible again. */
@@ -58,6 +64,13 @@ export class PoolState {
   readonly fallbackPools = new SeenWorkers(MAX_WORKERS_PER_POOL);
   /** Domain-keys in a rotating sweep, for pruning the ones that remember nothing. */
   readonly domainSweep = new SweepQueue<string>();
+  /** The pool's event stream (capped). */
+  readonly events = new EventLog<PoolEvent>(EVENTS_MAX);
+
+  /** Append an event at `now`. */
+  emit(now: number, event: NewPoolEvent): void {
+    this.events.append(now, (id) => ({ id, at: now, ...event }));
+  }
   readonly policies = new Map<string, DomainPolicySpec>();
   /** Replaced policy sets, newest first. */
   history: RetiredPolicySet[] = [];
@@ -163,7 +176,7 @@ export class PoolState {
   domain(domainKey: string): DomainState {
     let state = this.domains.get(domainKey);
     if (state === undefined) {
-      state = { pairs: new Map(), busy: new TimeHeap(), adaptive: NOT_ADAPTED, pairSweep: new SweepQueue() };
+      state = { key: domainKey, pairs: new Map(), busy: new TimeHeap(), adaptive: NOT_ADAPTED, pairSweep: new SweepQueue() };
       this.domains.set(domainKey, state);
       this.domainSweep.push(domainKey);
     }

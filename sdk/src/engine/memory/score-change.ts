@@ -21,9 +21,12 @@ export function changeScore(ctx: EngineContext, pool: PoolState, rec: ProxyRecor
   }
   if (rec.quarantineCount >= cfg.maxQuarantines) {
     pool.deactivate(rec, "BLACKLISTED", 0);
+    pool.emit(now, { kind: "BLACKLIST", proxyId: rec.id, domainKey: "", detail: "" });
   } else {
     rec.quarantineCount += 1;
-    pool.deactivate(rec, "QUARANTINED", now + quarantineLengthMs(cfg, rec.quarantineCount, ctx.random()));
+    const until = now + quarantineLengthMs(cfg, rec.quarantineCount, ctx.random());
+    pool.deactivate(rec, "QUARANTINED", until);
+    pool.emit(now, { kind: "QUARANTINE", proxyId: rec.id, domainKey: "", detail: String(until) });
   }
   rec.score = score;
 }

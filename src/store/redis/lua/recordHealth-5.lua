@@ -19,7 +19,7 @@
   The numbers of SPEC §2 (healthPass, healthFail, healthErrorFactor, scoreAfterQuarantine, the
   score bounds and quarantine lengths) are baked into the script (includes/config.lua).
 
-  Keys built in the script: `P idx:t:<tier>`, `P idx:l:<k>=<v>`.
+  Keys built in the script: `P evs` (the event stream, includes/events.lua), `P idx:t:<tier>`, `P idx:l:<k>=<v>`.
 
   Output: {-6} unknown proxy; else {1, url, tier, labels, score, state, latencyEwma, successes,
   failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount}.

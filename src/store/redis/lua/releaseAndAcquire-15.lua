@@ -15,7 +15,7 @@
   The numbers of SPEC §2 and the tombstone minimum are baked into the script
   (includes/config.lua). The acquire comes first in KEYS and ARGV so that it reads them in place.
 
-  Keys built in the script: `P p:<id>`, `P r:<dk>:<id>`, `P l:<hex>`, `P idx:t:<tier>`,
+  Keys built in the script: `P evs` (the event stream, includes/events.lua), `P p:<id>`, `P r:<dk>:<id>`, `P l:<hex>`, `P idx:t:<tier>`,
   `P idx:l:<k>=<v>`, `P d:<dk>`, `P ad`, `P wf`, the channel `P ev:<dk>`, and those of shadow domain-keys (as in both parts).
 
   Output (flat array): {releaseCode, <acquireLease output>...}

@@ -18,7 +18,7 @@
   The numbers of SPEC §2 and the tombstone minimum are baked into the script
   (includes/config.lua).
 
-  Keys built in the script: `P idx:t:<tier>` and `P idx:l:<k>=<v>` of the proxy, `P l:<hex>`
+  Keys built in the script: `P evs` (the event stream, includes/events.lua), `P idx:t:<tier>` and `P idx:l:<k>=<v>` of the proxy, `P l:<hex>`
   tombstones of other holders of the pair found expired, `P d:<dk>` and `P ad` (adaptive pacing
   of the domain-key); the channel `P ev:<dk>` (a release is published there).
 

@@ -19,7 +19,7 @@
   The numbers of SPEC §2 and the tombstone minimum are baked into the script
   (includes/config.lua).
 
-  Keys built in the script (same {pool} tag): `P p:<id>` proxy, `P r:<dk>:<id>` pair,
+  Keys built in the script (same {pool} tag): `P evs` (the event stream, includes/events.lua), `P p:<id>` proxy, `P r:<dk>:<id>` pair,
   `P b:<dk>` busy index, `P idx:t:<tier>` and `P idx:l:<k>=<v>` of the proxy, `P l:<hex>`
   tombstones of holders of the pair found expired, `P d:<dk>` and `P ad` (adaptive pacing).
 

@@ -11,6 +11,7 @@ import type { StoreFactory } from "./harness.js";
 import { leaseSuite, proxyIdSuite, reservationSuite, retrySuite } from "./leases.js";
 import { pacingSuite } from "./pacing.js";
 import { epochSuite, poolSuite } from "./pools.js";
+import { eventSuite } from "./events.js";
 import { reportSuite } from "./reports.js";
 import { selectionSuite } from "./selection.js";
 import { scoringSuite } from "./scoring.js";
@@ -35,5 +36,6 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
     adminSuite(factory);
     reportSuite(factory);
     selectionSuite(factory);
+    eventSuite(factory);
   });
 }

@@ -137,6 +137,7 @@ local function applyOutcome(base, id, dk, pairKey, busyKey, proxyKey, kind, late
   elseif kind == 'B' then
     b = now + (tonumber(pr[PAIR_BT]) or 0)
     set[i + 1], set[i + 2] = 'b', b
+    emitEvent(base, 'BAN', id, dk, b)
   end
   local u = math.max(n, b, c)
   if nMoved or kind == 'R' or kind == 'B' then

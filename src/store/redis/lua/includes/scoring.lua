@@ -3,6 +3,7 @@
   number is baked in when the script is loaded (includes/config.lua). The script sets the pool
   keys it writes before any call: kIdx `P idx`, kQuarantine `P q`, kBlacklist `P bl`, kMeta `P m`.
 ]]
+-- @include "events"
 local kIdx, kQuarantine, kBlacklist, kMeta
 
 -- quarantineLengthMs(n, u): base * 2^(n-1) capped, times (1 + jitter * (2u - 1)), rounded, capped.
@@ -33,6 +34,7 @@ local function changeScore(base, id, st, tier, labels, qc, old, score, now, u, s
     set[#set + 1] = 'st'
     set[#set + 1] = 'B'
     redis.call('SADD', kBlacklist, id)
+    emitEvent(base, 'BLACKLIST', id, '', '')
   else
     qc = qc + 1
     local untilMs = now + quarantineLength(qc, tonumber(u))
@@ -44,5 +46,6 @@ local function changeScore(base, id, st, tier, labels, qc, old, score, now, u, s
     set[#set + 1] = untilMs
     redis.call('ZADD', kQuarantine, untilMs, id)
     quarantineNext(kMeta, kQuarantine)
+    emitEvent(base, 'QUARANTINE', id, '', untilMs)
   end
 end
