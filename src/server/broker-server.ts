@@ -1,3 +1,6 @@
+import { GrantHub } from "../service/grant-hub.js";
+import { GrantCounts } from "../service/grant-counts.js";
+import type { HealthPass } from "../service/context.js";
 import { ReportBudget } from "../service/report-budget.js";
 import * as grpc from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
@@ -61,6 +64,8 @@ export interface BrokerServerOptions {
   readonly onStateLost?: (pool: string) => void;
   /** The bearer tokens now in force (read again on each call); absent or undefined = no authentication. */
   readonly tokens?: () => TokenTable | undefined;
+  /** One health-check pass over a pool (ProxyAdmin.CheckProxies); absent: CheckProxies answers FAILED_PRECONDITION. */
+  readonly healthPass?: HealthPass;
 }
 
 const SERVICES = ["", ProxyBroker.typeName, ProxyAdmin.typeName];
@@ -201,6 +206,9 @@ export class BrokerServer {
       clock: this.opts.clock ?? Date.now,
       metrics: this.metrics,
       reportBudget: new ReportBudget({ perMinute: s.reportOutcomesPerMinute, clock: this.opts.clock ?? Date.now }),
+      grants: new GrantHub(),
+      grantCounts: new GrantCounts(),
+      ...(this.opts.healthPass === undefined ? {} : { healthPass: this.opts.healthPass }),
       isDraining: () => this.draining,
       streams: this.streams,
     };

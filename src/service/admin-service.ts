@@ -25,6 +25,20 @@ import type { BrokerContext } from "./context.js";
 import { describeDomainPacing, DOMAIN_PACING_LIMIT } from "./domain-pacing.js";
 import { unary } from "./unary.js";
 import { checkPool } from "./validate.js";
+import { callerName } from "../security/auth.js";
+import { audit } from "./audit.js";
+import { adminActionHandlers } from "./admin-actions.js";
+import { watchEvents } from "./admin-events.js";
+import { checkProxies } from "./admin-check.js";
+import { domainStats } from "./admin-stats.js";
+
+/** A policy in a few words, for the audit trail and the events. */
+function describePolicy(p: DomainPolicySpec): string {
+  const parts = [`max_concurrency ${p.maxConcurrency}`, `min_interval ${p.minIntervalMs} ms`];
+  if (p.group !== "") parts.push(`group ${p.group}`);
+  if (p.jitterMs > 0) parts.push(`jitter ${p.jitterMs} ms`);
+  return parts.join(", ");
+}
 
 type Methods = MethodsOf<typeof ProxyAdmin>;
 
@@ -34,7 +48,12 @@ const MAX_BATCH = 10_000;
 /** The ProxyAdmin service: proxies and domain policies of a pool. */
 export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
   return {
-    addProxies: unary(ctx.isDraining, async (req) => {
+    ...adminActionHandlers(ctx),
+    watchEvents: watchEvents(ctx),
+    checkProxies: checkProxies(ctx),
+    getDomainStats: unary(ctx.isDraining, (req) => domainStats(ctx, req)),
+
+    addProxies: unary(ctx.isDraining, async (req, _signal, call) => {
       const pool = checkPool(req.pool);
       if (req.proxies.length > MAX_BATCH) throw new InvalidInputError(`at most ${MAX_BATCH} proxies per call`);
       const valid: ProxySpecInput[] = [];
@@ -52,16 +71,29 @@ export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
         }
       }
       const r = valid.length > 0 ? await ctx.store.addProxies(pool, valid) : { added: [], updated: [] };
+      await audit(ctx, { actor: callerName(call), method: "AddProxies", pool, detail: `${r.added.length} added, ${r.updated.length} updated, ${rejected.length} rejected` });
       return create(AddProxiesResponseSchema, { added: r.added, updated: r.updated, rejected });
     }),
 
-    removeProxies: unary(ctx.isDraining, async (req) => {
-      const r = await ctx.store.removeProxies(checkPool(req.pool), checkIds(req.ids));
+    removeProxies: unary(ctx.isDraining, async (req, _signal, call) => {
+      const pool = checkPool(req.pool);
+      const r = await ctx.store.removeProxies(pool, checkIds(req.ids));
+      await audit(
+        ctx,
+        { actor: callerName(call), method: "RemoveProxies", pool, detail: `${r.removed.length} removed, ${r.notFound.length} not found` },
+        r.removed.map((id) => ({ kind: "ADMIN", proxyId: id, domainKey: "", detail: "remove" })),
+      );
       return create(RemoveProxiesResponseSchema, { removed: r.removed, notFound: r.notFound });
     }),
 
-    restoreProxies: unary(ctx.isDraining, async (req) => {
-      const r = await ctx.store.restoreProxies(checkPool(req.pool), checkIds(req.ids));
+    restoreProxies: unary(ctx.isDraining, async (req, _signal, call) => {
+      const pool = checkPool(req.pool);
+      const r = await ctx.store.restoreProxies(pool, checkIds(req.ids));
+      await audit(
+        ctx,
+        { actor: callerName(call), method: "RestoreProxies", pool, detail: `${r.restored.length} restored, ${r.notFound.length} not found` },
+        r.restored.map((id) => ({ kind: "ADMIN", proxyId: id, domainKey: "", detail: "restore" })),
+      );
       return create(RestoreProxiesResponseSchema, { restored: r.restored, notFound: r.notFound });
     }),
 
@@ -80,10 +112,13 @@ export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       return create(GetPoolStatsResponseSchema, { pool, ...s });
     }),
 
-    setDomainPolicy: unary(ctx.isDraining, async (req) => {
+    setDomainPolicy: unary(ctx.isDraining, async (req, _signal, call) => {
       if (req.policy === undefined) throw new InvalidInputError("policy is required");
       const policy = checkPolicy(req.policy, ctx);
-      await ctx.store.setPolicy(checkPool(req.pool), policy);
+      const pool = checkPool(req.pool);
+      await ctx.store.setPolicy(pool, policy);
+      const what = `set ${policy.pattern}: ${describePolicy(policy)}`;
+      await audit(ctx, { actor: callerName(call), method: "SetDomainPolicy", pool, detail: what }, [{ kind: "POLICY", proxyId: "", domainKey: policy.group !== "" ? policy.group : policy.pattern, detail: what }]);
       return create(SetDomainPolicyResponseSchema, { policy: policyToWire(policy) });
     }),
 
@@ -92,8 +127,14 @@ export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       return create(ListDomainPoliciesResponseSchema, { policies: set.policies.map(policyToWire) });
     }),
 
-    deleteDomainPolicy: unary(ctx.isDraining, async (req) => {
-      const deleted = await ctx.store.deletePolicy(checkPool(req.pool), normalizePattern(req.pattern));
+    deleteDomainPolicy: unary(ctx.isDraining, async (req, _signal, call) => {
+      const pool = checkPool(req.pool);
+      const pattern = normalizePattern(req.pattern);
+      const deleted = await ctx.store.deletePolicy(pool, pattern);
+      if (deleted) {
+        const what = `delete ${pattern}`;
+        await audit(ctx, { actor: callerName(call), method: "DeleteDomainPolicy", pool, detail: what }, [{ kind: "POLICY", proxyId: "", domainKey: pattern, detail: what }]);
+      }
       return create(DeleteDomainPolicyResponseSchema, { deleted });
     }),
 

@@ -17,6 +17,7 @@ import { leaseStream } from "./lease-stream.js";
 import { reportOutcomes } from "./report-outcomes.js";
 import { unary } from "./unary.js";
 import { callerName } from "../security/auth.js";
+import { recordGrant } from "./grant-hub.js";
 import { DOMAIN_PACING_LIMIT } from "./domain-pacing.js";
 import { checkAcquire, checkPool, checkRelease, checkRenew, checkWorkerId } from "./validate.js";
 
@@ -35,7 +36,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       // a retry with the same (worker_id, request_id) gets the same lease from the store
       const d = await ctx.engine.acquire(spec, signal);
       if (d.kind === "denied") throw deniedToError(d);
-      ctx.metrics.granted(spec.pool, caller);
+      recordGrant(ctx, d.lease, caller, spec.workerId);
       return create(AcquireLeaseResponseSchema, { lease: leaseToWire(d.lease) });
     }),
 

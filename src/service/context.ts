@@ -5,6 +5,22 @@ import type { StreamHandle } from "./lease-stream.js";
 import type { BrokerMetrics } from "./metrics.js";
 import type { RequestLimits } from "./validate.js";
 import type { ReportBudget } from "./report-budget.js";
+import type { GrantHub } from "./grant-hub.js";
+import type { GrantCounts } from "./grant-counts.js";
+
+/** Progress of a health-check pass: after each proxy, and once at the start with `total`. */
+export interface CheckProgressUpdate {
+  readonly total: number;
+  readonly checked: number;
+  readonly passed: number;
+  readonly failed: number;
+  readonly errors: number;
+  readonly proxyId: string;
+  readonly result: "" | "pass" | "fail" | "error";
+}
+
+/** Run one health-check pass over `pool` now. */
+export type HealthPass = (pool: string, onProgress: (p: CheckProgressUpdate) => void, signal: AbortSignal) => Promise<CheckProgressUpdate>;
 
 /** What the gRPC handlers share: built once by the server wiring. */
 export interface BrokerContext {
@@ -20,6 +36,12 @@ export interface BrokerContext {
   readonly metrics: BrokerMetrics;
   /** Reported outcomes each caller may still have applied. */
   readonly reportBudget: ReportBudget;
+  /** The leases this broker grants, for WatchEvents. */
+  readonly grants: GrantHub;
+  /** Grants per domain-key in the last minute (GetDomainStats). */
+  readonly grantCounts: GrantCounts;
+  /** One health-check pass over a pool, with progress (CheckProxies); absent: no checker configured. */
+  readonly healthPass?: HealthPass;
   /** True once SIGTERM arrived: new work is refused with UNAVAILABLE. */
   readonly isDraining: () => boolean;
   /** The open Lease streams, for the shutdown sequence. */

@@ -12,6 +12,7 @@ import { decisionToWire, errorToDenied, lostToWire } from "./answers.js";
 import type { BrokerContext } from "./context.js";
 import { BrokerError } from "./errors.js";
 import { callerName } from "../security/auth.js";
+import { recordGrant } from "./grant-hub.js";
 import { checkAcquire, checkRelease, checkRenew, type ReleaseSpec } from "./validate.js";
 
 type Call = ServerDuplexStream<LeaseRequest, LeaseResponse>;
@@ -118,7 +119,7 @@ function dispatch(
           const spec = checkAcquire(m.value, ctx.limits, caller);
           const d = await ctx.engine.acquire(spec, signal);
           ctx.metrics.acquireSeconds.observe((ctx.clock() - started) / 1000);
-          if (d.kind === "granted") ctx.metrics.granted(spec.pool, caller);
+          if (d.kind === "granted") recordGrant(ctx, d.lease, caller, spec.workerId);
           else ctx.metrics.denials.inc({ pool: ctx.metrics.poolLabel(spec.pool), reason: "NO_PROXY_AVAILABLE" });
           return decisionToWire(requestId, d);
         },
@@ -162,7 +163,7 @@ function dispatch(
               : r.next === undefined
                 ? undefined
                 : decisionToWire(nextRequest?.requestId ?? "", r.next);
-          if (r.next?.kind === "granted") ctx.metrics.granted(r.next.lease.pool, caller);
+          if (r.next?.kind === "granted") recordGrant(ctx, r.next.lease, caller, checked.next?.workerId ?? "");
           if (r.kind === "lost") {
             // Lost, then the next lease's own answer (correlated by its request_id).
             ctx.metrics.lost.inc({ reason: r.reason ?? "NOT_FOUND" });

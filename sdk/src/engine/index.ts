@@ -2,8 +2,8 @@
  * The lease engine: the `LeaseStore` contract and its in-memory implementation, shared by the
  * broker (embedded store) and the SDK (local fallback pool).
  */
-export type { LeaseStore, ReleaseFeed } from "./store.js";
-export { StoreUnavailableError } from "./store.js";
+export type { LeaseStore, ReleaseFeed, Campaign } from "./store.js";
+export { StoreUnavailableError, StaleTermError } from "./store.js";
 export { MemoryStore, POLICY_HISTORY_MS } from "./memory-store.js";
 export { HISTORY_MAX } from "./memory/policies.js";
 export type { MemoryStoreOptions } from "./memory-store.js";

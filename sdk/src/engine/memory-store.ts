@@ -1,4 +1,6 @@
 import { proxyAction } from "./memory/proxy-action.js";
+import { StaleTermError } from "./store.js";
+import type { Campaign } from "./store.js";
 import type { AuditEntry, NewAuditEntry, NewPoolEvent, PoolEvent, ProxyAction, ProxyActionResult } from "../model/model.js";
 import { randomUUID } from "node:crypto";
 import type {
@@ -55,6 +57,9 @@ export const POLICY_HISTORY_MS = 2 * 3_600_000;
  * After `close()` every operation rejects with `StoreUnavailableError` and `ping()` answers false.
  */
 export class MemoryStore implements LeaseStore {
+  /** Leader leases by name, and the last term given per name. */
+  private readonly leaders = new Map<string, { owner: string; term: number; until: number }>();
+  private readonly terms = new Map<string, number>();
   private readonly state: EngineState;
   private readonly policyHistoryMs: number;
   /** This store's server id: one process, never restarted while it lives. */
@@ -141,10 +146,34 @@ export class MemoryStore implements LeaseStore {
     return listProxies(this.open().findPool(pool), page);
   }
 
-  async recordHealth(pool: string, id: string, result: HealthResult): Promise<ProxyView | undefined> {
+  async recordHealth(pool: string, id: string, result: HealthResult, term = 0): Promise<ProxyView | undefined> {
     const state = this.open();
     const found = state.findPool(pool);
-    return found === undefined ? undefined : applyHealth(state.ctx, found, id, result, state.ctx.clock());
+    if (found === undefined) return undefined;
+    if (term > 0) {
+      if (term < found.healthTerm) throw new StaleTermError(`a health-check result of term ${term} was refused: a newer leader checks pool ${pool}`);
+      found.healthTerm = term;
+    }
+    return applyHealth(state.ctx, found, id, result, state.ctx.clock());
+  }
+
+  async campaign(name: string, owner: string, ttlMs: number): Promise<Campaign> {
+    const state = this.open();
+    const now = state.ctx.clock();
+    const cur = this.leaders.get(name);
+    if (cur !== undefined && cur.until > now) {
+      if (cur.owner !== owner) return { leader: false, term: cur.term, holder: cur.owner };
+      cur.until = now + ttlMs;
+      return { leader: true, term: cur.term, holder: owner };
+    }
+    const term = Math.max((this.terms.get(name) ?? 0) + 1, Math.floor(now));
+    this.terms.set(name, term);
+    this.leaders.set(name, { owner, term, until: now + ttlMs });
+    return { leader: true, term, holder: owner };
+  }
+
+  async resign(name: string, owner: string): Promise<void> {
+    if (this.leaders.get(name)?.owner === owner) this.leaders.delete(name);
   }
 
   async poolStats(pool: string, liveSinceMs: number): Promise<PoolStats> {

@@ -55,7 +55,17 @@ export interface LeaseStore {
   /** Proxies in id order, ids greater than `after`; `next` is the token for the next page. */
   listProxies(pool: string, page: { size: number; after: string }): Promise<{ proxies: ProxyView[]; next: string }>;
   /** Apply one health check result (§2); a pass returns a QUARANTINED proxy early. */
-  recordHealth(pool: string, id: string, result: HealthResult): Promise<ProxyView | undefined>;
+  recordHealth(pool: string, id: string, result: HealthResult, term?: number): Promise<ProxyView | undefined>;
+
+  /**
+   * A leader lease named `name` (one holder across broker replicas): taken when free, renewed for
+   * `ttlMs` by its holder. `term` increases with every new holder; a holder passes it to
+   * `recordHealth`, which refuses results of an older term than one it has seen in the pool.
+   */
+  campaign(name: string, owner: string, ttlMs: number): Promise<Campaign>;
+
+  /** Give the lease up now (a standby may take it at once). */
+  resign(name: string, owner: string): Promise<void>;
   poolStats(pool: string, liveSinceMs: number): Promise<PoolStats>;
   /** Workers that acquired (or said they are there) at or after `sinceMs`. */
   liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]>;
@@ -143,4 +153,19 @@ export interface ReleaseFeed {
   /** The listener of every release on a watched domain-key (one listener; a later call replaces it). */
   onRelease(listener: (pool: string, domainKey: string) => void): void;
   close(): Promise<void>;
+}
+
+/** The state of a leader lease after a campaign. */
+export interface Campaign {
+  /** The caller holds it. */
+  readonly leader: boolean;
+  /** The holder's term (0 = none). */
+  readonly term: number;
+  /** The holder ("" = none). */
+  readonly holder: string;
+}
+
+/** A health-check result of an older leader term than one the store has seen (see `campaign`). */
+export class StaleTermError extends Error {
+  override readonly name = "StaleTermError";
 }

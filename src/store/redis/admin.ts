@@ -1,6 +1,7 @@
 /**
  * Internal to the Redis store: admin operations and reads (store-semantics §admin).
  */
+import { StaleTermError } from "@proxybroker/sdk/engine";
 import type {
   HealthResult,
   PoolStats,
@@ -91,12 +92,13 @@ export async function listProxies(
 
 const HEALTH_CODES: Readonly<Record<HealthResult, string>> = { pass: "p", fail: "f", error: "e" };
 
-/** Apply one health check result; unknown proxy → undefined. */
+/** Apply one health check result; unknown proxy → undefined; a stale term throws `StaleTermError`. */
 export async function recordHealth(
   env: StoreEnv,
   pool: string,
   id: string,
   result: HealthResult,
+  term: number,
 ): Promise<ProxyView | undefined> {
   const keys = env.keys.pool(pool);
   const a = asArray(
@@ -106,9 +108,11 @@ export async function recordHealth(
       id,
       HEALTH_CODES[result],
       env.random(),
+      term > 0 ? term : "",
     ]),
   );
   if (num(a, 0) === ScriptCode.ProxyNotFound) return undefined;
+  if (num(a, 0) === ScriptCode.StaleTerm) throw new StaleTermError(`a health-check result of term ${term} was refused: a newer leader checks pool ${pool}`);
   a[0] = id;
   return decodeProxy(a, 0);
 }

@@ -14,6 +14,7 @@ export enum ScriptCode {
   StalePolicy = -4,
   NoProxyAvailable = -5,
   ProxyNotFound = -6,
+  StaleTerm = -7,
 }
 
 /** The lost reason of a lease code, undefined for codes that are not one. */

@@ -53,7 +53,7 @@ import { ScriptReplyError } from "./errors.js";
 import { ScriptRunner } from "./scripts.js";
 import { randomBytes } from "node:crypto";
 import { RedisReleaseFeed } from "./release-feed.js";
-import type { ReleaseFeed } from "@proxybroker/sdk/engine";
+import type { Campaign, ReleaseFeed } from "@proxybroker/sdk/engine";
 import { masters } from "./nodes.js";
 import type { StoreEnv } from "./store-env.js";
 
@@ -193,8 +193,17 @@ export class RedisStore implements LeaseStore {
     return admin.listProxies(this.env, pool, page);
   }
 
-  recordHealth(pool: string, id: string, result: HealthResult): Promise<ProxyView | undefined> {
-    return admin.recordHealth(this.env, pool, id, result);
+  recordHealth(pool: string, id: string, result: HealthResult, term = 0): Promise<ProxyView | undefined> {
+    return admin.recordHealth(this.env, pool, id, result, term);
+  }
+
+  async campaign(name: string, owner: string, ttlMs: number): Promise<Campaign> {
+    const a = asArray(await this.env.runner.run("campaign", leaderKeys(this.env, name), [owner, Math.max(1, Math.floor(ttlMs)), "c", this.env.now()]));
+    return { leader: num(a, 0) === 1, term: num(a, 1), holder: str(a, 2) };
+  }
+
+  async resign(name: string, owner: string): Promise<void> {
+    await this.env.runner.run("campaign", leaderKeys(this.env, name), [owner, 1, "r", this.env.now()]);
   }
 
   poolStats(pool: string, liveSinceMs: number): Promise<PoolStats> {
@@ -324,4 +333,10 @@ export class RedisStore implements LeaseStore {
 
 function acquireContext(p: AcquireParams, hex: string): AcquireContext {
   return { pool: p.pool, domainKey: p.domainKey, sessionKey: p.sessionKey, hex };
+}
+
+/** The keys of leader lease `name`: its holder and its last term, under one hash tag. */
+function leaderKeys(env: StoreEnv, name: string): [string, string] {
+  const p = env.keys.prefix.endsWith(":") ? env.keys.prefix : `${env.keys.prefix}:`;
+  return [`${p}{leader}:${name}`, `${p}{leader}:${name}:t`];
 }

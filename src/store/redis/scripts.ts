@@ -35,6 +35,7 @@ export const SCRIPT_KEYS = {
   touchWorker: 2,
   reserve: 1,
   proxyAction: 3,
+  campaign: 2,
 } as const;
 
 /** The name of a script (its file name without `-<keys>.lua`). */

@@ -64,6 +64,8 @@ export class PoolState {
   readonly fallbackPools = new SeenWorkers(MAX_WORKERS_PER_POOL);
   /** Domain-keys in a rotating sweep, for pruning the ones that remember nothing. */
   readonly domainSweep = new SweepQueue<string>();
+  /** The highest health-checker leader term that recorded a result here. */
+  healthTerm = 0;
   /** The pool's event stream (capped). */
   readonly events = new EventLog<PoolEvent>(EVENTS_MAX);
 

@@ -16,6 +16,8 @@
   ARGV[3] proxy id
   ARGV[4] result: p pass, f fail, e error
   ARGV[5] u, the quarantine jitter draw (uniform in [0, 1))
+  ARGV[6] term of the checker's leader lease ("" = none): a result of a lower term than one
+          recorded already in the pool (meta field ht) is refused, a higher one is recorded
   The numbers of SPEC §2 (healthPass, healthFail, healthErrorFactor, scoreAfterQuarantine, the
   score bounds and quarantine lengths) are baked into the script (includes/config.lua).
 
@@ -24,7 +26,7 @@
   Output: {-6} unknown proxy; else {1, url, tier, labels, score, state, latencyEwma, successes,
   failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount}.
 
-  Error codes (ScriptCode): -6 ProxyNotFound.
+  Error codes (ScriptCode): -6 ProxyNotFound, -7 StaleTerm (a newer leader checks now).
 ]]
 -- @include "base"
 -- @include "proxy"
@@ -32,6 +34,12 @@
 
 kIdx, kQuarantine, kBlacklist, kMeta = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local now = storeNow(ARGV[2])
+if ARGV[6] ~= '' then
+  local t = tonumber(ARGV[6])
+  local ht = tonumber(redis.call('HGET', KEYS[5], 'ht')) or 0
+  if t < ht then return {-7} end
+  if t > ht then redis.call('HSET', KEYS[5], 'ht', ARGV[6]) end
+end
 local v = redis.call('HMGET', KEYS[1], 's', 'st', 't', 'qc', 'l')
 if not v[1] then return {-6} end
 local old = tonumber(v[1])

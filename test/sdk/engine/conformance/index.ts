@@ -12,6 +12,7 @@ import { leaseSuite, proxyIdSuite, reservationSuite, retrySuite } from "./leases
 import { pacingSuite } from "./pacing.js";
 import { epochSuite, poolSuite } from "./pools.js";
 import { eventSuite } from "./events.js";
+import { leaderSuite } from "./leader.js";
 import { reportSuite } from "./reports.js";
 import { selectionSuite } from "./selection.js";
 import { scoringSuite } from "./scoring.js";
@@ -37,5 +38,6 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
     reportSuite(factory);
     selectionSuite(factory);
     eventSuite(factory);
+    leaderSuite(factory);
   });
 }

@@ -4,8 +4,10 @@
 // @generated from file proxybroker/v1/admin.proto (package proxybroker.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { DomainPacing, DomainPolicy, Proxy } from "./broker_pb.js";
 import { file_proxybroker_v1_broker } from "./broker_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file proxybroker/v1/admin.proto.
  */
 export const file_proxybroker_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("Chpwcm94eWJyb2tlci92MS9hZG1pbi5wcm90bxIOcHJveHlicm9rZXIudjEijAEKCVByb3h5U3BlYxILCgN1cmwYASABKAkSDAoEdGllchgCIAEoCRI1CgZsYWJlbHMYAyADKAsyJS5wcm94eWJyb2tlci52MS5Qcm94eVNwZWMuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIsCg1SZWplY3RlZFByb3h5EgsKA3VybBgBIAEoCRIOCgZyZWFzb24YAiABKAkiTQoRQWRkUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRIqCgdwcm94aWVzGAIgAygLMhkucHJveHlicm9rZXIudjEuUHJveHlTcGVjImUKEkFkZFByb3hpZXNSZXNwb25zZRINCgVhZGRlZBgBIAMoCRIPCgd1cGRhdGVkGAIgAygJEi8KCHJlamVjdGVkGAMgAygLMh0ucHJveHlicm9rZXIudjEuUmVqZWN0ZWRQcm94eSIxChRSZW1vdmVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSI7ChVSZW1vdmVQcm94aWVzUmVzcG9uc2USDwoHcmVtb3ZlZBgBIAMoCRIRCglub3RfZm91bmQYAiADKAkiSQoSTGlzdFByb3hpZXNSZXF1ZXN0EgwKBHBvb2wYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiVgoTTGlzdFByb3hpZXNSZXNwb25zZRImCgdwcm94aWVzGAEgAygLMhUucHJveHlicm9rZXIudjEuUHJveHkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKE0dldFBvb2xTdGF0c1JlcXVlc3QSDAoEcG9vbBgBIAEoCSKVAQoUR2V0UG9vbFN0YXRzUmVzcG9uc2USDAoEcG9vbBgBIAEoCRINCgV0b3RhbBgCIAEoDRIOCgZhY3RpdmUYAyABKA0SEwoLcXVhcmFudGluZWQYBCABKA0SEwoLYmxhY2tsaXN0ZWQYBSABKA0SEAoIZGlzYWJsZWQYBiABKA0SFAoMbGl2ZV93b3JrZXJzGAcgASgNIjIKFVJlc3RvcmVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSI9ChZSZXN0b3JlUHJveGllc1Jlc3BvbnNlEhAKCHJlc3RvcmVkGAEgAygJEhEKCW5vdF9mb3VuZBgCIAMoCSJUChZTZXREb21haW5Qb2xpY3lSZXF1ZXN0EgwKBHBvb2wYASABKAkSLAoGcG9saWN5GAIgASgLMhwucHJveHlicm9rZXIudjEuRG9tYWluUG9saWN5IkcKF1NldERvbWFpblBvbGljeVJlc3BvbnNlEiwKBnBvbGljeRgBIAEoCzIcLnByb3h5YnJva2VyLnYxLkRvbWFpblBvbGljeSIpChlMaXN0RG9tYWluUG9saWNpZXNSZXF1ZXN0EgwKBHBvb2wYASABKAkiTAoaTGlzdERvbWFpblBvbGljaWVzUmVzcG9uc2USLgoIcG9saWNpZXMYASADKAsyHC5wcm94eWJyb2tlci52MS5Eb21haW5Qb2xpY3kiOgoZRGVsZXRlRG9tYWluUG9saWN5UmVxdWVzdBIMCgRwb29sGAEgASgJEg8KB3BhdHRlcm4YAiABKAkiLQoaRGVsZXRlRG9tYWluUG9saWN5UmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCCI3ChZHZXREb21haW5QYWNpbmdSZXF1ZXN0EgwKBHBvb2wYASABKAkSDwoHZG9tYWlucxgCIAMoCSJIChdHZXREb21haW5QYWNpbmdSZXNwb25zZRItCgdkb21haW5zGAEgAygLMhwucHJveHlicm9rZXIudjEuRG9tYWluUGFjaW5nMvUGCgpQcm94eUFkbWluElMKCkFkZFByb3hpZXMSIS5wcm94eWJyb2tlci52MS5BZGRQcm94aWVzUmVxdWVzdBoiLnByb3h5YnJva2VyLnYxLkFkZFByb3hpZXNSZXNwb25zZRJcCg1SZW1vdmVQcm94aWVzEiQucHJveHlicm9rZXIudjEuUmVtb3ZlUHJveGllc1JlcXVlc3QaJS5wcm94eWJyb2tlci52MS5SZW1vdmVQcm94aWVzUmVzcG9uc2USVgoLTGlzdFByb3hpZXMSIi5wcm94eWJyb2tlci52MS5MaXN0UHJveGllc1JlcXVlc3QaIy5wcm94eWJyb2tlci52MS5MaXN0UHJveGllc1Jlc3BvbnNlElkKDEdldFBvb2xTdGF0cxIjLnByb3h5YnJva2VyLnYxLkdldFBvb2xTdGF0c1JlcXVlc3QaJC5wcm94eWJyb2tlci52MS5HZXRQb29sU3RhdHNSZXNwb25zZRJfCg5SZXN0b3JlUHJveGllcxIlLnByb3h5YnJva2VyLnYxLlJlc3RvcmVQcm94aWVzUmVxdWVzdBomLnByb3h5YnJva2VyLnYxLlJlc3RvcmVQcm94aWVzUmVzcG9uc2USYgoPU2V0RG9tYWluUG9saWN5EiYucHJveHlicm9rZXIudjEuU2V0RG9tYWluUG9saWN5UmVxdWVzdBonLnByb3h5YnJva2VyLnYxLlNldERvbWFpblBvbGljeVJlc3BvbnNlEmsKEkxpc3REb21haW5Qb2xpY2llcxIpLnByb3h5YnJva2VyLnYxLkxpc3REb21haW5Qb2xpY2llc1JlcXVlc3QaKi5wcm94eWJyb2tlci52MS5MaXN0RG9tYWluUG9saWNpZXNSZXNwb25zZRJrChJEZWxldGVEb21haW5Qb2xpY3kSKS5wcm94eWJyb2tlci52MS5EZWxldGVEb21haW5Qb2xpY3lSZXF1ZXN0GioucHJveHlicm9rZXIudjEuRGVsZXRlRG9tYWluUG9saWN5UmVzcG9uc2USYgoPR2V0RG9tYWluUGFjaW5nEiYucHJveHlicm9rZXIudjEuR2V0RG9tYWluUGFjaW5nUmVxdWVzdBonLnByb3h5YnJva2VyLnYxLkdldERvbWFpblBhY2luZ1Jlc3BvbnNlYgZwcm90bzM", [file_proxybroker_v1_broker]);
+  fileDesc("Chpwcm94eWJyb2tlci92MS9hZG1pbi5wcm90bxIOcHJveHlicm9rZXIudjEijAEKCVByb3h5U3BlYxILCgN1cmwYASABKAkSDAoEdGllchgCIAEoCRI1CgZsYWJlbHMYAyADKAsyJS5wcm94eWJyb2tlci52MS5Qcm94eVNwZWMuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIsCg1SZWplY3RlZFByb3h5EgsKA3VybBgBIAEoCRIOCgZyZWFzb24YAiABKAkiTQoRQWRkUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRIqCgdwcm94aWVzGAIgAygLMhkucHJveHlicm9rZXIudjEuUHJveHlTcGVjImUKEkFkZFByb3hpZXNSZXNwb25zZRINCgVhZGRlZBgBIAMoCRIPCgd1cGRhdGVkGAIgAygJEi8KCHJlamVjdGVkGAMgAygLMh0ucHJveHlicm9rZXIudjEuUmVqZWN0ZWRQcm94eSIxChRSZW1vdmVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSI7ChVSZW1vdmVQcm94aWVzUmVzcG9uc2USDwoHcmVtb3ZlZBgBIAMoCRIRCglub3RfZm91bmQYAiADKAkiSQoSTGlzdFByb3hpZXNSZXF1ZXN0EgwKBHBvb2wYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiVgoTTGlzdFByb3hpZXNSZXNwb25zZRImCgdwcm94aWVzGAEgAygLMhUucHJveHlicm9rZXIudjEuUHJveHkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKE0dldFBvb2xTdGF0c1JlcXVlc3QSDAoEcG9vbBgBIAEoCSKVAQoUR2V0UG9vbFN0YXRzUmVzcG9uc2USDAoEcG9vbBgBIAEoCRINCgV0b3RhbBgCIAEoDRIOCgZhY3RpdmUYAyABKA0SEwoLcXVhcmFudGluZWQYBCABKA0SEwoLYmxhY2tsaXN0ZWQYBSABKA0SEAoIZGlzYWJsZWQYBiABKA0SFAoMbGl2ZV93b3JrZXJzGAcgASgNIjIKFVJlc3RvcmVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSI9ChZSZXN0b3JlUHJveGllc1Jlc3BvbnNlEhAKCHJlc3RvcmVkGAEgAygJEhEKCW5vdF9mb3VuZBgCIAMoCSJUChZTZXREb21haW5Qb2xpY3lSZXF1ZXN0EgwKBHBvb2wYASABKAkSLAoGcG9saWN5GAIgASgLMhwucHJveHlicm9rZXIudjEuRG9tYWluUG9saWN5IkcKF1NldERvbWFpblBvbGljeVJlc3BvbnNlEiwKBnBvbGljeRgBIAEoCzIcLnByb3h5YnJva2VyLnYxLkRvbWFpblBvbGljeSIpChlMaXN0RG9tYWluUG9saWNpZXNSZXF1ZXN0EgwKBHBvb2wYASABKAkiTAoaTGlzdERvbWFpblBvbGljaWVzUmVzcG9uc2USLgoIcG9saWNpZXMYASADKAsyHC5wcm94eWJyb2tlci52MS5Eb21haW5Qb2xpY3kiOgoZRGVsZXRlRG9tYWluUG9saWN5UmVxdWVzdBIMCgRwb29sGAEgASgJEg8KB3BhdHRlcm4YAiABKAkiLQoaRGVsZXRlRG9tYWluUG9saWN5UmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCCI3ChZHZXREb21haW5QYWNpbmdSZXF1ZXN0EgwKBHBvb2wYASABKAkSDwoHZG9tYWlucxgCIAMoCSJIChdHZXREb21haW5QYWNpbmdSZXNwb25zZRItCgdkb21haW5zGAEgAygLMhwucHJveHlicm9rZXIudjEuRG9tYWluUGFjaW5nImYKEUJhblByb3hpZXNSZXF1ZXN0EgwKBHBvb2wYASABKAkSCwoDaWRzGAIgAygJEg4KBmRvbWFpbhgDIAEoCRImCgN0dGwYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iQAoTVW5iYW5Qcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCRIOCgZkb21haW4YAyABKAkiMgoVRGlzYWJsZVByb3hpZXNSZXF1ZXN0EgwKBHBvb2wYASABKAkSCwoDaWRzGAIgAygJIjEKFEVuYWJsZVByb3hpZXNSZXF1ZXN0EgwKBHBvb2wYASABKAkSCwoDaWRzGAIgAygJIkoKEVByb3h5QWN0aW9uUmVzdWx0Eg8KB2NoYW5nZWQYASADKAkSEQoJdW5jaGFuZ2VkGAIgAygJEhEKCW5vdF9mb3VuZBgDIAMoCSJHChJCYW5Qcm94aWVzUmVzcG9uc2USMQoGcmVzdWx0GAEgASgLMiEucHJveHlicm9rZXIudjEuUHJveHlBY3Rpb25SZXN1bHQiSQoUVW5iYW5Qcm94aWVzUmVzcG9uc2USMQoGcmVzdWx0GAEgASgLMiEucHJveHlicm9rZXIudjEuUHJveHlBY3Rpb25SZXN1bHQiSwoWRGlzYWJsZVByb3hpZXNSZXNwb25zZRIxCgZyZXN1bHQYASABKAsyIS5wcm94eWJyb2tlci52MS5Qcm94eUFjdGlvblJlc3VsdCJKChVFbmFibGVQcm94aWVzUmVzcG9uc2USMQoGcmVzdWx0GAEgASgLMiEucHJveHlicm9rZXIudjEuUHJveHlBY3Rpb25SZXN1bHQiQQoSV2F0Y2hFdmVudHNSZXF1ZXN0EgwKBHBvb2wYASABKAkSDgoGZ3JhbnRzGAIgASgIEg0KBWFmdGVyGAMgASgJIr0BCglQb29sRXZlbnQSCgoCaWQYASABKAkSKAoEdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKwoEa2luZBgDIAEoDjIdLnByb3h5YnJva2VyLnYxLlBvb2xFdmVudEtpbmQSDAoEcG9vbBgEIAEoCRIQCghwcm94eV9pZBgFIAEoCRIOCgZkb21haW4YBiABKAkSDgoGZGV0YWlsGAcgASgJEg0KBWFjdG9yGAggASgJIj8KE1dhdGNoRXZlbnRzUmVzcG9uc2USKAoFZXZlbnQYASABKAsyGS5wcm94eWJyb2tlci52MS5Qb29sRXZlbnQiIQoQTGlzdEF1ZGl0UmVxdWVzdBINCgVsaW1pdBgBIAEoDSJzCgpBdWRpdEVudHJ5EigKBHRpbWUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWFjdG9yGAIgASgJEg4KBm1ldGhvZBgDIAEoCRIMCgRwb29sGAQgASgJEg4KBmRldGFpbBgFIAEoCSJAChFMaXN0QXVkaXRSZXNwb25zZRIrCgdlbnRyaWVzGAEgAygLMhoucHJveHlicm9rZXIudjEuQXVkaXRFbnRyeSIlChVHZXREb21haW5TdGF0c1JlcXVlc3QSDAoEcG9vbBgBIAEoCSKIAQoLRG9tYWluU3RhdHMSDgoGZG9tYWluGAEgASgJEhoKEmdyYW50c19sYXN0X21pbnV0ZRgCIAEoDRIWCg5iYW5zX2xhc3RfaG91chgDIAEoDRI1ChJlZmZlY3RpdmVfaW50ZXJ2YWwYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iRgoWR2V0RG9tYWluU3RhdHNSZXNwb25zZRIsCgdkb21haW5zGAEgAygLMhsucHJveHlicm9rZXIudjEuRG9tYWluU3RhdHMiIwoTQ2hlY2tQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJIoEBCg1DaGVja1Byb2dyZXNzEg0KBXRvdGFsGAEgASgNEg8KB2NoZWNrZWQYAiABKA0SDgoGcGFzc2VkGAMgASgNEg4KBmZhaWxlZBgEIAEoDRIOCgZlcnJvcnMYBSABKA0SEAoIcHJveHlfaWQYBiABKAkSDgoGcmVzdWx0GAcgASgJIkcKFENoZWNrUHJveGllc1Jlc3BvbnNlEi8KCHByb2dyZXNzGAEgASgLMh0ucHJveHlicm9rZXIudjEuQ2hlY2tQcm9ncmVzcyr2AQoNUG9vbEV2ZW50S2luZBIfChtQT09MX0VWRU5UX0tJTkRfVU5TUEVDSUZJRUQQABIXChNQT09MX0VWRU5UX0tJTkRfQkFOEAESHgoaUE9PTF9FVkVOVF9LSU5EX1FVQVJBTlRJTkUQAhIdChlQT09MX0VWRU5UX0tJTkRfQkxBQ0tMSVNUEAMSGQoVUE9PTF9FVkVOVF9LSU5EX0FETUlOEAQSGgoWUE9PTF9FVkVOVF9LSU5EX1BPTElDWRAFEhoKFlBPT0xfRVZFTlRfS0lORF9MRUFERVIQBhIZChVQT09MX0VWRU5UX0tJTkRfR1JBTlQQBzLODAoKUHJveHlBZG1pbhJTCgpBZGRQcm94aWVzEiEucHJveHlicm9rZXIudjEuQWRkUHJveGllc1JlcXVlc3QaIi5wcm94eWJyb2tlci52MS5BZGRQcm94aWVzUmVzcG9uc2USXAoNUmVtb3ZlUHJveGllcxIkLnByb3h5YnJva2VyLnYxLlJlbW92ZVByb3hpZXNSZXF1ZXN0GiUucHJveHlicm9rZXIudjEuUmVtb3ZlUHJveGllc1Jlc3BvbnNlElYKC0xpc3RQcm94aWVzEiIucHJveHlicm9rZXIudjEuTGlzdFByb3hpZXNSZXF1ZXN0GiMucHJveHlicm9rZXIudjEuTGlzdFByb3hpZXNSZXNwb25zZRJZCgxHZXRQb29sU3RhdHMSIy5wcm94eWJyb2tlci52MS5HZXRQb29sU3RhdHNSZXF1ZXN0GiQucHJveHlicm9rZXIudjEuR2V0UG9vbFN0YXRzUmVzcG9uc2USXwoOUmVzdG9yZVByb3hpZXMSJS5wcm94eWJyb2tlci52MS5SZXN0b3JlUHJveGllc1JlcXVlc3QaJi5wcm94eWJyb2tlci52MS5SZXN0b3JlUHJveGllc1Jlc3BvbnNlEmIKD1NldERvbWFpblBvbGljeRImLnByb3h5YnJva2VyLnYxLlNldERvbWFpblBvbGljeVJlcXVlc3QaJy5wcm94eWJyb2tlci52MS5TZXREb21haW5Qb2xpY3lSZXNwb25zZRJrChJMaXN0RG9tYWluUG9saWNpZXMSKS5wcm94eWJyb2tlci52MS5MaXN0RG9tYWluUG9saWNpZXNSZXF1ZXN0GioucHJveHlicm9rZXIudjEuTGlzdERvbWFpblBvbGljaWVzUmVzcG9uc2USawoSRGVsZXRlRG9tYWluUG9saWN5EikucHJveHlicm9rZXIudjEuRGVsZXRlRG9tYWluUG9saWN5UmVxdWVzdBoqLnByb3h5YnJva2VyLnYxLkRlbGV0ZURvbWFpblBvbGljeVJlc3BvbnNlEmIKD0dldERvbWFpblBhY2luZxImLnByb3h5YnJva2VyLnYxLkdldERvbWFpblBhY2luZ1JlcXVlc3QaJy5wcm94eWJyb2tlci52MS5HZXREb21haW5QYWNpbmdSZXNwb25zZRJTCgpCYW5Qcm94aWVzEiEucHJveHlicm9rZXIudjEuQmFuUHJveGllc1JlcXVlc3QaIi5wcm94eWJyb2tlci52MS5CYW5Qcm94aWVzUmVzcG9uc2USWQoMVW5iYW5Qcm94aWVzEiMucHJveHlicm9rZXIudjEuVW5iYW5Qcm94aWVzUmVxdWVzdBokLnByb3h5YnJva2VyLnYxLlVuYmFuUHJveGllc1Jlc3BvbnNlEl8KDkRpc2FibGVQcm94aWVzEiUucHJveHlicm9rZXIudjEuRGlzYWJsZVByb3hpZXNSZXF1ZXN0GiYucHJveHlicm9rZXIudjEuRGlzYWJsZVByb3hpZXNSZXNwb25zZRJcCg1FbmFibGVQcm94aWVzEiQucHJveHlicm9rZXIudjEuRW5hYmxlUHJveGllc1JlcXVlc3QaJS5wcm94eWJyb2tlci52MS5FbmFibGVQcm94aWVzUmVzcG9uc2USWAoLV2F0Y2hFdmVudHMSIi5wcm94eWJyb2tlci52MS5XYXRjaEV2ZW50c1JlcXVlc3QaIy5wcm94eWJyb2tlci52MS5XYXRjaEV2ZW50c1Jlc3BvbnNlMAESUAoJTGlzdEF1ZGl0EiAucHJveHlicm9rZXIudjEuTGlzdEF1ZGl0UmVxdWVzdBohLnByb3h5YnJva2VyLnYxLkxpc3RBdWRpdFJlc3BvbnNlEl8KDkdldERvbWFpblN0YXRzEiUucHJveHlicm9rZXIudjEuR2V0RG9tYWluU3RhdHNSZXF1ZXN0GiYucHJveHlicm9rZXIudjEuR2V0RG9tYWluU3RhdHNSZXNwb25zZRJbCgxDaGVja1Byb3hpZXMSIy5wcm94eWJyb2tlci52MS5DaGVja1Byb3hpZXNSZXF1ZXN0GiQucHJveHlicm9rZXIudjEuQ2hlY2tQcm94aWVzUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_proxybroker_v1_broker]);
 
 /**
  * A bare host:port means http://host:port.
@@ -480,6 +482,597 @@ export const GetDomainPacingResponseSchema: GenMessage<GetDomainPacingResponse> 
   messageDesc(file_proxybroker_v1_admin, 19);
 
 /**
+ * @generated from message proxybroker.v1.BanProxiesRequest
+ */
+export type BanProxiesRequest = Message<"proxybroker.v1.BanProxiesRequest"> & {
+  /**
+   * @generated from field: string pool = 1;
+   */
+  pool: string;
+
+  /**
+   * @generated from field: repeated string ids = 2;
+   */
+  ids: string[];
+
+  /**
+   * A host (its domain-key per the pool's policies) or a policy's group; empty = everywhere.
+   *
+   * @generated from field: string domain = 3;
+   */
+  domain: string;
+
+  /**
+   * @generated from field: google.protobuf.Duration ttl = 4;
+   */
+  ttl?: Duration | undefined;
+};
+
+/**
+ * Describes the message proxybroker.v1.BanProxiesRequest.
+ * Use `create(BanProxiesRequestSchema)` to create a new message.
+ */
+export const BanProxiesRequestSchema: GenMessage<BanProxiesRequest> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 20);
+
+/**
+ * @generated from message proxybroker.v1.UnbanProxiesRequest
+ */
+export type UnbanProxiesRequest = Message<"proxybroker.v1.UnbanProxiesRequest"> & {
+  /**
+   * @generated from field: string pool = 1;
+   */
+  pool: string;
+
+  /**
+   * @generated from field: repeated string ids = 2;
+   */
+  ids: string[];
+
+  /**
+   * @generated from field: string domain = 3;
+   */
+  domain: string;
+};
+
+/**
+ * Describes the message proxybroker.v1.UnbanProxiesRequest.
+ * Use `create(UnbanProxiesRequestSchema)` to create a new message.
+ */
+export const UnbanProxiesRequestSchema: GenMessage<UnbanProxiesRequest> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 21);
+
+/**
+ * @generated from message proxybroker.v1.DisableProxiesRequest
+ */
+export type DisableProxiesRequest = Message<"proxybroker.v1.DisableProxiesRequest"> & {
+  /**
+   * @generated from field: string pool = 1;
+   */
+  pool: string;
+
+  /**
+   * @generated from field: repeated string ids = 2;
+   */
+  ids: string[];
+};
+
+/**
+ * Describes the message proxybroker.v1.DisableProxiesRequest.
+ * Use `create(DisableProxiesRequestSchema)` to create a new message.
+ */
+export const DisableProxiesRequestSchema: GenMessage<DisableProxiesRequest> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 22);
+
+/**
+ * @generated from message proxybroker.v1.EnableProxiesRequest
+ */
+export type EnableProxiesRequest = Message<"proxybroker.v1.EnableProxiesRequest"> & {
+  /**
+   * @generated from field: string pool = 1;
+   */
+  pool: string;
+
+  /**
+   * @generated from field: repeated string ids = 2;
+   */
+  ids: string[];
+};
+
+/**
+ * Describes the message proxybroker.v1.EnableProxiesRequest.
+ * Use `create(EnableProxiesRequestSchema)` to create a new message.
+ */
+export const EnableProxiesRequestSchema: GenMessage<EnableProxiesRequest> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 23);
+
+/**
+ * What an action on proxies did, by id.
+ *
+ * @generated from message proxybroker.v1.ProxyActionResult
+ */
+export type ProxyActionResult = Message<"proxybroker.v1.ProxyActionResult"> & {
+  /**
+   * @generated from field: repeated string changed = 1;
+   */
+  changed: string[];
+
+  /**
+   * Already in that state.
+   *
+   * @generated from field: repeated string unchanged = 2;
+   */
+  unchanged: string[];
+
+  /**
+   * @generated from field: repeated string not_found = 3;
+   */
+  notFound: string[];
+};
+
+/**
+ * Describes the message proxybroker.v1.ProxyActionResult.
+ * Use `create(ProxyActionResultSchema)` to create a new message.
+ */
+export const ProxyActionResultSchema: GenMessage<ProxyActionResult> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 24);
+
+/**
+ * @generated from message proxybroker.v1.BanProxiesResponse
+ */
+export type BanProxiesResponse = Message<"proxybroker.v1.BanProxiesResponse"> & {
+  /**
+   * @generated from field: proxybroker.v1.ProxyActionResult result = 1;
+   */
+  result?: ProxyActionResult | undefined;
+};
+
+/**
+ * Describes the message proxybroker.v1.BanProxiesResponse.
+ * Use `create(BanProxiesResponseSchema)` to create a new message.
+ */
+export const BanProxiesResponseSchema: GenMessage<BanProxiesResponse> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 25);
+
+/**
+ * @generated from message proxybroker.v1.UnbanProxiesResponse
+ */
+export type UnbanProxiesResponse = Message<"proxybroker.v1.UnbanProxiesResponse"> & {
+  /**
+   * @generated from field: proxybroker.v1.ProxyActionResult result = 1;
+   */
+  result?: ProxyActionResult | undefined;
+};
+
+/**
+ * Describes the message proxybroker.v1.UnbanProxiesResponse.
+ * Use `create(UnbanProxiesResponseSchema)` to create a new message.
+ */
+export const UnbanProxiesResponseSchema: GenMessage<UnbanProxiesResponse> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 26);
+
+/**
+ * @generated from message proxybroker.v1.DisableProxiesResponse
+ */
+export type DisableProxiesResponse = Message<"proxybroker.v1.DisableProxiesResponse"> & {
+  /**
+   * @generated from field: proxybroker.v1.ProxyActionResult result = 1;
+   */
+  result?: ProxyActionResult | undefined;
+};
+
+/**
+ * Describes the message proxybroker.v1.DisableProxiesResponse.
+ * Use `create(DisableProxiesResponseSchema)` to create a new message.
+ */
+export const DisableProxiesResponseSchema: GenMessage<DisableProxiesResponse> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 27);
+
+/**
+ * @generated from message proxybroker.v1.EnableProxiesResponse
+ */
+export type EnableProxiesResponse = Message<"proxybroker.v1.EnableProxiesResponse"> & {
+  /**
+   * @generated from field: proxybroker.v1.ProxyActionResult result = 1;
+   */
+  result?: ProxyActionResult | undefined;
+};
+
+/**
+ * Describes the message proxybroker.v1.EnableProxiesResponse.
+ * Use `create(EnableProxiesResponseSchema)` to create a new message.
+ */
+export const EnableProxiesResponseSchema: GenMessage<EnableProxiesResponse> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 28);
+
+/**
+ * @generated from message proxybroker.v1.WatchEventsRequest
+ */
+export type WatchEventsRequest = Message<"proxybroker.v1.WatchEventsRequest"> & {
+  /**
+   * @generated from field: string pool = 1;
+   */
+  pool: string;
+
+  /**
+   * Also the leases this broker grants (busy pools send many).
+   *
+   * @generated from field: bool grants = 2;
+   */
+  grants: boolean;
+
+  /**
+   * Start after this event id (from an earlier PoolEvent); empty = with the events from now on.
+   *
+   * @generated from field: string after = 3;
+   */
+  after: string;
+};
+
+/**
+ * Describes the message proxybroker.v1.WatchEventsRequest.
+ * Use `create(WatchEventsRequestSchema)` to create a new message.
+ */
+export const WatchEventsRequestSchema: GenMessage<WatchEventsRequest> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 29);
+
+/**
+ * @generated from message proxybroker.v1.PoolEvent
+ */
+export type PoolEvent = Message<"proxybroker.v1.PoolEvent"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp time = 2;
+   */
+  time?: Timestamp | undefined;
+
+  /**
+   * @generated from field: proxybroker.v1.PoolEventKind kind = 3;
+   */
+  kind: PoolEventKind;
+
+  /**
+   * @generated from field: string pool = 4;
+   */
+  pool: string;
+
+  /**
+   * @generated from field: string proxy_id = 5;
+   */
+  proxyId: string;
+
+  /**
+   * @generated from field: string domain = 6;
+   */
+  domain: string;
+
+  /**
+   * What happened: for a ban or a quarantine until when; for an admin action what it was.
+   *
+   * @generated from field: string detail = 7;
+   */
+  detail: string;
+
+  /**
+   * For an admin action the caller's token name; for a grant the worker.
+   *
+   * @generated from field: string actor = 8;
+   */
+  actor: string;
+};
+
+/**
+ * Describes the message proxybroker.v1.PoolEvent.
+ * Use `create(PoolEventSchema)` to create a new message.
+ */
+export const PoolEventSchema: GenMessage<PoolEvent> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 30);
+
+/**
+ * @generated from message proxybroker.v1.WatchEventsResponse
+ */
+export type WatchEventsResponse = Message<"proxybroker.v1.WatchEventsResponse"> & {
+  /**
+   * @generated from field: proxybroker.v1.PoolEvent event = 1;
+   */
+  event?: PoolEvent | undefined;
+};
+
+/**
+ * Describes the message proxybroker.v1.WatchEventsResponse.
+ * Use `create(WatchEventsResponseSchema)` to create a new message.
+ */
+export const WatchEventsResponseSchema: GenMessage<WatchEventsResponse> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 31);
+
+/**
+ * @generated from message proxybroker.v1.ListAuditRequest
+ */
+export type ListAuditRequest = Message<"proxybroker.v1.ListAuditRequest"> & {
+  /**
+   * At most this many, newest first (default 50, at most 1,000).
+   *
+   * @generated from field: uint32 limit = 1;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message proxybroker.v1.ListAuditRequest.
+ * Use `create(ListAuditRequestSchema)` to create a new message.
+ */
+export const ListAuditRequestSchema: GenMessage<ListAuditRequest> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 32);
+
+/**
+ * @generated from message proxybroker.v1.AuditEntry
+ */
+export type AuditEntry = Message<"proxybroker.v1.AuditEntry"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp time = 1;
+   */
+  time?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string actor = 2;
+   */
+  actor: string;
+
+  /**
+   * @generated from field: string method = 3;
+   */
+  method: string;
+
+  /**
+   * @generated from field: string pool = 4;
+   */
+  pool: string;
+
+  /**
+   * @generated from field: string detail = 5;
+   */
+  detail: string;
+};
+
+/**
+ * Describes the message proxybroker.v1.AuditEntry.
+ * Use `create(AuditEntrySchema)` to create a new message.
+ */
+export const AuditEntrySchema: GenMessage<AuditEntry> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 33);
+
+/**
+ * @generated from message proxybroker.v1.ListAuditResponse
+ */
+export type ListAuditResponse = Message<"proxybroker.v1.ListAuditResponse"> & {
+  /**
+   * @generated from field: repeated proxybroker.v1.AuditEntry entries = 1;
+   */
+  entries: AuditEntry[];
+};
+
+/**
+ * Describes the message proxybroker.v1.ListAuditResponse.
+ * Use `create(ListAuditResponseSchema)` to create a new message.
+ */
+export const ListAuditResponseSchema: GenMessage<ListAuditResponse> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 34);
+
+/**
+ * @generated from message proxybroker.v1.GetDomainStatsRequest
+ */
+export type GetDomainStatsRequest = Message<"proxybroker.v1.GetDomainStatsRequest"> & {
+  /**
+   * @generated from field: string pool = 1;
+   */
+  pool: string;
+};
+
+/**
+ * Describes the message proxybroker.v1.GetDomainStatsRequest.
+ * Use `create(GetDomainStatsRequestSchema)` to create a new message.
+ */
+export const GetDomainStatsRequestSchema: GenMessage<GetDomainStatsRequest> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 35);
+
+/**
+ * @generated from message proxybroker.v1.DomainStats
+ */
+export type DomainStats = Message<"proxybroker.v1.DomainStats"> & {
+  /**
+   * @generated from field: string domain = 1;
+   */
+  domain: string;
+
+  /**
+   * Leases granted by this broker in the last minute.
+   *
+   * @generated from field: uint32 grants_last_minute = 2;
+   */
+  grantsLastMinute: number;
+
+  /**
+   * Pairs banned (BLOCKED outcomes and admin bans) in the last hour, from the event stream.
+   *
+   * @generated from field: uint32 bans_last_hour = 3;
+   */
+  bansLastHour: number;
+
+  /**
+   * @generated from field: google.protobuf.Duration effective_interval = 4;
+   */
+  effectiveInterval?: Duration | undefined;
+};
+
+/**
+ * Describes the message proxybroker.v1.DomainStats.
+ * Use `create(DomainStatsSchema)` to create a new message.
+ */
+export const DomainStatsSchema: GenMessage<DomainStats> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 36);
+
+/**
+ * @generated from message proxybroker.v1.GetDomainStatsResponse
+ */
+export type GetDomainStatsResponse = Message<"proxybroker.v1.GetDomainStatsResponse"> & {
+  /**
+   * @generated from field: repeated proxybroker.v1.DomainStats domains = 1;
+   */
+  domains: DomainStats[];
+};
+
+/**
+ * Describes the message proxybroker.v1.GetDomainStatsResponse.
+ * Use `create(GetDomainStatsResponseSchema)` to create a new message.
+ */
+export const GetDomainStatsResponseSchema: GenMessage<GetDomainStatsResponse> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 37);
+
+/**
+ * @generated from message proxybroker.v1.CheckProxiesRequest
+ */
+export type CheckProxiesRequest = Message<"proxybroker.v1.CheckProxiesRequest"> & {
+  /**
+   * @generated from field: string pool = 1;
+   */
+  pool: string;
+};
+
+/**
+ * Describes the message proxybroker.v1.CheckProxiesRequest.
+ * Use `create(CheckProxiesRequestSchema)` to create a new message.
+ */
+export const CheckProxiesRequestSchema: GenMessage<CheckProxiesRequest> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 38);
+
+/**
+ * @generated from message proxybroker.v1.CheckProgress
+ */
+export type CheckProgress = Message<"proxybroker.v1.CheckProgress"> & {
+  /**
+   * @generated from field: uint32 total = 1;
+   */
+  total: number;
+
+  /**
+   * @generated from field: uint32 checked = 2;
+   */
+  checked: number;
+
+  /**
+   * @generated from field: uint32 passed = 3;
+   */
+  passed: number;
+
+  /**
+   * @generated from field: uint32 failed = 4;
+   */
+  failed: number;
+
+  /**
+   * @generated from field: uint32 errors = 5;
+   */
+  errors: number;
+
+  /**
+   * The proxy just checked ("" in the first and the last message).
+   *
+   * @generated from field: string proxy_id = 6;
+   */
+  proxyId: string;
+
+  /**
+   * pass, fail or error.
+   *
+   * @generated from field: string result = 7;
+   */
+  result: string;
+};
+
+/**
+ * Describes the message proxybroker.v1.CheckProgress.
+ * Use `create(CheckProgressSchema)` to create a new message.
+ */
+export const CheckProgressSchema: GenMessage<CheckProgress> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 39);
+
+/**
+ * @generated from message proxybroker.v1.CheckProxiesResponse
+ */
+export type CheckProxiesResponse = Message<"proxybroker.v1.CheckProxiesResponse"> & {
+  /**
+   * @generated from field: proxybroker.v1.CheckProgress progress = 1;
+   */
+  progress?: CheckProgress | undefined;
+};
+
+/**
+ * Describes the message proxybroker.v1.CheckProxiesResponse.
+ * Use `create(CheckProxiesResponseSchema)` to create a new message.
+ */
+export const CheckProxiesResponseSchema: GenMessage<CheckProxiesResponse> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 40);
+
+/**
+ * @generated from enum proxybroker.v1.PoolEventKind
+ */
+export enum PoolEventKind {
+  /**
+   * @generated from enum value: POOL_EVENT_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A pair banned after a BLOCKED outcome.
+   *
+   * @generated from enum value: POOL_EVENT_KIND_BAN = 1;
+   */
+  BAN = 1,
+
+  /**
+   * @generated from enum value: POOL_EVENT_KIND_QUARANTINE = 2;
+   */
+  QUARANTINE = 2,
+
+  /**
+   * @generated from enum value: POOL_EVENT_KIND_BLACKLIST = 3;
+   */
+  BLACKLIST = 3,
+
+  /**
+   * An admin's action (ban, unban, disable, enable, restore, add, remove).
+   *
+   * @generated from enum value: POOL_EVENT_KIND_ADMIN = 4;
+   */
+  ADMIN = 4,
+
+  /**
+   * @generated from enum value: POOL_EVENT_KIND_POLICY = 5;
+   */
+  POLICY = 5,
+
+  /**
+   * @generated from enum value: POOL_EVENT_KIND_LEADER = 6;
+   */
+  LEADER = 6,
+
+  /**
+   * @generated from enum value: POOL_EVENT_KIND_GRANT = 7;
+   */
+  GRANT = 7,
+}
+
+/**
+ * Describes the enum proxybroker.v1.PoolEventKind.
+ */
+export const PoolEventKindSchema: GenEnum<PoolEventKind> = /*@__PURE__*/
+  enumDesc(file_proxybroker_v1_admin, 0);
+
+/**
  * ProxyAdmin manages pools and policies. Service name without the `Service` suffix is part of
  * the contract (see buf.yaml).
  *
@@ -567,6 +1160,87 @@ export const ProxyAdmin: GenService<{
     methodKind: "unary";
     input: typeof GetDomainPacingRequestSchema;
     output: typeof GetDomainPacingResponseSchema;
+  },
+  /**
+   * Ban proxies for a TTL: on one domain (its domain-key), or, with no domain, everywhere (a
+   * quarantine that does not count; the proxy comes back with its score).
+   *
+   * @generated from rpc proxybroker.v1.ProxyAdmin.BanProxies
+   */
+  banProxies: {
+    methodKind: "unary";
+    input: typeof BanProxiesRequestSchema;
+    output: typeof BanProxiesResponseSchema;
+  },
+  /**
+   * Lift a ban on one domain, or, with no domain, a quarantine.
+   *
+   * @generated from rpc proxybroker.v1.ProxyAdmin.UnbanProxies
+   */
+  unbanProxies: {
+    methodKind: "unary";
+    input: typeof UnbanProxiesRequestSchema;
+    output: typeof UnbanProxiesResponseSchema;
+  },
+  /**
+   * No new grants of these proxies (their live leases run out) until EnableProxies.
+   *
+   * @generated from rpc proxybroker.v1.ProxyAdmin.DisableProxies
+   */
+  disableProxies: {
+    methodKind: "unary";
+    input: typeof DisableProxiesRequestSchema;
+    output: typeof DisableProxiesResponseSchema;
+  },
+  /**
+   * @generated from rpc proxybroker.v1.ProxyAdmin.EnableProxies
+   */
+  enableProxies: {
+    methodKind: "unary";
+    input: typeof EnableProxiesRequestSchema;
+    output: typeof EnableProxiesResponseSchema;
+  },
+  /**
+   * The pool's state changes as they happen: bans, quarantines, blacklistings, admin actions,
+   * policy changes, health-check leader changes, and with `grants` the leases granted by the
+   * broker serving the call.
+   *
+   * @generated from rpc proxybroker.v1.ProxyAdmin.WatchEvents
+   */
+  watchEvents: {
+    methodKind: "server_streaming";
+    input: typeof WatchEventsRequestSchema;
+    output: typeof WatchEventsResponseSchema;
+  },
+  /**
+   * The newest admin calls (the audit trail).
+   *
+   * @generated from rpc proxybroker.v1.ProxyAdmin.ListAudit
+   */
+  listAudit: {
+    methodKind: "unary";
+    input: typeof ListAuditRequestSchema;
+    output: typeof ListAuditResponseSchema;
+  },
+  /**
+   * Grants, bans and pacing per domain-key, as this broker sees them.
+   *
+   * @generated from rpc proxybroker.v1.ProxyAdmin.GetDomainStats
+   */
+  getDomainStats: {
+    methodKind: "unary";
+    input: typeof GetDomainStatsRequestSchema;
+    output: typeof GetDomainStatsResponseSchema;
+  },
+  /**
+   * One health-check pass over the pool now, with its progress.
+   *
+   * @generated from rpc proxybroker.v1.ProxyAdmin.CheckProxies
+   */
+  checkProxies: {
+    methodKind: "server_streaming";
+    input: typeof CheckProxiesRequestSchema;
+    output: typeof CheckProxiesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_proxybroker_v1_admin, 0);
