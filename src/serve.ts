@@ -2,6 +2,10 @@ import { fileURLToPath } from "node:url";
 import { loadSettings, SettingsError } from "./config/settings.js";
 import type { Settings } from "./config/settings.js";
 import { HealthChecker } from "./health/checker.js";
+import { HealthService } from "./health/health-service.js";
+import { healthTargets } from "./config/settings.js";
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
 import { probeProxy } from "./health/probe.js";
 import { startMetricsServer } from "./metrics-server.js";
 import { loadProxiesFile } from "./proxies-file.js";
@@ -96,7 +100,46 @@ export async function serve(): Promise<void> {
     );
   });
 
-  const server = await BrokerServer.start({ store, settings, processMetrics: true, onStateLost, tokens: () => tokens });
+  // The health checker: on every replica with a check URL; the holder of the leader lease runs it.
+  const targets = healthTargets(settings);
+  let metricsRef: BrokerServer["metrics"] | undefined;
+  const checker =
+    targets.size === 0
+      ? undefined
+      : new HealthChecker({
+          store,
+          targets,
+          intervalMs: settings.healthCheckIntervalMs,
+          timeoutMs: settings.healthCheckTimeoutMs,
+          concurrency: settings.healthCheckConcurrency,
+          probe: probeProxy,
+          onResult: (_pool, result) => metricsRef?.healthResults.inc({ result }),
+        });
+  const owner = `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
+  const health =
+    checker === undefined
+      ? undefined
+      : new HealthService({
+          store,
+          checker,
+          owner,
+          leaderTtlMs: settings.healthLeaderTtlMs,
+          intervalMs: settings.healthCheckIntervalMs,
+          onLeader: (c) => {
+            metricsRef?.healthLeader.set(c.leader ? 1 : 0);
+            log(c.leader ? `health checker: this broker leads (term ${c.term})` : `health checker: standing by${c.holder !== "" ? ` (${c.holder} leads)` : ""}`);
+          },
+          onError: (err) => log(`health checker: ${err instanceof Error ? err.message : String(err)}`),
+        });
+  const server = await BrokerServer.start({
+    store,
+    settings,
+    processMetrics: true,
+    onStateLost,
+    tokens: () => tokens,
+    ...(health === undefined ? {} : { healthPass: (pool, onProgress, signal) => health.pass(pool, onProgress, signal) }),
+  });
+  metricsRef = server.metrics;
   server.onServerChanged = (id) => log(`the store's server changed (now ${id}): writes may be lost, grants held for the longest lease TTL`);
   const transport = transportLine({ certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile, clientCaFile: settings.tlsClientCaFile });
   log(`listening on ${settings.listenAddress}, ${transport} (store: ${kind === "redis" ? "redis" : "embedded, in-process"})`);
@@ -104,22 +147,9 @@ export async function serve(): Promise<void> {
   const metrics = settings.metricsAddress !== "" ? await startMetricsServer(settings.metricsAddress, server.metrics.registry) : undefined;
   if (metrics !== undefined) log(`metrics on http://${settings.metricsAddress}/metrics`);
 
-  const checker =
-    settings.healthCheckUrl === ""
-      ? undefined
-      : new HealthChecker({
-          store,
-          pools: settings.healthCheckPools,
-          targetUrl: settings.healthCheckUrl,
-          intervalMs: settings.healthCheckIntervalMs,
-          timeoutMs: settings.healthCheckTimeoutMs,
-          concurrency: settings.healthCheckConcurrency,
-          probe: probeProxy,
-          onError: (err) => log(`health check round failed: ${err instanceof Error ? err.message : String(err)}`),
-        });
-  if (checker !== undefined) {
-    checker.start();
-    log(`health checker: ${settings.healthCheckUrl} every ${settings.healthCheckIntervalMs} ms`);
+  if (health !== undefined) {
+    health.start();
+    log(`health checker: ${[...targets].map(([pool, url]) => `${pool} → ${url}`).join(", ")} every ${settings.healthCheckIntervalMs} ms, one replica at a time (leader lease ${settings.healthLeaderTtlMs} ms)`);
   }
 
   let stopping = false;
@@ -130,7 +160,7 @@ export async function serve(): Promise<void> {
     const hardExit = setTimeout(() => process.exit(1), settings.shutdownGraceMs + 2_000);
     hardExit.unref();
     void (async () => {
-      checker?.stop();
+      await health?.stop();
       await server.shutdown(settings.shutdownGraceMs);
       metrics?.close();
       await store.close().catch(() => undefined);

@@ -65,6 +65,10 @@ export interface Settings {
   readonly healthCheckConcurrency: number;
   /** HEALTH_CHECK_POOLS — comma-separated pools the checker walks. */
   readonly healthCheckPools: readonly string[];
+  /** HEALTH_CHECK_URLS — `pool=url,…`: a check URL per pool (beside HEALTH_CHECK_URL for HEALTH_CHECK_POOLS). */
+  readonly healthCheckUrls: Readonly<Record<string, string>>;
+  /** HEALTH_LEADER_TTL_MS — the checker's leader lease: a standby takes over within this after the leader died. */
+  readonly healthLeaderTtlMs: number;
   /** MAX_RETRY_AFTER_MS — a client's retry_after is cut to this (a site's Retry-After can be absurd). */
   readonly maxRetryAfterMs: number;
   /** MAX_MESSAGE_BYTES — largest request message accepted (larger: RESOURCE_EXHAUSTED from gRPC). */
@@ -189,6 +193,8 @@ export function loadSettings(env: Env = process.env): Settings {
     healthCheckTimeoutMs: num(env, "HEALTH_CHECK_TIMEOUT_MS", 10_000, { min: 100, max: 120_000 }),
     healthCheckConcurrency: num(env, "HEALTH_CHECK_CONCURRENCY", 16, { min: 1, max: 1_000 }),
     healthCheckPools: str(env, "HEALTH_CHECK_POOLS", "default").split(",").map((p) => p.trim()),
+    healthCheckUrls: poolUrls(str(env, "HEALTH_CHECK_URLS", "")),
+    healthLeaderTtlMs: num(env, "HEALTH_LEADER_TTL_MS", 10_000, { min: 300, max: 600_000 }),
     maxRetryAfterMs: num(env, "MAX_RETRY_AFTER_MS", MS_DAY, { min: 1, max: MS_DAY * 30 }),
     maxMessageBytes: num(env, "MAX_MESSAGE_BYTES", 4 * 1024 * 1024, { min: 1024, max: 256 * 1024 * 1024 }),
     maxStreamsPerConnection: num(env, "MAX_STREAMS_PER_CONNECTION", 100, { min: 1, max: 100_000 }),
@@ -229,4 +235,27 @@ export function loadSettings(env: Env = process.env): Settings {
   }
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(s.proxiesPool)) throw new SettingsError(`PROXIES_POOL=${s.proxiesPool} is not a pool name`);
   return s;
+}
+
+/** HEALTH_CHECK_URLS: `pool=url,pool=url`. */
+function poolUrls(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of text.split(",").map((e) => e.trim()).filter((e) => e !== "")) {
+    const eq = entry.indexOf("=");
+    const pool = entry.slice(0, eq);
+    const url = entry.slice(eq + 1);
+    if (eq <= 0 || !/^[A-Za-z0-9_-]{1,64}$/.test(pool) || !/^https?:\/\/[^\s]+$/.test(url)) {
+      throw new SettingsError(`HEALTH_CHECK_URLS has "${entry}", which is not pool=http(s)://…`);
+    }
+    out[pool] = url;
+  }
+  return out;
+}
+
+/** The pools the health checker checks, each with its URL. */
+export function healthTargets(s: Pick<Settings, "healthCheckUrl" | "healthCheckPools" | "healthCheckUrls">): Map<string, string> {
+  const out = new Map<string, string>();
+  if (s.healthCheckUrl !== "") for (const pool of s.healthCheckPools) out.set(pool, s.healthCheckUrl);
+  for (const [pool, url] of Object.entries(s.healthCheckUrls)) out.set(pool, url);
+  return out;
 }

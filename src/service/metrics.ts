@@ -35,6 +35,8 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
+  readonly healthLeader = new Gauge({ name: "proxybroker_health_leader", help: "1 while this broker holds the health checker's leader lease", registers: [this.registry] });
+  readonly healthResults = new Counter({ name: "proxybroker_health_checks_total", help: "Health checks by result (pass, fail, error)", labelNames: ["result"], registers: [this.registry] });
   readonly callerGrants = new Counter({
     name: "proxybroker_caller_grants_total",
     help: "Leases granted, by the name of the caller's token (\"-\" = none); names come from AUTH_TOKENS_FILE only",

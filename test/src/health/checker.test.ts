@@ -56,8 +56,9 @@ describe("health checker", () => {
       { id: dead, url: `http://${dead}`, tier: "", labels: {} },
       { id: "127.0.0.9:1080", url: "socks5://127.0.0.9:1080", tier: "", labels: {} },
     ]);
-    const checker = new HealthChecker({ store, pools: ["default"], targetUrl, intervalMs: 60_000, timeoutMs: 2_000, concurrency: 4, probe: probeProxy });
-    expect(await checker.runOnce()).toEqual({ pass: 1, fail: 1, error: 1, skipped: 1 });
+    const checker = new HealthChecker({ store, targets: new Map([["default", targetUrl]]), intervalMs: 60_000, timeoutMs: 2_000, concurrency: 4, probe: probeProxy, clock: () => now });
+    // the socks5 proxy is not checked
+    expect(await checker.round()).toMatchObject({ total: 3, checked: 3, passed: 1, failed: 1, errors: 1 });
     const scores = Object.fromEntries((await store.listProxies("default", { size: 10, after: "" })).proxies.map((p) => [p.id, p.score]));
     expect(scores[good.url.slice(7)]).toBe(53);
     expect(scores[denying.url.slice(7)]).toBe(40);
@@ -70,9 +71,37 @@ describe("health checker", () => {
     expect(quarantined?.state).toBe("QUARANTINED");
     // …and the next round's pass brings it back long before its quarantine would end.
     now += 1_000;
-    await checker.runOnce();
+    // the two failing proxies are backed off: only the quarantined one is checked
+    expect(await checker.round()).toMatchObject({ total: 1, checked: 1, passed: 1 });
     const back = (await store.listProxies("default", { size: 10, after: "" })).proxies.find((p) => p.id === id);
     expect(back?.state).toBe("ACTIVE");
     expect(good.requests()).toBeGreaterThanOrEqual(3);
+  });
+  it("checks a failing proxy less often (1, 2, 4 … 8 intervals) until it passes; a manual pass checks all; progress per proxy", async () => {
+    let now = 5_000_000;
+    const store = new MemoryStore({ scoring: DEFAULT_SCORING, clock: () => now });
+    await store.addProxies("default", [
+      { id: good.url.slice(7), url: good.url, tier: "", labels: {} },
+      { id: denying.url.slice(7), url: denying.url, tier: "", labels: {} },
+    ]);
+    const interval = 60_000;
+    const checker = new HealthChecker({ store, targets: new Map([["default", targetUrl]]), intervalMs: interval, timeoutMs: 2_000, concurrency: 2, probe: probeProxy, clock: () => now });
+    const checkedAt: number[] = [];
+    for (let round = 0; round < 12; round++) {
+      const r = await checker.round();
+      if (r.failed > 0) checkedAt.push(round);
+      now += interval;
+    }
+    // the denying proxy at rounds 0, 1 (1 interval), 3 (2), 7 (4), 15 would be next (8)
+    expect(checkedAt).toEqual([0, 1, 3, 7]);
+    const seen: string[] = [];
+    const all = await checker.pass("default", { all: true, onProgress: (p) => seen.push(`${p.checked}/${p.total} ${p.result}`) });
+    expect(all).toMatchObject({ total: 2, checked: 2, passed: 1, failed: 1 });
+    expect(seen[0]).toBe("0/2 ");
+    expect(seen).toHaveLength(3);
+    expect(seen[1]).toMatch(/^1\/2 (pass|fail)$/);
+    expect(seen[2]).toMatch(/^2\/2 (pass|fail)$/);
+    expect(new Set(seen.slice(1).map((x) => x.split(" ")[1]))).toEqual(new Set(["pass", "fail"]));
+    await expect(checker.pass("other")).rejects.toThrow(/no health check URL/);
   });
 });

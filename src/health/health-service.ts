@@ -1,0 +1,87 @@
+/**
+ * The health checker across broker replicas: every replica with a check URL campaigns for the
+ * leader lease "health-check"; the one that holds it runs a round every interval (and one at
+ * once when it takes over), its results fenced by its term; the others stand by and take over
+ * within one lease TTL when the leader dies. Any replica runs a manual pass
+ * (ProxyAdmin.CheckProxies). A leader change is an event of every pool checked.
+ */
+import type { Campaign, LeaseStore } from "@proxybroker/sdk/engine";
+import type { CheckProgressUpdate } from "../service/context.js";
+import type { HealthChecker } from "./checker.js";
+import { LeaderElector } from "./leader.js";
+
+export interface HealthServiceOptions {
+  readonly store: LeaseStore;
+  readonly checker: HealthChecker;
+  /** This replica's id (the lease's holder). */
+  readonly owner: string;
+  readonly leaderTtlMs: number;
+  readonly intervalMs: number;
+  readonly onLeader?: (state: Campaign) => void;
+  readonly onError?: (err: unknown) => void;
+}
+
+export const LEADER_NAME = "health-check";
+
+export class HealthService {
+  private readonly elector: LeaderElector;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private abort: AbortController | undefined;
+
+  constructor(private readonly opts: HealthServiceOptions) {
+    this.elector = new LeaderElector({
+      store: opts.store,
+      name: LEADER_NAME,
+      owner: opts.owner,
+      ttlMs: opts.leaderTtlMs,
+      onChange: (c) => this.leaderChanged(c),
+      ...(opts.onError === undefined ? {} : { onError: opts.onError }),
+    });
+  }
+
+  /** Whether this replica runs the rounds now. */
+  get leader(): boolean {
+    return this.elector.leader;
+  }
+
+  start(): void {
+    this.elector.start();
+    this.timer = setInterval(() => this.round(), this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.abort?.abort();
+    await this.elector.stop();
+  }
+
+  /** A manual pass over every proxy of `pool` (not fenced: an operator asked for it). */
+  pass(pool: string, onProgress: (p: CheckProgressUpdate) => void, signal: AbortSignal): Promise<CheckProgressUpdate> {
+    return this.opts.checker.pass(pool, { all: true, onProgress, signal });
+  }
+
+  private round(): void {
+    if (!this.elector.leader || this.running !== undefined) return;
+    const abort = new AbortController();
+    this.abort = abort;
+    this.running = this.opts.checker
+      .round({ term: this.elector.term, signal: abort.signal })
+      .catch((err: unknown) => this.opts.onError?.(err))
+      .finally(() => (this.running = undefined));
+  }
+
+  private leaderChanged(c: Campaign): void {
+    this.opts.onLeader?.(c);
+    if (!c.leader) {
+      this.abort?.abort();
+      return;
+    }
+    const detail = `${this.opts.owner} checks (term ${c.term})`;
+    for (const pool of this.opts.checker.pools) {
+      this.opts.store.appendEvent(pool, { kind: "LEADER", proxyId: "", domainKey: "", detail }).catch((err: unknown) => this.opts.onError?.(err));
+    }
+    this.round();
+  }
+}
