@@ -18,7 +18,9 @@ export interface LeaderOptions {
 
 export class LeaderElector {
   private timer: NodeJS.Timeout | undefined;
-  private state: Campaign = { leader: false, term: 0, holder: "" };
+  private state: Campaign = { leader: false, term: 0, holder: "", remainingMs: 0 };
+  /** A campaign at the moment another holder's lease runs out. */
+  private expiry: NodeJS.Timeout | undefined;
   private lastRenewedAt = 0;
 
   constructor(private readonly opts: LeaderOptions) {}
@@ -46,9 +48,10 @@ export class LeaderElector {
   /** Stop campaigning and give the lease up (a standby takes over at once). */
   async stop(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
+    if (this.expiry !== undefined) clearTimeout(this.expiry);
     this.timer = undefined;
     if (this.state.leader) await this.opts.store.resign(this.opts.name, this.opts.owner).catch(() => undefined);
-    this.update({ leader: false, term: 0, holder: "" });
+    this.update({ leader: false, term: 0, holder: "", remainingMs: 0 });
   }
 
   private async tick(): Promise<void> {
@@ -56,10 +59,16 @@ export class LeaderElector {
       const c = await this.opts.store.campaign(this.opts.name, this.opts.owner, this.opts.ttlMs);
       if (c.leader) this.lastRenewedAt = Date.now();
       this.update(c);
+      // another holder: campaign again the moment its lease would run out (not at the next tick)
+      if (!c.leader && c.remainingMs > 0 && this.timer !== undefined) {
+        if (this.expiry !== undefined) clearTimeout(this.expiry);
+        this.expiry = setTimeout(() => void this.tick(), c.remainingMs + 5);
+        this.expiry.unref();
+      }
     } catch (err) {
       this.opts.onError?.(err);
       // the store is away: after a TTL without a renewal, this replica no longer leads
-      if (this.state.leader && !this.leader) this.update({ leader: false, term: this.state.term, holder: "" });
+      if (this.state.leader && !this.leader) this.update({ leader: false, term: this.state.term, holder: "", remainingMs: 0 });
     }
   }
 

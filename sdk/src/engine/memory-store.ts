@@ -162,14 +162,14 @@ export class MemoryStore implements LeaseStore {
     const now = state.ctx.clock();
     const cur = this.leaders.get(name);
     if (cur !== undefined && cur.until > now) {
-      if (cur.owner !== owner) return { leader: false, term: cur.term, holder: cur.owner };
+      if (cur.owner !== owner) return { leader: false, term: cur.term, holder: cur.owner, remainingMs: cur.until - now };
       cur.until = now + ttlMs;
-      return { leader: true, term: cur.term, holder: owner };
+      return { leader: true, term: cur.term, holder: owner, remainingMs: ttlMs };
     }
     const term = Math.max((this.terms.get(name) ?? 0) + 1, Math.floor(now));
     this.terms.set(name, term);
     this.leaders.set(name, { owner, term, until: now + ttlMs });
-    return { leader: true, term, holder: owner };
+    return { leader: true, term, holder: owner, remainingMs: ttlMs };
   }
 
   async resign(name: string, owner: string): Promise<void> {

@@ -163,6 +163,8 @@ export interface Campaign {
   readonly term: number;
   /** The holder ("" = none). */
   readonly holder: string;
+  /** Until the holder's lease runs out unless renewed, ms (0 = none): when a standby may take it. */
+  readonly remainingMs: number;
 }
 
 /** A health-check result of an older leader term than one the store has seen (see `campaign`). */

@@ -199,7 +199,7 @@ export class RedisStore implements LeaseStore {
 
   async campaign(name: string, owner: string, ttlMs: number): Promise<Campaign> {
     const a = asArray(await this.env.runner.run("campaign", leaderKeys(this.env, name), [owner, Math.max(1, Math.floor(ttlMs)), "c", this.env.now()]));
-    return { leader: num(a, 0) === 1, term: num(a, 1), holder: str(a, 2) };
+    return { leader: num(a, 0) === 1, term: num(a, 1), holder: str(a, 2), remainingMs: num(a, 3) };
   }
 
   async resign(name: string, owner: string): Promise<void> {

@@ -15,7 +15,8 @@
 
   Keys built in the script: none.
 
-  Output: {1 holding | 0 not, term of the holder (0 = none), holder ("" = none)}.
+  Output: {1 holding | 0 not, term of the holder (0 = none), holder ("" = none), ms until the
+  holder's lease runs out (0 = none)}.
 
   Error codes: none.
 ]]
@@ -24,26 +25,26 @@
 local now = storeNow(ARGV[4])
 local owner, ttl = ARGV[1], tonumber(ARGV[2])
 local cur = redis.call('GET', KEYS[1])
-local holder, term = '', 0
+local holder, term, left = '', 0, 0
 if cur then
   local h, t, u = string.match(cur, '^(.*)\n(%d+)\n(%d+)$')
-  if h and tonumber(u) > now then holder, term = h, tonumber(t) end
+  if h and tonumber(u) > now then holder, term, left = h, tonumber(t), tonumber(u) - now end
 end
 local function hold(t)
   redis.call('SET', KEYS[1], owner .. '\n' .. string.format('%d', t) .. '\n' .. string.format('%d', now + ttl), 'PX', ttl + 60000)
 end
 if ARGV[3] == 'r' then
   if holder == owner then redis.call('DEL', KEYS[1]) end
-  return {0, 0, ''}
+  return {0, 0, '', 0}
 end
 if holder ~= '' then
   if holder == owner then
     hold(term)
-    return {1, term, holder}
+    return {1, term, holder, ttl}
   end
-  return {0, term, holder}
+  return {0, term, holder, left}
 end
 local t = math.max((tonumber(redis.call('GET', KEYS[2])) or 0) + 1, now)
 redis.call('SET', KEYS[2], string.format('%d', t))
 hold(t)
-return {1, t, owner}
+return {1, t, owner, ttl}

@@ -12,16 +12,16 @@ export function leaderSuite(factory: StoreFactory): void {
       const h = await openStore(factory);
       const a = await h.store.campaign("health", "broker-a", 3_000);
       expect(a).toMatchObject({ leader: true, holder: "broker-a" });
-      expect(await h.store.campaign("health", "broker-b", 3_000)).toEqual({ leader: false, term: a.term, holder: "broker-a" });
+      expect(await h.store.campaign("health", "broker-b", 3_000)).toEqual({ leader: false, term: a.term, holder: "broker-a", remainingMs: 3_000 });
       h.clock.advance(2_000);
-      expect(await h.store.campaign("health", "broker-a", 3_000)).toEqual({ leader: true, term: a.term, holder: "broker-a" });
+      expect(await h.store.campaign("health", "broker-a", 3_000)).toEqual({ leader: true, term: a.term, holder: "broker-a", remainingMs: 3_000 });
       h.clock.advance(2_500);
       expect((await h.store.campaign("health", "broker-b", 3_000)).leader).toBe(false); // renewed 2.5 s ago
       h.clock.advance(600);
       const b = await h.store.campaign("health", "broker-b", 3_000);
       expect(b.leader).toBe(true);
       expect(b.term).toBeGreaterThan(a.term);
-      expect(await h.store.campaign("health", "broker-a", 3_000)).toEqual({ leader: false, term: b.term, holder: "broker-b" });
+      expect(await h.store.campaign("health", "broker-a", 3_000)).toMatchObject({ leader: false, term: b.term, holder: "broker-b" });
       await h.store.resign("health", "broker-a"); // not the holder: nothing
       expect((await h.store.campaign("health", "broker-a", 3_000)).leader).toBe(false);
       await h.store.resign("health", "broker-b");
