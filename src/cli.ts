@@ -1,11 +1,17 @@
 /**
- * The `proxybroker` command: `serve` runs the broker (what `npm start` runs); every setting is an
- * environment variable (README "Settings"). `--help` lists the commands, `--version` prints the
- * version. Exit codes: 0 done, 1 failed, 2 refused (a bad setting or argument).
+ * The `proxybroker` command: `serve` runs the broker (what `npm start` runs; every setting is an
+ * environment variable, README "Settings"); the admin commands (import, list, stats, policy,
+ * ban / unban / disable / enable, check, watch, audit) talk to a running broker. `--help` lists
+ * them, `--version` prints the version. Exit codes: src/cli/exit.ts (0 done, 1 failed, 2 bad
+ * usage, 3 done in part).
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { log, serve } from "./serve.js";
+import { addProxyCommands } from "./cli/proxies.js";
+import { addPolicyCommands } from "./cli/policy.js";
+import { addObserveCommands } from "./cli/observe.js";
+import { CliExit, EXIT } from "./cli/exit.js";
 
 /** The package's version: its package.json is one level up from src/, two from dist/src/. */
 function packageVersion(): string {
@@ -34,7 +40,23 @@ export function program(): Command {
     .action(async () => {
       await serve();
     });
+  addProxyCommands(p, common);
+  addPolicyCommands(p, common);
+  addObserveCommands(p, common);
   return p;
+}
+
+/** The options of every admin command: where the broker is, how to reach it, which pool, JSON. */
+function common(c: Command): Command {
+  const env = process.env;
+  return c
+    .option("--address <host:port>", "the broker (PROXYBROKER_ADDRESS)", env["PROXYBROKER_ADDRESS"] ?? "127.0.0.1:50051")
+    .option("--token <token>", "an admin token (PROXYBROKER_TOKEN)", env["PROXYBROKER_TOKEN"])
+    .option("--tls-ca <file>", "CA certificate of the broker's TLS (PEM)")
+    .option("--tls-cert <file>", "client certificate (mTLS, PEM)")
+    .option("--tls-key <file>", "client key (mTLS, PEM)")
+    .option("--pool <pool>", "the pool", "default")
+    .option("--json", "JSON output for scripts");
 }
 
 async function main(argv: readonly string[]): Promise<void> {
@@ -43,7 +65,11 @@ async function main(argv: readonly string[]): Promise<void> {
   } catch (err) {
     if (err instanceof CommanderError) {
       // --help and --version end here with exit code 0; a bad command or option with 2
-      process.exit(err.exitCode === 0 ? 0 : 2);
+      process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.usage);
+    }
+    if (err instanceof CliExit) {
+      if (err.message !== "") process.stderr.write(`proxybroker: ${err.message}\n`);
+      process.exit(err.code);
     }
     log(`failed: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);

@@ -13,25 +13,30 @@ export function parseProxiesFile(text: string, fileName: string): ProxySpecInput
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) return;
-    const [url = "", ...rest] = line.split(/\s+/);
-    let tier = "";
-    const labels: Record<string, string> = {};
     try {
-      for (const word of rest) {
-        const eq = word.indexOf("=");
-        if (eq <= 0) throw new InvalidInputError(`"${word}" is not key=value`);
-        const k = word.slice(0, eq);
-        const v = word.slice(eq + 1);
-        if (k === "tier") tier = v;
-        else labels[k] = v;
-      }
-      out.push(parseProxySpec({ url, tier, labels }));
+      out.push(parseProxyLine(line));
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       throw new InvalidInputError(`${fileName}:${i + 1}: ${why}`);
     }
   });
   return out;
+}
+
+/** One line of a proxies file: `url [tier=NAME] [key=value ...]`. Throws `InvalidInputError`. */
+export function parseProxyLine(line: string): ProxySpecInput {
+  const [url = "", ...rest] = line.trim().split(/\s+/);
+  let tier = "";
+  const labels: Record<string, string> = {};
+  for (const word of rest) {
+    const eq = word.indexOf("=");
+    if (eq <= 0) throw new InvalidInputError(`"${word}" is not key=value`);
+    const k = word.slice(0, eq);
+    const v = word.slice(eq + 1);
+    if (k === "tier") tier = v;
+    else labels[k] = v;
+  }
+  return parseProxySpec({ url, tier, labels });
 }
 
 /** Read and parse a proxies file. */

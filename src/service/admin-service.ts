@@ -34,7 +34,7 @@ import { domainStats } from "./admin-stats.js";
 
 /** A policy in a few words, for the audit trail and the events. */
 function describePolicy(p: DomainPolicySpec): string {
-  const parts = [`max_concurrency ${p.maxConcurrency}`, `min_interval ${p.minIntervalMs} ms`];
+  const parts = [`max_concurrency ${p.maxConcurrency === 0 ? 1 : p.maxConcurrency}`, `min_interval ${p.minIntervalMs} ms`];
   if (p.group !== "") parts.push(`group ${p.group}`);
   if (p.jitterMs > 0) parts.push(`jitter ${p.jitterMs} ms`);
   return parts.join(", ");

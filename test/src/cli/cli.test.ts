@@ -1,0 +1,164 @@
+/**
+ * The `proxybroker` admin commands as a user runs them (bin/proxybroker.js in a child process)
+ * against a real broker process with tokens: import with a summary, list with filters, ban,
+ * unban, disable, enable, policies, stats, a health-check pass, watch, the audit trail, and exit
+ * codes scripts can rely on.
+ */
+import { execFile } from "node:child_process";
+import { createServer } from "node:http";
+import type { Server } from "node:http";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { brokerProcess, freePort } from "../../support/broker-process.js";
+import type { BrokerProcess } from "../../support/broker-process.js";
+import { startForwardProxy } from "../../support/forward-proxy.js";
+import type { ForwardProxy } from "../../support/forward-proxy.js";
+
+const execFileP = promisify(execFile);
+const ADMIN = "cli-admin-token-0123456789";
+const WORKER = "cli-worker-token-0123456789";
+
+interface Ran {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+describe("proxybroker admin commands", () => {
+  let broker: BrokerProcess;
+  let dir: string;
+  let target: Server;
+  let proxy: ForwardProxy;
+  // proxies that are not running: loopback ports nothing listens on (no traffic leaves the machine)
+  let idle2 = "";
+  let idle4 = "";
+
+  const cli = async (...args: string[]): Promise<Ran> => {
+    try {
+      const { stdout, stderr } = await execFileP(process.execPath, ["bin/proxybroker.js", ...args, "--address", broker.address, "--token", ADMIN], { timeout: 60_000 });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const e = err as { code?: number; stdout?: string; stderr?: string };
+      return { code: e.code ?? -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+    }
+  };
+  const json = <T>(r: Ran): T => JSON.parse(r.stdout.trim().split("\n").at(-1) ?? "null") as T;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pb-cli-"));
+    await writeFile(join(dir, "tokens"), `${ADMIN} admin ops\n${WORKER} worker fleet\n`);
+    await writeFile(join(dir, "empty.txt"), "");
+    target = createServer((_req, res) => res.writeHead(200).end("ok"));
+    const port = await freePort();
+    await new Promise<void>((r) => target.listen(port, "127.0.0.1", r));
+    proxy = await startForwardProxy();
+    idle2 = `127.0.0.1:${await freePort()}`;
+    idle4 = `127.0.0.1:${await freePort()}`;
+    broker = await brokerProcess({
+      redisUrl: "",
+      env: {
+        AUTH_TOKENS_FILE: join(dir, "tokens"),
+        PROXIES_FILE: join(dir, "empty.txt"),
+        HEALTH_CHECK_URL: `http://127.0.0.1:${port}/health`,
+        HEALTH_CHECK_INTERVAL_MS: "3600000",
+        HEALTH_CHECK_TIMEOUT_MS: "1000",
+      },
+    });
+    await broker.start();
+  }, 60_000);
+
+  afterAll(async () => {
+    await broker?.stop();
+    await proxy?.close();
+    await new Promise<void>((r) => target?.close(() => r()));
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("import: a summary of added, updated and rejected (with the line and why), exit 3 when something was rejected", { timeout: 60_000 }, async () => {
+    const file = join(dir, "proxies.txt");
+    await writeFile(
+      file,
+      ["# the fleet's proxies", `${proxy.url.replace("http://", "http://user:secret@")} tier=dc country=de`, `${idle2} tier=res`, "not a proxy", "ftp://127.0.0.1:21", `${idle4} country=us`, ""].join("\n"),
+    );
+    const r = await cli("import", file);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/pool default: 3 added, 0 updated, 2 rejected/);
+    expect(r.stdout).toMatch(/line 4: .*key=value/);
+    expect(r.stdout).toMatch(/line 5: ftp:\/\/127\.0\.0\.1:21: .*scheme ftp/);
+    expect(r.stdout + r.stderr).not.toMatch(/secret/);
+    const again = json<{ added: number; updated: number; rejected: unknown[] }>(await cli("import", file, "--json"));
+    expect(again).toMatchObject({ added: 0, updated: 3 });
+  });
+
+  it("list: a table with passwords as ***, filters by state, tier and label; --json for scripts", { timeout: 60_000 }, async () => {
+    const table = await cli("list");
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/user:\*\*\*@127\.0\.0\.1/);
+    expect(table.stdout).toMatch(/tier/);
+    expect(table.stdout).not.toMatch(/secret/);
+    expect(table.stdout).toMatch(/3 proxies/);
+    const dc = json<{ id: string; tier: string }[]>(await cli("list", "--tier", "dc", "--json"));
+    expect(dc.map((p) => p.tier)).toEqual(["dc"]);
+    const us = json<{ id: string }[]>(await cli("list", "--label", "country=us", "--json"));
+    expect(us.map((p) => p.id)).toEqual([idle4]);
+    expect((await cli("list", "--state", "sleepy")).code).toBe(2);
+  });
+
+  it("ban, unban, disable, enable: what changed, exit 3 for ids not found, exit 2 for a bad duration", { timeout: 60_000 }, async () => {
+    expect((await cli("ban", idle2, "--domain", "shop.example.com", "--ttl", "10m")).stdout).toMatch(/ban: 1 changed/);
+    expect((await cli("ban", idle2, "--ttl", "soon")).code).toBe(2);
+    expect((await cli("ban", idle2)).code).toBe(2);
+    const disabled = await cli("disable", idle4, "9.9.9.9:1");
+    expect(disabled.code).toBe(3);
+    expect(disabled.stdout).toMatch(/not found: 9\.9\.9\.9:1/);
+    expect(json<{ state: string }[]>(await cli("list", "--state", "disabled", "--json")).length).toBe(1);
+    expect(json<{ changed: string[] }>(await cli("enable", idle4, "--json")).changed).toEqual([idle4]);
+    expect(json<{ changed: string[] }>(await cli("unban", idle2, "--domain", "shop.example.com", "--json")).changed).toEqual([idle2]);
+  });
+
+  it("policy set, list, delete; stats per pool and domain-key", { timeout: 60_000 }, async () => {
+    expect((await cli("policy", "set", "*.example.com", "--min-interval", "2s", "--group", "example", "--jitter", "200ms")).code).toBe(0);
+    const policies = json<{ pattern: string; group: string; minIntervalMs: number; jitterMs: number; maxConcurrency: number }[]>(await cli("policy", "list", "--json"));
+    expect(policies).toEqual([expect.objectContaining({ pattern: "*.example.com", group: "example", minIntervalMs: 2_000, jitterMs: 200, maxConcurrency: 1 })]);
+    await cli("ban", idle2, "--domain", "a.example.com", "--ttl", "1m");
+    const stats = json<{ total: number; disabled: number; domains: { domain: string; bansLastHour: number; effectiveIntervalMs: number }[] }>(await cli("stats", "--json"));
+    expect(stats.total).toBe(3);
+    expect(stats.domains).toEqual(expect.arrayContaining([expect.objectContaining({ domain: "example", bansLastHour: 1, effectiveIntervalMs: 2_000 })]));
+    expect((await cli("policy", "delete", "*.example.com")).code).toBe(0);
+    expect((await cli("policy", "delete", "*.example.com")).code).toBe(3);
+  });
+
+  it("check: one health pass with progress; watch follows events; audit names the token's owner", { timeout: 60_000 }, async () => {
+    const check = await cli("check", "--json");
+    expect(check.code).toBe(0);
+    const totals = json<{ checked: number; passed: number; errors: number }>(check);
+    // the forward proxy passes; the two made-up ones do not answer
+    expect(totals).toMatchObject({ checked: 3, passed: 1, errors: 2 });
+    const watching = cli("watch", "--count", "2", "--json");
+    await new Promise((r) => setTimeout(r, 2_500));
+    await cli("disable", idle2);
+    await cli("enable", idle2);
+    const watched = await watching;
+    expect(watched.code).toBe(0);
+    const events = watched.stdout.trim().split("\n").map((l) => JSON.parse(l) as { kind: string; proxy: string; detail: string });
+    expect(events.map((e) => [e.kind, e.proxy, e.detail])).toEqual([
+      ["ADMIN", idle2, "disable"],
+      ["ADMIN", idle2, "enable"],
+    ]);
+    const audit = json<{ actor: string; method: string }[]>(await cli("audit", "--limit", "3", "--json"));
+    expect(audit.map((a) => a.method)).toEqual(["EnableProxies", "DisableProxies", "CheckProxies"]);
+    expect(new Set(audit.map((a) => a.actor))).toEqual(new Set(["ops"]));
+  });
+
+  it("a wrong or a worker token, an unreachable broker: exit 1 and why", { timeout: 60_000 }, async () => {
+    const worker = await execFileP(process.execPath, ["bin/proxybroker.js", "list", "--address", broker.address, "--token", WORKER]).catch((e: { code: number; stderr: string }) => e);
+    expect(worker).toMatchObject({ code: 1, stderr: expect.stringMatching(/PERMISSION_DENIED/) });
+    const none = await execFileP(process.execPath, ["bin/proxybroker.js", "stats", "--address", broker.address]).catch((e: { code: number; stderr: string }) => e);
+    expect(none).toMatchObject({ code: 1, stderr: expect.stringMatching(/UNAUTHENTICATED/) });
+    const away = await execFileP(process.execPath, ["bin/proxybroker.js", "stats", "--address", `127.0.0.1:${await freePort()}`]).catch((e: { code: number; stderr: string }) => e);
+    expect(away).toMatchObject({ code: 1, stderr: expect.stringMatching(/UNAVAILABLE|DEADLINE/) });
+  });
+});
