@@ -144,8 +144,9 @@ export async function serve(): Promise<void> {
   const transport = transportLine({ certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile, clientCaFile: settings.tlsClientCaFile });
   log(`listening on ${settings.listenAddress}, ${transport} (store: ${kind === "redis" ? "redis" : "embedded, in-process"})`);
   if (settings.adminListenAddress !== "") log(`ProxyAdmin on ${settings.adminListenAddress} only`);
-  const metrics = settings.metricsAddress !== "" ? await startMetricsServer(settings.metricsAddress, server.metrics.registry) : undefined;
-  if (metrics !== undefined) log(`metrics on http://${settings.metricsAddress}/metrics`);
+  server.metricsLeader = () => health?.leader ?? false;
+  const metrics = settings.metricsAddress !== "" ? await startMetricsServer(settings.metricsAddress, server.metrics.registry, server.status) : undefined;
+  if (metrics !== undefined) log(`metrics on http://${settings.metricsAddress}/metrics, the status page on http://${settings.metricsAddress}/`);
 
   if (health !== undefined) {
     health.start();

@@ -1,5 +1,7 @@
+import { statusSource } from "../status/snapshot.js";
+import type { StatusSnapshot } from "../status/snapshot.js";
 import { GrantHub } from "../service/grant-hub.js";
-import { GrantCounts } from "../service/grant-counts.js";
+import { MinuteCounts } from "../service/minute-counts.js";
 import type { HealthPass } from "../service/context.js";
 import { ReportBudget } from "../service/report-budget.js";
 import * as grpc from "@grpc/grpc-js";
@@ -79,6 +81,8 @@ const RESERVATIONS_MS = 1000;
  */
 export class BrokerServer {
   readonly metrics: BrokerMetrics;
+  /** The last minute's grants and outcomes, as this broker saw them (GetDomainStats, the status page). */
+  readonly counts = { grantsByDomain: new MinuteCounts(), grantsByWorker: new MinuteCounts(), outcomes: new MinuteCounts() };
   private draining = false;
   private readonly streams = new Set<StreamHandle>();
   private readonly health = new HealthImplementation(Object.fromEntries(SERVICES.map((s) => [s, "SERVING"])));
@@ -130,6 +134,16 @@ export class BrokerServer {
       liveWindowMs: s.workerActiveWindowMs,
       intervalMs: RESERVATIONS_MS,
     });
+    this.status = statusSource({
+      store: opts.store,
+      policyDefaults: this.defaults,
+      counts: this.counts,
+      pools: () => (this.engine.pools().length > 0 ? this.engine.pools() : ["default"]),
+      workerActiveWindowMs: s.workerActiveWindowMs,
+      healthLeader: () => this.metricsLeader?.() ?? false,
+      waiting: () => this.engine.waiting,
+      clock: opts.clock ?? Date.now,
+    });
     this.metrics = new BrokerMetrics({
       waiting: () => this.engine.waiting,
       domainPacing: () => domainPacingGauge({ store: opts.store, engine: this.engine, defaults: this.defaults }),
@@ -137,6 +151,11 @@ export class BrokerServer {
       defaultMetrics: opts.processMetrics === true,
     });
   }
+
+  /** What the status page shows (cached for a second): the pools this broker serves, or "default". */
+  readonly status: () => Promise<StatusSnapshot>;
+  /** Whether this broker runs the health checker (set by the process wiring). */
+  metricsLeader: (() => boolean) | undefined;
 
   /** The port ProxyAdmin is served on: its own with ADMIN_LISTEN_ADDRESS, else `port`. */
   get adminPort(): number {
@@ -207,7 +226,7 @@ export class BrokerServer {
       metrics: this.metrics,
       reportBudget: new ReportBudget({ perMinute: s.reportOutcomesPerMinute, clock: this.opts.clock ?? Date.now }),
       grants: new GrantHub(),
-      grantCounts: new GrantCounts(),
+      counts: this.counts,
       ...(this.opts.healthPass === undefined ? {} : { healthPass: this.opts.healthPass }),
       isDraining: () => this.draining,
       streams: this.streams,

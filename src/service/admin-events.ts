@@ -28,6 +28,7 @@ const KINDS: Readonly<Record<string, PoolEventKind>> = {
   POLICY: PoolEventKind.POLICY,
   LEADER: PoolEventKind.LEADER,
   GRANT: PoolEventKind.GRANT,
+  COOL_DOWN: PoolEventKind.COOL_DOWN,
 };
 
 function toWire(pool: string, e: StoreEvent): PoolEvent {

@@ -61,6 +61,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
         throw lostToError(spec.leaseId, r.reason ?? "NOT_FOUND");
       }
       ctx.metrics.releases.inc({ outcome: spec.outcome.kind });
+      ctx.counts.outcomes.add("", spec.outcome.kind, ctx.clock());
       const next = r.next === undefined ? undefined : decisionToWire(spec.next?.requestId ?? "", r.next);
       return create(ReleaseLeaseResponseSchema, { leaseId: spec.leaseId, next: next ?? { case: undefined } });
     }),

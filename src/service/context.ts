@@ -6,7 +6,7 @@ import type { BrokerMetrics } from "./metrics.js";
 import type { RequestLimits } from "./validate.js";
 import type { ReportBudget } from "./report-budget.js";
 import type { GrantHub } from "./grant-hub.js";
-import type { GrantCounts } from "./grant-counts.js";
+import type { MinuteCounts } from "./minute-counts.js";
 
 /** Progress of a health-check pass: after each proxy, and once at the start with `total`. */
 export interface CheckProgressUpdate {
@@ -38,8 +38,8 @@ export interface BrokerContext {
   readonly reportBudget: ReportBudget;
   /** The leases this broker grants, for WatchEvents. */
   readonly grants: GrantHub;
-  /** Grants per domain-key in the last minute (GetDomainStats). */
-  readonly grantCounts: GrantCounts;
+  /** The last minute's grants per (pool, domain-key) and per (pool, worker), and outcomes per kind ("" scope). */
+  readonly counts: { readonly grantsByDomain: MinuteCounts; readonly grantsByWorker: MinuteCounts; readonly outcomes: MinuteCounts };
   /** One health-check pass over a pool, with progress (CheckProxies); absent: no checker configured. */
   readonly healthPass?: HealthPass;
   /** True once SIGTERM arrived: new work is refused with UNAVAILABLE. */

@@ -3,6 +3,7 @@
  * broker's own grants: other replicas' are theirs (a fleet's grants would flood every watcher).
  */
 import type { LeaseView } from "@proxybroker/sdk/model";
+import type { MinuteCounts } from "./minute-counts.js";
 
 export type GrantListener = (lease: LeaseView, caller: string, workerId: string) => void;
 
@@ -26,12 +27,19 @@ export class GrantHub {
 
 /** Everything a grant by this broker feeds: the metrics, the per-domain counts, the watchers. */
 export function recordGrant(
-  ctx: { readonly metrics: { granted(pool: string, caller: string): void }; readonly grantCounts: { add(pool: string, domainKey: string, now: number): void }; readonly grants: GrantHub; readonly clock: () => number },
+  ctx: {
+    readonly metrics: { granted(pool: string, caller: string): void };
+    readonly counts: { readonly grantsByDomain: MinuteCounts; readonly grantsByWorker: MinuteCounts };
+    readonly grants: GrantHub;
+    readonly clock: () => number;
+  },
   lease: LeaseView,
   caller: string,
   workerId: string,
 ): void {
   ctx.metrics.granted(lease.pool, caller);
-  ctx.grantCounts.add(lease.pool, lease.domainKey, ctx.clock());
+  const now = ctx.clock();
+  ctx.counts.grantsByDomain.add(lease.pool, lease.domainKey, now);
+  ctx.counts.grantsByWorker.add(lease.pool, workerId, now);
   if (ctx.grants.size > 0) ctx.grants.emit(lease, caller, workerId);
 }

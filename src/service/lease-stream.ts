@@ -171,6 +171,7 @@ function dispatch(
             return next === undefined ? lost : [lost, next];
           }
           ctx.metrics.releases.inc({ outcome: spec.outcome.kind });
+          ctx.counts.outcomes.add("", spec.outcome.kind, ctx.clock());
           return { case: "released", value: create(LeaseReleasedSchema, { leaseId, next: next ?? { case: undefined } }) };
         },
         (err) => deniedAnswer(ctx, err, { leaseId }),

@@ -206,7 +206,7 @@ export interface ProxyActionResult {
 
 /**
  * A state change of a pool that an operator watches: a pair banned after a BLOCKED outcome
- * (BAN), a proxy quarantined or blacklisted by its score (QUARANTINE, BLACKLIST), an admin's
+ * (BAN) or cooled down after a RATE_LIMITED one (COOL_DOWN), a proxy quarantined or blacklisted by its score (QUARANTINE, BLACKLIST), an admin's
  * action (ADMIN), a policy change (POLICY), a health-check leader change (LEADER).
  */
 export interface PoolEvent {

@@ -41,6 +41,7 @@ export function applyOutcome(
       if (pair.pacing.adaptive) domain.adaptive = adaptOnRateLimited(cfg.adaptive, domain.adaptive, pair.pacing, now);
       pair.rateLimits += 1;
       pair.coolUntil = now + (outcome.retryAfterMs > 0 ? outcome.retryAfterMs : rateLimitBackoffMs(cfg, pair.rateLimits));
+      pool.emit(now, { kind: "COOL_DOWN", proxyId, domainKey: domain.key, detail: String(pair.coolUntil) });
       break;
     case "BLOCKED":
       pair.banUntil = now + pair.banTtlMs;

@@ -134,6 +134,7 @@ local function applyOutcome(base, id, dk, pairKey, busyKey, proxyKey, kind, late
     if ra <= 0 then ra = math.min({{rateLimitBackoffMaxMs}}, {{rateLimitBackoffBaseMs}} * 2 ^ (r - 1)) end
     c = now + ra
     set[i + 1], set[i + 2], set[i + 3], set[i + 4] = 'r', r, 'c', c
+    emitEvent(base, 'COOL_DOWN', id, dk, c)
   elseif kind == 'B' then
     b = now + (tonumber(pr[PAIR_BT]) or 0)
     set[i + 1], set[i + 2] = 'b', b

@@ -1,6 +1,7 @@
 /**
- * Leases this broker granted per (pool, domain-key) in the last minute, in one-second buckets;
- * bounded (at most MAX_KEYS domain-keys: beyond, the grants are not counted per domain-key).
+ * Counts of the last minute per (scope, key) — e.g. grants per (pool, domain-key), per (pool,
+ * worker), outcomes per kind — in one-second buckets; bounded (at most MAX_KEYS keys: beyond,
+ * new keys are not counted until old ones go quiet).
  */
 const BUCKETS = 60;
 const MAX_KEYS = 10_000;
@@ -12,11 +13,11 @@ interface Counter {
   readonly seconds: Float64Array;
 }
 
-export class GrantCounts {
+export class MinuteCounts {
   private readonly byKey = new Map<string, Counter>();
 
-  add(pool: string, domainKey: string, now: number): void {
-    const key = `${pool}\u0000${domainKey}`;
+  add(scope: string, name: string, now: number): void {
+    const key = `${scope}\u0000${name}`;
     let c = this.byKey.get(key);
     if (c === undefined) {
       if (this.byKey.size >= MAX_KEYS) this.prune(now);
@@ -33,10 +34,10 @@ export class GrantCounts {
     c.counts[i]! += 1;
   }
 
-  /** Grants in the last minute per domain-key of `pool`. */
-  perDomain(pool: string, now: number): Map<string, number> {
+  /** The last minute's count of every key of `scope`. */
+  of(scope: string, now: number): Map<string, number> {
     const out = new Map<string, number>();
-    const prefix = `${pool}\u0000`;
+    const prefix = `${scope}\u0000`;
     for (const [key, c] of this.byKey) {
       if (!key.startsWith(prefix)) continue;
       const n = total(c, now);
@@ -45,7 +46,7 @@ export class GrantCounts {
     return out;
   }
 
-  /** Forget the domain-keys without a grant in the last minute. */
+  /** Forget the keys without a count in the last minute. */
   prune(now: number): void {
     for (const [key, c] of this.byKey) if (total(c, now) === 0) this.byKey.delete(key);
   }
