@@ -13,7 +13,7 @@ import { BrokerServer } from "./server/broker-server.js";
 import { loadTokensFile } from "./security/tokens-file.js";
 import type { TokenTable } from "./security/tokens.js";
 import { transportLine } from "./security/tls.js";
-import { redactSecrets } from "./security/redact.js";
+import { createLogger } from "./log.js";
 import { createStore } from "./store/create-store.js";
 import { inspectRedis, persistenceLine, refusal } from "./store/redis/index.js";
 
@@ -26,8 +26,22 @@ import { inspectRedis, persistenceLine, refusal } from "./store/redis/index.js";
 const PROXIES_FILE_CHUNK = 1_000;
 const SAMPLE_POOL = fileURLToPath(new URL("../examples/proxies.txt", import.meta.url));
 
+/** The process's log (pino JSON lines; LOG_LEVEL). */
+export const logger = createLogger();
+
+/** One line at level info. */
 export function log(message: string): void {
-  process.stderr.write(`${new Date().toISOString()} proxybroker ${redactSecrets(message)}\n`);
+  logger.info(message);
+}
+
+/** One line at level warn. */
+function warn(message: string): void {
+  logger.warn(message);
+}
+
+/** One line at level fatal (the process is about to exit). */
+function fatal(message: string): void {
+  logger.fatal(message);
 }
 
 export async function serve(): Promise<void> {
@@ -36,12 +50,12 @@ export async function serve(): Promise<void> {
     settings = loadSettings();
   } catch (err) {
     if (err instanceof SettingsError) {
-      log(`refusing to start: ${err.message}`);
+      fatal(`refusing to start: ${err.message}`);
       process.exit(2);
     }
     throw err;
   }
-  process.on("unhandledRejection", (reason) => log(`unhandled rejection (kept serving): ${String(reason)}`));
+  process.on("unhandledRejection", (reason) => logger.error(`unhandled rejection (kept serving): ${String(reason)}`));
 
   const created = createStore(settings);
   const { store, kind } = created;
@@ -49,7 +63,7 @@ export async function serve(): Promise<void> {
     const safety = await inspectRedis(created.client);
     const refused = refusal(safety);
     if (refused !== undefined) {
-      log(`refusing to start: ${refused}`);
+      fatal(`refusing to start: ${refused}`);
       process.exit(2);
     }
     log(persistenceLine(safety));
@@ -72,8 +86,8 @@ export async function serve(): Promise<void> {
   // The store lost a pool's state (Redis wiped, restarted without persistence): grants are held
   // for the longest lease TTL meanwhile; the proxies file puts its proxies back.
   const onStateLost = (pool: string): void => {
-    log(`the store lost the state of pool ${pool}: grants held for the longest lease TTL`);
-    if (pool === settings.proxiesPool) loadProxies("state lost").catch((err: unknown) => log(`reloading proxies failed: ${String(err)}`));
+    warn(`the store lost the state of pool ${pool}: grants held for the longest lease TTL`);
+    if (pool === settings.proxiesPool) loadProxies("state lost").catch((err: unknown) => logger.error(`reloading proxies failed: ${String(err)}`));
   };
 
   // Tokens: read at start (a bad file refuses to start), read again on SIGHUP (a bad file then
@@ -83,12 +97,12 @@ export async function serve(): Promise<void> {
     try {
       tokens = await loadTokensFile(settings.authTokensFile);
     } catch (err) {
-      log(`refusing to start: AUTH_TOKENS_FILE: ${err instanceof Error ? err.message : String(err)}`);
+      fatal(`refusing to start: AUTH_TOKENS_FILE: ${err instanceof Error ? err.message : String(err)}`);
       process.exit(2);
     }
     log(`authentication: ${tokens.size} token(s) from ${settings.authTokensFile} (SIGHUP reads it again)`);
   } else {
-    log("WARNING: no AUTH_TOKENS_FILE: anyone who reaches this port can lease proxies, add their own and read proxy passwords");
+    warn("WARNING: no AUTH_TOKENS_FILE: anyone who reaches this port can lease proxies, add their own and read proxy passwords");
   }
   if (settings.authTokensFile !== "") process.on("SIGHUP", () => {
     loadTokensFile(settings.authTokensFile).then(
@@ -96,7 +110,7 @@ export async function serve(): Promise<void> {
         tokens = t;
         log(`SIGHUP: ${t.size} token(s) from ${settings.authTokensFile}`);
       },
-      (err: unknown) => log(`SIGHUP: kept the tokens in force: ${err instanceof Error ? err.message : String(err)}`),
+      (err: unknown) => logger.error(`SIGHUP: kept the tokens in force: ${err instanceof Error ? err.message : String(err)}`),
     );
   });
 
@@ -129,18 +143,19 @@ export async function serve(): Promise<void> {
             metricsRef?.healthLeader.set(c.leader ? 1 : 0);
             log(c.leader ? `health checker: this broker leads (term ${c.term})` : `health checker: standing by${c.holder !== "" ? ` (${c.holder} leads)` : ""}`);
           },
-          onError: (err) => log(`health checker: ${err instanceof Error ? err.message : String(err)}`),
+          onError: (err) => warn(`health checker: ${err instanceof Error ? err.message : String(err)}`),
         });
   const server = await BrokerServer.start({
     store,
     settings,
+    logger,
     processMetrics: true,
     onStateLost,
     tokens: () => tokens,
     ...(health === undefined ? {} : { healthPass: (pool, onProgress, signal) => health.pass(pool, onProgress, signal) }),
   });
   metricsRef = server.metrics;
-  server.onServerChanged = (id) => log(`the store's server changed (now ${id}): writes may be lost, grants held for the longest lease TTL`);
+  server.onServerChanged = (id) => warn(`the store's server changed (now ${id}): writes may be lost, grants held for the longest lease TTL`);
   const transport = transportLine({ certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile, clientCaFile: settings.tlsClientCaFile });
   log(`listening on ${settings.listenAddress}, ${transport} (store: ${kind === "redis" ? "redis" : "embedded, in-process"})`);
   if (settings.adminListenAddress !== "") log(`ProxyAdmin on ${settings.adminListenAddress} only`);

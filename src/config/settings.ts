@@ -1,5 +1,6 @@
 import type { ScoringConfig } from "@proxybroker/sdk/model";
 import { DEFAULT_SCORING } from "@proxybroker/sdk/model";
+import { LOG_LEVELS, logLevel } from "./log-level.js";
 
 /**
  * Every setting of the broker: one environment variable each, its default beside it. Loaded once
@@ -67,6 +68,8 @@ export interface Settings {
   readonly healthCheckPools: readonly string[];
   /** HEALTH_CHECK_URLS — `pool=url,…`: a check URL per pool (beside HEALTH_CHECK_URL for HEALTH_CHECK_POOLS). */
   readonly healthCheckUrls: Readonly<Record<string, string>>;
+  /** LOG_LEVEL — fatal, error, warn, info (default), debug (a line per lease call), trace, silent. */
+  readonly logLevel: string;
   /** HEALTH_LEADER_TTL_MS — the checker's leader lease: a standby takes over within this after the leader died. */
   readonly healthLeaderTtlMs: number;
   /** MAX_RETRY_AFTER_MS — a client's retry_after is cut to this (a site's Retry-After can be absurd). */
@@ -202,8 +205,12 @@ export function loadSettings(env: Env = process.env): Settings {
     maxWaitingPerDomain: num(env, "MAX_WAITING_PER_DOMAIN", 10_000, { min: 1, max: 1_000_000 }),
     maxWaiting: num(env, "MAX_WAITING", 50_000, { min: 1, max: 10_000_000 }),
     reportOutcomesPerMinute: num(env, "REPORT_OUTCOMES_PER_MINUTE", 20_000, { min: 1, max: 10_000_000 }),
+    logLevel: str(env, "LOG_LEVEL", "info").trim().toLowerCase(),
     scoring: loadScoring(env),
   };
+  if (logLevel(env).bad !== undefined) {
+    throw new SettingsError(`LOG_LEVEL=${str(env, "LOG_LEVEL", "")} is not one of ${LOG_LEVELS.join(", ")}`);
+  }
   if (!(s.ttlMinMs <= s.ttlDefaultMs && s.ttlDefaultMs <= s.ttlMaxMs)) {
     throw new SettingsError(
       `need LEASE_TTL_MIN_MS ≤ LEASE_TTL_DEFAULT_MS ≤ LEASE_TTL_MAX_MS, got ${s.ttlMinMs}, ${s.ttlDefaultMs}, ${s.ttlMaxMs}`,

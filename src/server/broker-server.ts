@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import { statusSource } from "../status/snapshot.js";
 import type { StatusSnapshot } from "../status/snapshot.js";
 import { GrantHub } from "../service/grant-hub.js";
@@ -21,6 +22,8 @@ import { LeaseEngine } from "../service/lease-engine.js";
 import { Reservations } from "../service/reservations.js";
 import type { StreamHandle } from "../service/lease-stream.js";
 import { BrokerMetrics } from "../service/metrics.js";
+import { countProxies } from "../service/proxy-counts.js";
+import { RecoveryTimes } from "../service/recovery-times.js";
 import { authInterceptor, serviceRoles } from "../security/auth.js";
 import type { TokenTable } from "../security/tokens.js";
 import { serverCredentials } from "../security/tls.js";
@@ -66,6 +69,8 @@ export interface BrokerServerOptions {
   readonly onStateLost?: (pool: string) => void;
   /** The bearer tokens now in force (read again on each call); absent or undefined = no authentication. */
   readonly tokens?: () => TokenTable | undefined;
+  /** Debug lines per lease call (with request ids) go here; absent: none. */
+  readonly logger?: Logger;
   /** One health-check pass over a pool (ProxyAdmin.CheckProxies); absent: CheckProxies answers FAILED_PRECONDITION. */
   readonly healthPass?: HealthPass;
 }
@@ -124,6 +129,7 @@ export class BrokerServer {
       onStoreDown: () => this.reservations.storeDown(),
       onServerChanged: (id) => this.onServerChanged?.(id),
       ...(opts.store.releaseFeed === undefined ? {} : { releases: opts.store.releaseFeed() }),
+      onWaited: (ms, granted) => this.metrics.waitSeconds.observe({ result: granted ? "granted" : "denied" }, ms / 1000),
     });
     this.reservations = new Reservations({
       store: opts.store,
@@ -144,10 +150,15 @@ export class BrokerServer {
       waiting: () => this.engine.waiting,
       clock: opts.clock ?? Date.now,
     });
+    const recoveries = new RecoveryTimes(opts.store);
     this.metrics = new BrokerMetrics({
       waiting: () => this.engine.waiting,
       domainPacing: () => domainPacingGauge({ store: opts.store, engine: this.engine, defaults: this.defaults }),
       servesPool: (pool) => this.engine.serves(pool),
+      pools: () => this.engine.pools().filter((p) => this.engine.serves(p)),
+      proxies: (pool) => countProxies(opts.store, pool),
+      liveLeases: () => this.engine.liveLeases,
+      recoveries: () => recoveries.since(this.engine.pools().filter((p) => this.engine.serves(p))),
       defaultMetrics: opts.processMetrics === true,
     });
   }
@@ -227,6 +238,7 @@ export class BrokerServer {
       reportBudget: new ReportBudget({ perMinute: s.reportOutcomesPerMinute, clock: this.opts.clock ?? Date.now }),
       grants: new GrantHub(),
       counts: this.counts,
+      ...(this.opts.logger === undefined ? {} : { log: this.opts.logger }),
       ...(this.opts.healthPass === undefined ? {} : { healthPass: this.opts.healthPass }),
       isDraining: () => this.draining,
       streams: this.streams,

@@ -20,6 +20,9 @@ import { callerName } from "../security/auth.js";
 import { recordGrant } from "./grant-hub.js";
 import { DOMAIN_PACING_LIMIT } from "./domain-pacing.js";
 import { checkAcquire, checkPool, checkRelease, checkRenew, checkWorkerId } from "./validate.js";
+import type { AcquireSpec } from "./validate.js";
+import type { Decision } from "./lease-engine.js";
+import { BrokerError } from "./errors.js";
 
 type Methods = MethodsOf<typeof ProxyBroker>;
 
@@ -32,10 +35,24 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
 
     acquireLease: unary(ctx.isDraining, async (req, signal, call) => {
       const caller = callerName(call);
-      const spec = checkAcquire(req, ctx.limits, caller);
-      // a retry with the same (worker_id, request_id) gets the same lease from the store
-      const d = await ctx.engine.acquire(spec, signal);
-      if (d.kind === "denied") throw deniedToError(d);
+      let d: Decision;
+      let spec: AcquireSpec;
+      try {
+        spec = checkAcquire(req, ctx.limits, caller);
+        // a retry with the same (worker_id, request_id) gets the same lease from the store
+        d = await ctx.engine.acquire(spec, signal);
+      } catch (err) {
+        ctx.metrics.denied(req.pool, BrokerError.from(err).reason);
+        throw err;
+      }
+      ctx.log?.debug(
+        { requestId: spec.requestId, worker: spec.workerId, pool: spec.pool, host: spec.host, granted: d.kind === "granted", proxy: d.kind === "granted" ? d.lease.proxy.id : "" },
+        "acquire (unary)",
+      );
+      if (d.kind === "denied") {
+        ctx.metrics.denied(spec.pool, "NO_PROXY_AVAILABLE");
+        throw deniedToError(d);
+      }
       recordGrant(ctx, d.lease, caller, spec.workerId);
       return create(AcquireLeaseResponseSchema, { lease: leaseToWire(d.lease) });
     }),
@@ -43,6 +60,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
     renewLease: unary(ctx.isDraining, async (req) => {
       const spec = checkRenew(req, ctx.limits);
       const r = await ctx.engine.renew(spec);
+      ctx.log?.debug({ leaseId: spec.leaseId, renewed: r.kind !== "lost", ...(r.kind === "lost" ? { reason: r.reason } : {}) }, "renew (unary)");
       if (r.kind === "lost") throw lostToError(spec.leaseId, r.reason);
       ctx.metrics.renewals.inc();
       return create(RenewLeaseResponseSchema, { leaseId: spec.leaseId, expireTime: timestampOf(r.expireAt) });
@@ -51,6 +69,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
     releaseLease: unary(ctx.isDraining, async (req, signal, call) => {
       const spec = checkRelease(req, ctx.limits, callerName(call));
       const r = await ctx.engine.release(spec, signal);
+      ctx.log?.debug({ leaseId: spec.leaseId, outcome: spec.outcome.kind, released: r.kind !== "lost" }, "release (unary)");
       if (r.kind === "lost") {
         // A unary call cannot carry both an error status and the next lease: give the next back.
         if (r.next?.kind === "granted") {
@@ -62,6 +81,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       }
       ctx.metrics.releases.inc({ outcome: spec.outcome.kind });
       ctx.counts.outcomes.add("", spec.outcome.kind, ctx.clock());
+      if (r.next?.kind === "denied") ctx.metrics.denied(spec.next?.pool ?? "", "NO_PROXY_AVAILABLE");
       const next = r.next === undefined ? undefined : decisionToWire(spec.next?.requestId ?? "", r.next);
       return create(ReleaseLeaseResponseSchema, { leaseId: spec.leaseId, next: next ?? { case: undefined } });
     }),

@@ -7,6 +7,7 @@ import type { RequestLimits } from "./validate.js";
 import type { ReportBudget } from "./report-budget.js";
 import type { GrantHub } from "./grant-hub.js";
 import type { MinuteCounts } from "./minute-counts.js";
+import type { Logger } from "pino";
 
 /** Progress of a health-check pass: after each proxy, and once at the start with `total`. */
 export interface CheckProgressUpdate {
@@ -40,6 +41,8 @@ export interface BrokerContext {
   readonly grants: GrantHub;
   /** The last minute's grants per (pool, domain-key) and per (pool, worker), and outcomes per kind ("" scope). */
   readonly counts: { readonly grantsByDomain: MinuteCounts; readonly grantsByWorker: MinuteCounts; readonly outcomes: MinuteCounts };
+  /** The process's log (debug lines per lease call); absent: none. */
+  readonly log?: Logger;
   /** One health-check pass over a pool, with progress (CheckProxies); absent: no checker configured. */
   readonly healthPass?: HealthPass;
   /** True once SIGTERM arrived: new work is refused with UNAVAILABLE. */

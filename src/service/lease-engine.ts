@@ -49,6 +49,8 @@ export interface LeaseEngineOptions {
   readonly onServerChanged?: (id: string) => void;
   /** Releases through other replicas (the store's feed): waiting acquires are tried at once. */
   readonly releases?: ReleaseFeed;
+  /** An acquire that waited (max_wait) was answered after `ms`: granted or not. */
+  readonly onWaited?: (ms: number, granted: boolean) => void;
 }
 
 const MAX_POLICY_RELOADS = 3;
@@ -143,6 +145,11 @@ export class LeaseEngine {
   /** The policies of a pool as this broker applies them. */
   policySet(pool: string): Promise<PolicySet> {
     return this.policies.get(pool);
+  }
+
+  /** Leases granted through this broker, not released through it and not past their last known expiry (a metric). */
+  get liveLeases(): number {
+    return this.index.live();
   }
 
   /** Waiting acquires on this broker (a metric). */
@@ -268,6 +275,7 @@ export class LeaseEngine {
           narrow: spec.sessionKey !== "" || spec.proxyId !== "" || spec.tier !== "" || Object.keys(spec.labels).length > 0,
           signal,
           settle: (r) => {
+            this.opts.onWaited?.(this.clock() - start, r.kind === "granted");
             if (r.kind === "error") reject(r.error);
             else if (r.kind === "granted") resolve({ kind: "granted", lease: r.grant });
             else resolve(r);

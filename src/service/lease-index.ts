@@ -30,6 +30,14 @@ export class LeaseIndex {
     return this.entries.size;
   }
 
+  /** Leases not past their last known expiry. */
+  live(): number {
+    const now = this.clock();
+    let n = 0;
+    for (const e of this.entries.values()) if (e.expireAt > now) n++;
+    return n;
+  }
+
   private sweep(): void {
     const now = this.clock();
     if (now - this.lastSweep < 10_000) return;

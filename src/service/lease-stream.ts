@@ -120,10 +120,14 @@ function dispatch(
           const d = await ctx.engine.acquire(spec, signal);
           ctx.metrics.acquireSeconds.observe((ctx.clock() - started) / 1000);
           if (d.kind === "granted") recordGrant(ctx, d.lease, caller, spec.workerId);
-          else ctx.metrics.denials.inc({ pool: ctx.metrics.poolLabel(spec.pool), reason: "NO_PROXY_AVAILABLE" });
+          else ctx.metrics.denied(spec.pool, "NO_PROXY_AVAILABLE");
+          ctx.log?.debug(
+            { requestId, worker: spec.workerId, pool: spec.pool, host: spec.host, granted: d.kind === "granted", proxy: d.kind === "granted" ? d.lease.proxy.id : "" },
+            "acquire",
+          );
           return decisionToWire(requestId, d);
         },
-        (err) => deniedAnswer(ctx, err, { requestId }),
+        (err) => deniedAnswer(ctx, err, { requestId }, m.value.pool),
       );
       return;
     }
@@ -133,6 +137,7 @@ function dispatch(
         async () => {
           const spec = checkRenew(m.value, ctx.limits);
           const r = await ctx.engine.renew(spec);
+          ctx.log?.debug({ leaseId, renewed: r.kind !== "lost", ...(r.kind === "lost" ? { reason: r.reason } : {}) }, "renew");
           if (r.kind === "lost") {
             ctx.metrics.lost.inc({ reason: r.reason });
             return { case: "lost", value: lostToWire(leaseId, r.reason) };
@@ -164,6 +169,16 @@ function dispatch(
                 ? undefined
                 : decisionToWire(nextRequest?.requestId ?? "", r.next);
           if (r.next?.kind === "granted") recordGrant(ctx, r.next.lease, caller, checked.next?.workerId ?? "");
+          else if (r.next?.kind === "denied") ctx.metrics.denied(checked.next?.pool ?? "", "NO_PROXY_AVAILABLE");
+          ctx.log?.debug(
+            {
+              leaseId,
+              outcome: spec.outcome.kind,
+              released: r.kind !== "lost",
+              ...(nextRequest === undefined ? {} : { nextRequestId: nextRequest.requestId, nextGranted: r.next?.kind === "granted" }),
+            },
+            "release",
+          );
           if (r.kind === "lost") {
             // Lost, then the next lease's own answer (correlated by its request_id).
             ctx.metrics.lost.inc({ reason: r.reason ?? "NOT_FOUND" });
@@ -187,9 +202,11 @@ function dispatch(
   }
 }
 
-function deniedAnswer(ctx: BrokerContext, err: unknown, ids: { requestId?: string; leaseId?: string }): Body {
+/** The in-band answer to a failed request; `acquirePool` set: it was an acquire, counted as a denial. */
+function deniedAnswer(ctx: BrokerContext, err: unknown, ids: { requestId?: string; leaseId?: string }, acquirePool?: string): Body {
   const e = BrokerError.from(err);
   if (e.code === status.UNAVAILABLE) ctx.metrics.storeErrors.inc();
+  if (acquirePool !== undefined) ctx.metrics.denied(acquirePool, e.reason);
   return { case: "denied", value: errorToDenied(e, ids) };
 }
 

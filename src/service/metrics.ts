@@ -1,4 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { ProxyCounts } from "./proxy-counts.js";
+import type { Recovery } from "./recovery-times.js";
 
 /** One sample of the domain pacing gauge. */
 export interface PacingSample {
@@ -13,8 +15,14 @@ export class BrokerMetrics {
   readonly grants = new Counter({ name: "proxybroker_grants_total", help: "Leases granted", labelNames: ["pool"], registers: [this.registry] });
   readonly denials = new Counter({
     name: "proxybroker_denials_total",
-    help: "Acquires denied (no eligible proxy within max_wait, invalid input, store unavailable)",
+    help: "Acquires denied, by reason: NO_PROXY_AVAILABLE (none within max_wait), INVALID_ARGUMENT, UNAVAILABLE (store away), DRAINING, TOO_MANY_WAITING, TOO_MANY_IN_FLIGHT, UNAUTHENTICATED, other gRPC codes",
     labelNames: ["pool", "reason"],
+    registers: [this.registry],
+  });
+  readonly reported = new Counter({
+    name: "proxybroker_reported_outcomes_total",
+    help: "Outcomes reported through ReportOutcomes (seen in SDK fallback pools) and accepted, by kind (the store skips those of unknown proxies)",
+    labelNames: ["kind"],
     registers: [this.registry],
   });
   readonly renewals = new Counter({ name: "proxybroker_renewals_total", help: "Leases renewed", registers: [this.registry] });
@@ -35,6 +43,14 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
+  readonly waitSeconds = new Histogram({
+    name: "proxybroker_wait_seconds",
+    help: "Time acquires waited inside the broker (max_wait) for a proxy, by result (granted, denied); acquires answered at once are not counted",
+    labelNames: ["result"],
+    buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
   readonly healthLeader = new Gauge({ name: "proxybroker_health_leader", help: "1 while this broker holds the health checker's leader lease", registers: [this.registry] });
   readonly healthResults = new Counter({ name: "proxybroker_health_checks_total", help: "Health checks by result (pass, fail, error)", labelNames: ["result"], registers: [this.registry] });
   readonly callerGrants = new Counter({
@@ -50,9 +66,58 @@ export class BrokerMetrics {
       domainPacing: () => Promise<readonly PacingSample[]>;
       /** Whether the broker serves this pool (it has proxies): only those are label values. */
       servesPool: (pool: string) => boolean;
+      /** The pools this broker serves. */
+      pools: () => readonly string[];
+      /** A pool's proxies by tier and state. */
+      proxies: (pool: string) => Promise<ProxyCounts>;
+      /** Leases granted through this broker that it has not seen end. */
+      liveLeases: () => number;
+      /** Bans, cool-downs and quarantines that began since the last call, pool-wide. */
+      recoveries: () => Promise<readonly Recovery[]>;
       defaultMetrics?: boolean;
     },
   ) {
+    new Gauge({
+      name: "proxybroker_proxies",
+      help: "Proxies of the pools this broker serves, by pool, tier (\"\" = none) and state (pool-wide; the first 50,000 of a pool are counted)",
+      labelNames: ["pool", "tier", "state"],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        try {
+          for (const pool of opts.pools()) {
+            const c = await opts.proxies(pool);
+            for (const [tier, states] of Object.entries(c.byTier)) {
+              for (const [state, n] of Object.entries(states)) this.set({ pool, tier, state }, n);
+            }
+          }
+        } catch {
+          // the store is unreachable: no samples this time
+        }
+      },
+    });
+    new Gauge({
+      name: "proxybroker_live_leases",
+      help: "Leases granted through this broker and not yet ended as far as it knows (released through it, or past their last known expiry); sum over replicas",
+      registers: [this.registry],
+      collect() {
+        this.set(opts.liveLeases());
+      },
+    });
+    const recovery = new Histogram({
+      name: "proxybroker_recovery_seconds",
+      help: "How long a proxy stays out after a ban (for its domain-key), a cool-down (RATE_LIMITED) or a quarantine, by kind; read from the pools' event streams at each scrape, so pool-wide and the same on every replica",
+      labelNames: ["kind"],
+      buckets: [1, 5, 15, 30, 60, 300, 600, 1800, 3600, 7200, 21600, 86400],
+      registers: [this.registry],
+      async collect() {
+        try {
+          for (const r of await opts.recoveries()) recovery.observe({ kind: r.kind }, r.seconds);
+        } catch {
+          // the store is unreachable: observed at the next scrape
+        }
+      },
+    });
     new Gauge({
       name: "proxybroker_waiting_acquires",
       help: "Acquires waiting inside this broker (max_wait)",
@@ -84,6 +149,12 @@ export class BrokerMetrics {
    */
   poolLabel(pool: string): string {
     return this.opts.servesPool(pool) ? pool : "other";
+  }
+
+  /** An acquire was denied; `reason` comes from a bounded set (the broker's reasons and gRPC code names). */
+  denied(pool: string, reason: string): void {
+    // the pool as the request named it ("" is the default pool)
+    this.denials.inc({ pool: this.poolLabel(pool === "" ? "default" : pool), reason });
   }
 
   /** A lease was granted in `pool` to a caller whose token is named `caller` ("" = none). */

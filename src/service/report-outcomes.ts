@@ -46,5 +46,6 @@ export async function reportOutcomes(
     return { proxyId: o.proxyId, domainKey, outcome: checkOutcome(o.outcome, ctx.limits), banTtlMs };
   });
   const applied = reports.length > 0 ? await ctx.store.reportOutcomes(pool, reports) : 0;
+  for (const r of reports) ctx.metrics.reported.inc({ kind: r.outcome.kind });
   return create(ReportOutcomesResponseSchema, { applied });
 }

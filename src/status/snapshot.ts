@@ -7,6 +7,7 @@
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 import type { PolicyDefaults, ProxyStateName } from "@proxybroker/sdk/model";
 import { domainFigures } from "../service/admin-stats.js";
+import { countProxies } from "../service/proxy-counts.js";
 import type { DomainFigures } from "../service/admin-stats.js";
 import type { MinuteCounts } from "../service/minute-counts.js";
 
@@ -41,25 +42,8 @@ export interface StatusDeps {
   readonly clock: () => number;
 }
 
-/** Proxies counted per pool at most. */
-const MAX_COUNTED = 50_000;
-const STATES: readonly ProxyStateName[] = ["ACTIVE", "QUARANTINED", "BLACKLISTED", "DISABLED"];
-
 async function poolStatus(deps: StatusDeps, pool: string, now: number): Promise<PoolStatus> {
-  const byState: Record<string, number> = Object.fromEntries(STATES.map((s) => [s, 0]));
-  const byTier: Record<string, Record<string, number>> = {};
-  let counted = 0;
-  for (let after = ""; counted < MAX_COUNTED; ) {
-    const page = await deps.store.listProxies(pool, { size: 1_000, after });
-    for (const p of page.proxies) {
-      byState[p.state] = (byState[p.state] ?? 0) + 1;
-      const t = (byTier[p.tier] ??= {});
-      t[p.state] = (t[p.state] ?? 0) + 1;
-      counted++;
-    }
-    if (page.next === "") break;
-    after = page.next;
-  }
+  const { byState, byTier, counted } = await countProxies(deps.store, pool);
   const stats = await deps.store.poolStats(pool, now - deps.workerActiveWindowMs);
   const perWorker = deps.counts.grantsByWorker.of(pool, now);
   const workers = (await deps.store.liveWorkers(pool, now - deps.workerActiveWindowMs)).map((w) => ({
@@ -72,7 +56,7 @@ async function poolStatus(deps: StatusDeps, pool: string, now: number): Promise<
   return {
     pool,
     total: stats.total,
-    byState: byState as Record<ProxyStateName, number>,
+    byState,
     byTier,
     counted,
     workers,

@@ -3,6 +3,7 @@
  * store or on a RedisStore, with typed clients over real gRPC.
  */
 import * as grpc from "@grpc/grpc-js";
+import type { Logger } from "pino";
 import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { Health } from "@proxybroker/sdk/gen/grpc/health/v1/health_pb";
@@ -79,6 +80,8 @@ export async function startBroker(opts: {
   tokens?: TokenTable;
   /** Credentials of the test's own channel (TLS); plaintext by default. */
   credentials?: grpc.ChannelCredentials;
+  /** The broker's log (none by default). */
+  logger?: Logger;
 }): Promise<TestBroker> {
   const scoring = opts.scoring ?? DEFAULT_SCORING;
   let store: LeaseStore;
@@ -97,6 +100,7 @@ export async function startBroker(opts: {
     store,
     settings: { ...TEST_SETTINGS, ...opts.settings },
     ...(tokens === undefined ? {} : { tokens: () => tokens }),
+    ...(opts.logger === undefined ? {} : { logger: opts.logger }),
   });
   const address = `127.0.0.1:${server.port}`;
   const channel = new grpc.Client(address, opts.credentials ?? grpc.credentials.createInsecure());

@@ -11,10 +11,14 @@ describe("settings", () => {
     expect(s.banTtlMs).toBe(3_600_000);
     expect(s.scoring.delta.PROXY_ERROR).toBe(-15);
     expect(s.scoring.quarantineBaseMs).toBe(600_000);
+    expect(s.logLevel).toBe("info");
+    expect(s.healthLeaderTtlMs).toBe(10_000);
   });
 
   it("reads every value from the environment", () => {
-    const s = loadSettings({ LISTEN_ADDRESS: "0.0.0.0:6000", REDIS_URL: "redis://r:6379", SCORE_FLOOR: "20", MAX_QUARANTINES: "5", HEALTH_CHECK_URL: "http://x.example/" });
+    const s = loadSettings({ LISTEN_ADDRESS: "0.0.0.0:6000", REDIS_URL: "redis://r:6379", SCORE_FLOOR: "20", MAX_QUARANTINES: "5", HEALTH_CHECK_URL: "http://x.example/", LOG_LEVEL: "Debug", HEALTH_CHECK_URLS: "eu=http://eu.example/" });
+    expect(s.logLevel).toBe("debug");
+    expect(s.healthCheckUrls["eu"]).toBe("http://eu.example/");
     expect(s.listenAddress).toBe("0.0.0.0:6000");
     expect(s.scoring.floor).toBe(20);
     expect(s.scoring.maxQuarantines).toBe(5);
@@ -30,6 +34,8 @@ describe("settings", () => {
       [{ QUARANTINE_JITTER: "2" }, /QUARANTINE_JITTER/],
       [{ HEALTH_CHECK_URL: "ftp://x" }, /HEALTH_CHECK_URL/],
       [{ PROXIES_POOL: "a b" }, /PROXIES_POOL/],
+      [{ LOG_LEVEL: "chatty" }, /LOG_LEVEL=chatty/],
+      [{ HEALTH_CHECK_URLS: "eu" }, /HEALTH_CHECK_URLS/],
     ];
     for (const [env, message] of cases) {
       expect(() => loadSettings(env)).toThrow(SettingsError);

@@ -40,7 +40,7 @@ const MAX_IN_FLIGHT = 1_000;
 const REPORTS_PER_MINUTE = 10_000;
 
 /** Statuses a hostile request may get: each says what was wrong (INTERNAL only for an undecodable frame). */
-const CLEAR = new Set([status("OK"), status("INVALID_ARGUMENT"), status("NOT_FOUND"), status("ABORTED"), status("RESOURCE_EXHAUSTED")]);
+const CLEAR = new Set([status("OK"), status("INVALID_ARGUMENT"), status("NOT_FOUND"), status("ABORTED"), status("RESOURCE_EXHAUSTED"), status("FAILED_PRECONDITION")]);
 
 function status(name: keyof typeof grpc.status): number {
   return grpc.status[name];
@@ -59,6 +59,30 @@ function rawUnary(client: grpc.Client, path: string, payload: Uint8Array): Promi
     client.makeUnaryRequest(path, identity, identity, Buffer.from(payload), { deadline: Date.now() + 20_000 }, (err) => {
       resolve(err === null ? { code: status("OK"), details: "" } : { code: err.code ?? -1, details: err.details ?? "" });
     });
+  });
+}
+
+/**
+ * One server-streaming call with raw bytes: its status, or OK when it was still open (a valid
+ * WatchEvents follows events until cancelled) after `openMs`.
+ */
+function rawServerStream(client: grpc.Client, path: string, payload: Uint8Array, openMs = 2_000): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const call = client.makeServerStreamRequest(path, identity, identity, Buffer.from(payload), { deadline: Date.now() + 20_000 });
+    let done = false;
+    const finish = (o: Outcome) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve(o);
+    };
+    const timer = setTimeout(() => {
+      finish({ code: status("OK"), details: "" });
+      call.cancel();
+    }, openMs);
+    call.on("data", () => undefined);
+    call.on("error", (err: grpc.ServiceError) => finish({ code: err.code, details: err.details }));
+    call.on("status", (st: grpc.StatusObject) => finish({ code: st.code, details: st.details }));
   });
 }
 
@@ -198,7 +222,8 @@ describe("hostile input (broker process on Redis)", () => {
         ...Array.from({ length: 20 }, () => mutatedFrame(r, input)),
         ...Array.from({ length: 10 }, () => mutatedFrame(r, AcquireLeaseRequestSchema)),
       ];
-      const outcomes = await Promise.all(frames.map((f) => rawUnary(client, path, f)));
+      const call = method.methodKind === "server_streaming" ? rawServerStream : rawUnary;
+      const outcomes = await Promise.all(frames.map((f) => call(client, path, f)));
       outcomes.forEach((o, i) => expectClear(o, `${method.name} frame ${i}`));
       // most of it is refused, and says why
       expect(outcomes.filter((o) => o.code === status("INVALID_ARGUMENT")).length, method.name).toBeGreaterThan(0);
@@ -386,7 +411,8 @@ describe("hostile input (broker process on Redis)", () => {
         ...Array.from({ length: 15 }, () => randomBytes(r, Math.floor(r() * 300))),
         ...Array.from({ length: 15 }, () => mutatedFrame(r, input)),
       ];
-      const outcomes = await Promise.all(frames.map((f) => rawUnary(client, path, f)));
+      const call = method.methodKind === "server_streaming" ? rawServerStream : rawUnary;
+      const outcomes = await Promise.all(frames.map((f) => call(client, path, f)));
       outcomes.forEach((o, i) => expectClear(o, `${method.name} frame ${i}`));
     }
     const text = await (await fetch(metricsUrl)).text();
