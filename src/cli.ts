@@ -51,7 +51,8 @@ function common(c: Command): Command {
   const env = process.env;
   return c
     .option("--address <host:port>", "the broker (PROXYBROKER_ADDRESS)", env["PROXYBROKER_ADDRESS"] ?? "127.0.0.1:50051")
-    .option("--token <token>", "an admin token (PROXYBROKER_TOKEN)", env["PROXYBROKER_TOKEN"])
+    // no default from the environment here: --help would print the token
+    .option("--token <token>", "an admin token (default: $PROXYBROKER_TOKEN)")
     .option("--tls-ca <file>", "CA certificate of the broker's TLS (PEM)")
     .option("--tls-cert <file>", "client certificate (mTLS, PEM)")
     .option("--tls-key <file>", "client key (mTLS, PEM)")
@@ -60,6 +61,11 @@ function common(c: Command): Command {
 }
 
 async function main(argv: readonly string[]): Promise<void> {
+  // `proxybroker list --json | head`: a reader that stops reading ends the command quietly
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(EXIT.ok);
+    throw err;
+  });
   try {
     await program().parseAsync([...argv], { from: "user" });
   } catch (err) {

@@ -39,7 +39,8 @@ export function connect(o: ConnectionOptions): Connection {
     broker: createClient(ProxyBroker, channel),
     callOptions(deadlineMs) {
       const metadata = new grpc.Metadata();
-      if (o.token !== undefined && o.token !== "") metadata.set("authorization", `Bearer ${o.token}`);
+      const token = o.token ?? process.env["PROXYBROKER_TOKEN"];
+      if (token !== undefined && token !== "") metadata.set("authorization", `Bearer ${token}`);
       return deadlineMs === undefined ? { metadata } : { metadata, deadline: new Date(Date.now() + deadlineMs) };
     },
     close: () => channel.close(),

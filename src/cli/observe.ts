@@ -15,7 +15,7 @@ async function stats(o: ConnectionOptions): Promise<void> {
   try {
     const opts = c.callOptions(15_000);
     const [pool, domains] = await Promise.all([c.admin.getPoolStats({ pool: o.pool }, opts), c.admin.getDomainStats({ pool: o.pool }, opts)]);
-    const rows = domains.domains.map((d) => ({ domain: d.domain, grantsPerMinute: d.grantsLastMinute, bansLastHour: d.bansLastHour, effectiveIntervalMs: msOf(d.effectiveInterval) }));
+    const rows = domains.domains.map((d) => ({ domain: d.domain, grantsPerMinute: d.grantsLastMinute, bansLastHour: d.bansLastHour, coolDownsLastHour: d.coolDownsLastHour, effectiveIntervalMs: msOf(d.effectiveInterval) }));
     const summary = { pool: o.pool, total: pool.total, active: pool.active, quarantined: pool.quarantined, blacklisted: pool.blacklisted, disabled: pool.disabled, liveWorkers: pool.liveWorkers };
     if (o.json === true) {
       printJson({ ...summary, domains: rows });
@@ -24,8 +24,13 @@ async function stats(o: ConnectionOptions): Promise<void> {
     print(`pool ${o.pool}: ${pool.total} proxies — ${pool.active} active, ${pool.quarantined} quarantined, ${pool.blacklisted} blacklisted, ${pool.disabled} disabled; ${pool.liveWorkers} live workers`);
     if (rows.length > 0) {
       print("");
-      print(table(["domain-key", "grants/min", "bans (1 h)", "pacing"], rows.map((r) => [r.domain, r.grantsPerMinute, r.bansLastHour, formatMs(r.effectiveIntervalMs)])));
-      print("(grants counted by the broker answering; bans from the pool's event stream)");
+      print(
+        table(
+          ["domain-key", "grants/min", "bans (1 h)", "cool-downs (1 h)", "pacing"],
+          rows.map((r) => [r.domain, r.grantsPerMinute, r.bansLastHour, r.coolDownsLastHour, formatMs(r.effectiveIntervalMs)]),
+        ),
+      );
+      print("(grants counted by the broker answering; bans and cool-downs from the pool's event stream; pacing: the interval between two requests of one proxy now, policy and adaptive)");
     }
   } catch (err) {
     throw fromRpc(err);

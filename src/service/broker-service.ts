@@ -3,6 +3,7 @@ import {
   AcquireLeaseResponseSchema,
   DomainPacingSchema,
   GetPoolSnapshotResponseSchema,
+  LeavePoolResponseSchema,
   ReleaseLeaseResponseSchema,
   RenewLeaseResponseSchema,
   WorkerInfoSchema,
@@ -11,6 +12,7 @@ import type { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb"
 import type { MethodsOf, ServiceHandlers } from "@proxybroker/sdk/wire";
 import { durationOf, leaseToWire, policyToWire, proxyToWire, timestampOf } from "@proxybroker/sdk/wire";
 import type { ProxyView } from "@proxybroker/sdk/model";
+import { InvalidInputError } from "@proxybroker/sdk/model";
 import { decisionToWire, deniedToError, lostToError } from "./answers.js";
 import type { BrokerContext } from "./context.js";
 import { leaseStream } from "./lease-stream.js";
@@ -87,6 +89,17 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
     }),
 
     reportOutcomes: unary(ctx.isDraining, (req, _signal, call) => reportOutcomes(ctx, ctx.policyDefaults, req, callerName(call))),
+
+    leavePool: unary(ctx.isDraining, async (req) => {
+      const pool = checkPool(req.pool);
+      if (req.workerId === "") throw new InvalidInputError("worker_id is required: the worker that leaves");
+      const workerId = checkWorkerId(req.workerId);
+      // a pool without proxies knows no workers: nothing is written for it
+      await ctx.engine.policySet(pool);
+      const left = ctx.engine.serves(pool) && (await ctx.store.forgetWorker(pool, workerId));
+      ctx.log?.debug({ pool, worker: workerId, left }, "leave");
+      return create(LeavePoolResponseSchema, { left });
+    }),
 
     getPoolSnapshot: unary(ctx.isDraining, async (req) => {
       const pool = checkPool(req.pool);

@@ -336,8 +336,9 @@ class BrokerClient:
         """Stop heartbeats and close the stream and channel.
 
         With ``abandon`` (default) the leases still held are first released as ``ABANDONED``
-        (best effort, ``timeout`` seconds for all); otherwise they stay with the broker until their
-        TTL runs out.
+        (best effort, ``timeout`` seconds for all) and the broker is told that this worker leaves
+        (``LeavePool``: it no longer counts among the live workers that fallback shares are
+        computed over); otherwise the leases stay with the broker until their TTL runs out.
         """
         if self._closed:
             return
@@ -350,6 +351,13 @@ class BrokerClient:
                     fut.result(timeout=max(0.0, deadline - time.monotonic()))
                 except Exception as err:
                     log.info("proxybroker: could not release %s on close: %s", lease.lease_id, err)
+            try:
+                self.stub.LeavePool(
+                    pb.LeavePoolRequest(pool=self.pool, worker_id=self.worker_id),
+                    timeout=max(0.1, deadline - time.monotonic()),
+                )
+            except grpc.RpcError as err:
+                log.info("proxybroker: could not say goodbye to the broker on close: %s", err.code())
         self._heartbeats.stop()
         self._stream.close()
         self._raw_channel.close()

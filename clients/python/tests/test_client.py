@@ -157,6 +157,18 @@ class ClientTest(unittest.TestCase):
         self.assertTrue(all(l.released for l in leases))
         self.client.acquire(domain, ttl=5).release("SUCCESS")  # the pool is free again
 
+    def test_close_leaves_the_pool(self) -> None:
+        other = BrokerClient(broker.address, worker_id="py-test-leaves")
+        other.acquire(fresh_domain(), ttl=5).release("SUCCESS")
+
+        def live() -> list:
+            snap = self.client.stub.GetPoolSnapshot(pb.GetPoolSnapshotRequest(pool="default", workers_only=True), timeout=5)
+            return [w.worker_id for w in snap.live_workers]
+
+        self.assertIn("py-test-leaves", live())
+        other.close()
+        self.assertNotIn("py-test-leaves", live(), "a closed client is no longer a live worker")
+
     def test_worker_id_defaults_to_env(self) -> None:
         old = os.environ.get("WORKER_ID")
         os.environ["WORKER_ID"] = "from-env"

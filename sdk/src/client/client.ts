@@ -282,12 +282,21 @@ export class ProxyBrokerClient extends EventEmitter {
     return this.classifier.classify(response, expectations);
   }
 
-  /** Release live leases (ABANDONED), stop timers and close the connection. */
+  /**
+   * Release live leases (ABANDONED), tell the broker this worker leaves (`LeavePool`: its share is
+   * free for the others at once, instead of staying reserved for the fallback window as for a
+   * worker that vanished), stop timers and close the connection. The leave is skipped — the share
+   * stays reserved, which is safe — when the broker is unreachable or a pair used from the
+   * fallback pool is still within its pacing interval.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.snapshots.stop();
+    await this.snapshots.stop();
     await Promise.allSettled([...this.live].map((l) => l.release({ kind: "ABANDONED" })));
+    if (this.currentMode === "broker" && this.fallbackPool.quiet(this.opts.clock())) {
+      await this.broker.leavePool({ pool: this.pool, workerId: this.workerId }, { deadline: this.opts.breaker.callTimeoutMs }).catch(() => undefined);
+    }
     this.breaker.shutdown();
     this.channel.close();
     this.grpcClient.close();

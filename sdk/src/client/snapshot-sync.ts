@@ -36,6 +36,8 @@ export interface SnapshotSyncOptions {
 export class SnapshotSync {
   private timers: NodeJS.Timeout[] = [];
   private inFlight: Promise<boolean> | undefined;
+  /** Broker calls in flight. */
+  private readonly calls = new Set<Promise<unknown>>();
   private failure: unknown;
   /** Monotonic ms when a worker without fallback pool was last listed (-∞: never; undefined: no list yet). */
   private mixedAt: number | undefined;
@@ -71,9 +73,18 @@ export class SnapshotSync {
     every(this.opts.membershipRefreshMs, () => this.refreshWorkers());
   }
 
-  stop(): void {
+  /** Stop refreshing; resolves when the calls in flight have settled (each has its deadline). */
+  async stop(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    await Promise.allSettled([...this.calls]);
+  }
+
+  /** Run `call`, tracked until it settles (see `stop`). */
+  private track<T>(call: Promise<T>): Promise<T> {
+    this.calls.add(call);
+    void call.finally(() => this.calls.delete(call)).catch(() => undefined);
+    return call;
   }
 
   /** Fetch and use a whole snapshot now; resolves false when the broker did not answer. */
@@ -85,9 +96,8 @@ export class SnapshotSync {
   /** Fetch the live workers and rebuild the share over them; false when the broker did not answer. */
   async refreshWorkers(): Promise<boolean> {
     try {
-      const res = await this.opts.broker.getPoolSnapshot(
-        { pool: this.opts.pool, workerId: this.opts.workerId, workersOnly: true },
-        { deadline: this.opts.callTimeoutMs },
+      const res = await this.track(
+        this.opts.broker.getPoolSnapshot({ pool: this.opts.pool, workerId: this.opts.workerId, workersOnly: true }, { deadline: this.opts.callTimeoutMs }),
       );
       this.opts.onContact?.();
       this.listed(res.liveWorkers.map((w) => w.workerId), res.liveWorkers.filter((w) => !w.fallbackPool).length);
@@ -124,7 +134,7 @@ export class SnapshotSync {
 
   private async fetch(): Promise<boolean> {
     try {
-      const res = await this.opts.broker.getPoolSnapshot({ pool: this.opts.pool, workerId: this.opts.workerId }, { deadline: this.opts.callTimeoutMs });
+      const res = await this.track(this.opts.broker.getPoolSnapshot({ pool: this.opts.pool, workerId: this.opts.workerId }, { deadline: this.opts.callTimeoutMs }));
       this.opts.onContact?.();
       this.listed(res.liveWorkers.map((w) => w.workerId), res.liveWorkers.filter((w) => !w.fallbackPool).length);
       const pacing = pacingOf(res.pacing);

@@ -194,6 +194,10 @@ export class MemoryStore implements LeaseStore {
     p.fallbackPools.see(workerId, now);
   }
 
+  async forgetWorker(pool: string, workerId: string): Promise<boolean> {
+    return this.open().findPool(pool)?.workers.forget(workerId) ?? false;
+  }
+
   async liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]> {
     return liveWorkers(this.open().findPool(pool), sinceMs);
   }

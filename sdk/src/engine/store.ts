@@ -72,6 +72,11 @@ export interface LeaseStore {
   /** Record `workerId` as live now (it holds leases, or fetched a snapshot). */
   touchWorker(pool: string, workerId: string): Promise<void>;
   /**
+   * `workerId` left for good (it said so): no longer live, so no share is reserved for it; seen
+   * again, it is live again (its fallback record is kept). False when it was not known.
+   */
+  forgetWorker(pool: string, workerId: string): Promise<boolean>;
+  /**
    * Replace the pool's reservations: proxy id → the worker that may be using it from its
    * fallback pool (it went silent). A reserved proxy is granted to that worker only.
    */

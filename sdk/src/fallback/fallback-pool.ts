@@ -371,6 +371,18 @@ export class FallbackPool {
   }
 
   /**
+   * No local lease is live at `now` or ended less than its pacing interval ago: the broker may
+   * hand this worker's share to others at once without any pair reaching a site too early.
+   */
+  quiet(now: number): boolean {
+    for (const l of this.leases.values()) {
+      const end = l.endedAt > 0 ? l.endedAt : l.expireAt;
+      if (end + l.intervalMs > now) return false;
+    }
+    return true;
+  }
+
+  /**
    * The pairs used locally whose pacing still runs at `now` (their last local lease ended less
    * than an interval ago): going back to the broker, which does not know of these uses, the
    * client makes the broker pace them from now (docs/spec.md §7). Live local leases are not

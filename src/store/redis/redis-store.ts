@@ -220,6 +220,11 @@ export class RedisStore implements LeaseStore {
     await this.env.runner.run("touchWorker", [keys.workers, keys.fallbackWorkers], [workerId, this.env.now()]);
   }
 
+  async forgetWorker(pool: string, workerId: string): Promise<boolean> {
+    const keys = this.env.keys.pool(pool);
+    return (await this.env.runner.call((c) => c.zrem(keys.workers, workerId))) === 1;
+  }
+
   liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]> {
     return admin.liveWorkers(this.env, pool, sinceMs);
   }

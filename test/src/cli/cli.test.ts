@@ -161,4 +161,21 @@ describe("proxybroker admin commands", () => {
     const away = await execFileP(process.execPath, ["bin/proxybroker.js", "stats", "--address", `127.0.0.1:${await freePort()}`]).catch((e: { code: number; stderr: string }) => e);
     expect(away).toMatchObject({ code: 1, stderr: expect.stringMatching(/UNAVAILABLE|DEADLINE/) });
   });
+
+  it("takes the token from PROXYBROKER_TOKEN without ever printing it; a reader that stops early ends the command quietly", { timeout: 60_000 }, async () => {
+    const env = { ...process.env, PROXYBROKER_TOKEN: ADMIN, PROXYBROKER_ADDRESS: broker.address };
+    // a pool whose listing is larger than a pipe's buffer (loopback ports nobody contacts)
+    const bulk = join(dir, "bulk.txt");
+    await writeFile(bulk, Array.from({ length: 2_000 }, (_, i) => `http://user:pw@127.0.0.1:${30_000 + i} tier=bulk`).join("\n"));
+    await execFileP(process.execPath, ["bin/proxybroker.js", "import", bulk, "--pool", "bulk"], { env });
+    const listed = await execFileP(process.execPath, ["bin/proxybroker.js", "list", "--json", "--pool", "bulk"], { env, maxBuffer: 16 * 1024 * 1024 });
+    expect(JSON.parse(listed.stdout)).toHaveLength(2_000);
+    expect(listed.stdout.length).toBeGreaterThan(200_000);
+    const help = await execFileP(process.execPath, ["bin/proxybroker.js", "ban", "--help"], { env });
+    expect(help.stdout).toContain("PROXYBROKER_TOKEN");
+    expect(help.stdout + help.stderr).not.toContain(ADMIN);
+    // `proxybroker list --json | head -c 1`: the pipe closes under the command
+    const piped = await execFileP("bash", ["-o", "pipefail", "-c", `${process.execPath} bin/proxybroker.js list --json --pool bulk | head -c 1 >/dev/null`], { env });
+    expect(piped.stderr).not.toMatch(/EPIPE|Error/);
+  });
 });

@@ -82,4 +82,32 @@ describe("Reservations", () => {
     const r = await store.acquire(acquire("b"));
     expect(r.kind).toBe("denied"); // a alone was live: its share is the whole pool
   });
+
+  it("reserve nothing for a worker that left (LeavePool), while one that vanished keeps its share", async () => {
+    const { clock, store, reservations } = await setup();
+    clock.advance(10);
+    await store.touchWorker("default", "left");
+    await store.touchWorker("default", "vanished");
+    await store.touchWorker("default", "stays");
+    const shareOfLeft = shareOf(PROXIES, ["left", "stays", "vanished"], "left");
+    const shareOfVanished = shareOf(PROXIES, ["left", "stays", "vanished"], "vanished");
+    expect(shareOfLeft.length).toBeGreaterThan(0);
+    expect(shareOfVanished.length).toBeGreaterThan(0);
+    expect(await store.forgetWorker("default", "left")).toBe(true);
+    clock.advance(ABSENT_MS + 1);
+    await store.touchWorker("default", "stays");
+    await reservations.tick();
+    const got = new Set<string>();
+    for (let i = 0; i < PROXIES.length; i++) {
+      const r = await store.acquire(acquire("stays"));
+      if (r.kind === "granted") got.add(r.lease.proxy.id);
+    }
+    // everything but the vanished worker's share, over the workers still live (a superset of the
+    // share it computed while three were: rendezvous shares only grow when a member goes)
+    const reserved = shareOf(PROXIES, ["stays", "vanished"], "vanished");
+    for (const id of shareOfVanished) expect(reserved).toContain(id);
+    expect([...got].sort()).toEqual(PROXIES.filter((p) => !reserved.includes(p)).sort());
+    // and some of what was the leaving worker's share went to the one that stays
+    expect(shareOfLeft.some((id) => got.has(id))).toBe(true);
+  });
 });

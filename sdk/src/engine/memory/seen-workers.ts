@@ -30,6 +30,11 @@ export class SeenWorkers {
     }
   }
 
+  /** Forget `workerId`; false when it was not kept. */
+  forget(workerId: string): boolean {
+    return this.seen.delete(workerId);
+  }
+
   /** Every kept worker with its last-seen time, least recently seen first. */
   [Symbol.iterator](): IterableIterator<[string, number]> {
     return this.seen.entries();

@@ -61,6 +61,24 @@ export function poolSuite(factory: StoreFactory): void {
       expect(await h.store.liveWorkers("never-used", 0)).toEqual([]);
     });
 
+    it("forgetWorker: a worker that left is no longer live, and live again once seen (its fallback record kept)", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      await h.store.touchWorker("default", "w-a"); // keeps a fallback pool
+      await grant(h, acq({ workerId: "w-b" }));
+      expect(await h.store.forgetWorker("default", "w-a")).toBe(true);
+      expect(await h.store.forgetWorker("default", "w-a")).toBe(false);
+      expect(await h.store.forgetWorker("default", "never-seen")).toBe(false);
+      expect(await h.store.forgetWorker("never-used", "w-a")).toBe(false);
+      expect((await h.store.liveWorkers("default", 0)).map((w) => w.workerId)).toEqual(["w-b"]);
+      expect((await h.store.poolStats("default", 0)).liveWorkers).toBe(1);
+      h.clock.advance(1_000);
+      await deny(h, acq({ workerId: "w-a" })); // w-b holds the proxy; asking counts as being alive
+      const back = (await h.store.liveWorkers("default", 0)).find((w) => w.workerId === "w-a");
+      expect(back?.lastSeenAt).toBe(h.clock.now());
+      expect(back?.fallbackPoolAt).toBeGreaterThan(0);
+    });
+
     it("records the caller's authenticated name as last_used_by when given, else the worker id", async () => {
       const h = await openStore(factory);
       const [x, y] = await addProxies(h, 2);

@@ -11,10 +11,12 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from proxybroker_client.gen.proxybroker.v1 import broker_pb2 as proxybroker_dot_v1_dot_broker__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aproxybroker/v1/admin.proto\x12\x0eproxybroker.v1\x1a\x1bproxybroker/v1/broker.proto\"\x8c\x01\n\tProxySpec\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x0c\n\x04tier\x18\x02 \x01(\t\x12\x35\n\x06labels\x18\x03 \x03(\x0b\x32%.proxybroker.v1.ProxySpec.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\",\n\rRejectedProxy\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"M\n\x11\x41\x64\x64ProxiesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12*\n\x07proxies\x18\x02 \x03(\x0b\x32\x19.proxybroker.v1.ProxySpec\"e\n\x12\x41\x64\x64ProxiesResponse\x12\r\n\x05\x61\x64\x64\x65\x64\x18\x01 \x03(\t\x12\x0f\n\x07updated\x18\x02 \x03(\t\x12/\n\x08rejected\x18\x03 \x03(\x0b\x32\x1d.proxybroker.v1.RejectedProxy\"1\n\x14RemoveProxiesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\";\n\x15RemoveProxiesResponse\x12\x0f\n\x07removed\x18\x01 \x03(\t\x12\x11\n\tnot_found\x18\x02 \x03(\t\"I\n\x12ListProxiesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"V\n\x13ListProxiesResponse\x12&\n\x07proxies\x18\x01 \x03(\x0b\x32\x15.proxybroker.v1.Proxy\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x13GetPoolStatsRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\"\x95\x01\n\x14GetPoolStatsResponse\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\r\n\x05total\x18\x02 \x01(\r\x12\x0e\n\x06\x61\x63tive\x18\x03 \x01(\r\x12\x13\n\x0bquarantined\x18\x04 \x01(\r\x12\x13\n\x0b\x62lacklisted\x18\x05 \x01(\r\x12\x10\n\x08\x64isabled\x18\x06 \x01(\r\x12\x14\n\x0clive_workers\x18\x07 \x01(\r\"2\n\x15RestoreProxiesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\"=\n\x16RestoreProxiesResponse\x12\x10\n\x08restored\x18\x01 \x03(\t\x12\x11\n\tnot_found\x18\x02 \x03(\t\"T\n\x16SetDomainPolicyRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12,\n\x06policy\x18\x02 \x01(\x0b\x32\x1c.proxybroker.v1.DomainPolicy\"G\n\x17SetDomainPolicyResponse\x12,\n\x06policy\x18\x01 \x01(\x0b\x32\x1c.proxybroker.v1.DomainPolicy\")\n\x19ListDomainPoliciesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\"L\n\x1aListDomainPoliciesResponse\x12.\n\x08policies\x18\x01 \x03(\x0b\x32\x1c.proxybroker.v1.DomainPolicy\":\n\x19\x44\x65leteDomainPolicyRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0f\n\x07pattern\x18\x02 \x01(\t\"-\n\x1a\x44\x65leteDomainPolicyResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"7\n\x16GetDomainPacingRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0f\n\x07\x64omains\x18\x02 \x03(\t\"H\n\x17GetDomainPacingResponse\x12-\n\x07\x64omains\x18\x01 \x03(\x0b\x32\x1c.proxybroker.v1.DomainPacing2\xf5\x06\n\nProxyAdmin\x12S\n\nAddProxies\x12!.proxybroker.v1.AddProxiesRequest\x1a\".proxybroker.v1.AddProxiesResponse\x12\\\n\rRemoveProxies\x12$.proxybroker.v1.RemoveProxiesRequest\x1a%.proxybroker.v1.RemoveProxiesResponse\x12V\n\x0bListProxies\x12\".proxybroker.v1.ListProxiesRequest\x1a#.proxybroker.v1.ListProxiesResponse\x12Y\n\x0cGetPoolStats\x12#.proxybroker.v1.GetPoolStatsRequest\x1a$.proxybroker.v1.GetPoolStatsResponse\x12_\n\x0eRestoreProxies\x12%.proxybroker.v1.RestoreProxiesRequest\x1a&.proxybroker.v1.RestoreProxiesResponse\x12\x62\n\x0fSetDomainPolicy\x12&.proxybroker.v1.SetDomainPolicyRequest\x1a\'.proxybroker.v1.SetDomainPolicyResponse\x12k\n\x12ListDomainPolicies\x12).proxybroker.v1.ListDomainPoliciesRequest\x1a*.proxybroker.v1.ListDomainPoliciesResponse\x12k\n\x12\x44\x65leteDomainPolicy\x12).proxybroker.v1.DeleteDomainPolicyRequest\x1a*.proxybroker.v1.DeleteDomainPolicyResponse\x12\x62\n\x0fGetDomainPacing\x12&.proxybroker.v1.GetDomainPacingRequest\x1a\'.proxybroker.v1.GetDomainPacingResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aproxybroker/v1/admin.proto\x12\x0eproxybroker.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bproxybroker/v1/broker.proto\"\x8c\x01\n\tProxySpec\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x0c\n\x04tier\x18\x02 \x01(\t\x12\x35\n\x06labels\x18\x03 \x03(\x0b\x32%.proxybroker.v1.ProxySpec.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\",\n\rRejectedProxy\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"M\n\x11\x41\x64\x64ProxiesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12*\n\x07proxies\x18\x02 \x03(\x0b\x32\x19.proxybroker.v1.ProxySpec\"e\n\x12\x41\x64\x64ProxiesResponse\x12\r\n\x05\x61\x64\x64\x65\x64\x18\x01 \x03(\t\x12\x0f\n\x07updated\x18\x02 \x03(\t\x12/\n\x08rejected\x18\x03 \x03(\x0b\x32\x1d.proxybroker.v1.RejectedProxy\"1\n\x14RemoveProxiesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\";\n\x15RemoveProxiesResponse\x12\x0f\n\x07removed\x18\x01 \x03(\t\x12\x11\n\tnot_found\x18\x02 \x03(\t\"I\n\x12ListProxiesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"V\n\x13ListProxiesResponse\x12&\n\x07proxies\x18\x01 \x03(\x0b\x32\x15.proxybroker.v1.Proxy\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x13GetPoolStatsRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\"\x95\x01\n\x14GetPoolStatsResponse\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\r\n\x05total\x18\x02 \x01(\r\x12\x0e\n\x06\x61\x63tive\x18\x03 \x01(\r\x12\x13\n\x0bquarantined\x18\x04 \x01(\r\x12\x13\n\x0b\x62lacklisted\x18\x05 \x01(\r\x12\x10\n\x08\x64isabled\x18\x06 \x01(\r\x12\x14\n\x0clive_workers\x18\x07 \x01(\r\"2\n\x15RestoreProxiesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\"=\n\x16RestoreProxiesResponse\x12\x10\n\x08restored\x18\x01 \x03(\t\x12\x11\n\tnot_found\x18\x02 \x03(\t\"T\n\x16SetDomainPolicyRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12,\n\x06policy\x18\x02 \x01(\x0b\x32\x1c.proxybroker.v1.DomainPolicy\"G\n\x17SetDomainPolicyResponse\x12,\n\x06policy\x18\x01 \x01(\x0b\x32\x1c.proxybroker.v1.DomainPolicy\")\n\x19ListDomainPoliciesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\"L\n\x1aListDomainPoliciesResponse\x12.\n\x08policies\x18\x01 \x03(\x0b\x32\x1c.proxybroker.v1.DomainPolicy\":\n\x19\x44\x65leteDomainPolicyRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0f\n\x07pattern\x18\x02 \x01(\t\"-\n\x1a\x44\x65leteDomainPolicyResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"7\n\x16GetDomainPacingRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0f\n\x07\x64omains\x18\x02 \x03(\t\"H\n\x17GetDomainPacingResponse\x12-\n\x07\x64omains\x18\x01 \x03(\x0b\x32\x1c.proxybroker.v1.DomainPacing\"f\n\x11\x42\x61nProxiesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12\x0e\n\x06\x64omain\x18\x03 \x01(\t\x12&\n\x03ttl\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\"@\n\x13UnbanProxiesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\x12\x0e\n\x06\x64omain\x18\x03 \x01(\t\"2\n\x15\x44isableProxiesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\"1\n\x14\x45nableProxiesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0b\n\x03ids\x18\x02 \x03(\t\"J\n\x11ProxyActionResult\x12\x0f\n\x07\x63hanged\x18\x01 \x03(\t\x12\x11\n\tunchanged\x18\x02 \x03(\t\x12\x11\n\tnot_found\x18\x03 \x03(\t\"G\n\x12\x42\x61nProxiesResponse\x12\x31\n\x06result\x18\x01 \x01(\x0b\x32!.proxybroker.v1.ProxyActionResult\"I\n\x14UnbanProxiesResponse\x12\x31\n\x06result\x18\x01 \x01(\x0b\x32!.proxybroker.v1.ProxyActionResult\"K\n\x16\x44isableProxiesResponse\x12\x31\n\x06result\x18\x01 \x01(\x0b\x32!.proxybroker.v1.ProxyActionResult\"J\n\x15\x45nableProxiesResponse\x12\x31\n\x06result\x18\x01 \x01(\x0b\x32!.proxybroker.v1.ProxyActionResult\"A\n\x12WatchEventsRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0e\n\x06grants\x18\x02 \x01(\x08\x12\r\n\x05\x61\x66ter\x18\x03 \x01(\t\"\xbd\x01\n\tPoolEvent\x12\n\n\x02id\x18\x01 \x01(\t\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12+\n\x04kind\x18\x03 \x01(\x0e\x32\x1d.proxybroker.v1.PoolEventKind\x12\x0c\n\x04pool\x18\x04 \x01(\t\x12\x10\n\x08proxy_id\x18\x05 \x01(\t\x12\x0e\n\x06\x64omain\x18\x06 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x07 \x01(\t\x12\r\n\x05\x61\x63tor\x18\x08 \x01(\t\"?\n\x13WatchEventsResponse\x12(\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x19.proxybroker.v1.PoolEvent\"!\n\x10ListAuditRequest\x12\r\n\x05limit\x18\x01 \x01(\r\"s\n\nAuditEntry\x12(\n\x04time\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x61\x63tor\x18\x02 \x01(\t\x12\x0e\n\x06method\x18\x03 \x01(\t\x12\x0c\n\x04pool\x18\x04 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x05 \x01(\t\"@\n\x11ListAuditResponse\x12+\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1a.proxybroker.v1.AuditEntry\"%\n\x15GetDomainStatsRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\"\xa6\x01\n\x0b\x44omainStats\x12\x0e\n\x06\x64omain\x18\x01 \x01(\t\x12\x1a\n\x12grants_last_minute\x18\x02 \x01(\r\x12\x16\n\x0e\x62\x61ns_last_hour\x18\x03 \x01(\r\x12\x35\n\x12\x65\x66\x66\x65\x63tive_interval\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x1c\n\x14\x63ool_downs_last_hour\x18\x05 \x01(\r\"F\n\x16GetDomainStatsResponse\x12,\n\x07\x64omains\x18\x01 \x03(\x0b\x32\x1b.proxybroker.v1.DomainStats\"#\n\x13\x43heckProxiesRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\"\x81\x01\n\rCheckProgress\x12\r\n\x05total\x18\x01 \x01(\r\x12\x0f\n\x07\x63hecked\x18\x02 \x01(\r\x12\x0e\n\x06passed\x18\x03 \x01(\r\x12\x0e\n\x06\x66\x61iled\x18\x04 \x01(\r\x12\x0e\n\x06\x65rrors\x18\x05 \x01(\r\x12\x10\n\x08proxy_id\x18\x06 \x01(\t\x12\x0e\n\x06result\x18\x07 \x01(\t\"G\n\x14\x43heckProxiesResponse\x12/\n\x08progress\x18\x01 \x01(\x0b\x32\x1d.proxybroker.v1.CheckProgress*\x95\x02\n\rPoolEventKind\x12\x1f\n\x1bPOOL_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x17\n\x13POOL_EVENT_KIND_BAN\x10\x01\x12\x1e\n\x1aPOOL_EVENT_KIND_QUARANTINE\x10\x02\x12\x1d\n\x19POOL_EVENT_KIND_BLACKLIST\x10\x03\x12\x19\n\x15POOL_EVENT_KIND_ADMIN\x10\x04\x12\x1a\n\x16POOL_EVENT_KIND_POLICY\x10\x05\x12\x1a\n\x16POOL_EVENT_KIND_LEADER\x10\x06\x12\x19\n\x15POOL_EVENT_KIND_GRANT\x10\x07\x12\x1d\n\x19POOL_EVENT_KIND_COOL_DOWN\x10\x08\x32\xce\x0c\n\nProxyAdmin\x12S\n\nAddProxies\x12!.proxybroker.v1.AddProxiesRequest\x1a\".proxybroker.v1.AddProxiesResponse\x12\\\n\rRemoveProxies\x12$.proxybroker.v1.RemoveProxiesRequest\x1a%.proxybroker.v1.RemoveProxiesResponse\x12V\n\x0bListProxies\x12\".proxybroker.v1.ListProxiesRequest\x1a#.proxybroker.v1.ListProxiesResponse\x12Y\n\x0cGetPoolStats\x12#.proxybroker.v1.GetPoolStatsRequest\x1a$.proxybroker.v1.GetPoolStatsResponse\x12_\n\x0eRestoreProxies\x12%.proxybroker.v1.RestoreProxiesRequest\x1a&.proxybroker.v1.RestoreProxiesResponse\x12\x62\n\x0fSetDomainPolicy\x12&.proxybroker.v1.SetDomainPolicyRequest\x1a\'.proxybroker.v1.SetDomainPolicyResponse\x12k\n\x12ListDomainPolicies\x12).proxybroker.v1.ListDomainPoliciesRequest\x1a*.proxybroker.v1.ListDomainPoliciesResponse\x12k\n\x12\x44\x65leteDomainPolicy\x12).proxybroker.v1.DeleteDomainPolicyRequest\x1a*.proxybroker.v1.DeleteDomainPolicyResponse\x12\x62\n\x0fGetDomainPacing\x12&.proxybroker.v1.GetDomainPacingRequest\x1a\'.proxybroker.v1.GetDomainPacingResponse\x12S\n\nBanProxies\x12!.proxybroker.v1.BanProxiesRequest\x1a\".proxybroker.v1.BanProxiesResponse\x12Y\n\x0cUnbanProxies\x12#.proxybroker.v1.UnbanProxiesRequest\x1a$.proxybroker.v1.UnbanProxiesResponse\x12_\n\x0e\x44isableProxies\x12%.proxybroker.v1.DisableProxiesRequest\x1a&.proxybroker.v1.DisableProxiesResponse\x12\\\n\rEnableProxies\x12$.proxybroker.v1.EnableProxiesRequest\x1a%.proxybroker.v1.EnableProxiesResponse\x12X\n\x0bWatchEvents\x12\".proxybroker.v1.WatchEventsRequest\x1a#.proxybroker.v1.WatchEventsResponse0\x01\x12P\n\tListAudit\x12 .proxybroker.v1.ListAuditRequest\x1a!.proxybroker.v1.ListAuditResponse\x12_\n\x0eGetDomainStats\x12%.proxybroker.v1.GetDomainStatsRequest\x1a&.proxybroker.v1.GetDomainStatsResponse\x12[\n\x0c\x43heckProxies\x12#.proxybroker.v1.CheckProxiesRequest\x1a$.proxybroker.v1.CheckProxiesResponse0\x01\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'proxybroker.v1.admin_pb2', globals())
@@ -23,48 +25,92 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   DESCRIPTOR._options = None
   _PROXYSPEC_LABELSENTRY._options = None
   _PROXYSPEC_LABELSENTRY._serialized_options = b'8\001'
-  _PROXYSPEC._serialized_start=76
-  _PROXYSPEC._serialized_end=216
-  _PROXYSPEC_LABELSENTRY._serialized_start=171
-  _PROXYSPEC_LABELSENTRY._serialized_end=216
-  _REJECTEDPROXY._serialized_start=218
-  _REJECTEDPROXY._serialized_end=262
-  _ADDPROXIESREQUEST._serialized_start=264
-  _ADDPROXIESREQUEST._serialized_end=341
-  _ADDPROXIESRESPONSE._serialized_start=343
-  _ADDPROXIESRESPONSE._serialized_end=444
-  _REMOVEPROXIESREQUEST._serialized_start=446
-  _REMOVEPROXIESREQUEST._serialized_end=495
-  _REMOVEPROXIESRESPONSE._serialized_start=497
-  _REMOVEPROXIESRESPONSE._serialized_end=556
-  _LISTPROXIESREQUEST._serialized_start=558
-  _LISTPROXIESREQUEST._serialized_end=631
-  _LISTPROXIESRESPONSE._serialized_start=633
-  _LISTPROXIESRESPONSE._serialized_end=719
-  _GETPOOLSTATSREQUEST._serialized_start=721
-  _GETPOOLSTATSREQUEST._serialized_end=756
-  _GETPOOLSTATSRESPONSE._serialized_start=759
-  _GETPOOLSTATSRESPONSE._serialized_end=908
-  _RESTOREPROXIESREQUEST._serialized_start=910
-  _RESTOREPROXIESREQUEST._serialized_end=960
-  _RESTOREPROXIESRESPONSE._serialized_start=962
-  _RESTOREPROXIESRESPONSE._serialized_end=1023
-  _SETDOMAINPOLICYREQUEST._serialized_start=1025
-  _SETDOMAINPOLICYREQUEST._serialized_end=1109
-  _SETDOMAINPOLICYRESPONSE._serialized_start=1111
-  _SETDOMAINPOLICYRESPONSE._serialized_end=1182
-  _LISTDOMAINPOLICIESREQUEST._serialized_start=1184
-  _LISTDOMAINPOLICIESREQUEST._serialized_end=1225
-  _LISTDOMAINPOLICIESRESPONSE._serialized_start=1227
-  _LISTDOMAINPOLICIESRESPONSE._serialized_end=1303
-  _DELETEDOMAINPOLICYREQUEST._serialized_start=1305
-  _DELETEDOMAINPOLICYREQUEST._serialized_end=1363
-  _DELETEDOMAINPOLICYRESPONSE._serialized_start=1365
-  _DELETEDOMAINPOLICYRESPONSE._serialized_end=1410
-  _GETDOMAINPACINGREQUEST._serialized_start=1412
-  _GETDOMAINPACINGREQUEST._serialized_end=1467
-  _GETDOMAINPACINGRESPONSE._serialized_start=1469
-  _GETDOMAINPACINGRESPONSE._serialized_end=1541
-  _PROXYADMIN._serialized_start=1544
-  _PROXYADMIN._serialized_end=2429
+  _POOLEVENTKIND._serialized_start=3323
+  _POOLEVENTKIND._serialized_end=3600
+  _PROXYSPEC._serialized_start=141
+  _PROXYSPEC._serialized_end=281
+  _PROXYSPEC_LABELSENTRY._serialized_start=236
+  _PROXYSPEC_LABELSENTRY._serialized_end=281
+  _REJECTEDPROXY._serialized_start=283
+  _REJECTEDPROXY._serialized_end=327
+  _ADDPROXIESREQUEST._serialized_start=329
+  _ADDPROXIESREQUEST._serialized_end=406
+  _ADDPROXIESRESPONSE._serialized_start=408
+  _ADDPROXIESRESPONSE._serialized_end=509
+  _REMOVEPROXIESREQUEST._serialized_start=511
+  _REMOVEPROXIESREQUEST._serialized_end=560
+  _REMOVEPROXIESRESPONSE._serialized_start=562
+  _REMOVEPROXIESRESPONSE._serialized_end=621
+  _LISTPROXIESREQUEST._serialized_start=623
+  _LISTPROXIESREQUEST._serialized_end=696
+  _LISTPROXIESRESPONSE._serialized_start=698
+  _LISTPROXIESRESPONSE._serialized_end=784
+  _GETPOOLSTATSREQUEST._serialized_start=786
+  _GETPOOLSTATSREQUEST._serialized_end=821
+  _GETPOOLSTATSRESPONSE._serialized_start=824
+  _GETPOOLSTATSRESPONSE._serialized_end=973
+  _RESTOREPROXIESREQUEST._serialized_start=975
+  _RESTOREPROXIESREQUEST._serialized_end=1025
+  _RESTOREPROXIESRESPONSE._serialized_start=1027
+  _RESTOREPROXIESRESPONSE._serialized_end=1088
+  _SETDOMAINPOLICYREQUEST._serialized_start=1090
+  _SETDOMAINPOLICYREQUEST._serialized_end=1174
+  _SETDOMAINPOLICYRESPONSE._serialized_start=1176
+  _SETDOMAINPOLICYRESPONSE._serialized_end=1247
+  _LISTDOMAINPOLICIESREQUEST._serialized_start=1249
+  _LISTDOMAINPOLICIESREQUEST._serialized_end=1290
+  _LISTDOMAINPOLICIESRESPONSE._serialized_start=1292
+  _LISTDOMAINPOLICIESRESPONSE._serialized_end=1368
+  _DELETEDOMAINPOLICYREQUEST._serialized_start=1370
+  _DELETEDOMAINPOLICYREQUEST._serialized_end=1428
+  _DELETEDOMAINPOLICYRESPONSE._serialized_start=1430
+  _DELETEDOMAINPOLICYRESPONSE._serialized_end=1475
+  _GETDOMAINPACINGREQUEST._serialized_start=1477
+  _GETDOMAINPACINGREQUEST._serialized_end=1532
+  _GETDOMAINPACINGRESPONSE._serialized_start=1534
+  _GETDOMAINPACINGRESPONSE._serialized_end=1606
+  _BANPROXIESREQUEST._serialized_start=1608
+  _BANPROXIESREQUEST._serialized_end=1710
+  _UNBANPROXIESREQUEST._serialized_start=1712
+  _UNBANPROXIESREQUEST._serialized_end=1776
+  _DISABLEPROXIESREQUEST._serialized_start=1778
+  _DISABLEPROXIESREQUEST._serialized_end=1828
+  _ENABLEPROXIESREQUEST._serialized_start=1830
+  _ENABLEPROXIESREQUEST._serialized_end=1879
+  _PROXYACTIONRESULT._serialized_start=1881
+  _PROXYACTIONRESULT._serialized_end=1955
+  _BANPROXIESRESPONSE._serialized_start=1957
+  _BANPROXIESRESPONSE._serialized_end=2028
+  _UNBANPROXIESRESPONSE._serialized_start=2030
+  _UNBANPROXIESRESPONSE._serialized_end=2103
+  _DISABLEPROXIESRESPONSE._serialized_start=2105
+  _DISABLEPROXIESRESPONSE._serialized_end=2180
+  _ENABLEPROXIESRESPONSE._serialized_start=2182
+  _ENABLEPROXIESRESPONSE._serialized_end=2256
+  _WATCHEVENTSREQUEST._serialized_start=2258
+  _WATCHEVENTSREQUEST._serialized_end=2323
+  _POOLEVENT._serialized_start=2326
+  _POOLEVENT._serialized_end=2515
+  _WATCHEVENTSRESPONSE._serialized_start=2517
+  _WATCHEVENTSRESPONSE._serialized_end=2580
+  _LISTAUDITREQUEST._serialized_start=2582
+  _LISTAUDITREQUEST._serialized_end=2615
+  _AUDITENTRY._serialized_start=2617
+  _AUDITENTRY._serialized_end=2732
+  _LISTAUDITRESPONSE._serialized_start=2734
+  _LISTAUDITRESPONSE._serialized_end=2798
+  _GETDOMAINSTATSREQUEST._serialized_start=2800
+  _GETDOMAINSTATSREQUEST._serialized_end=2837
+  _DOMAINSTATS._serialized_start=2840
+  _DOMAINSTATS._serialized_end=3006
+  _GETDOMAINSTATSRESPONSE._serialized_start=3008
+  _GETDOMAINSTATSRESPONSE._serialized_end=3078
+  _CHECKPROXIESREQUEST._serialized_start=3080
+  _CHECKPROXIESREQUEST._serialized_end=3115
+  _CHECKPROGRESS._serialized_start=3118
+  _CHECKPROGRESS._serialized_end=3247
+  _CHECKPROXIESRESPONSE._serialized_start=3249
+  _CHECKPROXIESRESPONSE._serialized_end=3320
+  _PROXYADMIN._serialized_start=3603
+  _PROXYADMIN._serialized_end=5217
 # @@protoc_insertion_point(module_scope)

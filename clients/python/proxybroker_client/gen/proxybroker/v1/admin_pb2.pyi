@@ -1,10 +1,22 @@
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from proxybroker_client.gen.proxybroker.v1 import broker_pb2 as _broker_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+POOL_EVENT_KIND_ADMIN: PoolEventKind
+POOL_EVENT_KIND_BAN: PoolEventKind
+POOL_EVENT_KIND_BLACKLIST: PoolEventKind
+POOL_EVENT_KIND_COOL_DOWN: PoolEventKind
+POOL_EVENT_KIND_GRANT: PoolEventKind
+POOL_EVENT_KIND_LEADER: PoolEventKind
+POOL_EVENT_KIND_POLICY: PoolEventKind
+POOL_EVENT_KIND_QUARANTINE: PoolEventKind
+POOL_EVENT_KIND_UNSPECIFIED: PoolEventKind
 
 class AddProxiesRequest(_message.Message):
     __slots__ = ["pool", "proxies"]
@@ -24,6 +36,68 @@ class AddProxiesResponse(_message.Message):
     updated: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, added: _Optional[_Iterable[str]] = ..., updated: _Optional[_Iterable[str]] = ..., rejected: _Optional[_Iterable[_Union[RejectedProxy, _Mapping]]] = ...) -> None: ...
 
+class AuditEntry(_message.Message):
+    __slots__ = ["actor", "detail", "method", "pool", "time"]
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    actor: str
+    detail: str
+    method: str
+    pool: str
+    time: _timestamp_pb2.Timestamp
+    def __init__(self, time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., actor: _Optional[str] = ..., method: _Optional[str] = ..., pool: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class BanProxiesRequest(_message.Message):
+    __slots__ = ["domain", "ids", "pool", "ttl"]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
+    domain: str
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    pool: str
+    ttl: _duration_pb2.Duration
+    def __init__(self, pool: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ..., domain: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class BanProxiesResponse(_message.Message):
+    __slots__ = ["result"]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    result: ProxyActionResult
+    def __init__(self, result: _Optional[_Union[ProxyActionResult, _Mapping]] = ...) -> None: ...
+
+class CheckProgress(_message.Message):
+    __slots__ = ["checked", "errors", "failed", "passed", "proxy_id", "result", "total"]
+    CHECKED_FIELD_NUMBER: _ClassVar[int]
+    ERRORS_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    PASSED_FIELD_NUMBER: _ClassVar[int]
+    PROXY_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    checked: int
+    errors: int
+    failed: int
+    passed: int
+    proxy_id: str
+    result: str
+    total: int
+    def __init__(self, total: _Optional[int] = ..., checked: _Optional[int] = ..., passed: _Optional[int] = ..., failed: _Optional[int] = ..., errors: _Optional[int] = ..., proxy_id: _Optional[str] = ..., result: _Optional[str] = ...) -> None: ...
+
+class CheckProxiesRequest(_message.Message):
+    __slots__ = ["pool"]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    def __init__(self, pool: _Optional[str] = ...) -> None: ...
+
+class CheckProxiesResponse(_message.Message):
+    __slots__ = ["progress"]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    progress: CheckProgress
+    def __init__(self, progress: _Optional[_Union[CheckProgress, _Mapping]] = ...) -> None: ...
+
 class DeleteDomainPolicyRequest(_message.Message):
     __slots__ = ["pattern", "pool"]
     PATTERN_FIELD_NUMBER: _ClassVar[int]
@@ -38,6 +112,48 @@ class DeleteDomainPolicyResponse(_message.Message):
     deleted: bool
     def __init__(self, deleted: bool = ...) -> None: ...
 
+class DisableProxiesRequest(_message.Message):
+    __slots__ = ["ids", "pool"]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    pool: str
+    def __init__(self, pool: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DisableProxiesResponse(_message.Message):
+    __slots__ = ["result"]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    result: ProxyActionResult
+    def __init__(self, result: _Optional[_Union[ProxyActionResult, _Mapping]] = ...) -> None: ...
+
+class DomainStats(_message.Message):
+    __slots__ = ["bans_last_hour", "cool_downs_last_hour", "domain", "effective_interval", "grants_last_minute"]
+    BANS_LAST_HOUR_FIELD_NUMBER: _ClassVar[int]
+    COOL_DOWNS_LAST_HOUR_FIELD_NUMBER: _ClassVar[int]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    EFFECTIVE_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    GRANTS_LAST_MINUTE_FIELD_NUMBER: _ClassVar[int]
+    bans_last_hour: int
+    cool_downs_last_hour: int
+    domain: str
+    effective_interval: _duration_pb2.Duration
+    grants_last_minute: int
+    def __init__(self, domain: _Optional[str] = ..., grants_last_minute: _Optional[int] = ..., bans_last_hour: _Optional[int] = ..., effective_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., cool_downs_last_hour: _Optional[int] = ...) -> None: ...
+
+class EnableProxiesRequest(_message.Message):
+    __slots__ = ["ids", "pool"]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    pool: str
+    def __init__(self, pool: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class EnableProxiesResponse(_message.Message):
+    __slots__ = ["result"]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    result: ProxyActionResult
+    def __init__(self, result: _Optional[_Union[ProxyActionResult, _Mapping]] = ...) -> None: ...
+
 class GetDomainPacingRequest(_message.Message):
     __slots__ = ["domains", "pool"]
     DOMAINS_FIELD_NUMBER: _ClassVar[int]
@@ -51,6 +167,18 @@ class GetDomainPacingResponse(_message.Message):
     DOMAINS_FIELD_NUMBER: _ClassVar[int]
     domains: _containers.RepeatedCompositeFieldContainer[_broker_pb2.DomainPacing]
     def __init__(self, domains: _Optional[_Iterable[_Union[_broker_pb2.DomainPacing, _Mapping]]] = ...) -> None: ...
+
+class GetDomainStatsRequest(_message.Message):
+    __slots__ = ["pool"]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    def __init__(self, pool: _Optional[str] = ...) -> None: ...
+
+class GetDomainStatsResponse(_message.Message):
+    __slots__ = ["domains"]
+    DOMAINS_FIELD_NUMBER: _ClassVar[int]
+    domains: _containers.RepeatedCompositeFieldContainer[DomainStats]
+    def __init__(self, domains: _Optional[_Iterable[_Union[DomainStats, _Mapping]]] = ...) -> None: ...
 
 class GetPoolStatsRequest(_message.Message):
     __slots__ = ["pool"]
@@ -75,6 +203,18 @@ class GetPoolStatsResponse(_message.Message):
     quarantined: int
     total: int
     def __init__(self, pool: _Optional[str] = ..., total: _Optional[int] = ..., active: _Optional[int] = ..., quarantined: _Optional[int] = ..., blacklisted: _Optional[int] = ..., disabled: _Optional[int] = ..., live_workers: _Optional[int] = ...) -> None: ...
+
+class ListAuditRequest(_message.Message):
+    __slots__ = ["limit"]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    def __init__(self, limit: _Optional[int] = ...) -> None: ...
+
+class ListAuditResponse(_message.Message):
+    __slots__ = ["entries"]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[AuditEntry]
+    def __init__(self, entries: _Optional[_Iterable[_Union[AuditEntry, _Mapping]]] = ...) -> None: ...
 
 class ListDomainPoliciesRequest(_message.Message):
     __slots__ = ["pool"]
@@ -105,6 +245,36 @@ class ListProxiesResponse(_message.Message):
     next_page_token: str
     proxies: _containers.RepeatedCompositeFieldContainer[_broker_pb2.Proxy]
     def __init__(self, proxies: _Optional[_Iterable[_Union[_broker_pb2.Proxy, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class PoolEvent(_message.Message):
+    __slots__ = ["actor", "detail", "domain", "id", "kind", "pool", "proxy_id", "time"]
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    PROXY_ID_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    actor: str
+    detail: str
+    domain: str
+    id: str
+    kind: PoolEventKind
+    pool: str
+    proxy_id: str
+    time: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., kind: _Optional[_Union[PoolEventKind, str]] = ..., pool: _Optional[str] = ..., proxy_id: _Optional[str] = ..., domain: _Optional[str] = ..., detail: _Optional[str] = ..., actor: _Optional[str] = ...) -> None: ...
+
+class ProxyActionResult(_message.Message):
+    __slots__ = ["changed", "not_found", "unchanged"]
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
+    UNCHANGED_FIELD_NUMBER: _ClassVar[int]
+    changed: _containers.RepeatedScalarFieldContainer[str]
+    not_found: _containers.RepeatedScalarFieldContainer[str]
+    unchanged: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, changed: _Optional[_Iterable[str]] = ..., unchanged: _Optional[_Iterable[str]] = ..., not_found: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ProxySpec(_message.Message):
     __slots__ = ["labels", "tier", "url"]
@@ -176,3 +346,38 @@ class SetDomainPolicyResponse(_message.Message):
     POLICY_FIELD_NUMBER: _ClassVar[int]
     policy: _broker_pb2.DomainPolicy
     def __init__(self, policy: _Optional[_Union[_broker_pb2.DomainPolicy, _Mapping]] = ...) -> None: ...
+
+class UnbanProxiesRequest(_message.Message):
+    __slots__ = ["domain", "ids", "pool"]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    domain: str
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    pool: str
+    def __init__(self, pool: _Optional[str] = ..., ids: _Optional[_Iterable[str]] = ..., domain: _Optional[str] = ...) -> None: ...
+
+class UnbanProxiesResponse(_message.Message):
+    __slots__ = ["result"]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    result: ProxyActionResult
+    def __init__(self, result: _Optional[_Union[ProxyActionResult, _Mapping]] = ...) -> None: ...
+
+class WatchEventsRequest(_message.Message):
+    __slots__ = ["after", "grants", "pool"]
+    AFTER_FIELD_NUMBER: _ClassVar[int]
+    GRANTS_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    after: str
+    grants: bool
+    pool: str
+    def __init__(self, pool: _Optional[str] = ..., grants: bool = ..., after: _Optional[str] = ...) -> None: ...
+
+class WatchEventsResponse(_message.Message):
+    __slots__ = ["event"]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    event: PoolEvent
+    def __init__(self, event: _Optional[_Union[PoolEvent, _Mapping]] = ...) -> None: ...
+
+class PoolEventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []

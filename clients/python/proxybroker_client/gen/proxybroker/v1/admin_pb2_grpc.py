@@ -61,6 +61,46 @@ class ProxyAdminStub(object):
                 request_serializer=proxybroker_dot_v1_dot_admin__pb2.GetDomainPacingRequest.SerializeToString,
                 response_deserializer=proxybroker_dot_v1_dot_admin__pb2.GetDomainPacingResponse.FromString,
                 )
+        self.BanProxies = channel.unary_unary(
+                '/proxybroker.v1.ProxyAdmin/BanProxies',
+                request_serializer=proxybroker_dot_v1_dot_admin__pb2.BanProxiesRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_admin__pb2.BanProxiesResponse.FromString,
+                )
+        self.UnbanProxies = channel.unary_unary(
+                '/proxybroker.v1.ProxyAdmin/UnbanProxies',
+                request_serializer=proxybroker_dot_v1_dot_admin__pb2.UnbanProxiesRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_admin__pb2.UnbanProxiesResponse.FromString,
+                )
+        self.DisableProxies = channel.unary_unary(
+                '/proxybroker.v1.ProxyAdmin/DisableProxies',
+                request_serializer=proxybroker_dot_v1_dot_admin__pb2.DisableProxiesRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_admin__pb2.DisableProxiesResponse.FromString,
+                )
+        self.EnableProxies = channel.unary_unary(
+                '/proxybroker.v1.ProxyAdmin/EnableProxies',
+                request_serializer=proxybroker_dot_v1_dot_admin__pb2.EnableProxiesRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_admin__pb2.EnableProxiesResponse.FromString,
+                )
+        self.WatchEvents = channel.unary_stream(
+                '/proxybroker.v1.ProxyAdmin/WatchEvents',
+                request_serializer=proxybroker_dot_v1_dot_admin__pb2.WatchEventsRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_admin__pb2.WatchEventsResponse.FromString,
+                )
+        self.ListAudit = channel.unary_unary(
+                '/proxybroker.v1.ProxyAdmin/ListAudit',
+                request_serializer=proxybroker_dot_v1_dot_admin__pb2.ListAuditRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_admin__pb2.ListAuditResponse.FromString,
+                )
+        self.GetDomainStats = channel.unary_unary(
+                '/proxybroker.v1.ProxyAdmin/GetDomainStats',
+                request_serializer=proxybroker_dot_v1_dot_admin__pb2.GetDomainStatsRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_admin__pb2.GetDomainStatsResponse.FromString,
+                )
+        self.CheckProxies = channel.unary_stream(
+                '/proxybroker.v1.ProxyAdmin/CheckProxies',
+                request_serializer=proxybroker_dot_v1_dot_admin__pb2.CheckProxiesRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_admin__pb2.CheckProxiesResponse.FromString,
+                )
 
 
 class ProxyAdminServicer(object):
@@ -127,6 +167,64 @@ class ProxyAdminServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BanProxies(self, request, context):
+        """Ban proxies for a TTL: on one domain (its domain-key), or, with no domain, everywhere (a
+        quarantine that does not count; the proxy comes back with its score).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UnbanProxies(self, request, context):
+        """Lift a ban on one domain, or, with no domain, a quarantine.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DisableProxies(self, request, context):
+        """No new grants of these proxies (their live leases run out) until EnableProxies.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EnableProxies(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchEvents(self, request, context):
+        """The pool's state changes as they happen: bans, quarantines, blacklistings, admin actions,
+        policy changes, health-check leader changes, and with `grants` the leases granted by the
+        broker serving the call.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAudit(self, request, context):
+        """The newest admin calls (the audit trail).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetDomainStats(self, request, context):
+        """Grants, bans and pacing per domain-key, as this broker sees them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CheckProxies(self, request, context):
+        """One health-check pass over the pool now, with its progress.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ProxyAdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -174,6 +272,46 @@ def add_ProxyAdminServicer_to_server(servicer, server):
                     servicer.GetDomainPacing,
                     request_deserializer=proxybroker_dot_v1_dot_admin__pb2.GetDomainPacingRequest.FromString,
                     response_serializer=proxybroker_dot_v1_dot_admin__pb2.GetDomainPacingResponse.SerializeToString,
+            ),
+            'BanProxies': grpc.unary_unary_rpc_method_handler(
+                    servicer.BanProxies,
+                    request_deserializer=proxybroker_dot_v1_dot_admin__pb2.BanProxiesRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_admin__pb2.BanProxiesResponse.SerializeToString,
+            ),
+            'UnbanProxies': grpc.unary_unary_rpc_method_handler(
+                    servicer.UnbanProxies,
+                    request_deserializer=proxybroker_dot_v1_dot_admin__pb2.UnbanProxiesRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_admin__pb2.UnbanProxiesResponse.SerializeToString,
+            ),
+            'DisableProxies': grpc.unary_unary_rpc_method_handler(
+                    servicer.DisableProxies,
+                    request_deserializer=proxybroker_dot_v1_dot_admin__pb2.DisableProxiesRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_admin__pb2.DisableProxiesResponse.SerializeToString,
+            ),
+            'EnableProxies': grpc.unary_unary_rpc_method_handler(
+                    servicer.EnableProxies,
+                    request_deserializer=proxybroker_dot_v1_dot_admin__pb2.EnableProxiesRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_admin__pb2.EnableProxiesResponse.SerializeToString,
+            ),
+            'WatchEvents': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchEvents,
+                    request_deserializer=proxybroker_dot_v1_dot_admin__pb2.WatchEventsRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_admin__pb2.WatchEventsResponse.SerializeToString,
+            ),
+            'ListAudit': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAudit,
+                    request_deserializer=proxybroker_dot_v1_dot_admin__pb2.ListAuditRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_admin__pb2.ListAuditResponse.SerializeToString,
+            ),
+            'GetDomainStats': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetDomainStats,
+                    request_deserializer=proxybroker_dot_v1_dot_admin__pb2.GetDomainStatsRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_admin__pb2.GetDomainStatsResponse.SerializeToString,
+            ),
+            'CheckProxies': grpc.unary_stream_rpc_method_handler(
+                    servicer.CheckProxies,
+                    request_deserializer=proxybroker_dot_v1_dot_admin__pb2.CheckProxiesRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_admin__pb2.CheckProxiesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -337,5 +475,141 @@ class ProxyAdmin(object):
         return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/GetDomainPacing',
             proxybroker_dot_v1_dot_admin__pb2.GetDomainPacingRequest.SerializeToString,
             proxybroker_dot_v1_dot_admin__pb2.GetDomainPacingResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def BanProxies(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/BanProxies',
+            proxybroker_dot_v1_dot_admin__pb2.BanProxiesRequest.SerializeToString,
+            proxybroker_dot_v1_dot_admin__pb2.BanProxiesResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def UnbanProxies(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/UnbanProxies',
+            proxybroker_dot_v1_dot_admin__pb2.UnbanProxiesRequest.SerializeToString,
+            proxybroker_dot_v1_dot_admin__pb2.UnbanProxiesResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def DisableProxies(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/DisableProxies',
+            proxybroker_dot_v1_dot_admin__pb2.DisableProxiesRequest.SerializeToString,
+            proxybroker_dot_v1_dot_admin__pb2.DisableProxiesResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def EnableProxies(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/EnableProxies',
+            proxybroker_dot_v1_dot_admin__pb2.EnableProxiesRequest.SerializeToString,
+            proxybroker_dot_v1_dot_admin__pb2.EnableProxiesResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def WatchEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(request, target, '/proxybroker.v1.ProxyAdmin/WatchEvents',
+            proxybroker_dot_v1_dot_admin__pb2.WatchEventsRequest.SerializeToString,
+            proxybroker_dot_v1_dot_admin__pb2.WatchEventsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ListAudit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/ListAudit',
+            proxybroker_dot_v1_dot_admin__pb2.ListAuditRequest.SerializeToString,
+            proxybroker_dot_v1_dot_admin__pb2.ListAuditResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def GetDomainStats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/GetDomainStats',
+            proxybroker_dot_v1_dot_admin__pb2.GetDomainStatsRequest.SerializeToString,
+            proxybroker_dot_v1_dot_admin__pb2.GetDomainStatsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def CheckProxies(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(request, target, '/proxybroker.v1.ProxyAdmin/CheckProxies',
+            proxybroker_dot_v1_dot_admin__pb2.CheckProxiesRequest.SerializeToString,
+            proxybroker_dot_v1_dot_admin__pb2.CheckProxiesResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

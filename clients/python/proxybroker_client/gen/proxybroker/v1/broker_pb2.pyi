@@ -235,6 +235,20 @@ class LeaseResponse(_message.Message):
     renewed: LeaseRenewed
     def __init__(self, granted: _Optional[_Union[LeaseGranted, _Mapping]] = ..., denied: _Optional[_Union[LeaseDenied, _Mapping]] = ..., renewed: _Optional[_Union[LeaseRenewed, _Mapping]] = ..., released: _Optional[_Union[LeaseReleased, _Mapping]] = ..., lost: _Optional[_Union[LeaseLost, _Mapping]] = ...) -> None: ...
 
+class LeavePoolRequest(_message.Message):
+    __slots__ = ["pool", "worker_id"]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    worker_id: str
+    def __init__(self, pool: _Optional[str] = ..., worker_id: _Optional[str] = ...) -> None: ...
+
+class LeavePoolResponse(_message.Message):
+    __slots__ = ["left"]
+    LEFT_FIELD_NUMBER: _ClassVar[int]
+    left: bool
+    def __init__(self, left: bool = ...) -> None: ...
+
 class ObservedOutcome(_message.Message):
     __slots__ = ["domain", "observe_time", "outcome", "proxy_id"]
     DOMAIN_FIELD_NUMBER: _ClassVar[int]

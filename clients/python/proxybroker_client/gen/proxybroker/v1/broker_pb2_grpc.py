@@ -46,6 +46,11 @@ class ProxyBrokerStub(object):
                 request_serializer=proxybroker_dot_v1_dot_broker__pb2.ReportOutcomesRequest.SerializeToString,
                 response_deserializer=proxybroker_dot_v1_dot_broker__pb2.ReportOutcomesResponse.FromString,
                 )
+        self.LeavePool = channel.unary_unary(
+                '/proxybroker.v1.ProxyBroker/LeavePool',
+                request_serializer=proxybroker_dot_v1_dot_broker__pb2.LeavePoolRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_broker__pb2.LeavePoolResponse.FromString,
+                )
 
 
 class ProxyBrokerServicer(object):
@@ -99,6 +104,16 @@ class ProxyBrokerServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def LeavePool(self, request, context):
+        """A worker that stops for good says so, after releasing its leases: the broker stops listing it
+        among the live workers and reserves no fallback share for it once it is silent (a worker that
+        vanishes without it may be leasing from its fallback pool, so its share stays reserved for the
+        fallback window). The SDK's close() sends it. A worker seen again later counts as live again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ProxyBrokerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -131,6 +146,11 @@ def add_ProxyBrokerServicer_to_server(servicer, server):
                     servicer.ReportOutcomes,
                     request_deserializer=proxybroker_dot_v1_dot_broker__pb2.ReportOutcomesRequest.FromString,
                     response_serializer=proxybroker_dot_v1_dot_broker__pb2.ReportOutcomesResponse.SerializeToString,
+            ),
+            'LeavePool': grpc.unary_unary_rpc_method_handler(
+                    servicer.LeavePool,
+                    request_deserializer=proxybroker_dot_v1_dot_broker__pb2.LeavePoolRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_broker__pb2.LeavePoolResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -243,5 +263,22 @@ class ProxyBroker(object):
         return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyBroker/ReportOutcomes',
             proxybroker_dot_v1_dot_broker__pb2.ReportOutcomesRequest.SerializeToString,
             proxybroker_dot_v1_dot_broker__pb2.ReportOutcomesResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def LeavePool(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyBroker/LeavePool',
+            proxybroker_dot_v1_dot_broker__pb2.LeavePoolRequest.SerializeToString,
+            proxybroker_dot_v1_dot_broker__pb2.LeavePoolResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
