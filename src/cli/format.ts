@@ -26,6 +26,16 @@ export function formatMs(ms: number): string {
   return `${+(ms / 3_600_000).toFixed(1)}h`;
 }
 
+/**
+ * An event's detail for people: the until (epoch ms) of a ban, a cool-down or a quarantine as
+ * "for 1.5m (until 12:00:30Z)"; anything else as it is.
+ */
+export function eventDetail(kind: string, detail: string, at: number): string {
+  if (!["BAN", "COOL_DOWN", "QUARANTINE"].includes(kind) || !/^\d{10,}$/.test(detail)) return detail;
+  const until = Number(detail);
+  return `for ${formatMs(Math.max(0, until - at))} (until ${new Date(until).toISOString().slice(11, 19)}Z)`;
+}
+
 /** Write a JSON value (bigints as strings) as one line to stdout. */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v))}\n`);

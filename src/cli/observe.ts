@@ -6,7 +6,7 @@ import type { CheckProxiesResponse, WatchEventsResponse } from "@proxybroker/sdk
 import { msOf } from "@proxybroker/sdk/wire";
 import { connect, type ConnectionOptions } from "./connection.js";
 import { CliExit, EXIT, fromRpc } from "./exit.js";
-import { formatMs, print, printJson, table } from "./format.js";
+import { eventDetail, formatMs, print, printJson, table } from "./format.js";
 
 const tsOf = (t: { seconds: bigint; nanos: number } | undefined): number => (t === undefined ? 0 : Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6));
 
@@ -82,7 +82,7 @@ async function watch(o: ConnectionOptions & { grants?: boolean; count?: string }
         if (e === undefined) return;
         const kind = PoolEventKind[e.kind] ?? String(e.kind);
         if (o.json === true) printJson({ id: e.id, time: new Date(tsOf(e.time)).toISOString(), kind, proxy: e.proxyId, domain: e.domain, detail: e.detail, actor: e.actor });
-        else print(`${new Date(tsOf(e.time)).toISOString()}  ${kind.padEnd(10)} ${e.proxyId.padEnd(21)} ${e.domain.padEnd(20)} ${e.detail}${e.actor !== "" ? `  (${e.actor})` : ""}`.trimEnd());
+        else print(`${new Date(tsOf(e.time)).toISOString()}  ${kind.padEnd(10)} ${e.proxyId.padEnd(21)} ${e.domain.padEnd(20)} ${eventDetail(kind, e.detail, tsOf(e.time))}${e.actor !== "" ? `  (${e.actor})` : ""}`.trimEnd());
         if (++seen >= limit) resolve();
       });
       call.on("error", (err: Error & { code?: number }) => (err.code === 1 ? resolve() : reject(err)));

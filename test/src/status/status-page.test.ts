@@ -2,7 +2,7 @@
  * The status page in a real browser (Debian's chromium through playwright-core): a broker process
  * with proxies in every state, leases granted and released with bans and cool-downs; the page's
  * figures must match what ProxyAdmin says, and it refreshes by itself. The screenshot goes to
- * .tmp/status-page.png (docs/status-page.png is one of these).
+ * .tmp/status-page.png (docs/status-page.png, in the README, shows one taken of a broker under load).
  */
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
