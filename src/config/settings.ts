@@ -68,8 +68,6 @@ export interface Settings {
   readonly healthCheckPools: readonly string[];
   /** HEALTH_CHECK_URLS — `pool=url,…`: a check URL per pool (beside HEALTH_CHECK_URL for HEALTH_CHECK_POOLS). */
   readonly healthCheckUrls: Readonly<Record<string, string>>;
-  /** LOG_LEVEL — fatal, error, warn, info (default), debug (a line per lease call), trace, silent. */
-  readonly logLevel: string;
   /** HEALTH_LEADER_TTL_MS — the checker's leader lease: a standby takes over within this after the leader died. */
   readonly healthLeaderTtlMs: number;
   /** MAX_RETRY_AFTER_MS — a client's retry_after is cut to this (a site's Retry-After can be absurd). */
@@ -205,9 +203,9 @@ export function loadSettings(env: Env = process.env): Settings {
     maxWaitingPerDomain: num(env, "MAX_WAITING_PER_DOMAIN", 10_000, { min: 1, max: 1_000_000 }),
     maxWaiting: num(env, "MAX_WAITING", 50_000, { min: 1, max: 10_000_000 }),
     reportOutcomesPerMinute: num(env, "REPORT_OUTCOMES_PER_MINUTE", 20_000, { min: 1, max: 10_000_000 }),
-    logLevel: str(env, "LOG_LEVEL", "info").trim().toLowerCase(),
     scoring: loadScoring(env),
   };
+  // LOG_LEVEL is read by the logger (src/log.ts), which starts before the settings; checked here
   if (logLevel(env).bad !== undefined) {
     throw new SettingsError(`LOG_LEVEL=${str(env, "LOG_LEVEL", "")} is not one of ${LOG_LEVELS.join(", ")}`);
   }

@@ -155,10 +155,10 @@ export class BrokerServer {
       waiting: () => this.engine.waiting,
       domainPacing: () => domainPacingGauge({ store: opts.store, engine: this.engine, defaults: this.defaults }),
       servesPool: (pool) => this.engine.serves(pool),
-      pools: () => this.engine.pools().filter((p) => this.engine.serves(p)),
+      pools: () => this.engine.servedPools(),
       proxies: (pool) => countProxies(opts.store, pool),
       liveLeases: () => this.engine.liveLeases,
-      recoveries: () => recoveries.since(this.engine.pools().filter((p) => this.engine.serves(p))),
+      recoveries: () => recoveries.since(this.engine.servedPools()),
       defaultMetrics: opts.processMetrics === true,
     });
   }
@@ -238,7 +238,7 @@ export class BrokerServer {
       reportBudget: new ReportBudget({ perMinute: s.reportOutcomesPerMinute, clock: this.opts.clock ?? Date.now }),
       grants: new GrantHub(),
       counts: this.counts,
-      ...(this.opts.logger === undefined ? {} : { log: this.opts.logger }),
+      ...(this.opts.logger?.isLevelEnabled("debug") === true ? { debugLog: this.opts.logger } : {}),
       ...(this.opts.healthPass === undefined ? {} : { healthPass: this.opts.healthPass }),
       isDraining: () => this.draining,
       streams: this.streams,

@@ -47,7 +47,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
         ctx.metrics.denied(req.pool, BrokerError.from(err).reason);
         throw err;
       }
-      ctx.log?.debug(
+      ctx.debugLog?.debug(
         { requestId: spec.requestId, worker: spec.workerId, pool: spec.pool, host: spec.host, granted: d.kind === "granted", proxy: d.kind === "granted" ? d.lease.proxy.id : "" },
         "acquire (unary)",
       );
@@ -62,7 +62,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
     renewLease: unary(ctx.isDraining, async (req) => {
       const spec = checkRenew(req, ctx.limits);
       const r = await ctx.engine.renew(spec);
-      ctx.log?.debug({ leaseId: spec.leaseId, renewed: r.kind !== "lost", ...(r.kind === "lost" ? { reason: r.reason } : {}) }, "renew (unary)");
+      ctx.debugLog?.debug({ leaseId: spec.leaseId, renewed: r.kind !== "lost", ...(r.kind === "lost" ? { reason: r.reason } : {}) }, "renew (unary)");
       if (r.kind === "lost") throw lostToError(spec.leaseId, r.reason);
       ctx.metrics.renewals.inc();
       return create(RenewLeaseResponseSchema, { leaseId: spec.leaseId, expireTime: timestampOf(r.expireAt) });
@@ -71,7 +71,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
     releaseLease: unary(ctx.isDraining, async (req, signal, call) => {
       const spec = checkRelease(req, ctx.limits, callerName(call));
       const r = await ctx.engine.release(spec, signal);
-      ctx.log?.debug({ leaseId: spec.leaseId, outcome: spec.outcome.kind, released: r.kind !== "lost" }, "release (unary)");
+      ctx.debugLog?.debug({ leaseId: spec.leaseId, outcome: spec.outcome.kind, released: r.kind !== "lost" }, "release (unary)");
       if (r.kind === "lost") {
         // A unary call cannot carry both an error status and the next lease: give the next back.
         if (r.next?.kind === "granted") {
@@ -97,7 +97,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       // a pool without proxies knows no workers: nothing is written for it
       await ctx.engine.policySet(pool);
       const left = ctx.engine.serves(pool) && (await ctx.store.forgetWorker(pool, workerId));
-      ctx.log?.debug({ pool, worker: workerId, left }, "leave");
+      ctx.debugLog?.debug({ pool, worker: workerId, left }, "leave");
       return create(LeavePoolResponseSchema, { left });
     }),
 

@@ -41,8 +41,11 @@ export interface BrokerContext {
   readonly grants: GrantHub;
   /** The last minute's grants per (pool, domain-key) and per (pool, worker), and outcomes per kind ("" scope). */
   readonly counts: { readonly grantsByDomain: MinuteCounts; readonly grantsByWorker: MinuteCounts; readonly outcomes: MinuteCounts };
-  /** The process's log (debug lines per lease call); absent: none. */
-  readonly log?: Logger;
+  /**
+   * Where the debug line of each lease call goes; set only when the log's level is debug (or
+   * lower), so that at info the hot path builds no log fields at all.
+   */
+  readonly debugLog?: Logger;
   /** One health-check pass over a pool, with progress (CheckProxies); absent: no checker configured. */
   readonly healthPass?: HealthPass;
   /** True once SIGTERM arrived: new work is refused with UNAVAILABLE. */

@@ -137,6 +137,11 @@ export class LeaseEngine {
     return this.policies.pools();
   }
 
+  /** The pools this broker serves (they have proxies). */
+  servedPools(): string[] {
+    return this.policies.pools().filter((p) => this.policies.has(p));
+  }
+
   /** Whether this broker serves `pool` (it has proxies): only such pools are named in metrics. */
   serves(pool: string): boolean {
     return this.policies.has(pool);

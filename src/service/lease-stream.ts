@@ -121,7 +121,7 @@ function dispatch(
           ctx.metrics.acquireSeconds.observe((ctx.clock() - started) / 1000);
           if (d.kind === "granted") recordGrant(ctx, d.lease, caller, spec.workerId);
           else ctx.metrics.denied(spec.pool, "NO_PROXY_AVAILABLE");
-          ctx.log?.debug(
+          ctx.debugLog?.debug(
             { requestId, worker: spec.workerId, pool: spec.pool, host: spec.host, granted: d.kind === "granted", proxy: d.kind === "granted" ? d.lease.proxy.id : "" },
             "acquire",
           );
@@ -137,7 +137,7 @@ function dispatch(
         async () => {
           const spec = checkRenew(m.value, ctx.limits);
           const r = await ctx.engine.renew(spec);
-          ctx.log?.debug({ leaseId, renewed: r.kind !== "lost", ...(r.kind === "lost" ? { reason: r.reason } : {}) }, "renew");
+          ctx.debugLog?.debug({ leaseId, renewed: r.kind !== "lost", ...(r.kind === "lost" ? { reason: r.reason } : {}) }, "renew");
           if (r.kind === "lost") {
             ctx.metrics.lost.inc({ reason: r.reason });
             return { case: "lost", value: lostToWire(leaseId, r.reason) };
@@ -170,7 +170,7 @@ function dispatch(
                 : decisionToWire(nextRequest?.requestId ?? "", r.next);
           if (r.next?.kind === "granted") recordGrant(ctx, r.next.lease, caller, checked.next?.workerId ?? "");
           else if (r.next?.kind === "denied") ctx.metrics.denied(checked.next?.pool ?? "", "NO_PROXY_AVAILABLE");
-          ctx.log?.debug(
+          ctx.debugLog?.debug(
             {
               leaseId,
               outcome: spec.outcome.kind,

@@ -144,17 +144,18 @@ export class BrokerMetrics {
   }
 
   /**
-   * `pool` as a label value: its name when the broker serves it, else "other" — a client can
-   * name any pool, and label values must come from a bounded set.
+   * `pool` as a request names it ("" is the default pool) as a label value: its name when the
+   * broker serves it, else "other" — a client can name any pool, and label values must come from
+   * a bounded set.
    */
   poolLabel(pool: string): string {
-    return this.opts.servesPool(pool) ? pool : "other";
+    const name = pool === "" ? "default" : pool;
+    return this.opts.servesPool(name) ? name : "other";
   }
 
   /** An acquire was denied; `reason` comes from a bounded set (the broker's reasons and gRPC code names). */
   denied(pool: string, reason: string): void {
-    // the pool as the request named it ("" is the default pool)
-    this.denials.inc({ pool: this.poolLabel(pool === "" ? "default" : pool), reason });
+    this.denials.inc({ pool: this.poolLabel(pool), reason });
   }
 
   /** A lease was granted in `pool` to a caller whose token is named `caller` ("" = none). */
