@@ -3,6 +3,8 @@ import { statusSource } from "../status/snapshot.js";
 import type { StatusSnapshot } from "../status/snapshot.js";
 import { GrantHub } from "../service/grant-hub.js";
 import { MinuteCounts } from "../service/minute-counts.js";
+import { RecentRestrictions } from "../service/recent-restrictions.js";
+import type { BrokerCounts } from "../service/context.js";
 import type { HealthPass } from "../service/context.js";
 import { ReportBudget } from "../service/report-budget.js";
 import * as grpc from "@grpc/grpc-js";
@@ -87,7 +89,12 @@ const RESERVATIONS_MS = 1000;
 export class BrokerServer {
   readonly metrics: BrokerMetrics;
   /** The last minute's grants and outcomes, as this broker saw them (GetDomainStats, the status page). */
-  readonly counts = { grantsByDomain: new MinuteCounts(), grantsByWorker: new MinuteCounts(), outcomes: new MinuteCounts() };
+  readonly counts: BrokerCounts = {
+    grantsByDomain: new MinuteCounts(),
+    grantsByWorker: new MinuteCounts(),
+    outcomes: new MinuteCounts(),
+    restrictions: new RecentRestrictions(),
+  };
   private draining = false;
   private readonly streams = new Set<StreamHandle>();
   private readonly health = new HealthImplementation(Object.fromEntries(SERVICES.map((s) => [s, "SERVING"])));

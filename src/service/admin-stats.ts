@@ -1,6 +1,7 @@
 /**
  * Per domain-key figures of a pool: the leases this broker granted in the last minute (counted
- * here), the pairs banned and cooled down in the last hour (from the pool's event stream) and the
+ * here), the pairs banned and cooled down in the last hour (from the pool's event stream, read
+ * incrementally: recent-restrictions.ts) and the
  * interval the domain-key runs under now. ProxyAdmin.GetDomainStats and the status page show them.
  */
 import { create } from "@bufbuild/protobuf";
@@ -12,9 +13,9 @@ import type { PolicyDefaults } from "@proxybroker/sdk/model";
 import type { BrokerContext } from "./context.js";
 import { describeDomainPacing } from "./domain-pacing.js";
 import type { MinuteCounts } from "./minute-counts.js";
+import type { RecentRestrictions } from "./recent-restrictions.js";
 import { checkPool } from "./validate.js";
 
-const HOUR_MS = 3_600_000;
 /** Domain-keys listed at most (the busiest). */
 const MAX_DOMAINS = 200;
 
@@ -27,25 +28,16 @@ export interface DomainFigures {
 }
 
 export async function domainFigures(
-  deps: { readonly store: LeaseStore; readonly policyDefaults: PolicyDefaults; readonly counts: { readonly grantsByDomain: MinuteCounts } },
+  deps: {
+    readonly store: LeaseStore;
+    readonly policyDefaults: PolicyDefaults;
+    readonly counts: { readonly grantsByDomain: MinuteCounts; readonly restrictions: RecentRestrictions };
+  },
   pool: string,
   now: number,
 ): Promise<DomainFigures[]> {
   const grants = deps.counts.grantsByDomain.of(pool, now);
-  const bans = new Map<string, number>();
-  const cools = new Map<string, number>();
-  const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
-  // the event stream keeps about the last 10,000 events: read them all, count the last hour's
-  for (let cursor = "", i = 0; i < 20; i++) {
-    const r = await deps.store.readEvents(pool, cursor, { count: 1_000, blockMs: 0 });
-    for (const e of r.events) {
-      if (e.at <= now - HOUR_MS) continue;
-      if (e.kind === "BAN" || (e.kind === "ADMIN" && e.detail.startsWith("ban on "))) bump(bans, e.domainKey);
-      else if (e.kind === "COOL_DOWN") bump(cools, e.domainKey);
-    }
-    if (r.events.length < 1_000) break;
-    cursor = r.cursor;
-  }
+  const { bans, coolDowns: cools } = await deps.counts.restrictions.of(deps.store, pool, now);
   const score = (k: string) => (grants.get(k) ?? 0) * 1e6 + (bans.get(k) ?? 0) * 1e3 + (cools.get(k) ?? 0);
   const keys = [...new Set([...grants.keys(), ...bans.keys(), ...cools.keys()])].sort((a, b) => score(b) - score(a) || a.localeCompare(b)).slice(0, MAX_DOMAINS);
   if (keys.length === 0) return [];

@@ -7,6 +7,15 @@ import type { RequestLimits } from "./validate.js";
 import type { ReportBudget } from "./report-budget.js";
 import type { GrantHub } from "./grant-hub.js";
 import type { MinuteCounts } from "./minute-counts.js";
+import type { RecentRestrictions } from "./recent-restrictions.js";
+
+/** What this broker counts for GetDomainStats and the status page. */
+export interface BrokerCounts {
+  readonly grantsByDomain: MinuteCounts;
+  readonly grantsByWorker: MinuteCounts;
+  readonly outcomes: MinuteCounts;
+  readonly restrictions: RecentRestrictions;
+}
 import type { Logger } from "pino";
 
 /** Progress of a health-check pass: after each proxy, and once at the start with `total`. */
@@ -40,7 +49,7 @@ export interface BrokerContext {
   /** The leases this broker grants, for WatchEvents. */
   readonly grants: GrantHub;
   /** The last minute's grants per (pool, domain-key) and per (pool, worker), and outcomes per kind ("" scope). */
-  readonly counts: { readonly grantsByDomain: MinuteCounts; readonly grantsByWorker: MinuteCounts; readonly outcomes: MinuteCounts };
+  readonly counts: BrokerCounts;
   /**
    * Where the debug line of each lease call goes; set only when the log's level is debug (or
    * lower), so that at info the hot path builds no log fields at all.

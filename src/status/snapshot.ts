@@ -9,7 +9,7 @@ import type { PolicyDefaults, ProxyStateName } from "@proxybroker/sdk/model";
 import { domainFigures } from "../service/admin-stats.js";
 import { countProxies } from "../service/proxy-counts.js";
 import type { DomainFigures } from "../service/admin-stats.js";
-import type { MinuteCounts } from "../service/minute-counts.js";
+import type { BrokerCounts } from "../service/context.js";
 
 export interface PoolStatus {
   readonly pool: string;
@@ -34,7 +34,7 @@ export interface StatusSnapshot {
 export interface StatusDeps {
   readonly store: LeaseStore;
   readonly policyDefaults: PolicyDefaults;
-  readonly counts: { readonly grantsByDomain: MinuteCounts; readonly grantsByWorker: MinuteCounts; readonly outcomes: MinuteCounts };
+  readonly counts: BrokerCounts;
   readonly pools: () => readonly string[];
   readonly workerActiveWindowMs: number;
   readonly healthLeader: () => boolean;
