@@ -43,16 +43,20 @@ export class SnapshotSync {
   private mixedAt: number | undefined;
   /** Monotonic ms since when every membership this worker received listed it (undefined: not listed). */
   private listedSince: number | undefined;
+  /** Monotonic ms of the latest membership that listed this worker. */
+  private lastListedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly opts: SnapshotSyncOptions) {}
 
   /**
-   * Every other worker has had time to learn of this one: it has been listed among the live
-   * workers for a membership refresh period and a second. Before that, some may compute their
-   * fallback shares without it, and its own share could collide with theirs.
+   * Every other worker has had time to learn of this one: memberships that listed it were fetched
+   * over a membership refresh period and a second, the broker answering all along. Before that,
+   * some may compute their fallback shares without it, and its own share could collide with
+   * theirs. Time alone is not enough: when the broker went away right after this worker was first
+   * listed, the others' refreshes failed too and their lists still lack it.
    */
   get known(): boolean {
-    return this.listedSince !== undefined && this.opts.monotonic() - this.listedSince >= this.opts.membershipRefreshMs + KNOWN_SLACK_MS;
+    return this.listedSince !== undefined && this.lastListedAt - this.listedSince >= this.opts.membershipRefreshMs + KNOWN_SLACK_MS;
   }
 
   /** Why the last membership refresh failed. */
@@ -128,8 +132,12 @@ export class SnapshotSync {
 
   private listed(workers: readonly string[], withoutFallback = 0): void {
     if (withoutFallback > 0 || this.mixedAt === undefined) this.mixedAt = withoutFallback > 0 ? this.opts.monotonic() : Number.NEGATIVE_INFINITY;
-    if (!workers.includes(this.opts.workerId)) this.listedSince = undefined;
-    else this.listedSince ??= this.opts.monotonic();
+    if (!workers.includes(this.opts.workerId)) {
+      this.listedSince = undefined;
+      return;
+    }
+    this.lastListedAt = this.opts.monotonic();
+    this.listedSince ??= this.lastListedAt;
   }
 
   private async fetch(): Promise<boolean> {

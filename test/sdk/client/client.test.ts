@@ -110,6 +110,18 @@ describe("ProxyBrokerClient", () => {
     await expect.poll(() => held.signal.aborted, { timeout: 2_000 }).toBe(true);
   });
 
+  it("uses no fallback share when the broker went away before others could refresh their lists with this worker", async () => {
+    await broker.start();
+    const c = newClient("just-joined");
+    // listed once: the others may not have refreshed since, and cannot now
+    await expect.poll(() => c.fallback.snapshot?.liveWorkers.includes("just-joined") === true, { timeout: 5_000 }).toBe(true);
+    await broker.kill();
+    // longer than the membership period + 1 s that used to be enough by itself
+    await sleep(1_600);
+    expect(c.fallbackUsable).toBe(false);
+    await expect(c.acquire("https://shop.example/early", { maxWaitMs: 200 })).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
+  });
+
   it("returns to the broker when it is back: the breaker closes and outcomes seen meanwhile reach its scores", async () => {
     await broker.start();
     const c = newClient("comeback");
