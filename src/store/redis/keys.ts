@@ -21,7 +21,7 @@
  * - `P ad`            zset:   adapted domain-keys → their interval
  * - `P rsv`           hash:   proxy id → the silent worker it is reserved for (fallback shares)
  * - `P r:<dk>:<id>`   hash:   pair (proxy, domain-key) state; field h = its live leases
- * - `P l:<hex>`       string: tombstone of a lease that ended
+ * - `P l:<hex>`       string: tombstone of a lease that expired (released ones: the pair's field t)
  * - `P s:<session>`   string: sticky session binding
  */
 

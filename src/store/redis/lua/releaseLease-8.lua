@@ -1,7 +1,8 @@
 --[[
   releaseLease: end a lease and apply its outcome (docs/store-semantics.md §release).
 
-  KEYS[1] `P l:<hex>`       tombstone of the lease (written when it ends)
+  KEYS[1] `P l:<hex>`       tombstone of the lease (written when it ends expired; a lease
+                            released live is remembered in its pair's field t)
   KEYS[2] `P r:<dk>:<id>`   pair of the lease (its field h holds the live leases)
   KEYS[3] `P b:<dk>`        busy index of the domain-key
   KEYS[4] `P p:<id>`        proxy record

@@ -96,6 +96,51 @@ describe("RedisStore keys", () => {
   });
 });
 
+describe("RedisStore released leases", () => {
+  it("leave no key behind; a retried release of one of the pair's last 4 answers released, an older one NOT_FOUND", async () => {
+    const token = randomBytes(6).toString("hex");
+    const clock = fakeClock();
+    const store = new RedisStore({
+      client: createRedisClient({ url: server.url }),
+      scoring: DEFAULT_SCORING,
+      clock: () => clock.now(),
+      random: seededRandom(5),
+      prefix: `pbt-${token}:`,
+    });
+    const success = { kind: "SUCCESS", httpStatus: 200, latencyMs: 5, retryAfterMs: 0 } as const;
+    try {
+      await store.addProxies("default", [{ id: "10.3.0.1:3128", url: "http://10.3.0.1:3128", tier: "", labels: {} }]);
+      const version = (await store.listPolicies("default")).version;
+      const params: AcquireParams = {
+        pool: "default", domainKey: "shop.example.com", workerId: "w", ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 0,
+        pacing: "release", jitterMs: 0, adaptive: true, maxIntervalMs: 60_000, shadowKeys: [], requestId: "", proxyId: "",
+        banTtlMs: 60_000, policyVersion: version, sessionKey: "", sessionTtlMs: 600_000, tier: "", labels: {},
+      };
+      const leases = [];
+      for (let i = 0; i < 50; i++) {
+        const r = await store.acquire(params);
+        if (r.kind !== "granted") throw new Error(`expected a grant, got ${r.kind}`);
+        expect(await store.release({ leaseId: r.lease.leaseId, fencingToken: r.lease.fencingToken, outcome: success })).toEqual({ kind: "released" });
+        leases.push(r.lease);
+        clock.advance(1);
+      }
+      const keys = (await admin.keys(`*${token}*`)).filter((k) => /:l:[0-9a-f]+$/.test(k));
+      expect(keys, "lease tombstones").toEqual([]);
+      for (const lease of leases.slice(-4)) {
+        expect(await store.release({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: success })).toEqual({ kind: "released" });
+        expect(await store.release({ leaseId: lease.leaseId, fencingToken: lease.fencingToken + 1, outcome: success })).toEqual({ kind: "lost", reason: "REVOKED" });
+      }
+      const older = leases[45]!;
+      expect(await store.release({ leaseId: older.leaseId, fencingToken: older.fencingToken, outcome: success })).toEqual({ kind: "lost", reason: "NOT_FOUND" });
+      const view = (await store.listProxies("default", { size: 10, after: "" })).proxies[0];
+      expect(view?.successCount).toBe(50);
+    } finally {
+      await store.close();
+      await deleteKeys(token);
+    }
+  });
+});
+
 describe("RedisStore after a loss of state", () => {
   it("a wiped pool gets a new epoch with grants held, and fencing tokens keep increasing", async () => {
     const token = randomBytes(6).toString("hex");

@@ -16,9 +16,12 @@
     h  holders, the live lease records: "<hex>=<expireAt>=<token>=<ttlMs>;" each
     x  GC deadline: the key's TTL reaches a week past the last moment the pair remembers, and is
        refreshed (one PEXPIRE) only when that is less than a day away
-  A lease that ended leaves a tombstone `P l:<hex>` = "<state>:<token>:<ttlMs>:<dk>\31<id>",
-  state 0 expired (outcome not applied), 1 released, 2 released after expiry, kept
-  max(ttl, tombstone minimum).
+    t  the last RELEASED_KEEP leases released while live: "<hex>=<token>;" each, oldest first,
+       so that a retried release answers "released" again (no key per lease: a fleet releasing
+       thousands of leases a second would otherwise keep millions of tombstones)
+  A lease that ended otherwise leaves a tombstone `P l:<hex>` = "<state>:<token>:<ttlMs>:<dk>\31<id>",
+  state 0 expired (outcome not applied), 2 released after expiry, kept max(ttl, tombstone
+  minimum).
   Needs the include base; the tombstone minimum is baked in (includes/config.lua).
   The busy index `P b:<dk>` holds proxy id → blockedUntil = max(u, capUntil + g) while > now,
   where capUntil = the earliest live holder expiry when live holders >= m.
@@ -94,6 +97,31 @@ local function tombstone(base, dk, id, hex, token, ttl, state)
   if tonumber(ttl) > {{tombstoneMinMs}} then px = ttl end
   local record = state .. ':' .. token .. ':' .. ttl .. ':' .. dk .. '\31' .. id
   redis.call('SET', base .. 'l:' .. hex, record, 'PX', px)
+end
+
+local RELEASED_KEEP = 4
+
+-- The pair's field t (`t`: as read, nil when absent) with lease `hex` (token text `token`)
+-- appended as released, the oldest dropped beyond RELEASED_KEEP.
+local function rememberReleased(t, hex, token)
+  local entry = hex .. '=' .. token .. ';'
+  if not t or t == '' then return entry end
+  local n, at = 0, 0
+  while true do
+    at = string.find(t, ';', at + 1, true)
+    if not at then break end
+    n = n + 1
+  end
+  if n >= RELEASED_KEEP then t = string.sub(t, string.find(t, ';', 1, true) + 1) end
+  return t .. entry
+end
+
+-- The token text lease `hex` was released with, if it is among the pair's field t, else nil.
+local function releasedToken(t, hex)
+  if not t then return nil end
+  local at = string.find(t, hex .. '=', 1, true)
+  if not at then return nil end
+  return string.match(t, '^(%d+);', at + #hex + 1)
 end
 
 -- Tombstones (state 0) for expired holder entries.

@@ -5,7 +5,7 @@
   kMeta the script sets first).
 
   releaseLease(ko, ao, now) reads KEYS[ko + 1..8] and ARGV[ao + 1..RELEASE_ARGC] of the script:
-  KEYS: 1 `P l:<hex>` tombstone of the lease, 2 `P r:<dk>:<id>` pair (its holders are the live
+  KEYS: 1 `P l:<hex>` tombstone of the lease (when it expired), 2 `P r:<dk>:<id>` pair (its holders are the live
   lease records), 3 `P b:<dk>` busy index, 4 `P p:<id>` proxy, 5 `P idx`, 6 `P q`, 7 `P bl`,
   8 `P m` pool meta hash.
   ARGV: 1 base `P`, 2 lease hex, 3 domain-key, 4 proxy id, 5 fencing token, 6 outcome kind
@@ -22,11 +22,11 @@
 ]]
 local RELEASE_ARGC = 10
 -- The pair fields an outcome needs, in this order (HMGET).
-local PAIR_H, PAIR_R, PAIR_N, PAIR_B, PAIR_C, PAIR_BT, PAIR_X, PAIR_M, PAIR_G, PAIR_P, PAIR_E = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+local PAIR_H, PAIR_R, PAIR_N, PAIR_B, PAIR_C, PAIR_BT, PAIR_X, PAIR_M, PAIR_G, PAIR_P, PAIR_E, PAIR_T = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
 
 -- The pair's fields for an outcome (see PAIR_*).
 local function readPair(pairKey)
-  return redis.call('HMGET', pairKey, 'h', 'r', 'n', 'b', 'c', 'bt', 'x', 'm', 'g', 'p', 'e')
+  return redis.call('HMGET', pairKey, 'h', 'r', 'n', 'b', 'c', 'bt', 'x', 'm', 'g', 'p', 'e', 't')
 end
 
 -- Leases of the pair `pr` ended, the last at `endedAt` (0 = none): with the "release" anchor,
@@ -168,14 +168,19 @@ local function releaseLease(ko, ao, now)
     if held ~= token then return -2 end
     expired = tonumber(e) <= now
   else
-    -- not a holder: ended before (tombstone) or unknown
+    -- not a holder: released before (the pair's t), ended otherwise (tombstone) or unknown
+    local released = releasedToken(pr[PAIR_T], hex)
+    if released then
+      if released ~= token then return -2 end
+      return 1
+    end
     local rec = redis.call('GET', KEYS[ko + 1])
     if not rec then return -1 end
     local state, check
     state, held, ttl, check = string.match(rec, '^(%d):(%d+):(%d+):(.*)$')
     if not state or check ~= dk .. '\31' .. id then return -1 end
     if held ~= token then return -2 end
-    if state == '1' then return 1 end
+    if state == '1' then return 1 end -- written by versions that kept a tombstone per release
     if state == '2' then return -3 end
     -- expired and dropped from the holders; its outcome is still applied (once)
     expired = true
@@ -184,6 +189,7 @@ local function releaseLease(ko, ao, now)
   -- G2: this lease ends now (whenever it expired: its request may have run until this release),
   -- after any other holder found expired
   local set = {'h', kept}
+  if not expired then set[3], set[4] = 't', rememberReleased(pr[PAIR_T], hex, held) end
   local moved = endLeases(pr, now, set)
   applyOutcome(base, id, dk, pairKey, KEYS[ko + 3], KEYS[ko + 4], ARGV[ao + 6], tonumber(ARGV[ao + 7]),
     tonumber(ARGV[ao + 8]), ARGV[ao + 9], now, set, pr, count, first, moved, false)
@@ -191,7 +197,6 @@ local function releaseLease(ko, ao, now)
     tombstone(base, dk, id, hex, held, ttl, '2')
     return -3
   end
-  tombstone(base, dk, id, hex, held, ttl, '1')
   redis.call('SPUBLISH', base .. 'ev:' .. dk, ARGV[ao + 10])
   return 1
 end
