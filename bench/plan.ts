@@ -18,6 +18,15 @@ export function plan(config: BenchConfig): PlannedScenario[] {
     { id: "steady-seed000", label: "steady      seed 000, direct on Redis", system: "seed000", ...steady },
     { id: "steady-separate", label: "steady      broker, separate messages", system: "broker", mode: "separate", maxWaitMs: 0, ...steady },
     { id: "steady-next", label: "steady      broker, release-and-next", system: "broker", mode: "next", maxWaitMs: 0, ...steady },
+    {
+      id: "steady-next-unbatched",
+      label: "steady      broker, release-and-next, REDIS_BATCH_MAX=1",
+      system: "broker",
+      mode: "next",
+      maxWaitMs: 0,
+      env: { REDIS_BATCH_MAX: "1" },
+      ...steady,
+    },
     { id: "contention-seed000", label: "contention  seed 000, direct on Redis", system: "seed000", ...contention },
     {
       id: "contention-next",

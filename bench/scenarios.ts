@@ -52,6 +52,8 @@ export interface BrokerScenario extends ScenarioShape {
   readonly pools?: number;
   /** Run the broker under `node --cpu-prof`, writing into this directory. */
   readonly cpuProfileDir?: string;
+  /** More of the broker's settings (environment). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface SeedScenario extends ScenarioShape {
@@ -81,7 +83,7 @@ export async function runBrokerScenario(ctx: BenchContext, sc: BrokerScenario): 
     Array.from({ length: replicas }, () =>
       brokerProcess({
         redisUrl: "",
-        env: target.env,
+        env: { ...target.env, ...sc.env },
         testDefaults: false,
         nodeArgs: sc.cpuProfileDir !== undefined ? ["--cpu-prof", "--cpu-prof-dir", sc.cpuProfileDir] : [],
       }),

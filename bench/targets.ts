@@ -31,6 +31,7 @@ export function ratios(results: readonly ScenarioResult[]): Ratio[] {
   return [
     ...ratio("steady: broker release-and-next ÷ seed 000", by("steady-next"), by("steady-seed000")),
     ...ratio("steady: broker separate messages ÷ seed 000", by("steady-separate"), by("steady-seed000")),
+    ...ratio("steady: broker release-and-next, batched ÷ REDIS_BATCH_MAX=1", by("steady-next"), by("steady-next-unbatched")),
     ...ratio("contention: broker release-and-next ÷ seed 000", by("contention-next"), by("contention-seed000")),
     ...ratio("contention: broker separate messages ÷ seed 000", by("contention-separate"), by("contention-seed000")),
     ...ratio("scale: broker P=large ÷ broker P=steady (both release-and-next)", by("scale-next"), by("steady-next")),

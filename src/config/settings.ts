@@ -26,6 +26,8 @@ export interface Settings {
   readonly redisKeyPrefix: string;
   /** REDIS_COMMAND_TIMEOUT_MS — a Redis call slower than this answers UNAVAILABLE. */
   readonly redisCommandTimeoutMs: number;
+  /** REDIS_BATCH_MAX — lease operations of one pool coalesced into one script call at most (1 = none). */
+  readonly redisBatchMax: number;
   /** LEASE_TTL_DEFAULT_MS / LEASE_TTL_MIN_MS / LEASE_TTL_MAX_MS — G3. */
   readonly ttlDefaultMs: number;
   readonly ttlMinMs: number;
@@ -173,6 +175,7 @@ export function loadSettings(env: Env = process.env): Settings {
     redisClusterNodes: str(env, "REDIS_CLUSTER_NODES", "").split(",").map((n) => n.trim()).filter((n) => n !== ""),
     redisKeyPrefix: str(env, "REDIS_KEY_PREFIX", "pb"),
     redisCommandTimeoutMs: num(env, "REDIS_COMMAND_TIMEOUT_MS", 1000, { min: 10, max: 60_000 }),
+    redisBatchMax: num(env, "REDIS_BATCH_MAX", 32, { min: 1, max: 256 }),
     ttlDefaultMs: num(env, "LEASE_TTL_DEFAULT_MS", 30_000, { min: 1, max: MS_DAY }),
     ttlMinMs: num(env, "LEASE_TTL_MIN_MS", 1_000, { min: 1, max: MS_DAY }),
     ttlMaxMs: num(env, "LEASE_TTL_MAX_MS", 3_600_000, { min: 1, max: MS_DAY }),

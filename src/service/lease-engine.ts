@@ -1,8 +1,8 @@
 import { StoreUnavailableError } from "@proxybroker/sdk/engine";
-import { effectivePolicy, policyParams, shadowKeys } from "@proxybroker/sdk/model";
 import type { PolicyDefaults } from "@proxybroker/sdk/model";
 import type { AcquireParams, AcquireResult, LeaseView, LostReasonName, PolicySet, RenewResult } from "@proxybroker/sdk/model";
 import type { LeaseStore, ReleaseFeed } from "@proxybroker/sdk/engine";
+import { HostPolicies } from "./host-policies.js";
 import { LeaseIndex } from "./lease-index.js";
 import { PolicyCache } from "./policy-cache.js";
 import type { AcquireSpec, ReleaseSpec, RenewSpec } from "./validate.js";
@@ -69,6 +69,9 @@ export class LeaseEngine {
   /** The longest TTL this broker granted or renewed: what a loss of state may have left running. */
   private longestTtlMs: number;
   private readonly used = new Map<string, Promise<void>>();
+  /** Pools whose `beforeFirstUse` succeeded (and has not been invalidated since). */
+  private readonly ready = new Set<string>();
+  private readonly hosts: HostPolicies;
   /** The store's server id as last seen (undefined: not yet). */
   private server: string | undefined;
   /** Set when a store call failed as unreachable: the server is checked before the next grant. */
@@ -87,6 +90,7 @@ export class LeaseEngine {
       ...(opts.onStateLost !== undefined ? { onLost: opts.onStateLost } : {}),
     });
     this.clock = opts.clock ?? Date.now;
+    this.hosts = new HostPolicies(opts.defaults);
     this.longestTtlMs = opts.defaults.defaultTtlMs;
     this.index = new LeaseIndex(this.clock);
     this.queues = new WaitQueues<LeaseView>({
@@ -106,9 +110,17 @@ export class LeaseEngine {
     if (hook === undefined) return Promise.resolve();
     let done = this.used.get(pool);
     if (done === undefined) {
-      done = hook(pool);
-      this.used.set(pool, done);
-      done.catch(() => this.used.delete(pool));
+      const first = hook(pool);
+      done = first;
+      this.used.set(pool, first);
+      first.then(
+        () => {
+          if (this.used.get(pool) === first) this.ready.add(pool);
+        },
+        () => {
+          if (this.used.get(pool) === first) this.used.delete(pool);
+        },
+      );
     }
     return done;
   }
@@ -123,6 +135,7 @@ export class LeaseEngine {
     } catch (err) {
       if (err instanceof StoreUnavailableError) {
         this.used.clear();
+        this.ready.clear();
         // a failover or restart shows as calls that fail: before the next grant, the server is
         // checked — another one may have missed the last writes (a lease granted just before)
         this.verifyServer = true;
@@ -170,7 +183,7 @@ export class LeaseEngine {
   private async acquireNow(spec: AcquireSpec, signal?: AbortSignal): Promise<Decision> {
     const start = this.clock();
     if (this.verifyServer) await this.checkServer();
-    const params = await this.resolve(spec);
+    const params = this.resolveNow(spec) ?? (await this.resolve(spec));
     const key = queueKey(params);
     // Plain waiters, whom any free proxy serves, wait for this domain-key: no overtaking them —
     // except by an acquire of one proxy by id: a worker back from fallback hands its lease or its
@@ -225,7 +238,7 @@ export class LeaseEngine {
 
   private async releaseNow(spec: ReleaseSpec, signal?: AbortSignal): Promise<ReleaseDecision> {
     if (this.verifyServer && spec.next !== undefined) await this.checkServer();
-    const nextParams = spec.next === undefined ? undefined : await this.resolve(spec.next);
+    const nextParams = spec.next === undefined ? undefined : (this.resolveNow(spec.next) ?? (await this.resolve(spec.next)));
     const combine = nextParams !== undefined && this.policies.has(nextParams.pool) && this.queues.waiting(queueKey(nextParams)) === 0;
     const r = await this.store.release({
       leaseId: spec.leaseId,
@@ -306,27 +319,52 @@ export class LeaseEngine {
     }
   }
 
+  /** The store parameters of `spec`, loading its pool's policies and running its first use when needed. */
   private async resolve(spec: AcquireSpec): Promise<AcquireParams> {
     const set = await this.policies.get(spec.pool);
     if (this.policies.has(spec.pool)) await this.firstUse(spec.pool);
-    const eff = effectivePolicy(set.policies, spec.host, this.opts.defaults);
-    this.longestTtlMs = Math.max(this.longestTtlMs, spec.ttlMs > 0 ? spec.ttlMs : eff.defaultTtlMs);
-    return {
-      ...policyParams(eff),
+    return this.paramsOf(spec, set);
+  }
+
+  /**
+   * `resolve` without waiting, the common case: the pool's policies are cached and its first use
+   * is done. Undefined otherwise (then `resolve`).
+   */
+  private resolveNow(spec: AcquireSpec): AcquireParams | undefined {
+    const set = this.policies.cached(spec.pool);
+    if (set === undefined) return undefined;
+    if (this.opts.beforeFirstUse !== undefined && !this.ready.has(spec.pool)) return undefined;
+    return this.paramsOf(spec, set);
+  }
+
+  private paramsOf(spec: AcquireSpec, set: PolicySet): AcquireParams {
+    const { eff, shadowKeys } = this.hosts.of(set, spec.host);
+    const ttlMs = spec.ttlMs > 0 ? spec.ttlMs : eff.defaultTtlMs;
+    if (ttlMs > this.longestTtlMs) this.longestTtlMs = ttlMs;
+    const params: AcquireParams = {
+      domainKey: eff.domainKey,
+      maxConcurrency: eff.maxConcurrency,
+      minIntervalMs: eff.minIntervalMs,
+      pacing: eff.pacing,
+      jitterMs: eff.jitterMs,
+      adaptive: eff.adaptive,
+      maxIntervalMs: eff.maxIntervalMs,
+      banTtlMs: eff.banTtlMs,
       pool: spec.pool,
       workerId: spec.workerId,
-      ttlMs: spec.ttlMs > 0 ? spec.ttlMs : eff.defaultTtlMs,
-      shadowKeys: set.history.length === 0 ? [] : shadowKeys(set, spec.host, eff.domainKey),
+      ttlMs,
+      shadowKeys,
       requestId: spec.requestId,
       proxyId: spec.proxyId,
       fallbackPool: spec.fallbackPool,
-      ...(spec.identity === undefined ? {} : { identity: spec.identity }),
+      identity: spec.identity ?? "",
       policyVersion: set.version,
       sessionKey: spec.sessionKey,
       sessionTtlMs: this.opts.sessionTtlMs,
       tier: spec.tier,
       labels: spec.labels,
     };
+    return params;
   }
 
   /** A lease granted to a waiter that went away: give it back unused. */

@@ -40,6 +40,11 @@ export class PolicyCache {
     return this.sets.has(pool);
   }
 
+  /** The cached set of a pool served by this broker, without loading it (undefined: not cached). */
+  cached(pool: string): PolicySet | undefined {
+    return this.sets.get(pool);
+  }
+
   /** The cached set of a pool, loaded on first use. */
   get(pool: string): Promise<PolicySet> {
     const cached = this.sets.get(pool);

@@ -10,6 +10,8 @@ export interface StoreChoice {
   readonly redisClusterNodes: readonly string[];
   readonly redisKeyPrefix: string;
   readonly redisCommandTimeoutMs: number;
+  /** Lease operations of one pool per script call at most (1 = one call each). */
+  readonly redisBatchMax: number;
   readonly scoring: ScoringConfig;
   /** The longest lease TTL: replaced policy sets are kept twice as long. */
   readonly ttlMaxMs: number;
@@ -28,6 +30,6 @@ export function createStore(choice: StoreChoice): CreatedStore {
   const client = cluster
     ? createRedisCluster({ nodes: choice.redisClusterNodes, commandTimeoutMs: choice.redisCommandTimeoutMs })
     : createRedisClient({ url: choice.redisUrl, commandTimeoutMs: choice.redisCommandTimeoutMs });
-  const store = new RedisStore({ client, scoring: choice.scoring, prefix: choice.redisKeyPrefix, policyHistoryMs });
+  const store = new RedisStore({ client, scoring: choice.scoring, prefix: choice.redisKeyPrefix, policyHistoryMs, maxBatch: choice.redisBatchMax });
   return { store, kind: "redis", client };
 }

@@ -173,7 +173,7 @@ export interface AcquireParams {
   readonly fallbackPool?: boolean;
   /**
    * The caller's authenticated name (its token's), recorded as the proxy's `lastUsedBy` instead
-   * of the self-declared worker id. Default: none.
+   * of the self-declared worker id. Default (or ""): none.
    */
   readonly identity?: string;
   /** "" = no sticky session. */

@@ -50,7 +50,8 @@ import { DEFAULT_PREFIX, KeyBuilder } from "./keys.js";
 import { decodeLeaseId, newLeaseHex } from "./lease-id.js";
 import { asArray, decodeAcquire, decodeRelease, decodeRenew, num, str, type AcquireContext } from "./replies.js";
 import { ScriptReplyError } from "./errors.js";
-import { ScriptRunner } from "./scripts.js";
+import { ScriptRunner, type ScriptKeys } from "./scripts.js";
+import { LeaseBatcher } from "./lease-batch.js";
 import { randomBytes } from "node:crypto";
 import { RedisReleaseFeed } from "./release-feed.js";
 import type { Campaign, ReleaseFeed } from "@proxybroker/sdk/engine";
@@ -73,6 +74,11 @@ export interface RedisStoreOptions {
   readonly readyTimeoutMs?: number;
   /** How long a replaced policy set is kept (`PolicySet.history`). Default 2 h. */
   readonly policyHistoryMs?: number;
+  /**
+   * Lease operations (acquires, releases) of one pool that reach the store in one turn of the
+   * event loop go to Redis as one script call, this many at most. 1 = one call each. Default 32.
+   */
+  readonly maxBatch?: number;
 }
 
 /** The Redis `LeaseStore`; see the module comment. */
@@ -83,6 +89,7 @@ export class RedisStore implements LeaseStore {
   private readonly instance = randomBytes(8).toString("hex");
   private feed: RedisReleaseFeed | undefined;
   private blocking: events.BlockingReads | undefined;
+  private readonly batcher: LeaseBatcher;
 
   constructor(options: RedisStoreOptions) {
     this.client = options.client;
@@ -97,17 +104,23 @@ export class RedisStore implements LeaseStore {
       random,
       policyHistoryMs: options.policyHistoryMs ?? POLICY_HISTORY_MS,
     };
+    this.batcher = new LeaseBatcher({ runner: this.env.runner, ...(options.maxBatch === undefined ? {} : { maxBatch: options.maxBatch }) });
   }
 
   async acquire(params: AcquireParams): Promise<AcquireResult> {
     const { env } = this;
     const keys = env.keys.pool(params.pool);
     const hex = newLeaseHex();
-    const reply = await env.runner.run(
-      "acquireLease",
-      acquireKeys(keys, params),
-      [...acquireArgs(keys, params, hex, env.seed()), env.now(), ...labelArgs(params)],
-    );
+    const aKeys = acquireKeys(keys, params);
+    const aArgs = acquireArgs(keys, params, hex, env.seed());
+    const labels = labelArgs(params);
+    const reply = await this.batcher.submit(params.pool, {
+      code: "A",
+      keys: aKeys,
+      args: labels.length === 0 ? aArgs : [...aArgs, ...labels],
+      now: env.now(),
+      alone: (now) => env.runner.run("acquireLease", aKeys, [...aArgs, now, ...labels]),
+    });
     return decodeAcquire(asArray(reply), 0, acquireContext(params, hex));
   }
 
@@ -144,23 +157,33 @@ export class RedisStore implements LeaseStore {
     const keys = env.keys.pool(lease.pool);
     const rKeys = releaseKeys(keys, lease);
     const rArgs = releaseArgs(keys, lease, params.fencingToken, params.outcome, env.random(), this.instance);
-    if (next === undefined) {
-      return decodeRelease(await env.runner.run("releaseLease", rKeys, [...rArgs, env.now()]));
-    }
+    const releaseOnly = (): Promise<unknown> =>
+      this.batcher.submit(lease.pool, {
+        code: "R",
+        keys: rKeys,
+        args: rArgs,
+        now: env.now(),
+        alone: (now) => env.runner.run("releaseLease", rKeys, [...rArgs, now]),
+      });
+    if (next === undefined) return decodeRelease(await releaseOnly());
     if (next.pool !== lease.pool) {
       // Another pool lives in another hash slot: two steps, release first.
-      const released = decodeRelease(await env.runner.run("releaseLease", rKeys, [...rArgs, env.now()]));
+      const released = decodeRelease(await releaseOnly());
       return { ...released, next: await this.acquire(next) };
     }
     const hex = newLeaseHex();
     const aKeys = acquireKeys(keys, next);
-    // the acquire first: the script reads its part of KEYS and ARGV in place
-    const reply = await env.runner.run("releaseAndAcquire", [...aKeys, ...rKeys], [
-      ...acquireArgs(keys, next, hex, env.seed()),
-      env.now(),
-      ...rArgs,
-      ...labelArgs(next),
-    ]);
+    const aArgs = acquireArgs(keys, next, hex, env.seed());
+    const labels = labelArgs(next);
+    const bothKeys: ScriptKeys<"releaseAndAcquire"> = [...aKeys, ...rKeys];
+    const reply = await this.batcher.submit(lease.pool, {
+      code: "N",
+      keys: bothKeys,
+      args: [...rArgs, ...aArgs, ...labels],
+      now: env.now(),
+      // alone, the acquire comes first: releaseAndAcquire reads its part of KEYS and ARGV in place
+      alone: (now) => env.runner.run("releaseAndAcquire", bothKeys, [...aArgs, now, ...rArgs, ...labels]),
+    });
     return decodeRelease(reply, acquireContext(next, hex));
   }
 

@@ -38,14 +38,26 @@ export const SCRIPT_KEYS = {
   campaign: 2,
 } as const;
 
-/** The name of a script (its file name without `-<keys>.lua`). */
-export type ScriptName = keyof typeof SCRIPT_KEYS;
+/**
+ * Scripts whose number of keys varies per call (file `<name>-n.lua`; ioredis sends the number
+ * of keys as the call's first argument).
+ */
+export const VARIADIC_SCRIPTS = ["leaseBatch"] as const;
+
+/** The name of a script with a fixed number of keys (its file name without `-<keys>.lua`). */
+export type FixedScriptName = keyof typeof SCRIPT_KEYS;
+
+/** The name of a script whose number of keys varies per call. */
+export type VariadicScriptName = (typeof VARIADIC_SCRIPTS)[number];
+
+/** The name of a script. */
+export type ScriptName = FixedScriptName | VariadicScriptName;
 
 /** A tuple of `N` key names. */
 type Keys<N extends number, T extends string[] = []> = T["length"] extends N ? T : Keys<N, [...T, string]>;
 
 /** The KEYS of script `S`, exactly as many as it declares. */
-export type ScriptKeys<S extends ScriptName> = Keys<(typeof SCRIPT_KEYS)[S]>;
+export type ScriptKeys<S extends FixedScriptName> = Keys<(typeof SCRIPT_KEYS)[S]>;
 
 /** One ARGV entry. */
 export type ScriptArg = string | number;
@@ -53,7 +65,8 @@ export type ScriptArg = string | number;
 /** A loaded script: its source with includes resolved. */
 export interface LoadedScript {
   readonly name: ScriptName;
-  readonly numberOfKeys: number;
+  /** undefined: given per call. */
+  readonly numberOfKeys: number | undefined;
   readonly lua: string;
 }
 
@@ -65,7 +78,7 @@ export type ScriptConstants = Readonly<Record<string, number>>;
 
 const LUA_DIR = new URL("./lua/", import.meta.url);
 const INCLUDE_DIR = new URL("./lua/includes/", import.meta.url);
-const FILE_NAME = /^([A-Za-z]+)-(\d+)\.lua$/;
+const FILE_NAME = /^([A-Za-z]+)-(\d+|n)\.lua$/;
 const INCLUDE_LINE = /^--\s*@include\s+"([A-Za-z0-9_]+)"\s*$/gm;
 /** Command names on the client: a prefix keeps them apart from ioredis' own methods. */
 const COMMAND_PREFIX = "pb_";
@@ -81,8 +94,12 @@ export interface BakedScripts {
   readonly scripts: ReadonlyMap<ScriptName, LoadedScript>;
 }
 
-function isScriptName(name: string): name is ScriptName {
+function isFixedScriptName(name: string): name is FixedScriptName {
   return Object.hasOwn(SCRIPT_KEYS, name);
+}
+
+function isVariadicScriptName(name: string): name is VariadicScriptName {
+  return (VARIADIC_SCRIPTS as readonly string[]).includes(name);
 }
 
 /** Replace include lines by the files' content, each include once (nested includes too). */
@@ -103,14 +120,19 @@ export function loadScripts(): ReadonlyMap<ScriptName, LoadedScript> {
     const m = FILE_NAME.exec(file);
     if (m === null) continue;
     const [, name = "", keys = ""] = m;
-    if (!isScriptName(name)) throw new Error(`unexpected Lua script ${file}`);
-    const numberOfKeys = Number(keys);
-    if (numberOfKeys !== SCRIPT_KEYS[name]) throw new Error(`${file}: expected ${SCRIPT_KEYS[name]} keys`);
-    const lua = resolveIncludes(readFileSync(new URL(file, LUA_DIR), "utf8"), new Set());
-    scripts.set(name, { name, numberOfKeys, lua });
+    const lua = () => resolveIncludes(readFileSync(new URL(file, LUA_DIR), "utf8"), new Set());
+    if (isFixedScriptName(name)) {
+      if (Number(keys) !== SCRIPT_KEYS[name]) throw new Error(`${file}: expected ${SCRIPT_KEYS[name]} keys`);
+      scripts.set(name, { name, numberOfKeys: SCRIPT_KEYS[name], lua: lua() });
+    } else if (isVariadicScriptName(name)) {
+      if (keys !== "n") throw new Error(`${file}: expected ${name}-n.lua (its number of keys varies)`);
+      scripts.set(name, { name, numberOfKeys: undefined, lua: lua() });
+    } else {
+      throw new Error(`unexpected Lua script ${file}`);
+    }
   }
-  for (const name of Object.keys(SCRIPT_KEYS)) {
-    if (!isScriptName(name) || !scripts.has(name)) throw new Error(`Lua script ${name} is missing`);
+  for (const name of [...Object.keys(SCRIPT_KEYS), ...VARIADIC_SCRIPTS]) {
+    if (!scripts.has(name as ScriptName)) throw new Error(`Lua script ${name} is missing`);
   }
   loaded = scripts;
   return scripts;
@@ -170,7 +192,10 @@ export function registerScripts(client: RedisClient, constants: ScriptConstants)
   }
   if (tags.has(tag)) return prefix;
   for (const script of scripts.values()) {
-    client.defineCommand(prefix + script.name, { lua: script.lua, numberOfKeys: script.numberOfKeys });
+    client.defineCommand(
+      prefix + script.name,
+      script.numberOfKeys === undefined ? { lua: script.lua } : { lua: script.lua, numberOfKeys: script.numberOfKeys },
+    );
   }
   tags.add(tag);
   return prefix;
@@ -206,15 +231,24 @@ export class ScriptRunner {
   }
 
   /** Run script `name` with its keys and arguments; resolves with the raw reply. */
-  async run<S extends ScriptName>(
+  async run<S extends FixedScriptName>(
     name: S,
     keys: ScriptKeys<S> & readonly string[],
     args: readonly ScriptArg[],
   ): Promise<unknown> {
+    const keyList: readonly string[] = keys;
+    return this.invoke(name, [...keyList, ...args]);
+  }
+
+  /** Run script `name`, whose number of keys varies, with `keys` and `args`. */
+  async runVariadic(name: VariadicScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
+    return this.invoke(name, [keys.length, ...keys, ...args]);
+  }
+
+  private invoke(name: ScriptName, argv: ScriptArg[]): Promise<unknown> {
     const command: unknown = Reflect.get(this.client, this.prefix + name);
     if (!isScriptCommand(command)) throw new Error(`script ${name} is not registered`);
-    const keyList: readonly string[] = keys;
-    return this.call(() => command.apply(this.client, [...keyList, ...args]));
+    return this.call(() => command.apply(this.client, argv));
   }
 
   /** Run one client call with the store's readiness wait and error mapping. */

@@ -1,0 +1,44 @@
+/**
+ * What a host resolves to under a pool's policy set (its effective policy and the domain-keys it
+ * had under retired sets), remembered per set: a policy set is immutable and replaced whole on a
+ * reload, so its entries never go stale, and the acquire path does not match every pattern of the
+ * set against the host on every call.
+ */
+import { effectivePolicy, shadowKeys } from "@proxybroker/sdk/model";
+import type { EffectivePolicy, PolicyDefaults, PolicySet } from "@proxybroker/sdk/model";
+
+/** A host under one policy set. */
+export interface HostPolicy {
+  readonly eff: EffectivePolicy;
+  readonly shadowKeys: readonly string[];
+}
+
+/** Hosts remembered per policy set; beyond this many, the set's memory starts over. */
+export const MAX_HOSTS_PER_SET = 10_000;
+
+const NO_SHADOWS: readonly string[] = Object.freeze([]);
+
+export class HostPolicies {
+  private readonly bySet = new WeakMap<PolicySet, Map<string, HostPolicy>>();
+
+  constructor(private readonly defaults: PolicyDefaults) {}
+
+  /** `host` (normalised) under `set`. */
+  of(set: PolicySet, host: string): HostPolicy {
+    let hosts = this.bySet.get(set);
+    if (hosts === undefined) {
+      hosts = new Map();
+      this.bySet.set(set, hosts);
+    }
+    const known = hosts.get(host);
+    if (known !== undefined) return known;
+    const eff = effectivePolicy(set.policies, host, this.defaults);
+    const resolved: HostPolicy = {
+      eff,
+      shadowKeys: set.history.length === 0 ? NO_SHADOWS : Object.freeze(shadowKeys(set, host, eff.domainKey)),
+    };
+    if (hosts.size >= MAX_HOSTS_PER_SET) hosts.clear();
+    hosts.set(host, resolved);
+    return resolved;
+  }
+}
