@@ -132,7 +132,8 @@ async function main(): Promise<void> {
         line("start", first),
         line("middle", middle),
         line("end", last),
-        `  broker heap end/start ${(last.heapMb / first.heapMb).toFixed(2)}×, Redis memory end/start ${(last.redisMb / first.redisMb).toFixed(2)}×`,
+        `  broker heap end/start ${(last.heapMb / first.heapMb).toFixed(2)}×, RSS end/middle ${(last.rssMb / middle.rssMb).toFixed(2)}×; Redis memory end/start ${(last.redisMb / first.redisMb).toFixed(2)}×, end/middle ${(last.redisMb / middle.redisMb).toFixed(2)}×`,
+        "  (Redis fills for the first minute: the request log keeps each acquire 60 s; pairs appear as proxies meet domains)",
         "",
       ].join("\n"),
     );

@@ -4,12 +4,14 @@
  * reload, so its entries never go stale, and the acquire path does not match every pattern of the
  * set against the host on every call.
  */
-import { effectivePolicy, shadowKeys } from "@proxybroker/sdk/model";
-import type { EffectivePolicy, PolicyDefaults, PolicySet } from "@proxybroker/sdk/model";
+import { effectivePolicy, policyParams, shadowKeys } from "@proxybroker/sdk/model";
+import type { EffectivePolicy, PolicyDefaults, PolicyParams, PolicySet } from "@proxybroker/sdk/model";
 
 /** A host under one policy set. */
 export interface HostPolicy {
   readonly eff: EffectivePolicy;
+  /** The acquire parameters `eff` sets. */
+  readonly params: PolicyParams;
   readonly shadowKeys: readonly string[];
 }
 
@@ -35,6 +37,7 @@ export class HostPolicies {
     const eff = effectivePolicy(set.policies, host, this.defaults);
     const resolved: HostPolicy = {
       eff,
+      params: policyParams(eff),
       shadowKeys: set.history.length === 0 ? NO_SHADOWS : Object.freeze(shadowKeys(set, host, eff.domainKey)),
     };
     if (hosts.size >= MAX_HOSTS_PER_SET) hosts.clear();

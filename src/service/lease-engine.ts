@@ -338,18 +338,11 @@ export class LeaseEngine {
   }
 
   private paramsOf(spec: AcquireSpec, set: PolicySet): AcquireParams {
-    const { eff, shadowKeys } = this.hosts.of(set, spec.host);
+    const { eff, params: fromPolicy, shadowKeys } = this.hosts.of(set, spec.host);
     const ttlMs = spec.ttlMs > 0 ? spec.ttlMs : eff.defaultTtlMs;
     if (ttlMs > this.longestTtlMs) this.longestTtlMs = ttlMs;
     const params: AcquireParams = {
-      domainKey: eff.domainKey,
-      maxConcurrency: eff.maxConcurrency,
-      minIntervalMs: eff.minIntervalMs,
-      pacing: eff.pacing,
-      jitterMs: eff.jitterMs,
-      adaptive: eff.adaptive,
-      maxIntervalMs: eff.maxIntervalMs,
-      banTtlMs: eff.banTtlMs,
+      ...fromPolicy,
       pool: spec.pool,
       workerId: spec.workerId,
       ttlMs,

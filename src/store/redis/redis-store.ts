@@ -1,5 +1,6 @@
 /**
- * The Redis `LeaseStore`: one Lua script call per operation (G5), every key of a pool under the
+ * The Redis `LeaseStore`: one Lua script step per operation (G5; the lease operations of one
+ * event-loop turn share one call, see lease-batch.ts), every key of a pool under the
  * hash tag `{pool}` (Redis Cluster ready), any broker replica can renew or release any lease
  * (the lease id names its keys). Semantics: docs/store-semantics.md.
  */

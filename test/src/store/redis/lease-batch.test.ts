@@ -106,7 +106,7 @@ describe("RedisStore lease batches", () => {
     const batched = await openStore();
     const alone = await openStore(1);
     try {
-      for (const { store, addProxies } of [batched, alone]) {
+      for (const { addProxies } of [batched, alone]) {
         await addProxies("a", 5);
         await addProxies("b", 5);
       }

@@ -35,6 +35,29 @@ async function deleteKeys(token: string): Promise<void> {
   } while (cursor !== "0");
 }
 
+/** A store on a fresh key prefix with a fake clock (its keys: those containing `token`). */
+function prefixedStore(seed: number) {
+  const token = randomBytes(6).toString("hex");
+  const clock = fakeClock();
+  const store = new RedisStore({
+    client: createRedisClient({ url: server.url }),
+    scoring: DEFAULT_SCORING,
+    clock: () => clock.now(),
+    random: seededRandom(seed),
+    prefix: `pbt-${token}:`,
+  });
+  return { token, clock, store };
+}
+
+/** Acquire parameters of the default pool for shop.example.com at policy `version`. */
+function shopParams(version: string): AcquireParams {
+  return {
+    pool: "default", domainKey: "shop.example.com", workerId: "w", ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 0,
+    pacing: "release", jitterMs: 0, adaptive: true, maxIntervalMs: 60_000, shadowKeys: [], requestId: "", proxyId: "",
+    banTtlMs: 60_000, policyVersion: version, sessionKey: "", sessionTtlMs: 600_000, tier: "", labels: {},
+  };
+}
+
 describeStoreConformance("RedisStore", async ({ clock, random, scoring }) => {
   const token = randomBytes(6).toString("hex");
   const client = createRedisClient({ url: server.url });
@@ -98,24 +121,11 @@ describe("RedisStore keys", () => {
 
 describe("RedisStore released leases", () => {
   it("leave no key behind; a retried release of one of the pair's last 4 answers released, an older one NOT_FOUND", async () => {
-    const token = randomBytes(6).toString("hex");
-    const clock = fakeClock();
-    const store = new RedisStore({
-      client: createRedisClient({ url: server.url }),
-      scoring: DEFAULT_SCORING,
-      clock: () => clock.now(),
-      random: seededRandom(5),
-      prefix: `pbt-${token}:`,
-    });
+    const { token, clock, store } = prefixedStore(5);
     const success = { kind: "SUCCESS", httpStatus: 200, latencyMs: 5, retryAfterMs: 0 } as const;
     try {
       await store.addProxies("default", [{ id: "10.3.0.1:3128", url: "http://10.3.0.1:3128", tier: "", labels: {} }]);
-      const version = (await store.listPolicies("default")).version;
-      const params: AcquireParams = {
-        pool: "default", domainKey: "shop.example.com", workerId: "w", ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 0,
-        pacing: "release", jitterMs: 0, adaptive: true, maxIntervalMs: 60_000, shadowKeys: [], requestId: "", proxyId: "",
-        banTtlMs: 60_000, policyVersion: version, sessionKey: "", sessionTtlMs: 600_000, tier: "", labels: {},
-      };
+      const params = shopParams((await store.listPolicies("default")).version);
       const leases = [];
       for (let i = 0; i < 50; i++) {
         const r = await store.acquire(params);
@@ -143,20 +153,8 @@ describe("RedisStore released leases", () => {
 
 describe("RedisStore after a loss of state", () => {
   it("a wiped pool gets a new epoch with grants held, and fencing tokens keep increasing", async () => {
-    const token = randomBytes(6).toString("hex");
-    const clock = fakeClock();
-    const store = new RedisStore({
-      client: createRedisClient({ url: server.url }),
-      scoring: DEFAULT_SCORING,
-      clock: () => clock.now(),
-      random: seededRandom(11),
-      prefix: `pbt-${token}:`,
-    });
-    const params = (version: string): AcquireParams => ({
-      pool: "default", domainKey: "shop.example.com", workerId: "w", ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 0,
-      pacing: "release", jitterMs: 0, adaptive: true, maxIntervalMs: 60_000, shadowKeys: [], requestId: "", proxyId: "",
-      banTtlMs: 60_000, policyVersion: version, sessionKey: "", sessionTtlMs: 600_000, tier: "", labels: {},
-    });
+    const { token, clock, store } = prefixedStore(11);
+    const params = shopParams;
     const proxy = { id: "10.9.0.1:3128", url: "http://10.9.0.1:3128", tier: "", labels: {} };
     try {
       await store.addProxies("default", [proxy]);
