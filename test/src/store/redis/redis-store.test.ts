@@ -73,15 +73,7 @@ describeStoreConformance("RedisStore", async ({ clock, random, scoring }) => {
 
 describe("RedisStore keys", () => {
   it("carry the store's prefix, and all keys of one pool share the pool's hash tag", async () => {
-    const token = randomBytes(6).toString("hex");
-    const clock = fakeClock();
-    const store = new RedisStore({
-      client: createRedisClient({ url: server.url }),
-      scoring: DEFAULT_SCORING,
-      clock: () => clock.now(),
-      random: seededRandom(7),
-      prefix: `pbt-${token}:`,
-    });
+    const { token, clock, store } = prefixedStore(7);
     try {
       const pool = "tagged";
       await store.addProxies(pool, [{ id: "10.2.0.1:3128", url: "http://10.2.0.1:3128", tier: "datacenter", labels: { country: "de" } }]);
