@@ -103,7 +103,13 @@ local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, ad
   -- the g field: the gap after an end with the "release" anchor, -1 with "grant"
   local gField, gap = -1, 0
   if A[14] == 'r' then gField, gap = interval, interval end
-  local pacing = baseInterval .. ':' .. minInterval .. ':' .. A[17] .. ':' .. A[16]
+  -- (the policy's own text when the interval is the policy's: no number formatted)
+  local pacing
+  if baseInterval == minInterval then
+    pacing = A[7] .. ':' .. A[7] .. ':' .. A[17] .. ':' .. A[16]
+  else
+    pacing = baseInterval .. ':' .. minInterval .. ':' .. A[17] .. ':' .. A[16]
+  end
   local u = tonumber(pr[1]) or 0
   if interval > 0 then u = math.max(u, now + interval) end
   local gcUntil = pairGcDue(pr[6], math.max(now, u))

@@ -79,6 +79,14 @@ end
 -- The Lua mirror of adaptOnRateLimited / adaptOnSuccess in sdk/src/model/scoring.ts.
 local function adaptDomain(base, dk, kind, p, now)
   if kind ~= 'R' and kind ~= 'S' then return end
+  if kind == 'S' then
+    -- the common case, without a pattern match: a success of a grant at the policy's own
+    -- interval (base = min, or never granted here) lowers nothing
+    if not p then return end
+    local i = string.find(p, ':', 1, true)
+    local j = i and string.find(p, ':', i + 1, true)
+    if j and string.sub(p, 1, i - 1) == string.sub(p, i + 1, j - 1) then return end
+  end
   local pb, pmin, pmax, pad = string.match(p or '0:0:0:1', '^(%d+):(%d+):(%d+):([01])$')
   if pad ~= '1' then return end
   pb, pmin, pmax = tonumber(pb), tonumber(pmin), tonumber(pmax)
