@@ -165,10 +165,10 @@ export function checkOutcome(outcome: Outcome | undefined, limits: Pick<RequestL
 
 /** Check a release request (and its `next` acquire, for `caller`). */
 export function checkRelease(req: ReleaseLeaseRequest, limits: RequestLimits, caller = ""): ReleaseSpec {
-  const base = {
-    leaseId: checkLeaseId(req.leaseId),
-    fencingToken: fencingToken(req.fencingToken),
-    outcome: checkOutcome(req.outcome, limits),
-  };
-  return req.next === undefined ? base : { ...base, next: checkAcquire(req.next, limits, caller) };
+  const leaseId = checkLeaseId(req.leaseId);
+  const token = fencingToken(req.fencingToken);
+  const outcome = checkOutcome(req.outcome, limits);
+  // no `{ ...base, next }`: a spread followed by a property is V8's slow path on Node 20 (~0.7 µs)
+  if (req.next === undefined) return { leaseId, fencingToken: token, outcome };
+  return { leaseId, fencingToken: token, outcome, next: checkAcquire(req.next, limits, caller) };
 }
