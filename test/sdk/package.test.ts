@@ -104,14 +104,21 @@ export const service: string = ProxyBroker.typeName;
     const { stdout: version } = await run("npx", ["proxybroker", "--version"], { cwd: app });
     expect(version.trim()).toMatch(/^\d+\.\d+\.\d+$/);
     const port = await freePort();
-    const serve = spawn("npx", ["proxybroker", "serve"], { cwd: app, env: { ...process.env, REDIS_URL: "", LISTEN_ADDRESS: `127.0.0.1:${port}` } });
+    // the installed command itself, not through npx: a SIGTERM to npx left the server running
+    const serve = spawn(join(app, "node_modules/.bin/proxybroker"), ["serve"], { cwd: app, env: { ...process.env, REDIS_URL: "", LISTEN_ADDRESS: `127.0.0.1:${port}` } });
+    const exited = new Promise<number | null>((resolve) => serve.once("exit", (code) => resolve(code)));
     let out = "";
     serve.stderr.on("data", (d: Buffer) => (out += d.toString()));
     try {
       await expect.poll(() => out, { timeout: 30_000 }).toMatch(new RegExp(`listening on 127\\.0\\.0\\.1:${port}`));
       expect(out).toMatch(/node_modules\/proxybroker\/dist\/examples\/proxies\.txt/);
-    } finally {
+      // SIGTERM drains and exits
       serve.kill("SIGTERM");
+      const killer = setTimeout(() => serve.kill("SIGKILL"), 15_000);
+      expect(await exited).toBe(0);
+      clearTimeout(killer);
+    } finally {
+      if (serve.exitCode === null && serve.signalCode === null) serve.kill("SIGKILL");
     }
   });
 });
