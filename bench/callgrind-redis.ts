@@ -4,11 +4,12 @@
  * a measured stretch of work.
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { freePort } from "../test/support/free-port.js";
+import { findOnPath } from "../test/support/redis-server.js";
 
 /** A running redis-server under callgrind. */
 export interface CallgrindRedis {
@@ -18,19 +19,10 @@ export interface CallgrindRedis {
   stop(): Promise<void>;
 }
 
-function onPath(cmd: string): boolean {
-  try {
-    execFileSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Start one; rejects with what to install when valgrind or redis-server is missing. */
 export async function startCallgrindRedis(): Promise<CallgrindRedis> {
   for (const cmd of ["valgrind", "callgrind_control", "redis-server"]) {
-    if (!onPath(cmd)) throw new Error(`${cmd} is not on PATH (Debian: apt-get install -y valgrind redis-server)`);
+    if (findOnPath(cmd) === undefined) throw new Error(`${cmd} is not on PATH (Debian: apt-get install -y valgrind redis-server)`);
   }
   const dir = mkdtempSync(join(tmpdir(), "pb-callgrind-"));
   const port = await freePort();
@@ -73,7 +65,6 @@ export async function startCallgrindRedis(): Promise<CallgrindRedis> {
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
       child.kill("SIGTERM");
       await exited;
-      for (const f of readdirSync(dir)) rmSync(join(dir, f), { force: true });
       rmSync(dir, { recursive: true, force: true });
     },
   };

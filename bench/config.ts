@@ -50,7 +50,8 @@ function num(env: Env, name: string, def: number, min: number): number {
   return v;
 }
 
-function int(env: Env, name: string, def: number, min: number): number {
+/** Integer setting `name` of `env` (≥ `min`; unset or blank: `def`); throws naming a bad value. */
+export function int(env: Env, name: string, def: number, min: number): number {
   const v = num(env, name, def, min);
   if (!Number.isInteger(v)) throw new Error(`${name}=${v} must be an integer`);
   return v;

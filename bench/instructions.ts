@@ -11,14 +11,9 @@ import { createRedisClient, RedisStore } from "../src/store/redis/index.js";
 import { Seed000 } from "../test/support/seed000.js";
 import { addToSeedPool, proxyIds } from "./proxies.js";
 import { startCallgrindRedis, type CallgrindRedis } from "./callgrind-redis.js";
+import { int } from "./config.js";
 
-function setting(name: string, def: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return def;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new RangeError(`${name} must be a positive integer, got "${raw}"`);
-  return n;
-}
+const setting = (name: string, def: number): number => int(process.env, name, def, 1);
 
 const CYCLES = setting("BENCH_IR_CYCLES", 400);
 const WARMUP = setting("BENCH_IR_WARMUP", 100);
@@ -38,6 +33,14 @@ async function loops(cycles: number, one: (w: number, i: number) => Promise<bool
   return done;
 }
 
+/** Instructions per cycle of `one`: a warm-up, then CYCLES cycles counted. */
+async function perCycle(redis: CallgrindRedis, one: (w: number, i: number) => Promise<boolean>): Promise<number> {
+  await loops(WARMUP, one);
+  let done = 0;
+  const ir = await redis.count(async () => void (done = await loops(CYCLES, one)));
+  return ir / done;
+}
+
 async function seedRun(redis: CallgrindRedis): Promise<number> {
   const client = new Redis(redis.url, { commandTimeout: 60_000 });
   try {
@@ -51,10 +54,7 @@ async function seedRun(redis: CallgrindRedis): Promise<number> {
       await seed.giveBack(addr, domain, "success");
       return true;
     };
-    await loops(WARMUP, one);
-    let done = 0;
-    const ir = await redis.count(async () => void (done = await loops(CYCLES, one)));
-    return ir / done;
+    return await perCycle(redis, one);
   } finally {
     client.disconnect();
   }
@@ -89,10 +89,7 @@ async function storeRun(redis: CallgrindRedis, maxBatch: number): Promise<number
       held.set(w, rel.next ?? { kind: "denied", retryAfterMs: 0 });
       return true;
     };
-    await loops(WARMUP, one);
-    let done = 0;
-    const ir = await redis.count(async () => void (done = await loops(CYCLES, one)));
-    return ir / done;
+    return await perCycle(redis, one);
   } finally {
     await store.close();
   }

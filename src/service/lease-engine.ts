@@ -68,9 +68,8 @@ export class LeaseEngine {
   private readonly queues: WaitQueues<LeaseView>;
   /** The longest TTL this broker granted or renewed: what a loss of state may have left running. */
   private longestTtlMs: number;
-  private readonly used = new Map<string, Promise<void>>();
-  /** Pools whose `beforeFirstUse` succeeded (and has not been invalidated since). */
-  private readonly ready = new Set<string>();
+  /** `beforeFirstUse` per pool: running (its promise), or done (true) until invalidated. */
+  private readonly used = new Map<string, Promise<void> | true>();
   private readonly hosts: HostPolicies;
   /** The store's server id as last seen (undefined: not yet). */
   private server: string | undefined;
@@ -108,21 +107,20 @@ export class LeaseEngine {
   private firstUse(pool: string): Promise<void> {
     const hook = this.opts.beforeFirstUse;
     if (hook === undefined) return Promise.resolve();
-    let done = this.used.get(pool);
-    if (done === undefined) {
-      const first = hook(pool);
-      done = first;
-      this.used.set(pool, first);
-      first.then(
-        () => {
-          if (this.used.get(pool) === first) this.ready.add(pool);
-        },
-        () => {
-          if (this.used.get(pool) === first) this.used.delete(pool);
-        },
-      );
-    }
-    return done;
+    const known = this.used.get(pool);
+    if (known === true) return Promise.resolve();
+    if (known !== undefined) return known;
+    const first = hook(pool);
+    this.used.set(pool, first);
+    first.then(
+      () => {
+        if (this.used.get(pool) === first) this.used.set(pool, true);
+      },
+      () => {
+        if (this.used.get(pool) === first) this.used.delete(pool);
+      },
+    );
+    return first;
   }
 
   /**
@@ -135,7 +133,6 @@ export class LeaseEngine {
     } catch (err) {
       if (err instanceof StoreUnavailableError) {
         this.used.clear();
-        this.ready.clear();
         // a failover or restart shows as calls that fail: before the next grant, the server is
         // checked — another one may have missed the last writes (a lease granted just before)
         this.verifyServer = true;
@@ -339,7 +336,7 @@ export class LeaseEngine {
   private resolveNow(spec: AcquireSpec): AcquireParams | undefined {
     const set = this.policies.cached(spec.pool);
     if (set === undefined) return undefined;
-    if (this.opts.beforeFirstUse !== undefined && !this.ready.has(spec.pool)) return undefined;
+    if (this.opts.beforeFirstUse !== undefined && this.used.get(spec.pool) !== true) return undefined;
     return this.paramsOf(spec, set);
   }
 

@@ -182,7 +182,8 @@ function answersPing(port: number): Promise<boolean> {
   });
 }
 
-function findOnPath(name: string): string | undefined {
+/** The executable `name` on PATH, or undefined. */
+export function findOnPath(name: string): string | undefined {
   for (const dir of (process.env["PATH"] ?? "").split(delimiter)) {
     if (dir === "") continue;
     const candidate = join(dir, name);

@@ -110,10 +110,16 @@ export class LeaseBatcher {
 
 /** Hand each operation its part of a leaseBatch reply. */
 function settle(batch: readonly Queued[], reply: unknown): void {
+  let a: unknown[];
+  try {
+    a = asArray(reply);
+  } catch (err: unknown) {
+    for (const q of batch) q.reject(err);
+    return;
+  }
   let i = 0;
   for (const q of batch) {
     try {
-      const a = asArray(reply);
       if (i >= a.length) throw new ScriptReplyError("leaseBatch answered fewer operations than it was given");
       const n = num(a, i);
       if (n < 0) {
