@@ -1,6 +1,7 @@
 import type { ScoringConfig } from "@proxybroker/sdk/model";
 import { DEFAULT_SCORING } from "@proxybroker/sdk/model";
 import { LOG_LEVELS, logLevel } from "./log-level.js";
+import { parseShardCounts, ShardMap, type ShardCounts } from "../store/sharded/shard-map.js";
 
 /**
  * Every setting of the broker: one environment variable each, its default beside it. Loaded once
@@ -28,6 +29,8 @@ export interface Settings {
   readonly redisCommandTimeoutMs: number;
   /** REDIS_BATCH_MAX — lease operations of one pool coalesced into one script call at most (1 = none). */
   readonly redisBatchMax: number;
+  /** POOL_SHARDS — shards per pool: `n` for every pool and/or `pool=n,…` (docs/sharding.md); "" = none. */
+  readonly poolShards: ShardCounts;
   /** LEASE_TTL_DEFAULT_MS / LEASE_TTL_MIN_MS / LEASE_TTL_MAX_MS — G3. */
   readonly ttlDefaultMs: number;
   readonly ttlMinMs: number;
@@ -162,6 +165,15 @@ function loadScoring(env: Env): ScoringConfig {
   };
 }
 
+/** POOL_SHARDS, or a `SettingsError` naming what is wrong. */
+function shardCounts(text: string): ShardCounts {
+  try {
+    return parseShardCounts(text);
+  } catch (err: unknown) {
+    throw new SettingsError(`POOL_SHARDS=${text}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
 /** Read and validate all settings; throws `SettingsError` naming the first bad variable. */
 export function loadSettings(env: Env = process.env): Settings {
   const s: Settings = {
@@ -176,6 +188,7 @@ export function loadSettings(env: Env = process.env): Settings {
     redisKeyPrefix: str(env, "REDIS_KEY_PREFIX", "pb"),
     redisCommandTimeoutMs: num(env, "REDIS_COMMAND_TIMEOUT_MS", 1000, { min: 10, max: 60_000 }),
     redisBatchMax: num(env, "REDIS_BATCH_MAX", 32, { min: 1, max: 256 }),
+    poolShards: shardCounts(str(env, "POOL_SHARDS", "")),
     ttlDefaultMs: num(env, "LEASE_TTL_DEFAULT_MS", 30_000, { min: 1, max: MS_DAY }),
     ttlMinMs: num(env, "LEASE_TTL_MIN_MS", 1_000, { min: 1, max: MS_DAY }),
     ttlMaxMs: num(env, "LEASE_TTL_MAX_MS", 3_600_000, { min: 1, max: MS_DAY }),
@@ -219,6 +232,9 @@ export function loadSettings(env: Env = process.env): Settings {
   }
   if (s.scoring.quarantineBaseMs > s.scoring.quarantineMaxMs) {
     throw new SettingsError("QUARANTINE_TTL_MS must not exceed QUARANTINE_MAX_MS");
+  }
+  if (new ShardMap(s.poolShards).any() && s.redisUrl === "" && s.redisClusterNodes.length === 0) {
+    throw new SettingsError("POOL_SHARDS needs REDIS_URL or REDIS_CLUSTER_NODES (the embedded store is one process)");
   }
   if (s.redisUrl !== "" && s.redisClusterNodes.length > 0) throw new SettingsError("REDIS_URL and REDIS_CLUSTER_NODES go apart: set one of them");
   for (const node of s.redisClusterNodes) {

@@ -2,6 +2,8 @@ import type { ScoringConfig } from "@proxybroker/sdk/model";
 import { MemoryStore } from "@proxybroker/sdk/engine";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 import { RedisStore, createRedisClient, createRedisCluster, type RedisClient } from "./redis/index.js";
+import { ShardedStore } from "./sharded/sharded-store.js";
+import { ShardMap, type ShardCounts } from "./sharded/shard-map.js";
 
 /** Which store to run on: a Redis Cluster or one Redis when given, else the embedded in-process engine. */
 export interface StoreChoice {
@@ -12,6 +14,8 @@ export interface StoreChoice {
   readonly redisCommandTimeoutMs: number;
   /** Lease operations of one pool per script call at most (1 = one call each). */
   readonly redisBatchMax: number;
+  /** Shards per pool (POOL_SHARDS); with none, the Redis store serves every pool itself. */
+  readonly poolShards: ShardCounts;
   readonly scoring: ScoringConfig;
   /** The longest lease TTL: replaced policy sets are kept twice as long. */
   readonly ttlMaxMs: number;
@@ -30,6 +34,8 @@ export function createStore(choice: StoreChoice): CreatedStore {
   const client = cluster
     ? createRedisCluster({ nodes: choice.redisClusterNodes, commandTimeoutMs: choice.redisCommandTimeoutMs })
     : createRedisClient({ url: choice.redisUrl, commandTimeoutMs: choice.redisCommandTimeoutMs });
-  const store = new RedisStore({ client, scoring: choice.scoring, prefix: choice.redisKeyPrefix, policyHistoryMs, maxBatch: choice.redisBatchMax });
+  const redis = new RedisStore({ client, scoring: choice.scoring, prefix: choice.redisKeyPrefix, policyHistoryMs, maxBatch: choice.redisBatchMax });
+  const shards = new ShardMap(choice.poolShards);
+  const store = shards.any() ? new ShardedStore({ inner: redis, shards }) : redis;
   return { store, kind: "redis", client };
 }

@@ -16,6 +16,8 @@ import type { LeaseStore } from "@proxybroker/sdk/engine";
 import { BrokerServer } from "../../src/server/broker-server.js";
 import type { BrokerServerSettings } from "../../src/server/broker-server.js";
 import { RedisStore, createRedisClient, createRedisCluster } from "../../src/store/redis/index.js";
+import { ShardedStore } from "../../src/store/sharded/sharded-store.js";
+import { ShardMap } from "../../src/store/sharded/shard-map.js";
 import type { TokenTable } from "../../src/security/tokens.js";
 
 export type StoreKind = "embedded" | "redis" | "cluster";
@@ -82,6 +84,8 @@ export async function startBroker(opts: {
   credentials?: grpc.ChannelCredentials;
   /** The broker's log (none by default). */
   logger?: Logger;
+  /** Shards of every pool (POOL_SHARDS) on a Redis store or cluster; 1 (unsharded) by default. */
+  shards?: number;
 }): Promise<TestBroker> {
   const scoring = opts.scoring ?? DEFAULT_SCORING;
   let store: LeaseStore;
@@ -94,6 +98,10 @@ export async function startBroker(opts: {
     store = new RedisStore({ client: createRedisCluster({ nodes: opts.clusterNodes }), scoring, prefix: opts.prefix ?? uniquePrefix() });
   } else {
     store = new MemoryStore({ scoring });
+  }
+  if ((opts.shards ?? 1) > 1) {
+    if (!(store instanceof RedisStore)) throw new Error("shards need the redis or cluster store");
+    store = new ShardedStore({ inner: store, shards: new ShardMap({ all: opts.shards ?? 1, byPool: {} }) });
   }
   const tokens = opts.tokens;
   const server = await BrokerServer.start({

@@ -28,9 +28,10 @@
 /** Default key prefix (a prefix that ends with ":" gets no second one). */
 export const DEFAULT_PREFIX = "pb";
 
-const POOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** A pool, or shard i (1..63) of a sharded pool: `<pool>~<i>` (src/store/sharded). */
+const POOL_NAME = /^[A-Za-z0-9_-]{1,64}(?:~[1-9]\d?)?$/;
 
-/** Whether `pool` is a valid pool name (`[A-Za-z0-9_-]{1,64}`). */
+/** Whether `pool` is a valid store pool name (`[A-Za-z0-9_-]{1,64}`, or a shard of one). */
 export function isPoolName(pool: string): boolean {
   return POOL_NAME.test(pool);
 }
@@ -80,6 +81,11 @@ export class PoolKeys {
   /** The busy index of a domain-key. */
   busy(domainKey: string): string {
     return `${this.base}b:${domainKey}`;
+  }
+
+  /** The adaptive pacing of a domain-key. */
+  pacing(domainKey: string): string {
+    return `${this.base}d:${domainKey}`;
   }
 
   /** The state of the pair (proxy, domain-key). */

@@ -275,6 +275,20 @@ export class RedisStore implements LeaseStore {
     return out;
   }
 
+  /**
+   * Raise the adaptive pacing of `pacing.domainKey` in `pool` to `pacing` where it is higher (never
+   * lowers): how a sharded pool spreads what one shard learned of a site to its other shards.
+   */
+  async raisePacing(pool: string, pacing: DomainPacing): Promise<void> {
+    const keys = this.env.keys.pool(pool);
+    await this.env.runner.run("raisePacing", [keys.pacing(pacing.domainKey), keys.adapted], [
+      pacing.domainKey,
+      Math.max(0, Math.floor(pacing.adaptiveMs)),
+      Math.max(0, Math.floor(pacing.learnedMs)),
+      Math.max(0, Math.floor(pacing.learnedAt)),
+    ]);
+  }
+
   async ensureEpoch(pool: string, request: EpochRequest): Promise<EpochState> {
     const keys = this.env.keys.pool(pool);
     const a = asArray(

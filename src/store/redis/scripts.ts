@@ -36,6 +36,7 @@ export const SCRIPT_KEYS = {
   reserve: 1,
   proxyAction: 3,
   campaign: 2,
+  raisePacing: 2,
 } as const;
 
 /**

@@ -12,6 +12,7 @@ describe("settings", () => {
     expect(s.scoring.delta.PROXY_ERROR).toBe(-15);
     expect(s.scoring.quarantineBaseMs).toBe(600_000);
     expect(s.healthLeaderTtlMs).toBe(10_000);
+    expect(s.poolShards).toEqual({ all: 1, byPool: {} });
   });
 
   it("reads every value from the environment", () => {
@@ -21,6 +22,7 @@ describe("settings", () => {
     expect(s.scoring.floor).toBe(20);
     expect(s.scoring.maxQuarantines).toBe(5);
     expect(s.healthCheckUrl).toBe("http://x.example/");
+    expect(loadSettings({ REDIS_URL: "redis://r:6379", POOL_SHARDS: "2,big=8" }).poolShards).toEqual({ all: 2, byPool: { big: 8 } });
   });
 
   it("refuses bad values, naming the variable", () => {
@@ -34,6 +36,8 @@ describe("settings", () => {
       [{ PROXIES_POOL: "a b" }, /PROXIES_POOL/],
       [{ LOG_LEVEL: "chatty" }, /LOG_LEVEL=chatty/],
       [{ HEALTH_CHECK_URLS: "eu" }, /HEALTH_CHECK_URLS/],
+      [{ REDIS_URL: "redis://r:6379", POOL_SHARDS: "big=0" }, /POOL_SHARDS=big=0/],
+      [{ POOL_SHARDS: "4" }, /POOL_SHARDS needs REDIS_URL/],
     ];
     for (const [env, message] of cases) {
       expect(() => loadSettings(env)).toThrow(SettingsError);

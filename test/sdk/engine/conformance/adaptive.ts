@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { AcquireParams, LeaseView } from "@proxybroker/sdk/model";
-import { acq, addProxies, DOMAIN, grant, openStore, release, type Harness, type StoreFactory } from "./harness.js";
+import { acq, addProxies, DOMAIN, grant, openStore, release, type Harness, type StoreFactory, type ConformanceOptions, poolWide } from "./harness.js";
 
 /** The adaptive interval of the test domain-key now. */
 async function adaptiveMs(h: Harness, domainKey = DOMAIN): Promise<number> {
@@ -27,7 +27,7 @@ async function cycle(h: Harness, params: AcquireParams, kind: "SUCCESS" | "RATE_
   throw new Error("never granted");
 }
 
-export function adaptiveSuite(factory: StoreFactory): void {
+export function adaptiveSuite(factory: StoreFactory, options: ConformanceOptions = {}): void {
   describe("§2 adaptive pacing", () => {
     it("a domain-key nobody configured starts at 0, and a RATE_LIMITED starts its interval", async () => {
       const h = await openStore(factory);
@@ -88,33 +88,35 @@ export function adaptiveSuite(factory: StoreFactory): void {
       expect(r).toEqual({ kind: "denied", retryAfterMs: h.scoring.adaptive.startMs });
     });
 
-    it("successes lower it by `decrease`, once per interval, down to margin × the learned limit", async () => {
-      const h = await openStore(factory);
-      await addProxies(h, 4);
-      const cfg = h.scoring.adaptive;
-      const p = acq({ adaptive: true, minIntervalMs: 400 });
-      await cycle(h, p, "RATE_LIMITED"); // granted at 400: learned 400, interval 800
-      expect(await adaptiveMs(h)).toBe(800);
-      await cycle(h, p, "SUCCESS");
-      const once = Math.round(800 * (1 - cfg.decrease));
-      expect(await adaptiveMs(h)).toBe(once);
-      // more successes within the same interval change nothing
-      await cycle(h, p, "SUCCESS");
-      await cycle(h, p, "SUCCESS");
-      expect(await adaptiveMs(h)).toBe(once);
-      const lowerAll = async (): Promise<void> => {
-        for (let i = 0; i < 40; i++) {
-          h.clock.advance(await adaptiveMs(h));
-          await cycle(h, p, "SUCCESS");
-        }
-      };
-      await lowerAll();
-      expect(await adaptiveMs(h)).toBe(Math.round(400 * cfg.margin));
-      // once the learned limit is forgotten, it falls back to the policy's interval (0 = not raised)
-      h.clock.advance(cfg.memoryMs);
-      await lowerAll();
-      expect(await adaptiveMs(h)).toBe(0);
-    });
+    if (poolWide(options)) {
+      it("successes lower it by `decrease`, once per interval, down to margin × the learned limit", async () => {
+        const h = await openStore(factory);
+        await addProxies(h, 4);
+        const cfg = h.scoring.adaptive;
+        const p = acq({ adaptive: true, minIntervalMs: 400 });
+        await cycle(h, p, "RATE_LIMITED"); // granted at 400: learned 400, interval 800
+        expect(await adaptiveMs(h)).toBe(800);
+        await cycle(h, p, "SUCCESS");
+        const once = Math.round(800 * (1 - cfg.decrease));
+        expect(await adaptiveMs(h)).toBe(once);
+        // more successes within the same interval change nothing
+        await cycle(h, p, "SUCCESS");
+        await cycle(h, p, "SUCCESS");
+        expect(await adaptiveMs(h)).toBe(once);
+        const lowerAll = async (): Promise<void> => {
+          for (let i = 0; i < 40; i++) {
+            h.clock.advance(await adaptiveMs(h));
+            await cycle(h, p, "SUCCESS");
+          }
+        };
+        await lowerAll();
+        expect(await adaptiveMs(h)).toBe(Math.round(400 * cfg.margin));
+        // once the learned limit is forgotten, it falls back to the policy's interval (0 = not raised)
+        h.clock.advance(cfg.memoryMs);
+        await lowerAll();
+        expect(await adaptiveMs(h)).toBe(0);
+      });
+    }
 
     it("never goes below the policy's interval, and the cap bounds it", async () => {
       const h = await openStore(factory);

@@ -25,6 +25,22 @@ export interface StoreDeps {
   readonly scoring: ScoringConfig;
 }
 
+/** What the suite knows of the store under test beyond the LeaseStore interface. */
+export interface ConformanceOptions {
+  /**
+   * Its pools are sharded (src/store/sharded): the score order and top band of G7, the order of
+   * events of different shards within one millisecond, and the lowering of an adaptive interval
+   * hold per shard, not per pool (docs/sharding.md). The tests of those pool-wide properties are
+   * not registered; test/src/store/sharded tests what holds instead.
+   */
+  readonly sharded?: boolean;
+}
+
+/** Whether the tests of pool-wide properties apply (see `ConformanceOptions.sharded`). */
+export function poolWide(options: ConformanceOptions): boolean {
+  return options.sharded !== true;
+}
+
 /** Builds a fresh, empty store for one test; `cleanup` releases whatever it holds. */
 export type StoreFactory = (deps: StoreDeps) => Promise<{ store: LeaseStore; cleanup(): Promise<void> }>;
 

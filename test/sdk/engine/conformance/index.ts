@@ -7,7 +7,7 @@ import { describe } from "vitest";
 import { adaptiveSuite } from "./adaptive.js";
 import { adminSuite } from "./admin.js";
 import { exclusivitySuite } from "./exclusivity.js";
-import type { StoreFactory } from "./harness.js";
+import type { ConformanceOptions, StoreFactory } from "./harness.js";
 import { leaseSuite, proxyIdSuite, reservationSuite, retrySuite } from "./leases.js";
 import { pacingSuite } from "./pacing.js";
 import { epochSuite, poolSuite } from "./pools.js";
@@ -18,26 +18,26 @@ import { selectionSuite } from "./selection.js";
 import { scoringSuite } from "./scoring.js";
 import { sessionSuite } from "./sessions.js";
 
-export type { StoreDeps, StoreFactory } from "./harness.js";
+export type { ConformanceOptions, StoreDeps, StoreFactory } from "./harness.js";
 
 /** Register the conformance suite for one store implementation under `name`. */
-export function describeStoreConformance(name: string, factory: StoreFactory): void {
+export function describeStoreConformance(name: string, factory: StoreFactory, options: ConformanceOptions = {}): void {
   describe(`LeaseStore conformance: ${name}`, () => {
     exclusivitySuite(factory);
     leaseSuite(factory);
     retrySuite(factory);
     proxyIdSuite(factory);
     reservationSuite(factory);
-    pacingSuite(factory);
-    adaptiveSuite(factory);
+    pacingSuite(factory, options);
+    adaptiveSuite(factory, options);
     scoringSuite(factory);
     sessionSuite(factory);
     poolSuite(factory);
     epochSuite(factory);
     adminSuite(factory);
     reportSuite(factory);
-    selectionSuite(factory);
-    eventSuite(factory);
+    selectionSuite(factory, options);
+    eventSuite(factory, options);
     leaderSuite(factory);
   });
 }

@@ -20,6 +20,7 @@ import { brokerProcess } from "../../../support/broker-process.js";
 import { startBroker, uniquePrefix } from "../../../support/broker.js";
 import { StreamClient, granted } from "../../../support/stream-client.js";
 import { describeStoreConformance } from "../../../sdk/engine/conformance/index.js";
+import { ShardMap } from "../../../../src/store/sharded/shard-map.js";
 
 let cluster: RedisCluster;
 
@@ -78,6 +79,31 @@ describe("RedisStore on a Redis Cluster", () => {
       for (let i = 0; i < 6; i++) expect((await store.listPolicies(`pool-${i}`)).proxies).toBe(1);
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe("a sharded pool on a Redis Cluster", () => {
+  it("spreads one pool over the masters; the broker leases every proxy of every shard once, then denies", { timeout: 30_000 }, async () => {
+    const prefix = uniquePrefix();
+    const a = await startBroker({ kind: "cluster", clusterNodes: cluster.addresses, prefix, shards: 6 });
+    const b = await startBroker({ kind: "cluster", clusterNodes: cluster.addresses, prefix, shards: 6 });
+    try {
+      const keys = new KeyBuilder(prefix);
+      const owners = new Set<string>();
+      for (const name of new ShardMap({ all: 6, byPool: {} }).names("default")) owners.add((await cluster.masterOf(keys.pool(name).meta)).address);
+      expect(owners.size).toBeGreaterThan(1);
+      const urls = Array.from({ length: 24 }, (_, i) => `10.6.0.${i + 1}:8080`);
+      await a.admin.addProxies({ proxies: urls.map((url) => ({ url })) });
+      const got = new Set<string>();
+      const clients = [new StreamClient(a.broker), new StreamClient(b.broker)];
+      for (let i = 0; i < 24; i++) got.add(granted(await clients[i % 2]!.acquire({ domain: "big.example", workerId: `w${i}` })).proxy?.id ?? "");
+      expect(got.size).toBe(24);
+      const denied = await clients[0]!.acquire({ domain: "big.example", workerId: "w-late" });
+      expect(denied.case).toBe("denied");
+    } finally {
+      await a.stop();
+      await b.stop();
     }
   });
 });

@@ -1,0 +1,43 @@
+--[[
+  raisePacing: raise a domain-key's adaptive pacing to what another shard of the same pool learned
+  (src/store/sharded: a sharded pool's shards adapt on their own, and a raise on one is spread to
+  the others, so that a site's learned limit holds for every proxy of the pool). Only raises: an
+  interval or a learned limit lower than the shard's own changes nothing, so spreads that cross
+  converge on the highest.
+
+  KEYS[1] `P d:<dk>` adaptive pacing of the domain-key (hash a interval, l learned limit,
+          t learned at, d last lowered at)
+  KEYS[2] `P ad`     adapted domain-keys (zset domain-key → interval)
+  where P = "<prefix>:{<pool>}:".
+
+  ARGV[1] domain-key
+  ARGV[2] adaptive interval (ms)
+  ARGV[3] learned limit (ms)
+  ARGV[4] learned at (epoch ms)
+
+  Keys built in the script: none.
+
+  Output: 1 when something was raised, else 0.
+
+  Error codes: none.
+]]
+-- @include "base"
+
+local d = redis.call('HMGET', KEYS[1], 'a', 'l', 't')
+local a, l, t = tonumber(d[1]) or 0, tonumber(d[2]) or 0, tonumber(d[3]) or 0
+local na, nl, nt = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local set = {}
+if na > a then
+  set[1], set[2] = 'a', na
+  redis.call('ZADD', KEYS[2], na, ARGV[1])
+end
+if nl > l or (nl == l and nl > 0 and nt > t) then
+  set[#set + 1] = 'l'
+  set[#set + 1] = nl
+  set[#set + 1] = 't'
+  set[#set + 1] = nt
+end
+if #set == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(set))
+redis.call('PEXPIRE', KEYS[1], {{adaptiveMemoryMs}} + DAY_MS)
+return 1

@@ -1,0 +1,412 @@
+/**
+ * A pool larger than one Redis node (POOL_SHARDS): a `LeaseStore` that spreads each sharded pool
+ * over several store pools (its shards, see shard-map.ts) of one inner Redis store, and answers
+ * for the pool as a whole. Unsharded pools pass straight through.
+ *
+ * - A proxy and everything about it lives in one shard, so G1, G2 and G4 are kept by the shard's
+ *   own atomic scripts. An acquire tries the shards in the rendezvous order of its domain-key
+ *   (one store step per shard tried), and is denied only when every shard denied it, with the
+ *   earliest retry-after any of them knew. A sticky session lives on the first shard of its own
+ *   key's order; an acquire of one proxy goes to that proxy's shard.
+ * - A lease id names its shard: renewals and releases go there directly. A release with `next`
+ *   is one step when the next acquire starts on the same shard, else a release, then an acquire.
+ * - Policies are written to every shard; the epoch, the policy version and the event cursor are
+ *   made of every shard's (composite.ts), so the loss of one shard's state holds grants on that
+ *   shard only.
+ */
+import type {
+  AcquireParams,
+  AcquireResult,
+  AuditEntry,
+  DomainPacing,
+  DomainPolicySpec,
+  EpochRequest,
+  EpochState,
+  HealthResult,
+  NewAuditEntry,
+  NewPoolEvent,
+  OutcomeReport,
+  PolicySet,
+  PoolEvent,
+  PoolStats,
+  ProxyAction,
+  ProxyActionResult,
+  ProxySpecInput,
+  ProxyView,
+  ReleaseParams,
+  ReleaseResult,
+  RenewParams,
+  RenewResult,
+  WorkerSeen,
+} from "@proxybroker/sdk/model";
+import type { Campaign, LeaseStore, ReleaseFeed } from "@proxybroker/sdk/engine";
+import { decodeLeaseId } from "../redis/lease-id.js";
+import { joinEpochs, joinVersions, splitCursor, splitEpoch, splitVersion } from "./composite.js";
+import { mergeEvents, mergePacing, mergePages, mergeWorkers, sumStats } from "./merge.js";
+import { ShardedReleaseFeed } from "./release-feed.js";
+import type { ShardMap } from "./shard-map.js";
+
+/** What a sharded store is built from. */
+export interface ShardedStoreOptions {
+  /** The store the shards live in (a Redis store: its lease ids name their pool). */
+  readonly inner: ShardHost;
+  readonly shards: ShardMap;
+  /** The longest stretch one blocked event read waits on every shard before it looks again. */
+  readonly eventRoundMs?: number;
+}
+
+/**
+ * The store the shards live in: a release feed shared by broker replicas, and a way to raise one
+ * shard's adaptive pacing to another's (RedisStore).
+ */
+export type ShardHost = LeaseStore & {
+  releaseFeed(): ReleaseFeed;
+  raisePacing(pool: string, pacing: DomainPacing): Promise<void>;
+};
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** `p` for shard pool `pool` under that shard's policy version (written out: no object spread on the hot path). */
+function onShard(p: AcquireParams, pool: string, policyVersion: string): AcquireParams {
+  const out: Mutable<AcquireParams> = {
+    pool,
+    domainKey: p.domainKey,
+    workerId: p.workerId,
+    requestId: p.requestId,
+    ttlMs: p.ttlMs,
+    maxConcurrency: p.maxConcurrency,
+    minIntervalMs: p.minIntervalMs,
+    pacing: p.pacing,
+    jitterMs: p.jitterMs,
+    adaptive: p.adaptive,
+    maxIntervalMs: p.maxIntervalMs,
+    shadowKeys: p.shadowKeys,
+    banTtlMs: p.banTtlMs,
+    policyVersion,
+    proxyId: p.proxyId,
+    sessionKey: p.sessionKey,
+    sessionTtlMs: p.sessionTtlMs,
+    tier: p.tier,
+    labels: p.labels,
+  };
+  if (p.fallbackPool !== undefined) out.fallbackPool = p.fallbackPool;
+  if (p.identity !== undefined) out.identity = p.identity;
+  return out;
+}
+
+/** A shard's answer with the pool's own name on its lease. */
+function asPool(r: AcquireResult, pool: string): AcquireResult {
+  if (r.kind !== "granted") return r;
+  const l = r.lease;
+  return {
+    kind: "granted",
+    lease: { leaseId: l.leaseId, fencingToken: l.fencingToken, pool, domainKey: l.domainKey, proxy: l.proxy, expireAt: l.expireAt, sessionKey: l.sessionKey, sessionRebound: l.sessionRebound },
+  };
+}
+
+/** The earlier of two retry-afters (-1 = unknown). */
+function earlier(a: number, b: number): number {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  return Math.min(a, b);
+}
+
+/** `items` in their given order, keeping those `keep` holds. */
+function inOrder<T>(items: readonly T[], keep: ReadonlySet<T>): T[] {
+  return items.filter((i) => keep.has(i));
+}
+
+export class ShardedStore implements LeaseStore {
+  private readonly inner: ShardHost;
+  private readonly shards: ShardMap;
+  private readonly eventRoundMs: number;
+  private feed: ShardedReleaseFeed | undefined;
+
+  constructor(options: ShardedStoreOptions) {
+    this.inner = options.inner;
+    this.shards = options.shards;
+    this.eventRoundMs = options.eventRoundMs ?? 250;
+  }
+
+  private sharded(pool: string): boolean {
+    return this.shards.count(pool) > 1;
+  }
+
+  /** The shards an acquire of `p` may be granted on, in the order to try them. */
+  private orderOf(p: AcquireParams): number[] {
+    if (p.proxyId !== "") return [this.shards.shardOf(p.pool, p.proxyId)];
+    if (p.sessionKey !== "") return this.shards.order(p.pool, `s\x1f${p.sessionKey}`).slice(0, 1);
+    return this.shards.order(p.pool, p.domainKey);
+  }
+
+  async acquire(params: AcquireParams): Promise<AcquireResult> {
+    if (!this.sharded(params.pool)) return this.inner.acquire(params);
+    return this.acquireFrom(params, this.orderOf(params), -1);
+  }
+
+  /** Try `order`'s shards one after another; `retry` is what shards tried before knew. */
+  private async acquireFrom(params: AcquireParams, order: readonly number[], retry: number): Promise<AcquireResult> {
+    const { pool } = params;
+    const versions = splitVersion(params.policyVersion, this.shards.count(pool));
+    for (const i of order) {
+      const r = await this.inner.acquire(onShard(params, this.shards.name(pool, i), versions[i] ?? ""));
+      if (r.kind === "granted") return asPool(r, pool);
+      if (r.kind === "stale-policy") return this.stale(pool);
+      retry = earlier(retry, r.retryAfterMs);
+    }
+    return { kind: "denied", retryAfterMs: retry };
+  }
+
+  private async stale(pool: string): Promise<AcquireResult> {
+    return { kind: "stale-policy", version: (await this.listPolicies(pool)).version };
+  }
+
+  renew(params: RenewParams): Promise<RenewResult> {
+    return this.inner.renew(params);
+  }
+
+  async release(params: ReleaseParams): Promise<ReleaseResult> {
+    const next = params.next;
+    const limited = params.outcome.kind === "RATE_LIMITED";
+    if (!limited && (next === undefined || !this.sharded(next.pool))) return this.inner.release(params);
+    const lease = decodeLeaseId(params.leaseId);
+    const at = lease === undefined ? undefined : this.shards.parse(lease.pool);
+    const r = next === undefined || !this.sharded(next.pool) ? await this.inner.release(params) : await this.releaseWithNext(params, next, lease?.pool, at);
+    // a site's limit learned on one shard holds on all of them
+    if (limited && lease !== undefined && at !== undefined && this.sharded(at.pool)) await this.spreadPacing(at.pool, at.shard, lease.domainKey);
+    return r;
+  }
+
+  /** Release, then acquire `next` of a sharded pool: one step when it starts on the lease's shard. */
+  private async releaseWithNext(
+    params: ReleaseParams,
+    next: AcquireParams,
+    storePool: string | undefined,
+    at: { readonly pool: string; readonly shard: number } | undefined,
+  ): Promise<ReleaseResult> {
+    const order = this.orderOf(next);
+    const bare = { leaseId: params.leaseId, fencingToken: params.fencingToken, outcome: params.outcome };
+    let r: ReleaseResult;
+    let answer: AcquireResult;
+    if (storePool !== undefined && at !== undefined && at.pool === next.pool && order[0] === at.shard) {
+      const versions = splitVersion(next.policyVersion, this.shards.count(next.pool));
+      r = await this.inner.release({ ...bare, next: onShard(next, storePool, versions[at.shard] ?? "") });
+      const n = r.next ?? { kind: "denied", retryAfterMs: -1 };
+      if (n.kind === "granted") answer = asPool(n, next.pool);
+      else if (n.kind === "stale-policy") answer = await this.stale(next.pool);
+      else answer = await this.acquireFrom(next, order.slice(1), n.retryAfterMs);
+    } else {
+      r = await this.inner.release(bare);
+      answer = await this.acquire(next);
+    }
+    return r.kind === "released" ? { kind: "released", next: answer } : { kind: "lost", reason: r.reason, next: answer };
+  }
+
+  /** Raise the other shards' adaptive pacing of `domainKey` to shard `from`'s. */
+  private async spreadPacing(pool: string, from: number, domainKey: string): Promise<void> {
+    const [pacing] = await this.inner.domainPacing(this.shards.name(pool, from), [domainKey], 1);
+    if (pacing === undefined || (pacing.adaptiveMs <= 0 && pacing.learnedMs <= 0)) return;
+    const others = this.shards.names(pool).filter((_, i) => i !== from);
+    await Promise.all(others.map((name) => this.inner.raisePacing(name, pacing)));
+  }
+
+  async reportOutcomes(pool: string, reports: readonly OutcomeReport[]): Promise<number> {
+    if (!this.sharded(pool)) return this.inner.reportOutcomes(pool, reports);
+    let applied = 0;
+    for (const [i, part] of this.shards.group(pool, reports, (r) => r.proxyId)) {
+      applied += await this.inner.reportOutcomes(this.shards.name(pool, i), part);
+      const limited = new Set(part.filter((r) => r.outcome.kind === "RATE_LIMITED").map((r) => r.domainKey));
+      for (const dk of limited) await this.spreadPacing(pool, i, dk);
+    }
+    return applied;
+  }
+
+  async addProxies(pool: string, specs: readonly ProxySpecInput[]): Promise<{ added: string[]; updated: string[] }> {
+    if (!this.sharded(pool)) return this.inner.addProxies(pool, specs);
+    const added = new Set<string>();
+    const updated = new Set<string>();
+    for (const [i, part] of this.shards.group(pool, specs, (s) => s.id)) {
+      const r = await this.inner.addProxies(this.shards.name(pool, i), part);
+      for (const id of r.added) added.add(id);
+      for (const id of r.updated) updated.add(id);
+    }
+    const ids = specs.map((s) => s.id);
+    return { added: inOrder(ids, added), updated: inOrder(ids, updated) };
+  }
+
+  async removeProxies(pool: string, ids: readonly string[]): Promise<{ removed: string[]; notFound: string[] }> {
+    if (!this.sharded(pool)) return this.inner.removeProxies(pool, ids);
+    const removed = new Set<string>();
+    for (const [i, part] of this.shards.group(pool, ids, (id) => id)) {
+      for (const id of (await this.inner.removeProxies(this.shards.name(pool, i), part)).removed) removed.add(id);
+    }
+    return { removed: inOrder(ids, removed), notFound: ids.filter((id) => !removed.has(id)) };
+  }
+
+  async restoreProxies(pool: string, ids: readonly string[]): Promise<{ restored: string[]; notFound: string[] }> {
+    if (!this.sharded(pool)) return this.inner.restoreProxies(pool, ids);
+    const restored = new Set<string>();
+    for (const [i, part] of this.shards.group(pool, ids, (id) => id)) {
+      for (const id of (await this.inner.restoreProxies(this.shards.name(pool, i), part)).restored) restored.add(id);
+    }
+    return { restored: inOrder(ids, restored), notFound: ids.filter((id) => !restored.has(id)) };
+  }
+
+  async listProxies(pool: string, page: { size: number; after: string }): Promise<{ proxies: ProxyView[]; next: string }> {
+    if (!this.sharded(pool)) return this.inner.listProxies(pool, page);
+    const pages = await Promise.all(this.shards.names(pool).map((name) => this.inner.listProxies(name, page)));
+    return mergePages(pages, page.size);
+  }
+
+  recordHealth(pool: string, id: string, result: HealthResult, term?: number): Promise<ProxyView | undefined> {
+    const name = this.shards.name(pool, this.shards.shardOf(pool, id));
+    return term === undefined ? this.inner.recordHealth(name, id, result) : this.inner.recordHealth(name, id, result, term);
+  }
+
+  campaign(name: string, owner: string, ttlMs: number): Promise<Campaign> {
+    return this.inner.campaign(name, owner, ttlMs);
+  }
+
+  resign(name: string, owner: string): Promise<void> {
+    return this.inner.resign(name, owner);
+  }
+
+  async poolStats(pool: string, liveSinceMs: number): Promise<PoolStats> {
+    if (!this.sharded(pool)) return this.inner.poolStats(pool, liveSinceMs);
+    const stats = await Promise.all(this.shards.names(pool).map((name) => this.inner.poolStats(name, liveSinceMs)));
+    return sumStats(stats, (await this.liveWorkers(pool, liveSinceMs)).length);
+  }
+
+  async liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]> {
+    if (!this.sharded(pool)) return this.inner.liveWorkers(pool, sinceMs);
+    return mergeWorkers(await Promise.all(this.shards.names(pool).map((name) => this.inner.liveWorkers(name, sinceMs))));
+  }
+
+  /** Recorded on every shard, so that each one's sweep of ids not seen for a week runs too. */
+  async touchWorker(pool: string, workerId: string): Promise<void> {
+    if (!this.sharded(pool)) return this.inner.touchWorker(pool, workerId);
+    await Promise.all(this.shards.names(pool).map((name) => this.inner.touchWorker(name, workerId)));
+  }
+
+  async forgetWorker(pool: string, workerId: string): Promise<boolean> {
+    if (!this.sharded(pool)) return this.inner.forgetWorker(pool, workerId);
+    const known = await Promise.all(this.shards.names(pool).map((name) => this.inner.forgetWorker(name, workerId)));
+    return known.some((k) => k);
+  }
+
+  async reserve(pool: string, reserved: Readonly<Record<string, string>>): Promise<void> {
+    if (!this.sharded(pool)) return this.inner.reserve(pool, reserved);
+    const parts = this.shards.names(pool).map((): Record<string, string> => ({}));
+    for (const [id, worker] of Object.entries(reserved)) {
+      const part = parts[this.shards.shardOf(pool, id)];
+      if (part !== undefined) part[id] = worker;
+    }
+    // every shard, so that one whose reservations all ended is cleared too
+    await Promise.all(parts.map((part, i) => this.inner.reserve(this.shards.name(pool, i), part)));
+  }
+
+  async setPolicy(pool: string, policy: DomainPolicySpec): Promise<void> {
+    for (const name of this.shards.names(pool)) await this.inner.setPolicy(name, policy);
+  }
+
+  async deletePolicy(pool: string, pattern: string): Promise<boolean> {
+    let deleted = false;
+    for (const name of this.shards.names(pool)) deleted = (await this.inner.deletePolicy(name, pattern)) || deleted;
+    return deleted;
+  }
+
+  /** Shard 0's policies and history; the version, epoch and proxy count of all shards. */
+  async listPolicies(pool: string): Promise<PolicySet> {
+    if (!this.sharded(pool)) return this.inner.listPolicies(pool);
+    const sets = await Promise.all(this.shards.names(pool).map((name) => this.inner.listPolicies(name)));
+    const home = sets[0];
+    if (home === undefined) throw new Error(`pool ${pool} has no shards`);
+    return {
+      version: joinVersions(sets.map((s) => s.version)),
+      epoch: joinEpochs(sets.map((s) => s.epoch)),
+      policies: home.policies,
+      history: home.history,
+      proxies: sets.reduce((n, s) => n + s.proxies, 0),
+    };
+  }
+
+  async domainPacing(pool: string, domainKeys: readonly string[], limit: number): Promise<DomainPacing[]> {
+    if (!this.sharded(pool)) return this.inner.domainPacing(pool, domainKeys, limit);
+    const lists = await Promise.all(this.shards.names(pool).map((name) => this.inner.domainPacing(name, domainKeys, limit)));
+    return mergePacing(lists, domainKeys, limit);
+  }
+
+  /** Every shard's epoch, each created or held on its own (one shard's loss holds only its grants). */
+  async ensureEpoch(pool: string, request: EpochRequest): Promise<EpochState> {
+    if (!this.sharded(pool)) return this.inner.ensureEpoch(pool, request);
+    const expected = splitEpoch(request.expected, this.shards.count(pool));
+    const states = await Promise.all(
+      this.shards.names(pool).map((name, i) => this.inner.ensureEpoch(name, { expected: expected[i] ?? "", holdMs: request.holdMs, lost: request.lost })),
+    );
+    return { epoch: joinEpochs(states.map((s) => s.epoch)), grantsFrom: Math.max(...states.map((s) => s.grantsFrom)) };
+  }
+
+  serverId(): Promise<string> {
+    return this.inner.serverId();
+  }
+
+  appendEvent(pool: string, event: NewPoolEvent): Promise<void> {
+    return this.inner.appendEvent(pool, event);
+  }
+
+  /**
+   * Every shard's events merged (merge.ts). With nothing new, a blocked read waits in rounds of at
+   * most `eventRoundMs` on all shards at once, so an event on any of them ends the wait.
+   */
+  async readEvents(pool: string, after: string, opts: { readonly count: number; readonly blockMs: number }): Promise<{ events: PoolEvent[]; cursor: string }> {
+    if (!this.sharded(pool)) return this.inner.readEvents(pool, after, opts);
+    const names = this.shards.names(pool);
+    let from = splitCursor(after, names.length);
+    const deadline = Date.now() + Math.max(0, opts.blockMs);
+    let blockMs = 0;
+    for (;;) {
+      const at = from;
+      const reads = await Promise.all(names.map((name, i) => this.inner.readEvents(name, at[i] ?? "$", { count: opts.count, blockMs })));
+      const merged = mergeEvents(at, reads, opts.count);
+      const left = deadline - Date.now();
+      if (merged.events.length > 0 || left <= 0) return merged;
+      from = splitCursor(merged.cursor, names.length);
+      blockMs = Math.max(1, Math.min(this.eventRoundMs, left));
+    }
+  }
+
+  appendAudit(entry: NewAuditEntry): Promise<void> {
+    return this.inner.appendAudit(entry);
+  }
+
+  listAudit(limit: number): Promise<AuditEntry[]> {
+    return this.inner.listAudit(limit);
+  }
+
+  async proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult> {
+    if (!this.sharded(pool)) return this.inner.proxyAction(pool, ids, action);
+    const changed = new Set<string>();
+    const unchanged = new Set<string>();
+    for (const [i, part] of this.shards.group(pool, ids, (id) => id)) {
+      const r = await this.inner.proxyAction(this.shards.name(pool, i), part, action);
+      for (const id of r.changed) changed.add(id);
+      for (const id of r.unchanged) unchanged.add(id);
+    }
+    return { changed: inOrder(ids, changed), unchanged: inOrder(ids, unchanged), notFound: ids.filter((id) => !changed.has(id) && !unchanged.has(id)) };
+  }
+
+  ping(): Promise<boolean> {
+    return this.inner.ping();
+  }
+
+  /** The inner store's feed, watching every shard of a pool and naming the pool in what it tells. */
+  releaseFeed(): ReleaseFeed {
+    this.feed ??= new ShardedReleaseFeed(this.inner.releaseFeed(), this.shards);
+    return this.feed;
+  }
+
+  async close(): Promise<void> {
+    await this.feed?.close();
+    await this.inner.close();
+  }
+}
