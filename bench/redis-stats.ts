@@ -6,6 +6,8 @@ export interface RedisSample {
   readonly calls: ReadonlyMap<string, { readonly calls: number; readonly usec: number }>;
   /** used_cpu_sys + used_cpu_user, in µs. */
   readonly cpuUs: number;
+  /** The same, per server (in the order given). */
+  readonly cpuUsEach: readonly number[];
 }
 
 /** What Redis did between two samples. */
@@ -13,6 +15,8 @@ export interface RedisDelta {
   readonly calls: number;
   readonly evalsha: number;
   readonly cpuUs: number;
+  /** The CPU of the busiest server (a cluster's busiest master), µs. */
+  readonly busiestCpuUs: number;
   /** Per command name, most calls first. `usec` is Redis's own time in the command (for EVALSHA,
    *  with the commands the script runs, which commandstats also counts as calls of their own). */
   readonly byCommand: ReadonlyArray<CommandDelta>;
@@ -32,6 +36,11 @@ export async function sampleRedis(servers: readonly Redis[]): Promise<RedisSampl
   const texts = await Promise.all(servers.map((r) => r.info("commandstats", "cpu")));
   const calls = new Map<string, { calls: number; usec: number }>();
   let cpuSec = 0;
+  const cpuUsEach = texts.map((text) => {
+    let sec = 0;
+    for (const m of text.matchAll(/^used_cpu_(?:sys|user):([\d.]+)\r?$/gm)) sec += Number(m[1]);
+    return sec * 1e6;
+  });
   for (const line of texts.join("\r\n").split("\r\n")) {
     const cmd = /^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/.exec(line);
     if (cmd !== null) {
@@ -43,7 +52,7 @@ export async function sampleRedis(servers: readonly Redis[]): Promise<RedisSampl
     const cpu = /^used_cpu_(sys|user):([\d.]+)$/.exec(line);
     if (cpu !== null) cpuSec += Number(cpu[2]);
   }
-  return { calls, cpuUs: cpuSec * 1e6 };
+  return { calls, cpuUs: cpuSec * 1e6, cpuUsEach };
 }
 
 /** The difference `after − before`. */
@@ -59,5 +68,6 @@ export function redisDelta(before: RedisSample, after: RedisSample): RedisDelta 
   }
   byCommand.sort((a, b) => b.calls - a.calls);
   const evalsha = byCommand.find((c) => c.name === "evalsha")?.calls ?? 0;
-  return { calls, evalsha, cpuUs: after.cpuUs - before.cpuUs, byCommand };
+  const busiestCpuUs = Math.max(0, ...after.cpuUsEach.map((us, i) => us - (before.cpuUsEach[i] ?? 0)));
+  return { calls, evalsha, cpuUs: after.cpuUs - before.cpuUs, busiestCpuUs, byCommand };
 }

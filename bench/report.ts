@@ -25,6 +25,7 @@ const COLUMNS: readonly Column[] = [
   { head: "redis cmds/cyc", cell: (r) => f(r.redisCallsPerCycle, 2) },
   { head: "evalsha/cyc", cell: (r) => f(r.evalshaPerCycle, 2) },
   { head: "redis CPU µs/cyc", cell: (r) => f(r.redisCpuUsPerCycle, 1) },
+  { head: "busiest redis", cell: (r) => f(r.busiestRedisShare, 2) },
   { head: "broker CPU µs/cyc", cell: (r) => f(r.brokerCpuUsPerCycle, 1) },
   { head: "client CPU µs/cyc", cell: (r) => f(r.clientCpuUsPerCycle, 1) },
   { head: "others' cores", cell: (r) => f(r.othersCores, 2) },

@@ -27,6 +27,8 @@ export interface ScenarioResult extends ScenarioShape {
   readonly redisCallsPerCycle: number;
   readonly evalshaPerCycle: number;
   readonly redisCpuUsPerCycle: number;
+  /** The busiest Redis server's share of all Redis CPU (1 on one server; 1/3 when 3 masters share evenly). */
+  readonly busiestRedisShare: number;
   readonly brokerCpuUsPerCycle: number;
   readonly clientCpuUsPerCycle: number;
   /** Cores used by other processes of the machine during the used slices (noise indicator). */
@@ -100,6 +102,7 @@ export function toResult(shape: ScenarioShape, slices: readonly Slice[]): Scenar
     redisCallsPerCycle: per(sum(used, (s) => s.redis.calls)),
     evalshaPerCycle: per(sum(used, (s) => s.redis.evalsha)),
     redisCpuUsPerCycle: per(sum(used, (s) => s.redis.cpuUs)),
+    busiestRedisShare: sum(used, (s) => s.redis.busiestCpuUs) / Math.max(1, sum(used, (s) => s.redis.cpuUs)),
     brokerCpuUsPerCycle: per(sum(used, (s) => s.brokerCpuUs)),
     clientCpuUsPerCycle: per(sum(used, (s) => s.clientCpuUs)),
     othersCores: sum(used, (s) => s.othersCpuUs) / 1e6 / seconds,
