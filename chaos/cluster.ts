@@ -54,6 +54,7 @@ function brokerEnv(options: ChaosOptions, proxiesFile: string): Record<string, s
     PROXIES_FILE: proxiesFile,
     LEASE_TTL_DEFAULT_MS: String(options.ttlMs),
     SHUTDOWN_GRACE_MS: "3000",
+    ...(options.poolShards === "" ? {} : { POOL_SHARDS: options.poolShards }),
   };
 }
 

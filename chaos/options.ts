@@ -37,6 +37,8 @@ export interface ChaosOptions {
   readonly pageDelayMs: readonly [number, number];
   readonly streamShare: number;
   readonly streamMs: number;
+  /** POOL_SHARDS of the brokers ("" = unsharded). */
+  readonly poolShards: string;
   /** Where the logs of the run go. */
   readonly dir: string;
 }
@@ -107,6 +109,7 @@ export function readOptions(): ChaosOptions {
     pageDelayMs: range("CHAOS_PAGE_MS", [1, 10]),
     streamShare: num("CHAOS_STREAM_SHARE", 0.03, { min: 0, integer: false }),
     streamMs: num("CHAOS_STREAM_MS", Math.round(2.5 * ttlMs)),
+    poolShards: process.env["CHAOS_POOL_SHARDS"] ?? "",
     dir: process.env["CHAOS_DIR"] ?? join(".tmp", "chaos", `${stamp}-seed${seed}`),
   };
 }
