@@ -66,7 +66,7 @@ async function storeRun(redis: CallgrindRedis, maxBatch: number): Promise<number
   admin.disconnect();
   let s = 7;
   const random = () => (s = (s * 16_807) % 2_147_483_647) / 2_147_483_647;
-  const store = new RedisStore({ client: createRedisClient({ url: redis.url, commandTimeoutMs: 60_000 }), scoring: DEFAULT_SCORING, maxBatch, random });
+  const store = new RedisStore({ client: createRedisClient({ url: redis.url, commandTimeoutMs: 60_000 }), scoring: DEFAULT_SCORING, maxBatch, random, workerRefreshMs: 1_000 });
   try {
     await store.addProxies("default", proxyIds(PROXIES).map((id) => ({ id, url: `http://${id}`, tier: "", labels: {} })));
     await store.ensureEpoch("default", { expected: "", holdMs: 0, lost: false });

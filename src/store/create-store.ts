@@ -17,6 +17,8 @@ export interface StoreChoice {
   /** Shards per pool (POOL_SHARDS); with none, the Redis store serves every pool itself. */
   readonly poolShards: ShardCounts;
   readonly scoring: ScoringConfig;
+  /** A worker silent this long may be in fallback (WORKER_ABSENT_AFTER_MS): last-seen times must lag far less. */
+  readonly workerAbsentAfterMs: number;
   /** The longest lease TTL: replaced policy sets are kept twice as long. */
   readonly ttlMaxMs: number;
 }
@@ -34,7 +36,15 @@ export function createStore(choice: StoreChoice): CreatedStore {
   const client = cluster
     ? createRedisCluster({ nodes: choice.redisClusterNodes, commandTimeoutMs: choice.redisCommandTimeoutMs })
     : createRedisClient({ url: choice.redisUrl, commandTimeoutMs: choice.redisCommandTimeoutMs });
-  const redis = new RedisStore({ client, scoring: choice.scoring, prefix: choice.redisKeyPrefix, policyHistoryMs, maxBatch: choice.redisBatchMax });
+  const redis = new RedisStore({
+    client,
+    scoring: choice.scoring,
+    prefix: choice.redisKeyPrefix,
+    policyHistoryMs,
+    maxBatch: choice.redisBatchMax,
+    // last-seen times lag by at most an eighth of the silence that counts as absent, and 1 s
+    workerRefreshMs: Math.min(1_000, Math.floor(choice.workerAbsentAfterMs / 8)),
+  });
   const shards = new ShardMap(choice.poolShards);
   const store = shards.any() ? new ShardedStore({ inner: redis, shards }) : redis;
   return { store, kind: "redis", client };

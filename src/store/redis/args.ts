@@ -94,9 +94,10 @@ export function acquireKeys(keys: PoolKeys, p: AcquireParams): ScriptKeys<"acqui
 
 /**
  * The 22 acquire arguments (acquireLease-7.lua ARGV[1..22]); `now` and then the wanted labels
- * (`labelArgs`) follow.
+ * (`labelArgs`) follow. `recordWorker` false: the worker was recorded as seen moments ago (see
+ * worker-marks.ts), the script leaves its last-seen time alone.
  */
-export function acquireArgs(keys: PoolKeys, p: AcquireParams, hex: string, seed: number): ScriptArg[] {
+export function acquireArgs(keys: PoolKeys, p: AcquireParams, hex: string, seed: number, recordWorker = true): ScriptArg[] {
   return [
     keys.base,
     p.policyVersion,
@@ -118,7 +119,7 @@ export function acquireArgs(keys: PoolKeys, p: AcquireParams, hex: string, seed:
     p.shadowKeys.join("\n"),
     p.requestId,
     p.proxyId,
-    p.fallbackPool === true ? "1" : "0",
+    recordWorker ? (p.fallbackPool === true ? "1" : "0") : "-",
     p.identity ?? "",
   ];
 }

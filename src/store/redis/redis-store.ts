@@ -53,6 +53,7 @@ import { asArray, decodeAcquire, decodeRelease, decodeRenew, num, str, type Acqu
 import { ScriptReplyError } from "./errors.js";
 import { ScriptRunner, type ScriptKeys } from "./scripts.js";
 import { LeaseBatcher } from "./lease-batch.js";
+import { WorkerMarks } from "./worker-marks.js";
 import { randomBytes } from "node:crypto";
 import { RedisReleaseFeed } from "./release-feed.js";
 import type { Campaign, ReleaseFeed } from "@proxybroker/sdk/engine";
@@ -80,6 +81,11 @@ export interface RedisStoreOptions {
    * event loop go to Redis as one script call, this many at most. 1 = one call each. Default 32.
    */
   readonly maxBatch?: number;
+  /**
+   * An acquire records its worker as seen only when this store has not done so within this many
+   * ms (worker-marks.ts). Default 0: every acquire records it.
+   */
+  readonly workerRefreshMs?: number;
 }
 
 /** The Redis `LeaseStore`; see the module comment. */
@@ -91,6 +97,7 @@ export class RedisStore implements LeaseStore {
   private feed: RedisReleaseFeed | undefined;
   private blocking: events.BlockingReads | undefined;
   private readonly batcher: LeaseBatcher;
+  private readonly marks: WorkerMarks;
 
   constructor(options: RedisStoreOptions) {
     this.client = options.client;
@@ -105,6 +112,7 @@ export class RedisStore implements LeaseStore {
       random,
       policyHistoryMs: options.policyHistoryMs ?? POLICY_HISTORY_MS,
     };
+    this.marks = new WorkerMarks(options.workerRefreshMs ?? 0, clock ?? Date.now);
     this.batcher = new LeaseBatcher({ runner: this.env.runner, ...(options.maxBatch === undefined ? {} : { maxBatch: options.maxBatch }) });
   }
 
@@ -113,7 +121,7 @@ export class RedisStore implements LeaseStore {
     const keys = env.keys.pool(params.pool);
     const hex = newLeaseHex();
     const aKeys = acquireKeys(keys, params);
-    const aArgs = acquireArgs(keys, params, hex, env.seed());
+    const aArgs = acquireArgs(keys, params, hex, env.seed(), this.marks.due(params.pool, params.workerId, params.fallbackPool === true));
     const labels = labelArgs(params);
     const reply = await this.batcher.submit(params.pool, {
       code: "A",
@@ -174,7 +182,7 @@ export class RedisStore implements LeaseStore {
     }
     const hex = newLeaseHex();
     const aKeys = acquireKeys(keys, next);
-    const aArgs = acquireArgs(keys, next, hex, env.seed());
+    const aArgs = acquireArgs(keys, next, hex, env.seed(), this.marks.due(next.pool, next.workerId, next.fallbackPool === true));
     const labels = labelArgs(next);
     const bothKeys: ScriptKeys<"releaseAndAcquire"> = [...aKeys, ...rKeys];
     const reply = await this.batcher.submit(lease.pool, {
@@ -245,6 +253,7 @@ export class RedisStore implements LeaseStore {
   }
 
   async forgetWorker(pool: string, workerId: string): Promise<boolean> {
+    this.marks.forget(pool, workerId);
     const keys = this.env.keys.pool(pool);
     return (await this.env.runner.call((c) => c.zrem(keys.workers, workerId))) === 1;
   }

@@ -36,7 +36,7 @@ async function deleteKeys(token: string): Promise<void> {
 }
 
 /** A store on a fresh key prefix with a fake clock (its keys: those containing `token`). */
-function prefixedStore(seed: number) {
+function prefixedStore(seed: number, workerRefreshMs = 0) {
   const token = randomBytes(6).toString("hex");
   const clock = fakeClock();
   const store = new RedisStore({
@@ -45,6 +45,7 @@ function prefixedStore(seed: number) {
     clock: () => clock.now(),
     random: seededRandom(seed),
     prefix: `pbt-${token}:`,
+    workerRefreshMs,
   });
   return { token, clock, store };
 }
@@ -104,6 +105,37 @@ describe("RedisStore keys", () => {
       const tags = new Set(mine.map((k) => /\{([^}]*)\}/.exec(k)?.[1]));
       expect(tags.size, `hash tags of ${JSON.stringify(mine)}`).toBe(1);
       expect([...tags][0]).toContain(pool);
+    } finally {
+      await store.close();
+      await deleteKeys(token);
+    }
+  });
+});
+
+describe("RedisStore worker marks", () => {
+  it("an acquire records its worker again only once workerRefreshMs passed, at once after a forget or a fallback mark", async () => {
+    const { token, clock, store } = prefixedStore(3, 1_000);
+    try {
+      await store.addProxies("default", [{ id: "10.3.0.9:3128", url: "http://10.3.0.9:3128", tier: "", labels: {} }]);
+      const params = shopParams((await store.listPolicies("default")).version);
+      const seenAt = async () => (await store.liveWorkers("default", 0)).find((w) => w.workerId === "w");
+      const t0 = clock.now();
+      await store.acquire(params);
+      clock.advance(999);
+      await store.acquire(params);
+      expect((await seenAt())?.lastSeenAt).toBe(t0);
+      clock.advance(1);
+      await store.acquire(params);
+      expect((await seenAt())?.lastSeenAt).toBe(t0 + 1_000);
+      // saying it keeps a fallback pool is recorded at once
+      clock.advance(10);
+      await store.acquire({ ...params, fallbackPool: true });
+      expect(await seenAt()).toEqual({ workerId: "w", lastSeenAt: t0 + 1_010, fallbackPoolAt: t0 + 1_010 });
+      // a worker that left is live again with its next acquire
+      expect(await store.forgetWorker("default", "w")).toBe(true);
+      clock.advance(10);
+      await store.acquire(params);
+      expect((await seenAt())?.lastSeenAt).toBe(t0 + 1_020);
     } finally {
       await store.close();
       await deleteKeys(token);

@@ -12,7 +12,8 @@
   none), 10 sessionTtlMs, 11 tier ("" any), 12 lease hex, 13 random seed, 14 pacing anchor (r
   after release, g after grant), 15 jitterMs, 16 adaptive (1|0), 17 maxIntervalMs (the cap),
   18 shadow domain-keys joined by "\n" ("" none), 19 request id ("" none: no retry log),
-  20 proxy id ("" any: else grant only that proxy), 21 fallback pool (1|0), 22 the caller's
+  20 proxy id ("" any: else grant only that proxy), 21 fallback pool (1|0; "-" = the worker was
+  recorded as seen moments ago: leave its last-seen time), 22 the caller's
   authenticated name ("" = none: the worker id is recorded as last_used_by); the wanted labels
   as needles "\nk=v\n" are A[lf..] (lf: from the caller).
   Functions take K and A as parameters rather than upvalues, and the scripts pass KEYS and ARGV
@@ -24,7 +25,7 @@
   `P b:<sdk>` and `P r:<sdk>:<id>` of the shadow domain-keys, `P rsv` the reservations (proxy id
   → the silent worker that alone may be granted it), `P wf` (zset: workers that keep a fallback
   pool → when they last said so), `P rq:<worker> <request id>` the
-  lease granted to a request ("<hex> <id> <token> <until>", a minute: a retry gets the same
+  lease granted to a request ("<hex> <id> <token> <granted at>", a minute: a retry gets the same
   lease).
 
   The busy index is read as "entries > now": stale entries are invisible, and are dropped from
@@ -157,7 +158,8 @@ local function grantLease(K, A, now, nowText, id, pk, pr, rebound, mc, busyN, ad
     redis.call('SET', K[7], (now + sttl) .. ':' .. id, 'PX', sttl + SESSION_GC_MS)
   end
   if A[19] ~= '' then
-    local record = A[12] .. ' ' .. id .. ' ' .. tokenText .. ' ' .. (now + REQUEST_MEMORY_MS)
+    -- the grant time as text (a number formatted costs about as much as a redis.call)
+    local record = A[12] .. ' ' .. id .. ' ' .. tokenText .. ' ' .. nowText
     redis.call('SET', base .. 'rq:' .. A[4] .. ' ' .. A[19], record, 'PX', REQUEST_MEMORY_MS)
   end
   local v = redis.call('HMGET', key, 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'qu', 'qc')
@@ -168,8 +170,8 @@ end
 local function grantedBefore(A, now)
   local prev = redis.call('GET', A[1] .. 'rq:' .. A[4] .. ' ' .. A[19])
   if not prev then return nil end
-  local hex, id, token, untilMs = string.match(prev, '^(%x+) (.+) (%d+) (%d+)$')
-  if not hex or tonumber(untilMs) <= now then return nil end
+  local hex, id, token, grantedAt = string.match(prev, '^(%x+) (.+) (%d+) (%d+)$')
+  if not hex or now - tonumber(grantedAt) >= REQUEST_MEMORY_MS then return nil end
   local pr = redis.call('HMGET', A[1] .. 'r:' .. A[3] .. ':' .. id, 'h')
   local _, _, _, _, mine = scanHolders(pr[1], now, hex)
   if not mine then return nil end
@@ -298,8 +300,8 @@ local function acquireLease(K, A, lf, now, nowText)
   if meta[2] and tonumber(meta[2]) <= now then returnFromQuarantine(K, A[1], nowText) end
   local busy = K[5]
   if math.random(BUSY_GC_ONE_IN) == 1 then redis.call('ZREMRANGEBYSCORE', busy, '-inf', nowText) end
-  -- a worker that keeps a fallback pool is recorded as such too
-  seeWorker(K[6], A[1] .. 'wf', A[4], A[21] == '1', now, nowText)
+  -- a worker that keeps a fallback pool is recorded as such too ("-": recorded moments ago)
+  if A[21] ~= '-' then seeWorker(K[6], A[1] .. 'wf', A[4], A[21] == '1', now, nowText) end
   local needles = nil
   if #A >= lf then
     needles = {}

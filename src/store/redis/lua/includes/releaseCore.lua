@@ -51,18 +51,16 @@ end
 -- outcome (seen without a lease of this store) never takes the score below the floor: reports
 -- alone never quarantine a proxy.
 local function scoreOutcome(base, id, proxyKey, kind, latency, u, now, reported)
-  local v = redis.call('HMGET', proxyKey, 's', 'st', 't', 'sc', 'fc', 'lt', 'qc', 'l')
+  -- the counter the outcome moves (none for TARGET_ERROR, ABANDONED)
+  local counter = nil
+  if kind == 'S' then counter = 'sc' elseif kind == 'R' or kind == 'B' or kind == 'P' then counter = 'fc' end
+  local v
+  if counter then v = redis.call('HMGET', proxyKey, 's', 'st', 'lt', counter) else v = redis.call('HMGET', proxyKey, 's', 'st', 'lt') end
   if not v[1] then return end
-  local set
-  if kind == 'S' then
-    set = {'sc', (tonumber(v[4]) or 0) + 1}
-  elseif kind == 'R' or kind == 'B' or kind == 'P' then
-    set = {'fc', (tonumber(v[5]) or 0) + 1}
-  else
-    set = {}
-  end
+  local set = {}
+  if counter then set[1], set[2] = counter, (tonumber(v[4]) or 0) + 1 end
   if latency > 0 then
-    local e = tonumber(v[6]) or 0
+    local e = tonumber(v[3]) or 0
     if e <= 0 then e = latency else e = e + {{ewmaAlpha}} * (latency - e) end
     set[#set + 1] = 'lt'
     set[#set + 1] = e
@@ -70,7 +68,17 @@ local function scoreOutcome(base, id, proxyKey, kind, latency, u, now, reported)
   local old = tonumber(v[1])
   local new = old + scoreDelta(kind)
   if reported then new = math.max(new, math.min(old, {{floor}})) end
-  changeScore(base, id, v[2], v[3], v[8], v[7], old, new, now, u, set)
+  -- tier, labels and quarantine count are read only when the score moves an ACTIVE proxy in the
+  -- indexes or below the floor (a proxy at the top score, the common case, needs none of them)
+  local tier, labels, qc
+  if v[2] == 'A' then
+    local clamped = math.max({{minScore}}, math.min({{maxScore}}, new))
+    if clamped ~= old or clamped < {{floor}} then
+      local w = redis.call('HMGET', proxyKey, 't', 'l', 'qc')
+      tier, labels, qc = w[1], w[2], w[3]
+    end
+  end
+  changeScore(base, id, v[2], tier, labels, qc, old, new, now, u, set)
   if #set > 0 then redis.call('HSET', proxyKey, unpack(set)) end
 end
 

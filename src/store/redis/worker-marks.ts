@@ -1,0 +1,38 @@
+/**
+ * When this store last recorded each worker as seen in a pool. Every acquire records its worker
+ * (`P ws`, and `P wf` when it keeps a fallback pool): a ZADD that was ~3 % of a lease cycle's
+ * Redis work. With a refresh time, an acquire records its worker only when this store has not
+ * done so within it, so the last-seen time a pool shows lags by less than the refresh time (the
+ * broker keeps it well below WORKER_ABSENT_AFTER_MS).
+ */
+
+/** Marks kept at most; beyond, all are dropped (the next acquire of each records again). */
+const MAX_MARKS = 100_000;
+
+export class WorkerMarks {
+  private readonly at = new Map<string, number>();
+
+  /** `refreshMs` 0: every acquire records. `clock`: the store's, epoch ms. */
+  constructor(
+    private readonly refreshMs: number,
+    private readonly clock: () => number,
+  ) {}
+
+  /** Whether an acquire of (pool, worker) should record the worker now; if so, noted as done. */
+  due(pool: string, workerId: string, fallbackPool: boolean): boolean {
+    if (this.refreshMs <= 0) return true;
+    const key = `${pool}\x1f${workerId}\x1f${fallbackPool ? 1 : 0}`;
+    const now = this.clock();
+    const last = this.at.get(key);
+    if (last !== undefined && now >= last && now - last < this.refreshMs) return false;
+    if (this.at.size >= MAX_MARKS) this.at.clear();
+    this.at.set(key, now);
+    return true;
+  }
+
+  /** The worker left (forgetWorker): its next acquire records it again. */
+  forget(pool: string, workerId: string): void {
+    this.at.delete(`${pool}\x1f${workerId}\x1f0`);
+    this.at.delete(`${pool}\x1f${workerId}\x1f1`);
+  }
+}
