@@ -60,13 +60,14 @@ async function seedRun(redis: CallgrindRedis): Promise<number> {
   }
 }
 
-async function storeRun(redis: CallgrindRedis, maxBatch: number): Promise<number> {
+/** The store's loop, batched up to `maxBatch`, its proxies added at `initialScore`. */
+async function storeRun(redis: CallgrindRedis, maxBatch: number, initialScore = DEFAULT_SCORING.initialScore): Promise<number> {
   const admin = new Redis(redis.url, { commandTimeout: 60_000 });
   await admin.flushall();
   admin.disconnect();
   let s = 7;
   const random = () => (s = (s * 16_807) % 2_147_483_647) / 2_147_483_647;
-  const store = new RedisStore({ client: createRedisClient({ url: redis.url, commandTimeoutMs: 60_000 }), scoring: DEFAULT_SCORING, maxBatch, random, workerRefreshMs: 1_000 });
+  const store = new RedisStore({ client: createRedisClient({ url: redis.url, commandTimeoutMs: 60_000 }), scoring: { ...DEFAULT_SCORING, initialScore }, maxBatch, random, workerRefreshMs: 1_000 });
   try {
     await store.addProxies("default", proxyIds(PROXIES).map((id) => ({ id, url: `http://${id}`, tier: "", labels: {} })));
     await store.ensureEpoch("default", { expected: "", holdMs: 0, lost: false });
@@ -101,11 +102,14 @@ try {
   const seed = await seedRun(redis);
   const batched = await storeRun(redis, 32);
   const alone = await storeRun(redis, 1);
+  // a fleet's good proxies sit at the top score, where a SUCCESS moves no index
+  const top = await storeRun(redis, 32, DEFAULT_SCORING.maxScore);
   const row = (label: string, ir: number) =>
     `  ${label.padEnd(52)} ${Math.round(ir).toLocaleString("en-US").padStart(9)} instructions/cycle  ${(ir / seed).toFixed(2)}× seed 000\n`;
   process.stdout.write(row("seed 000 (borrow, give back)", seed));
   process.stdout.write(row("store, release-and-next, batched (REDIS_BATCH_MAX 32)", batched));
   process.stdout.write(row("store, release-and-next, one call each (1)", alone));
+  process.stdout.write(row("store, batched, scores at the top (100)", top));
 } finally {
   await redis.stop();
 }
