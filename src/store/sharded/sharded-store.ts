@@ -9,7 +9,8 @@
  *   earliest retry-after any of them knew. A sticky session lives on the first shard of its own
  *   key's order; an acquire of one proxy goes to that proxy's shard.
  * - A lease id names its shard: renewals and releases go there directly. A release with `next`
- *   is one step when the next acquire starts on the same shard, else a release, then an acquire.
+ *   is one step when the next acquire starts on the same shard, else a release and an acquire
+ *   sent together.
  * - Policies are written to every shard; the epoch, the policy version and the event cursor are
  *   made of every shard's (composite.ts), so the loss of one shard's state holds grants on that
  *   shard only.
@@ -196,8 +197,9 @@ export class ShardedStore implements LeaseStore {
       else if (n.kind === "stale-policy") answer = await this.stale(next.pool);
       else answer = await this.acquireFrom(next, order.slice(1), n.retryAfterMs);
     } else {
-      r = await this.inner.release(bare);
-      answer = await this.acquire(next);
+      // the next acquire starts on another shard, where the lease's proxy is no candidate: both
+      // at once (each joins its shard's batch of this turn)
+      [r, answer] = await Promise.all([this.inner.release(bare), this.acquire(next)]);
     }
     return r.kind === "released" ? { kind: "released", next: answer } : { kind: "lost", reason: r.reason, next: answer };
   }

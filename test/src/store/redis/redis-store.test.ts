@@ -3,36 +3,18 @@
  * fresh random key prefix per test, its keys deleted afterwards.
  */
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEFAULT_SCORING, policySpec, type AcquireParams } from "@proxybroker/sdk/model";
 import { createRedisClient, RedisStore } from "../../../../src/store/redis/index.js";
 import { fakeClock, seededRandom } from "../../../support/fake-clock.js";
-import { startRedisServer, type RedisServer } from "../../../support/redis-server.js";
+import { redisForFile } from "../../../support/redis-for-file.js";
 import { describeStoreConformance } from "../../../sdk/engine/conformance/index.js";
 
-let server: RedisServer;
-let admin: Redis;
-
-beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await admin.connect();
-});
-
-afterAll(async () => {
-  admin?.disconnect();
-  await server?.stop();
-});
+const redis = redisForFile();
 
 /** Delete every key whose name contains `token`. */
-async function deleteKeys(token: string): Promise<void> {
-  let cursor = "0";
-  do {
-    const [next, keys] = await admin.scan(cursor, "MATCH", `*${token}*`, "COUNT", 500);
-    cursor = next;
-    if (keys.length > 0) await admin.del(...keys);
-  } while (cursor !== "0");
+function deleteKeys(token: string): Promise<void> {
+  return redis.deleteKeys(`*${token}*`);
 }
 
 /** A store on a fresh key prefix with a fake clock (its keys: those containing `token`). */
@@ -40,7 +22,7 @@ function prefixedStore(seed: number, workerRefreshMs = 0) {
   const token = randomBytes(6).toString("hex");
   const clock = fakeClock();
   const store = new RedisStore({
-    client: createRedisClient({ url: server.url }),
+    client: createRedisClient({ url: redis.url() }),
     scoring: DEFAULT_SCORING,
     clock: () => clock.now(),
     random: seededRandom(seed),
@@ -61,7 +43,7 @@ function shopParams(version: string): AcquireParams {
 
 describeStoreConformance("RedisStore", async ({ clock, random, scoring }) => {
   const token = randomBytes(6).toString("hex");
-  const client = createRedisClient({ url: server.url });
+  const client = createRedisClient({ url: redis.url() });
   const store = new RedisStore({ client, scoring, clock, random, prefix: `pbt-${token}:` });
   return {
     store,
@@ -98,7 +80,7 @@ describe("RedisStore keys", () => {
         clock.advance(5_000);
       }
       expect(await store.domainPacing(pool, [], 10)).toHaveLength(1);
-      const all = await admin.keys("*");
+      const all = await redis.admin().keys("*");
       const mine = all.filter((k) => k.includes(token));
       expect(mine.length).toBeGreaterThan(0);
       expect(all.filter((k) => !k.includes("pbt-")), "keys without a test prefix").toEqual([]);
@@ -158,7 +140,7 @@ describe("RedisStore released leases", () => {
         leases.push(r.lease);
         clock.advance(1);
       }
-      const keys = (await admin.keys(`*${token}*`)).filter((k) => /:l:[0-9a-f]+$/.test(k));
+      const keys = (await redis.admin().keys(`*${token}*`)).filter((k) => /:l:[0-9a-f]+$/.test(k));
       expect(keys, "lease tombstones").toEqual([]);
       for (const lease of leases.slice(-4)) {
         expect(await store.release({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: success })).toEqual({ kind: "released" });

@@ -4,39 +4,24 @@
  * sharded pool must answer every store call as an unsharded one would.
  */
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll } from "vitest";
 import { createRedisClient, RedisStore } from "../../../../src/store/redis/index.js";
 import { ShardedStore } from "../../../../src/store/sharded/sharded-store.js";
 import { ShardMap } from "../../../../src/store/sharded/shard-map.js";
-import { startRedisServer, type RedisServer } from "../../../support/redis-server.js";
+import { redisForFile } from "../../../support/redis-for-file.js";
 import { describeStoreConformance, type StoreDeps } from "../../../sdk/engine/conformance/index.js";
 
-let server: RedisServer;
-let admin: Redis;
-
-beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await admin.connect();
-});
-
-afterAll(async () => {
-  admin?.disconnect();
-  await server?.stop();
-});
+const redis = redisForFile();
 
 /** A store of 3 shards per pool on a fresh key prefix; its keys are deleted after the test. */
 async function shardedStore({ clock, random, scoring }: StoreDeps) {
   const token = randomBytes(6).toString("hex");
-  const inner = new RedisStore({ client: createRedisClient({ url: server.url }), scoring, clock, random, prefix: `pbt-${token}:` });
+  const inner = new RedisStore({ client: createRedisClient({ url: redis.url() }), scoring, clock, random, prefix: `pbt-${token}:` });
   const store = new ShardedStore({ inner, shards: new ShardMap({ all: 3, byPool: {} }), eventRoundMs: 50 });
   return {
     store,
     cleanup: async () => {
       await store.close();
-      const keys = await admin.keys(`pbt-${token}:*`);
-      if (keys.length > 0) await admin.del(...keys);
+      await redis.deleteKeys(`pbt-${token}:*`);
     },
   };
 }

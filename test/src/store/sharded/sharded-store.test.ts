@@ -4,29 +4,16 @@
  * redis-server; a fake clock; 3 shards per pool.
  */
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { DEFAULT_SCORING, type PoolEvent } from "@proxybroker/sdk/model";
 import { createRedisClient, RedisStore } from "../../../../src/store/redis/index.js";
 import { ShardedStore } from "../../../../src/store/sharded/sharded-store.js";
 import { ShardMap } from "../../../../src/store/sharded/shard-map.js";
 import { fakeClock, seededRandom, type FakeClock } from "../../../support/fake-clock.js";
-import { startRedisServer, type RedisServer } from "../../../support/redis-server.js";
+import { redisForFile } from "../../../support/redis-for-file.js";
 import { acq, outcome, proxySpec, TTL } from "../../../sdk/engine/conformance/harness.js";
 
-let server: RedisServer;
-let admin: Redis;
-
-beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await admin.connect();
-});
-
-afterAll(async () => {
-  admin?.disconnect();
-  await server?.stop();
-});
+const redis = redisForFile();
 
 const SHARDS = new ShardMap({ all: 3, byPool: {} });
 
@@ -41,12 +28,11 @@ interface Opened {
 async function open(n: number): Promise<Opened> {
   const prefix = `pbs-${randomBytes(6).toString("hex")}:`;
   const clock = fakeClock();
-  const inner = new RedisStore({ client: createRedisClient({ url: server.url }), scoring: DEFAULT_SCORING, clock: () => clock.now(), random: seededRandom(11), prefix });
+  const inner = new RedisStore({ client: createRedisClient({ url: redis.url() }), scoring: DEFAULT_SCORING, clock: () => clock.now(), random: seededRandom(11), prefix });
   const store = new ShardedStore({ inner, shards: SHARDS, eventRoundMs: 50 });
   onTestFinished(async () => {
     await store.close();
-    const keys = await admin.keys(`${prefix}*`);
-    if (keys.length > 0) await admin.del(...keys);
+    await redis.deleteKeys(`${prefix}*`);
   });
   await store.addProxies("default", Array.from({ length: n }, (_, i) => proxySpec(i)));
   return { store, inner, clock, prefix };
@@ -70,7 +56,7 @@ describe("ShardedStore", () => {
       const ids = idsOn(30, s);
       expect(ids.length).toBeGreaterThan(3);
       const tag = s === 0 ? "{default}" : `{default~${s}}`;
-      for (const id of ids) expect(await admin.exists(`${prefix}${tag}:p:${id}`)).toBe(1);
+      for (const id of ids) expect(await redis.admin().exists(`${prefix}${tag}:p:${id}`)).toBe(1);
     }
     const lease = await granted(store);
     expect(lease.pool).toBe("default");
@@ -92,9 +78,9 @@ describe("ShardedStore", () => {
   it("a release with next on the lease's shard is one script call; the answers name the pool", async () => {
     const { store } = await open(30);
     const lease = await granted(store);
-    await admin.config("RESETSTAT");
+    await redis.admin().config("RESETSTAT");
     const r = await store.release({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: outcome("SUCCESS"), next: acq() });
-    const stats = await admin.info("commandstats");
+    const stats = await redis.admin().info("commandstats");
     const calls = (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
     // EVAL the first time a connection runs a script, EVALSHA after
     expect(calls("evalsha") + calls("eval")).toBe(1);
@@ -109,8 +95,8 @@ describe("ShardedStore", () => {
     const known = await store.listPolicies("default");
     expect(known.epoch.split("+")).toHaveLength(3);
     // shard 1's keys are gone (a master that failed over to a replica that missed them)
-    const keys = await admin.keys(`${prefix}{default~1}:*`);
-    await admin.del(...keys);
+    const keys = await redis.admin().keys(`${prefix}{default~1}:*`);
+    await redis.admin().del(...keys);
     await store.addProxies("default", Array.from({ length: 30 }, (_, i) => proxySpec(i)).filter((p) => SHARDS.shardOf("default", p.id) === 1));
     const after = await store.listPolicies("default");
     expect(after.epoch).toBe("");
