@@ -139,75 +139,95 @@ describe("the broker on a Redis Cluster", () => {
     }
   });
 
-  it("goes on by itself through a failover of its pool's master: grants held after it, no pair leased twice, tokens increasing", { timeout: 90_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), "pb-cluster-broker-"));
-    const file = join(dir, "proxies.txt");
-    writeFileSync(file, Array.from({ length: 4 }, (_, i) => `http://10.4.0.${i + 1}:3128`).join("\n"));
-    const prefix = `pbf-${randomBytes(4).toString("hex")}`;
-    const broker = await brokerProcess({
-      redisUrl: "",
-      env: { REDIS_CLUSTER_NODES: cluster.addresses.join(","), REDIS_KEY_PREFIX: prefix, PROXIES_FILE: file, LEASE_TTL_DEFAULT_MS: "1000" },
+  for (const shards of [1, 3]) {
+    const what = shards === 1 ? "its pool's master" : `the master of one of its pool's ${shards} shards (POOL_SHARDS)`;
+    it(`goes on by itself through a failover of ${what}: grants held after it, no pair leased twice, tokens increasing`, { timeout: 90_000 }, async () => {
+      const dir = mkdtempSync(join(tmpdir(), "pb-cluster-broker-"));
+      const file = join(dir, "proxies.txt");
+      writeFileSync(file, Array.from({ length: 4 }, (_, i) => `http://10.4.0.${i + 1}:3128`).join("\n"));
+      const prefix = `pbf-${randomBytes(4).toString("hex")}`;
+      const broker = await brokerProcess({
+        redisUrl: "",
+        env: {
+          REDIS_CLUSTER_NODES: cluster.addresses.join(","),
+          REDIS_KEY_PREFIX: prefix,
+          PROXIES_FILE: file,
+          LEASE_TTL_DEFAULT_MS: "1000",
+          ...(shards > 1 ? { POOL_SHARDS: String(shards) } : {}),
+        },
+      });
+      await broker.start();
+      const channel = new grpc.Client(broker.address, grpc.credentials.createInsecure());
+      const api = createClient(ProxyBroker, channel);
+      const held: Held[] = [];
+      const grantsAt: number[] = [];
+      /** When the acquire of each grant was sent, and the proxy granted (the same order as grantsAt). */
+      const askedAt: number[] = [];
+      const grantedProxy: string[] = [];
+      const failures: number[] = [];
+      let stop = false;
+      const loop = async (i: number): Promise<void> => {
+        for (let n = 0; !stop; n++) {
+          try {
+            const asked = Date.now();
+            const { lease } = await api.acquireLease({ workerId: `w${i}`, requestId: `w${i}-${n}`, domain: `d${i % 2}.example`, ttl: durationFromMs(1_000), maxWait: durationFromMs(300) });
+            const from = Date.now();
+            grantsAt.push(from);
+            askedAt.push(asked);
+            grantedProxy.push(lease!.proxy!.id);
+            await new Promise((r) => setTimeout(r, 15));
+            await api.releaseLease({ leaseId: lease!.leaseId, fencingToken: lease!.fencingToken, outcome: { kind: OutcomeKind.SUCCESS } }).catch(() => undefined);
+            held.push({ pair: `${lease!.proxy!.id} ${lease!.domain}`, token: lease!.fencingToken, from, to: Date.now() });
+          } catch {
+            failures.push(Date.now());
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        }
+      };
+      const loops = Array.from({ length: 8 }, (_, i) => loop(i));
+      try {
+        await new Promise((r) => setTimeout(r, 2_000));
+        // the master of the shard of the first proxy (the pool's own master when unsharded)
+        const map = new ShardMap({ all: shards, byPool: {} });
+        const killedShard = map.shardOf("default", "10.4.0.1:3128");
+        const shardPool = map.name("default", killedShard);
+        const master = await cluster.masterOf(`${prefix}:{${shardPool}}:m`);
+        // every shard that master holds
+        const onMaster = new Set<number>();
+        for (let i = 0; i < shards; i++) if ((await cluster.masterOf(`${prefix}:{${map.name("default", i)}}:m`)).address === master.address) onMaster.add(i);
+        const killedAt = Date.now();
+        await master.server.kill();
+        // the cluster promotes the replica; the broker finds it by itself
+        await expect.poll(() => grantsAt.filter((t) => t > killedAt + 100).length, { timeout: 30_000, interval: 100 }).toBeGreaterThan(20);
+        const back = grantsAt.find((t) => t > killedAt + 100)!;
+        stop = true;
+        await Promise.all(loops);
+        console.log(`cluster failover: master of {${shardPool}} killed; first grant ${back - killedAt} ms later; ${held.length} leases, ${failures.length} failed acquires meanwhile`);
+        // the promoted replica may have missed the last writes: no acquire sent after the kill is
+        // granted within a lease TTL of it (the broker holds grants for the longest TTL once it sees
+        // another server); an acquire sent before may have been granted by the old master, its
+        // answer still on the way
+        // (in a sharded pool: on the shards of that master; the others lost nothing)
+        const onKilled = (i: number) => onMaster.has(map.shardOf("default", grantedProxy[i] ?? ""));
+        expect(grantsAt.filter((t, i) => askedAt[i]! > killedAt && t < killedAt + 1_000 && onKilled(i))).toEqual([]);
+        // one holder per pair at any time, and tokens increasing in grant order
+        const byPair = new Map<string, Held[]>();
+        for (const h of held) byPair.set(h.pair, [...(byPair.get(h.pair) ?? []), h]);
+        for (const [pair, list] of byPair) {
+          list.sort((a, b) => a.from - b.from);
+          for (let i = 1; i < list.length; i++) {
+            expect(list[i]!.token, pair).toBeGreaterThan(list[i - 1]!.token);
+            expect(list[i]!.from, pair).toBeGreaterThanOrEqual(list[i - 1]!.to - 5);
+          }
+        }
+        await master.server.restart();
+        await cluster.waitHealthy();
+      } finally {
+        stop = true;
+        await Promise.all(loops);
+        channel.close();
+        await broker.stop();
+      }
     });
-    await broker.start();
-    const channel = new grpc.Client(broker.address, grpc.credentials.createInsecure());
-    const api = createClient(ProxyBroker, channel);
-    const held: Held[] = [];
-    const grantsAt: number[] = [];
-    /** When the acquire of each grant was sent (the same order as grantsAt). */
-    const askedAt: number[] = [];
-    const failures: number[] = [];
-    let stop = false;
-    const loop = async (i: number): Promise<void> => {
-      for (let n = 0; !stop; n++) {
-        try {
-          const asked = Date.now();
-          const { lease } = await api.acquireLease({ workerId: `w${i}`, requestId: `w${i}-${n}`, domain: `d${i % 2}.example`, ttl: durationFromMs(1_000), maxWait: durationFromMs(300) });
-          const from = Date.now();
-          grantsAt.push(from);
-          askedAt.push(asked);
-          await new Promise((r) => setTimeout(r, 15));
-          await api.releaseLease({ leaseId: lease!.leaseId, fencingToken: lease!.fencingToken, outcome: { kind: OutcomeKind.SUCCESS } }).catch(() => undefined);
-          held.push({ pair: `${lease!.proxy!.id} ${lease!.domain}`, token: lease!.fencingToken, from, to: Date.now() });
-        } catch {
-          failures.push(Date.now());
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      }
-    };
-    const loops = Array.from({ length: 8 }, (_, i) => loop(i));
-    try {
-      await new Promise((r) => setTimeout(r, 2_000));
-      const master = await cluster.masterOf(`${prefix}:{default}:m`);
-      const killedAt = Date.now();
-      await master.server.kill();
-      // the cluster promotes the replica; the broker finds it by itself
-      await expect.poll(() => grantsAt.filter((t) => t > killedAt + 100).length, { timeout: 30_000, interval: 100 }).toBeGreaterThan(20);
-      const back = grantsAt.find((t) => t > killedAt + 100)!;
-      stop = true;
-      await Promise.all(loops);
-      console.log(`cluster failover: master of {default} killed; first grant ${back - killedAt} ms later; ${held.length} leases, ${failures.length} failed acquires meanwhile`);
-      // the promoted replica may have missed the last writes: no acquire sent after the kill is
-      // granted within a lease TTL of it (the broker holds grants for the longest TTL once it sees
-      // another server); an acquire sent before may have been granted by the old master, its
-      // answer still on the way
-      expect(grantsAt.filter((t, i) => askedAt[i]! > killedAt && t < killedAt + 1_000)).toEqual([]);
-      // one holder per pair at any time, and tokens increasing in grant order
-      const byPair = new Map<string, Held[]>();
-      for (const h of held) byPair.set(h.pair, [...(byPair.get(h.pair) ?? []), h]);
-      for (const [pair, list] of byPair) {
-        list.sort((a, b) => a.from - b.from);
-        for (let i = 1; i < list.length; i++) {
-          expect(list[i]!.token, pair).toBeGreaterThan(list[i - 1]!.token);
-          expect(list[i]!.from, pair).toBeGreaterThanOrEqual(list[i - 1]!.to - 5);
-        }
-      }
-      await master.server.restart();
-      await cluster.waitHealthy();
-    } finally {
-      stop = true;
-      await Promise.all(loops);
-      channel.close();
-      await broker.stop();
-    }
-  });
+  }
 });
