@@ -57,7 +57,7 @@ export async function serve(): Promise<void> {
   }
   process.on("unhandledRejection", (reason) => logger.error(`unhandled rejection (kept serving): ${String(reason)}`));
 
-  const created = createStore(settings);
+  const created = createStore(settings, (what, err) => logger.warn(`${what} failed: ${err instanceof Error ? err.message : String(err)}`));
   const { store, kind } = created;
   if (created.kind === "redis") {
     const safety = await inspectRedis(created.client);

@@ -19,6 +19,8 @@ export interface StoreChoice {
   readonly scoring: ScoringConfig;
   /** A worker silent this long may be in fallback (WORKER_ABSENT_AFTER_MS): last-seen times must lag far less. */
   readonly workerAbsentAfterMs: number;
+  /** A worker is live if seen within this window (WORKER_ACTIVE_WINDOW_MS): the same. */
+  readonly workerActiveWindowMs: number;
   /** The longest lease TTL: replaced policy sets are kept twice as long. */
   readonly ttlMaxMs: number;
 }
@@ -29,7 +31,7 @@ export type CreatedStore =
   | { readonly store: LeaseStore; readonly kind: "redis"; readonly client: RedisClient };
 
 /** Create the store the settings ask for. */
-export function createStore(choice: StoreChoice): CreatedStore {
+export function createStore(choice: StoreChoice, log?: (what: string, err: unknown) => void): CreatedStore {
   const policyHistoryMs = 2 * choice.ttlMaxMs;
   const cluster = choice.redisClusterNodes.length > 0;
   if (choice.redisUrl === "" && !cluster) return { store: new MemoryStore({ scoring: choice.scoring, policyHistoryMs }), kind: "embedded" };
@@ -42,10 +44,11 @@ export function createStore(choice: StoreChoice): CreatedStore {
     prefix: choice.redisKeyPrefix,
     policyHistoryMs,
     maxBatch: choice.redisBatchMax,
-    // last-seen times lag by at most an eighth of the silence that counts as absent, and 1 s
-    workerRefreshMs: Math.min(1_000, Math.floor(choice.workerAbsentAfterMs / 8)),
+    // last-seen times lag by at most an eighth of the windows that judge them, and 1 s
+    workerRefreshMs: Math.min(1_000, Math.floor(Math.min(choice.workerAbsentAfterMs, choice.workerActiveWindowMs) / 8)),
   });
-  const shards = new ShardMap(choice.poolShards);
-  const store = shards.any() ? new ShardedStore({ inner: redis, shards }) : redis;
+  // always through the sharded store, unsharded pools too: it refuses a pool stored in another
+  // shard layout than POOL_SHARDS says (src/store/sharded/layout.ts)
+  const store = new ShardedStore({ inner: redis, shards: new ShardMap(choice.poolShards), ...(log === undefined ? {} : { onError: log }) });
   return { store, kind: "redis", client };
 }

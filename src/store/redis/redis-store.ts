@@ -121,16 +121,25 @@ export class RedisStore implements LeaseStore {
     const keys = env.keys.pool(params.pool);
     const hex = newLeaseHex();
     const aKeys = acquireKeys(keys, params);
-    const aArgs = acquireArgs(keys, params, hex, env.seed(), this.marks.due(params.pool, params.workerId, params.fallbackPool === true));
+    const record = this.marks.due(params.pool, params.workerId, params.fallbackPool === true);
+    const aArgs = acquireArgs(keys, params, hex, env.seed(), record);
     const labels = labelArgs(params);
-    const reply = await this.batcher.submit(params.pool, {
-      code: "A",
-      keys: aKeys,
-      args: labels.length === 0 ? aArgs : [...aArgs, ...labels],
-      now: env.now(),
-      alone: (now) => env.runner.run("acquireLease", aKeys, [...aArgs, now, ...labels]),
-    });
+    const reply = await this.batcher
+      .submit(params.pool, {
+        code: "A",
+        keys: aKeys,
+        args: labels.length === 0 ? aArgs : [...aArgs, ...labels],
+        now: env.now(),
+        alone: (now) => env.runner.run("acquireLease", aKeys, [...aArgs, now, ...labels]),
+      })
+      .catch((err: unknown) => this.unmarked(record, params, err));
     return decodeAcquire(asArray(reply), 0, acquireContext(params, hex));
+  }
+
+  /** An acquire that was to record its worker failed: forget the mark, and fail with `err`. */
+  private unmarked(recorded: boolean, p: AcquireParams, err: unknown): never {
+    if (recorded) this.marks.undo(p.pool, p.workerId, p.fallbackPool === true);
+    throw err;
   }
 
   async renew(params: RenewParams): Promise<RenewResult> {
@@ -182,17 +191,20 @@ export class RedisStore implements LeaseStore {
     }
     const hex = newLeaseHex();
     const aKeys = acquireKeys(keys, next);
-    const aArgs = acquireArgs(keys, next, hex, env.seed(), this.marks.due(next.pool, next.workerId, next.fallbackPool === true));
+    const record = this.marks.due(next.pool, next.workerId, next.fallbackPool === true);
+    const aArgs = acquireArgs(keys, next, hex, env.seed(), record);
     const labels = labelArgs(next);
     const bothKeys: ScriptKeys<"releaseAndAcquire"> = [...aKeys, ...rKeys];
-    const reply = await this.batcher.submit(lease.pool, {
-      code: "N",
-      keys: bothKeys,
-      args: [...rArgs, ...aArgs, ...labels],
-      now: env.now(),
-      // alone, the acquire comes first: releaseAndAcquire reads its part of KEYS and ARGV in place
-      alone: (now) => env.runner.run("releaseAndAcquire", bothKeys, [...aArgs, now, ...rArgs, ...labels]),
-    });
+    const reply = await this.batcher
+      .submit(lease.pool, {
+        code: "N",
+        keys: bothKeys,
+        args: [...rArgs, ...aArgs, ...labels],
+        now: env.now(),
+        // alone, the acquire comes first: releaseAndAcquire reads its part of KEYS and ARGV in place
+        alone: (now) => env.runner.run("releaseAndAcquire", bothKeys, [...aArgs, now, ...rArgs, ...labels]),
+      })
+      .catch((err: unknown) => this.unmarked(record, next, err));
     return decodeRelease(reply, acquireContext(next, hex));
   }
 
@@ -285,6 +297,15 @@ export class RedisStore implements LeaseStore {
   }
 
   /**
+   * The number of shards `pool` is stored in, recorded on first use by a caller with `shards` > 1
+   * (shardLayout-2.lua); -1 when such a caller finds the pool's proxies stored unsharded.
+   */
+  async shardLayout(pool: string, shards: number): Promise<number> {
+    const keys = this.env.keys.pool(pool);
+    return num([await this.env.runner.run("shardLayout", [keys.meta, keys.all], [shards])], 0);
+  }
+
+  /**
    * Raise the adaptive pacing of `pacing.domainKey` in `pool` to `pacing` where it is higher (never
    * lowers): how a sharded pool spreads what one shard learned of a site to its other shards.
    */
@@ -295,6 +316,7 @@ export class RedisStore implements LeaseStore {
       Math.max(0, Math.floor(pacing.adaptiveMs)),
       Math.max(0, Math.floor(pacing.learnedMs)),
       Math.max(0, Math.floor(pacing.learnedAt)),
+      this.env.now(),
     ]);
   }
 

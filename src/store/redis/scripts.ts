@@ -37,6 +37,7 @@ export const SCRIPT_KEYS = {
   proxyAction: 3,
   campaign: 2,
   raisePacing: 2,
+  shardLayout: 2,
 } as const;
 
 /**

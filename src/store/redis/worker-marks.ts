@@ -30,6 +30,11 @@ export class WorkerMarks {
     return true;
   }
 
+  /** The acquire that was to record it failed (the store did not answer): the next one records. */
+  undo(pool: string, workerId: string, fallbackPool: boolean): void {
+    this.at.delete(`${pool}\x1f${workerId}\x1f${fallbackPool ? 1 : 0}`);
+  }
+
   /** The worker left (forgetWorker): its next acquire records it again. */
   forget(pool: string, workerId: string): void {
     this.at.delete(`${pool}\x1f${workerId}\x1f0`);

@@ -42,9 +42,11 @@ import type {
 } from "@proxybroker/sdk/model";
 import type { Campaign, LeaseStore, ReleaseFeed } from "@proxybroker/sdk/engine";
 import { decodeLeaseId } from "../redis/lease-id.js";
-import { joinEpochs, joinVersions, splitCursor, splitEpoch, splitVersion } from "./composite.js";
+import { joinEpochs, splitCursor, splitEpoch, splitVersion } from "./composite.js";
+import { checkLayout, type LayoutStore } from "./layout.js";
 import { mergeEvents, mergePacing, mergePages, mergeWorkers, sumStats } from "./merge.js";
 import { ShardedReleaseFeed } from "./release-feed.js";
+import { ShardPolicies } from "./shard-policies.js";
 import type { ShardMap } from "./shard-map.js";
 
 /** What a sharded store is built from. */
@@ -52,18 +54,21 @@ export interface ShardedStoreOptions {
   /** The store the shards live in (a Redis store: its lease ids name their pool). */
   readonly inner: ShardHost;
   readonly shards: ShardMap;
-  /** The longest stretch one blocked event read waits on every shard before it looks again. */
+  /** The longest stretch one blocked event read waits on every shard before it looks again. Default 100 ms. */
   readonly eventRoundMs?: number;
+  /** A best-effort step failed (spreading a raised interval, abandoning a lease no one got). */
+  readonly onError?: (what: string, err: unknown) => void;
 }
 
 /**
  * The store the shards live in: a release feed shared by broker replicas, and a way to raise one
  * shard's adaptive pacing to another's (RedisStore).
  */
-export type ShardHost = LeaseStore & {
-  releaseFeed(): ReleaseFeed;
-  raisePacing(pool: string, pacing: DomainPacing): Promise<void>;
-};
+export type ShardHost = LeaseStore &
+  LayoutStore & {
+    releaseFeed(): ReleaseFeed;
+    raisePacing(pool: string, pacing: DomainPacing): Promise<void>;
+  };
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -121,12 +126,21 @@ export class ShardedStore implements LeaseStore {
   private readonly inner: ShardHost;
   private readonly shards: ShardMap;
   private readonly eventRoundMs: number;
+  private readonly onError: (what: string, err: unknown) => void;
+  private readonly policies: ShardPolicies;
   private feed: ShardedReleaseFeed | undefined;
 
   constructor(options: ShardedStoreOptions) {
     this.inner = options.inner;
     this.shards = options.shards;
-    this.eventRoundMs = options.eventRoundMs ?? 250;
+    this.eventRoundMs = options.eventRoundMs ?? 100;
+    this.onError = options.onError ?? (() => undefined);
+    this.policies = new ShardPolicies(options.inner, options.shards);
+  }
+
+  /** Refuse a pool stored in another shard layout (layout.ts). */
+  private checked(pool: string): Promise<void> {
+    return checkLayout(this.inner, this.shards, pool);
   }
 
   private sharded(pool: string): boolean {
@@ -199,20 +213,46 @@ export class ShardedStore implements LeaseStore {
     } else {
       // the next acquire starts on another shard, where the lease's proxy is no candidate: both
       // at once (each joins its shard's batch of this turn)
-      [r, answer] = await Promise.all([this.inner.release(bare), this.acquire(next)]);
+      const [released, acquired] = await Promise.allSettled([this.inner.release(bare), this.acquire(next)]);
+      if (released.status === "rejected") {
+        // the caller hears of the failed release only: a lease granted meanwhile is given back
+        if (acquired.status === "fulfilled") this.abandon(acquired.value);
+        throw released.reason;
+      }
+      if (acquired.status === "rejected") throw acquired.reason;
+      r = released.value;
+      answer = acquired.value;
     }
     return r.kind === "released" ? { kind: "released", next: answer } : { kind: "lost", reason: r.reason, next: answer };
   }
 
-  /** Raise the other shards' adaptive pacing of `domainKey` to shard `from`'s. */
+  /**
+   * Raise the other shards' adaptive pacing of `domainKey` to shard `from`'s. Best effort: the
+   * outcome itself is applied already, and a shard not raised still paces by the policy and
+   * learns the limit itself.
+   */
   private async spreadPacing(pool: string, from: number, domainKey: string): Promise<void> {
-    const [pacing] = await this.inner.domainPacing(this.shards.name(pool, from), [domainKey], 1);
-    if (pacing === undefined || (pacing.adaptiveMs <= 0 && pacing.learnedMs <= 0)) return;
-    const others = this.shards.names(pool).filter((_, i) => i !== from);
-    await Promise.all(others.map((name) => this.inner.raisePacing(name, pacing)));
+    try {
+      const [pacing] = await this.inner.domainPacing(this.shards.name(pool, from), [domainKey], 1);
+      if (pacing === undefined || (pacing.adaptiveMs <= 0 && pacing.learnedMs <= 0)) return;
+      const others = this.shards.names(pool).filter((_, i) => i !== from);
+      await Promise.all(others.map((name) => this.inner.raisePacing(name, pacing)));
+    } catch (err: unknown) {
+      this.onError(`spreading the raised interval of ${domainKey} in pool ${pool}`, err);
+    }
+  }
+
+  /** Give back a lease nobody will use (best effort: else it frees at its TTL). */
+  private abandon(r: AcquireResult): void {
+    if (r.kind !== "granted") return;
+    const outcome = { kind: "ABANDONED", httpStatus: 0, latencyMs: 0, retryAfterMs: 0 } as const;
+    this.inner
+      .release({ leaseId: r.lease.leaseId, fencingToken: r.lease.fencingToken, outcome })
+      .catch((err: unknown) => this.onError(`giving back lease ${r.lease.leaseId}`, err));
   }
 
   async reportOutcomes(pool: string, reports: readonly OutcomeReport[]): Promise<number> {
+    await this.checked(pool);
     if (!this.sharded(pool)) return this.inner.reportOutcomes(pool, reports);
     let applied = 0;
     for (const [i, part] of this.shards.group(pool, reports, (r) => r.proxyId)) {
@@ -224,6 +264,7 @@ export class ShardedStore implements LeaseStore {
   }
 
   async addProxies(pool: string, specs: readonly ProxySpecInput[]): Promise<{ added: string[]; updated: string[] }> {
+    await this.checked(pool);
     if (!this.sharded(pool)) return this.inner.addProxies(pool, specs);
     const added = new Set<string>();
     const updated = new Set<string>();
@@ -237,6 +278,7 @@ export class ShardedStore implements LeaseStore {
   }
 
   async removeProxies(pool: string, ids: readonly string[]): Promise<{ removed: string[]; notFound: string[] }> {
+    await this.checked(pool);
     if (!this.sharded(pool)) return this.inner.removeProxies(pool, ids);
     const removed = new Set<string>();
     for (const [i, part] of this.shards.group(pool, ids, (id) => id)) {
@@ -246,6 +288,7 @@ export class ShardedStore implements LeaseStore {
   }
 
   async restoreProxies(pool: string, ids: readonly string[]): Promise<{ restored: string[]; notFound: string[] }> {
+    await this.checked(pool);
     if (!this.sharded(pool)) return this.inner.restoreProxies(pool, ids);
     const restored = new Set<string>();
     for (const [i, part] of this.shards.group(pool, ids, (id) => id)) {
@@ -308,28 +351,25 @@ export class ShardedStore implements LeaseStore {
   }
 
   async setPolicy(pool: string, policy: DomainPolicySpec): Promise<void> {
-    for (const name of this.shards.names(pool)) await this.inner.setPolicy(name, policy);
+    await this.checked(pool);
+    if (!this.sharded(pool)) return this.inner.setPolicy(pool, policy);
+    return this.policies.set(pool, policy);
   }
 
   async deletePolicy(pool: string, pattern: string): Promise<boolean> {
-    let deleted = false;
-    for (const name of this.shards.names(pool)) deleted = (await this.inner.deletePolicy(name, pattern)) || deleted;
-    return deleted;
+    await this.checked(pool);
+    if (!this.sharded(pool)) return this.inner.deletePolicy(pool, pattern);
+    return this.policies.delete(pool, pattern);
   }
 
-  /** Shard 0's policies and history; the version, epoch and proxy count of all shards. */
+  /**
+   * The policies (shard-policies.ts), and the version, epoch and proxy count of all shards. Every
+   * broker reads them before it serves a pool: the shard layout is checked here.
+   */
   async listPolicies(pool: string): Promise<PolicySet> {
+    await this.checked(pool);
     if (!this.sharded(pool)) return this.inner.listPolicies(pool);
-    const sets = await Promise.all(this.shards.names(pool).map((name) => this.inner.listPolicies(name)));
-    const home = sets[0];
-    if (home === undefined) throw new Error(`pool ${pool} has no shards`);
-    return {
-      version: joinVersions(sets.map((s) => s.version)),
-      epoch: joinEpochs(sets.map((s) => s.epoch)),
-      policies: home.policies,
-      history: home.history,
-      proxies: sets.reduce((n, s) => n + s.proxies, 0),
-    };
+    return this.policies.list(pool);
   }
 
   async domainPacing(pool: string, domainKeys: readonly string[], limit: number): Promise<DomainPacing[]> {
@@ -358,7 +398,8 @@ export class ShardedStore implements LeaseStore {
 
   /**
    * Every shard's events merged (merge.ts). With nothing new, a blocked read waits in rounds of at
-   * most `eventRoundMs` on all shards at once, so an event on any of them ends the wait.
+   * most `eventRoundMs` on all shards at once: an event on any of them ends the wait at the end of
+   * its round.
    */
   async readEvents(pool: string, after: string, opts: { readonly count: number; readonly blockMs: number }): Promise<{ events: PoolEvent[]; cursor: string }> {
     if (!this.sharded(pool)) return this.inner.readEvents(pool, after, opts);
@@ -368,12 +409,16 @@ export class ShardedStore implements LeaseStore {
     let blockMs = 0;
     for (;;) {
       const at = from;
+      const startedAt = Date.now();
       const reads = await Promise.all(names.map((name, i) => this.inner.readEvents(name, at[i] ?? "$", { count: opts.count, blockMs })));
       const merged = mergeEvents(at, reads, opts.count);
-      const left = deadline - Date.now();
-      if (merged.events.length > 0 || left <= 0) return merged;
+      if (merged.events.length > 0 || deadline - Date.now() <= 0) return merged;
+      // a round that came back early with nothing (no blocking connection was free) waits out its
+      // length: no busy loop
+      const early = blockMs - (Date.now() - startedAt);
+      if (early > 0) await new Promise((r) => setTimeout(r, Math.min(early, deadline - Date.now())));
       from = splitCursor(merged.cursor, names.length);
-      blockMs = Math.max(1, Math.min(this.eventRoundMs, left));
+      blockMs = Math.max(1, Math.min(this.eventRoundMs, deadline - Date.now()));
     }
   }
 
@@ -386,6 +431,7 @@ export class ShardedStore implements LeaseStore {
   }
 
   async proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult> {
+    await this.checked(pool);
     if (!this.sharded(pool)) return this.inner.proxyAction(pool, ids, action);
     const changed = new Set<string>();
     const unchanged = new Set<string>();

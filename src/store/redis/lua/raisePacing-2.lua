@@ -14,6 +14,7 @@
   ARGV[2] adaptive interval (ms)
   ARGV[3] learned limit (ms)
   ARGV[4] learned at (epoch ms)
+  ARGV[5] now (epoch ms; "" = Redis TIME)
 
   Keys built in the script: none.
 
@@ -23,8 +24,11 @@
 ]]
 -- @include "base"
 
+local now = storeNow(ARGV[5])
 local d = redis.call('HMGET', KEYS[1], 'a', 'l', 't')
 local a, l, t = tonumber(d[1]) or 0, tonumber(d[2]) or 0, tonumber(d[3]) or 0
+-- a learned limit past the adaptive memory counts for nothing (as in adaptDomain)
+if l > 0 and now - t >= {{adaptiveMemoryMs}} then l = 0 end
 local na, nl, nt = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local set = {}
 if na > a then

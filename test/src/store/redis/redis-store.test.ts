@@ -118,6 +118,32 @@ describe("RedisStore worker marks", () => {
       clock.advance(10);
       await store.acquire(params);
       expect((await seenAt())?.lastSeenAt).toBe(t0 + 1_020);
+      // an acquire is seen whatever it is answered (here: a stale policy version)
+      expect((await store.acquire({ ...params, workerId: "w2", policyVersion: "stale.0" })).kind).toBe("stale-policy");
+      expect((await store.liveWorkers("default", 0)).map((w) => w.workerId)).toContain("w2");
+    } finally {
+      await store.close();
+      await deleteKeys(token);
+    }
+  });
+});
+
+describe("RedisStore raisePacing", () => {
+  it("raises a domain-key's interval and learned limit, never lowers them, and replaces a learned limit past the memory", async () => {
+    const { token, clock, store } = prefixedStore(4);
+    try {
+      const t0 = clock.now();
+      const state = async () => (await store.domainPacing("default", ["a.example"], 1))[0];
+      await store.raisePacing("default", { domainKey: "a.example", adaptiveMs: 800, learnedMs: 5_000, learnedAt: t0, loweredAt: 0 });
+      expect(await state()).toMatchObject({ adaptiveMs: 800, learnedMs: 5_000, learnedAt: t0 });
+      // lower: nothing changes
+      await store.raisePacing("default", { domainKey: "a.example", adaptiveMs: 600, learnedMs: 3_000, learnedAt: t0 + 1, loweredAt: 0 });
+      expect(await state()).toMatchObject({ adaptiveMs: 800, learnedMs: 5_000, learnedAt: t0 });
+      // the learned limit is forgotten after the memory: a fresher, lower one replaces it
+      const later = clock.advance(DEFAULT_SCORING.adaptive.memoryMs + 1);
+      await store.raisePacing("default", { domainKey: "a.example", adaptiveMs: 700, learnedMs: 3_000, learnedAt: later, loweredAt: 0 });
+      expect(await state()).toMatchObject({ adaptiveMs: 800, learnedMs: 3_000, learnedAt: later });
+      expect((await store.domainPacing("default", [], 10)).map((p) => p.domainKey)).toEqual(["a.example"]);
     } finally {
       await store.close();
       await deleteKeys(token);

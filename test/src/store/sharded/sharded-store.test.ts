@@ -3,13 +3,11 @@
  * acquires go, what holds per shard, and how pool-wide answers are made of the shards'. A real
  * redis-server; a fake clock; 3 shards per pool.
  */
-import { randomBytes } from "node:crypto";
-import { describe, expect, it, onTestFinished } from "vitest";
-import { DEFAULT_SCORING, type PoolEvent } from "@proxybroker/sdk/model";
-import { createRedisClient, RedisStore } from "../../../../src/store/redis/index.js";
+import { describe, expect, it } from "vitest";
+import type { PoolEvent } from "@proxybroker/sdk/model";
 import { ShardedStore } from "../../../../src/store/sharded/sharded-store.js";
 import { ShardMap } from "../../../../src/store/sharded/shard-map.js";
-import { fakeClock, seededRandom, type FakeClock } from "../../../support/fake-clock.js";
+import { openShards, type OpenedShards } from "../../../support/sharded-store.js";
 import { redisForFile } from "../../../support/redis-for-file.js";
 import { acq, outcome, proxySpec, TTL } from "../../../sdk/engine/conformance/harness.js";
 
@@ -17,25 +15,11 @@ const redis = redisForFile();
 
 const SHARDS = new ShardMap({ all: 3, byPool: {} });
 
-interface Opened {
-  readonly store: ShardedStore;
-  readonly inner: RedisStore;
-  readonly clock: FakeClock;
-  readonly prefix: string;
-}
-
-/** A sharded store on a fresh key prefix, `n` proxies in pool "default"; removed after the test. */
-async function open(n: number): Promise<Opened> {
-  const prefix = `pbs-${randomBytes(6).toString("hex")}:`;
-  const clock = fakeClock();
-  const inner = new RedisStore({ client: createRedisClient({ url: redis.url() }), scoring: DEFAULT_SCORING, clock: () => clock.now(), random: seededRandom(11), prefix });
-  const store = new ShardedStore({ inner, shards: SHARDS, eventRoundMs: 50 });
-  onTestFinished(async () => {
-    await store.close();
-    await redis.deleteKeys(`${prefix}*`);
-  });
-  await store.addProxies("default", Array.from({ length: n }, (_, i) => proxySpec(i)));
-  return { store, inner, clock, prefix };
+/** A store of 3 shards per pool with `n` proxies in pool "default". */
+async function open(n: number): Promise<OpenedShards> {
+  const opened = openShards(redis);
+  await opened.store.addProxies("default", Array.from({ length: n }, (_, i) => proxySpec(i)));
+  return opened;
 }
 
 /** The ids of `n` test proxies on shard `shard`. */

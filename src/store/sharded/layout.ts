@@ -1,0 +1,33 @@
+/**
+ * The shard layout a pool is stored in must be the one a broker serves it with: a broker with
+ * another POOL_SHARDS would look for the pool's proxies on other shards, and an import through it
+ * would store a proxy a second time, on a second shard, where it could be leased a second time.
+ * The count is recorded in the pool's shard 0 (shardLayout-2.lua) by the first broker with shards
+ * that serves it; a broker whose count differs refuses the pool.
+ */
+import { StoreUnavailableError } from "@proxybroker/sdk/engine";
+import type { ShardMap } from "./shard-map.js";
+
+/** What the check needs of the store (RedisStore). */
+export interface LayoutStore {
+  shardLayout(pool: string, shards: number): Promise<number>;
+}
+
+/** A pool stored in another shard layout than this broker's: it refuses to serve the pool. */
+export class ShardLayoutError extends StoreUnavailableError {}
+
+/** Resolve when `pool` is stored as `shards` says; reject with `ShardLayoutError` otherwise. */
+export async function checkLayout(store: LayoutStore, shards: ShardMap, pool: string): Promise<void> {
+  const mine = shards.count(pool);
+  const stored = await store.shardLayout(pool, mine);
+  if (stored === mine) return;
+  const setting = mine === 1 ? "POOL_SHARDS unset" : `${mine} shards by POOL_SHARDS`;
+  if (stored < 0) {
+    throw new ShardLayoutError(
+      `pool "${pool}" holds proxies stored unsharded, and this broker has ${setting}: remove them with POOL_SHARDS unset, then import them again (docs/sharding.md)`,
+    );
+  }
+  throw new ShardLayoutError(
+    `pool "${pool}" is stored in ${stored} shards, and this broker has ${setting}: run every broker with the same POOL_SHARDS; to change it, remove the pool's proxies with the old setting first (docs/sharding.md)`,
+  );
+}
