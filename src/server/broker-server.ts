@@ -129,7 +129,12 @@ export class BrokerServer {
       ttlMaxMs: s.ttlMaxMs,
       maxWaitingPerKey: s.maxWaitingPerDomain,
       maxWaiting: s.maxWaiting,
-      ...(opts.onStateLost ? { onStateLost: opts.onStateLost } : {}),
+      onStateLost: (pool) => {
+        // the store's record of silent workers went with the state: carry it over (reservations.ts)
+        // (a failed rewrite is retried by the next tick: the pool's reservations are marked stale)
+        this.reservations.lost(pool).catch((err: unknown) => opts.logger?.warn(`rewriting the reservations of pool ${pool} failed: ${String(err)}`));
+        opts.onStateLost?.(pool);
+      },
       ...(opts.clock ? { clock: opts.clock } : {}),
       liveSince: () => this.reservations.liveSince(),
       beforeFirstUse: (pool) => this.reservations.ensure(pool),

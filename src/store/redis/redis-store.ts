@@ -133,10 +133,15 @@ export class RedisStore implements LeaseStore {
         alone: (now) => env.runner.run("acquireLease", aKeys, [...aArgs, now, ...labels]),
       })
       .catch((err: unknown) => this.unmarked(record, params, err));
-    return decodeAcquire(asArray(reply), 0, acquireContext(params, hex));
+    const result = decodeAcquire(asArray(reply), 0, acquireContext(params, hex));
+    if (record && result.kind === "stale-policy") this.marks.undo(params.pool, params.workerId, params.fallbackPool === true);
+    return result;
   }
 
-  /** An acquire that was to record its worker failed: forget the mark, and fail with `err`. */
+  /**
+   * An acquire that was to record its worker failed: forget the mark (as after a stale-policy
+   * answer, which records nothing either), and fail with `err`.
+   */
   private unmarked(recorded: boolean, p: AcquireParams, err: unknown): never {
     if (recorded) this.marks.undo(p.pool, p.workerId, p.fallbackPool === true);
     throw err;
@@ -205,7 +210,9 @@ export class RedisStore implements LeaseStore {
         alone: (now) => env.runner.run("releaseAndAcquire", bothKeys, [...aArgs, now, ...rArgs, ...labels]),
       })
       .catch((err: unknown) => this.unmarked(record, next, err));
-    return decodeRelease(reply, acquireContext(next, hex));
+    const result = decodeRelease(reply, acquireContext(next, hex));
+    if (record && result.next?.kind === "stale-policy") this.marks.undo(next.pool, next.workerId, next.fallbackPool === true);
+    return result;
   }
 
   /** One script call per chunk of `REPORT_CHUNK` reports; each chunk is atomic, the batch is not. */

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { MemoryStore } from "@proxybroker/sdk/engine";
+import { MemoryStore, type LeaseStore } from "@proxybroker/sdk/engine";
 import { DEFAULT_SCORING, shareOf } from "@proxybroker/sdk/model";
 import { LIFT_AFTER_MS, Reservations } from "../../../src/service/reservations.js";
 import { fakeClock } from "../../support/fake-clock.js";
+import { createRedisClient, RedisStore } from "../../../src/store/redis/index.js";
+import { redisForFile } from "../../support/redis-for-file.js";
 import type { FakeClock } from "../../support/fake-clock.js";
 import { acq } from "../../sdk/engine/conformance/harness.js";
 
@@ -13,8 +15,10 @@ function acquire(workerId: string, proxyId = "") {
   return acq({ workerId, proxyId });
 }
 
+const redis = redisForFile();
+
 /** A broker's reservations (as if it started now) on `store`. */
-function reservationsOn(store: MemoryStore, clock: FakeClock): Reservations {
+function reservationsOn(store: LeaseStore, clock: FakeClock): Reservations {
   return new Reservations({
     store,
     pools: () => ["default"],
@@ -109,5 +113,47 @@ describe("Reservations", () => {
     expect([...got].sort()).toEqual(PROXIES.filter((p) => !reserved.includes(p)).sort());
     // and some of what was the leaving worker's share went to the one that stays
     expect(shareOfLeft.some((id) => got.has(id))).toBe(true);
+  });
+});
+
+describe("Reservations after the store lost its state", () => {
+  it("carry the workers seen before over a wipe: a silent worker's share stays reserved until the store sees it again", async () => {
+    const clock = fakeClock();
+    const store = new RedisStore({ client: createRedisClient({ url: redis.url() }), scoring: DEFAULT_SCORING, clock: () => clock.now() });
+    const specs = PROXIES.map((id) => ({ id, url: `http://${id}`, tier: "", labels: {} }));
+    try {
+      await store.addProxies("default", specs);
+      const reservations = reservationsOn(store, clock);
+      clock.advance(10);
+      await store.touchWorker("default", "a"); // a keeps a fallback pool
+      await store.touchWorker("default", "b");
+      const shareOfA = shareOf(PROXIES, ["a", "b"], "a");
+      // a goes silent (it may be leasing from its fallback pool); b goes on
+      clock.advance(ABSENT_MS + 1);
+      await store.touchWorker("default", "b");
+      await reservations.tick();
+      expect((await store.acquire(acquire("b", shareOfA[0]))).kind).toBe("denied");
+      // the store loses everything: the workers, their fallback marks, the reservations
+      await redis.admin().flushall();
+      await store.addProxies("default", specs);
+      await store.touchWorker("default", "b");
+      await reservations.lost("default");
+      for (const id of shareOfA) expect((await store.acquire(acquire("b", id))).kind, id).toBe("denied");
+      expect((await store.acquire(acquire("b", PROXIES.find((p) => !shareOfA.includes(p))))).kind).toBe("granted");
+      // and stays so while a is silent, however long past the loss (up to the fallback window)
+      clock.advance(LIFT_AFTER_MS * 3);
+      await store.touchWorker("default", "b");
+      await reservations.tick();
+      for (const id of shareOfA) expect((await store.acquire(acquire("b", id))).kind, id).toBe("denied");
+      // a is back: the store sees it again, and its share is lifted LIFT_AFTER_MS after that
+      await store.touchWorker("default", "a");
+      await reservations.tick();
+      clock.advance(LIFT_AFTER_MS + 1);
+      await store.touchWorker("default", "a");
+      await reservations.tick();
+      for (const id of shareOfA.slice(1)) expect((await store.acquire(acquire("b", id))).kind, id).toBe("granted");
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -118,9 +118,13 @@ describe("RedisStore worker marks", () => {
       clock.advance(10);
       await store.acquire(params);
       expect((await seenAt())?.lastSeenAt).toBe(t0 + 1_020);
-      // an acquire is seen whatever it is answered (here: a stale policy version)
+      // an acquire answered stale is not a sighting (see acquireCore.lua), and gives its mark
+      // back: the worker's next real acquire, moments later, records it
       expect((await store.acquire({ ...params, workerId: "w2", policyVersion: "stale.0" })).kind).toBe("stale-policy");
-      expect((await store.liveWorkers("default", 0)).map((w) => w.workerId)).toContain("w2");
+      expect((await store.liveWorkers("default", 0)).map((w) => w.workerId)).not.toContain("w2");
+      clock.advance(1);
+      await store.acquire({ ...params, workerId: "w2" });
+      expect((await store.liveWorkers("default", 0)).find((w) => w.workerId === "w2")?.lastSeenAt).toBe(clock.now());
     } finally {
       await store.close();
       await deleteKeys(token);

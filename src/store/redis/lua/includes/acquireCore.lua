@@ -288,9 +288,6 @@ end
 -- µs) first.
 local function acquireLease(K, A, lf, now, nowText)
   math.randomseed(tonumber(A[13]))
-  -- the worker is seen, whatever the answer; one that keeps a fallback pool is recorded as such
-  -- too ("-": recorded moments ago)
-  if A[21] ~= '-' then seeWorker(K[6], A[1] .. 'wf', A[4], A[21] == '1', now, nowText) end
   local meta = redis.call('HMGET', K[1], 'pv', 'qn', 'ep', 'es')
   local pv = (meta[3] or '') .. '.' .. (meta[1] or '0')
   if pv ~= A[2] then return {-4, pv} end
@@ -303,6 +300,11 @@ local function acquireLease(K, A, lf, now, nowText)
   if meta[2] and tonumber(meta[2]) <= now then returnFromQuarantine(K, A[1], nowText) end
   local busy = K[5]
   if math.random(BUSY_GC_ONE_IN) == 1 then redis.call('ZREMRANGEBYSCORE', busy, '-inf', nowText) end
+  -- the worker is seen (a worker that keeps a fallback pool is recorded as such too; "-": recorded
+  -- moments ago). Not before: an acquire answered stale or held (after a loss of state) does not
+  -- count as the worker being back, so a silent worker's share stays reserved until its first
+  -- real answer, which starts the hand-over of its fallback leases
+  if A[21] ~= '-' then seeWorker(K[6], A[1] .. 'wf', A[4], A[21] == '1', now, nowText) end
   local needles = nil
   if #A >= lf then
     needles = {}
