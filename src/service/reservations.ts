@@ -46,10 +46,8 @@ export class Reservations {
   private readonly last = new Map<string, { key: string; at: number }>();
   /** Per pool: workers that were silent, by when they were noticed back (their reservations stay a while). */
   private readonly back = new Map<string, Map<string, { readonly seen: WorkerSeen; readonly at: number }>>();
-  /** Per pool: the workers the last update saw (what `lost` carries over). */
+  /** Per pool: the workers the last update saw (what `lost` puts back). */
   private readonly lastSeen = new Map<string, readonly WorkerSeen[]>();
-  /** Per pool: workers seen before the store lost the pool's state, until it sees them again or they age out. */
-  private readonly carried = new Map<string, Map<string, WorkerSeen>>();
 
   constructor(private readonly opts: ReservationOptions) {
     this.startedAt = opts.clock();
@@ -94,30 +92,14 @@ export class Reservations {
   /**
    * The store lost the pool's state, and with it its record of the workers and the reservations
    * (a Redis wiped or restarted without its data). A worker leasing from its fallback pool right
-   * then is silent, and nothing in the store says so any more: the workers this broker saw before
-   * are carried over until the store sees each again (or it ages out of the fallback window), and
-   * the reservations are written again at once.
+   * then is silent, and nothing in the store says so any more: this broker puts back the workers
+   * it saw (with their times, so the silent stay silent, for every replica), and writes the
+   * reservations again at once.
    */
   async lost(pool: string): Promise<void> {
-    const carried = this.carried.get(pool) ?? new Map<string, WorkerSeen>();
-    for (const w of this.lastSeen.get(pool) ?? []) if (!carried.has(w.workerId)) carried.set(w.workerId, w);
-    if (carried.size > 0) this.carried.set(pool, carried);
     this.last.delete(pool);
+    await this.opts.store.rememberWorkers(pool, this.lastSeen.get(pool) ?? []);
     await this.update(pool);
-  }
-
-  /** The workers the store lists, and those carried over a loss that it does not list (yet). */
-  private withCarried(pool: string, stored: readonly WorkerSeen[], since: number): readonly WorkerSeen[] {
-    const carried = this.carried.get(pool);
-    if (carried === undefined) return stored;
-    const listed = new Set(stored.map((w) => w.workerId));
-    const out = [...stored];
-    for (const [id, w] of carried) {
-      if (listed.has(id) || w.lastSeenAt < since) carried.delete(id);
-      else out.push(w);
-    }
-    if (carried.size === 0) this.carried.delete(pool);
-    return out;
   }
 
   /** A worker seen since then is not silent (a renewal keeps it so, see `RenewParams.liveSince`). */
@@ -157,8 +139,7 @@ export class Reservations {
   private async update(pool: string): Promise<void> {
     const { store } = this.opts;
     const now = this.opts.clock();
-    const since = now - this.opts.fallbackWindowMs;
-    const seen = this.withCarried(pool, await store.liveWorkers(pool, since), since);
+    const seen = await store.liveWorkers(pool, now - this.opts.fallbackWindowMs);
     this.lastSeen.set(pool, seen);
     const silent = this.reservedFor(pool, seen, now);
     const key = silent.map((w) => `${w.workerId}@${w.lastSeenAt}`).join(",");

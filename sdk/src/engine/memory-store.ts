@@ -194,6 +194,15 @@ export class MemoryStore implements LeaseStore {
     p.fallbackPools.see(workerId, now);
   }
 
+  async rememberWorkers(pool: string, workers: readonly WorkerSeen[]): Promise<void> {
+    if (workers.length === 0) return;
+    const p = this.open().pool(pool);
+    for (const w of workers) {
+      p.workers.remember(w.workerId, w.lastSeenAt);
+      if (w.fallbackPoolAt > 0) p.fallbackPools.remember(w.workerId, w.fallbackPoolAt);
+    }
+  }
+
   async forgetWorker(pool: string, workerId: string): Promise<boolean> {
     return this.open().findPool(pool)?.workers.forget(workerId) ?? false;
   }

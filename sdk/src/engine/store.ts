@@ -72,6 +72,12 @@ export interface LeaseStore {
   /** Record `workerId` as live now (it holds leases, or fetched a snapshot). */
   touchWorker(pool: string, workerId: string): Promise<void>;
   /**
+   * Record workers as seen at the times given (`lastSeenAt`, and `fallbackPoolAt` when > 0), never
+   * moving a later record back: how a broker puts back what it knew of the pool's workers after
+   * the store lost its state, so that every replica still sees who went silent (§7).
+   */
+  rememberWorkers(pool: string, workers: readonly WorkerSeen[]): Promise<void>;
+  /**
    * `workerId` left for good (it said so): no longer live, so no share is reserved for it; seen
    * again, it is live again (its fallback record is kept). False when it was not known.
    */

@@ -51,7 +51,7 @@ import { DEFAULT_PREFIX, KeyBuilder } from "./keys.js";
 import { decodeLeaseId, newLeaseHex } from "./lease-id.js";
 import { asArray, decodeAcquire, decodeRelease, decodeRenew, num, str, type AcquireContext } from "./replies.js";
 import { ScriptReplyError } from "./errors.js";
-import { ScriptRunner, type ScriptKeys } from "./scripts.js";
+import { ScriptRunner, type ScriptArg, type ScriptKeys } from "./scripts.js";
 import { LeaseBatcher } from "./lease-batch.js";
 import { WorkerMarks } from "./worker-marks.js";
 import { randomBytes } from "node:crypto";
@@ -269,6 +269,16 @@ export class RedisStore implements LeaseStore {
   async touchWorker(pool: string, workerId: string): Promise<void> {
     const keys = this.env.keys.pool(pool);
     await this.env.runner.run("touchWorker", [keys.workers, keys.fallbackWorkers], [workerId, this.env.now()]);
+  }
+
+  async rememberWorkers(pool: string, workers: readonly WorkerSeen[]): Promise<void> {
+    const keys = this.env.keys.pool(pool);
+    // in chunks: one bounded script call each
+    for (let i = 0; i < workers.length; i += 500) {
+      const args: ScriptArg[] = [this.env.now()];
+      for (const w of workers.slice(i, i + 500)) args.push(w.workerId, Math.floor(w.lastSeenAt), Math.floor(w.fallbackPoolAt));
+      await this.env.runner.run("rememberWorkers", [keys.workers, keys.fallbackWorkers], args);
+    }
   }
 
   async forgetWorker(pool: string, workerId: string): Promise<boolean> {

@@ -38,6 +38,7 @@ export const SCRIPT_KEYS = {
   campaign: 2,
   raisePacing: 2,
   shardLayout: 2,
+  rememberWorkers: 2,
 } as const;
 
 /**

@@ -333,6 +333,11 @@ export class ShardedStore implements LeaseStore {
     await Promise.all(this.shards.names(pool).map((name) => this.inner.touchWorker(name, workerId)));
   }
 
+  /** Put back on shard 0 (`liveWorkers` merges every shard's). */
+  rememberWorkers(pool: string, workers: readonly WorkerSeen[]): Promise<void> {
+    return this.inner.rememberWorkers(pool, workers);
+  }
+
   async forgetWorker(pool: string, workerId: string): Promise<boolean> {
     if (!this.sharded(pool)) return this.inner.forgetWorker(pool, workerId);
     const known = await Promise.all(this.shards.names(pool).map((name) => this.inner.forgetWorker(name, workerId)));

@@ -117,7 +117,7 @@ describe("Reservations", () => {
 });
 
 describe("Reservations after the store lost its state", () => {
-  it("carry the workers seen before over a wipe: a silent worker's share stays reserved until the store sees it again", async () => {
+  it("put back the workers seen before a wipe: a silent worker's share stays reserved, for every replica, until it is back", async () => {
     const clock = fakeClock();
     const store = new RedisStore({ client: createRedisClient({ url: redis.url() }), scoring: DEFAULT_SCORING, clock: () => clock.now() });
     const specs = PROXIES.map((id) => ({ id, url: `http://${id}`, tier: "", labels: {} }));
@@ -140,10 +140,14 @@ describe("Reservations after the store lost its state", () => {
       await reservations.lost("default");
       for (const id of shareOfA) expect((await store.acquire(acquire("b", id))).kind, id).toBe("denied");
       expect((await store.acquire(acquire("b", PROXIES.find((p) => !shareOfA.includes(p))))).kind).toBe("granted");
-      // and stays so while a is silent, however long past the loss (up to the fallback window)
+      // and stays so while a is silent, however long past the loss (up to the fallback window),
+      // also for a replica that started after the loss and never saw a itself
       clock.advance(LIFT_AFTER_MS * 3);
       await store.touchWorker("default", "b");
       await reservations.tick();
+      for (const id of shareOfA) expect((await store.acquire(acquire("b", id))).kind, id).toBe("denied");
+      const replica = reservationsOn(store, clock);
+      await replica.tick();
       for (const id of shareOfA) expect((await store.acquire(acquire("b", id))).kind, id).toBe("denied");
       // a is back: the store sees it again, and its share is lifted LIFT_AFTER_MS after that
       await store.touchWorker("default", "a");

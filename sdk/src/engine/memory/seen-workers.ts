@@ -30,6 +30,16 @@ export class SeenWorkers {
     }
   }
 
+  /** Record `workerId` as seen at `at` unless it was seen later; the order (least recent first) is kept. */
+  remember(workerId: string, at: number): void {
+    const was = this.seen.get(workerId);
+    if (was !== undefined && was >= at) return;
+    this.seen.set(workerId, at);
+    const ordered = [...this.seen].sort((a, b) => a[1] - b[1]);
+    this.seen.clear();
+    for (const [id, t] of ordered.slice(Math.max(0, ordered.length - this.max))) this.seen.set(id, t);
+  }
+
   /** Forget `workerId`; false when it was not kept. */
   forget(workerId: string): boolean {
     return this.seen.delete(workerId);

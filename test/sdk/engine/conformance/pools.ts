@@ -118,6 +118,25 @@ export function poolSuite(factory: StoreFactory): void {
       expect((await h.store.liveWorkers("default", 0)).map((w) => w.workerId)).toEqual(["later"]);
     });
 
+    it("rememberWorkers puts workers back with their times, and never moves a later record back", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const t0 = h.clock.now();
+      await h.store.touchWorker("default", "recent"); // seen now, with a fallback pool
+      await h.store.rememberWorkers("default", [
+        { workerId: "recent", lastSeenAt: t0 - 5_000, fallbackPoolAt: t0 - 5_000 },
+        { workerId: "silent", lastSeenAt: t0 - 9_000, fallbackPoolAt: t0 - 9_500 },
+        { workerId: "plain", lastSeenAt: t0 - 1_000, fallbackPoolAt: 0 },
+      ]);
+      expect(await h.store.liveWorkers("default", 0)).toEqual([
+        { workerId: "plain", lastSeenAt: t0 - 1_000, fallbackPoolAt: 0 },
+        { workerId: "recent", lastSeenAt: t0, fallbackPoolAt: t0 },
+        { workerId: "silent", lastSeenAt: t0 - 9_000, fallbackPoolAt: t0 - 9_500 },
+      ]);
+      await h.store.rememberWorkers("default", []);
+      expect(await h.store.liveWorkers("default", t0 - 2_000)).toHaveLength(2);
+    });
+
     it("poolStats counts proxies by state and live workers", async () => {
       const h = await openStore(factory, { scoring: { initialScore: 20, scoreAfterQuarantine: 20, maxQuarantines: 1 } });
       const [a, b] = await addProxies(h, 4);
