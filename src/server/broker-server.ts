@@ -130,8 +130,8 @@ export class BrokerServer {
       maxWaitingPerKey: s.maxWaitingPerDomain,
       maxWaiting: s.maxWaiting,
       onStateLost: (pool) => {
-        // the store's record of silent workers went with the state: carry it over (reservations.ts)
-        // (a failed rewrite is retried by the next tick: the pool's reservations are marked stale)
+        // the store's record of silent workers went with the state: put it back (reservations.ts);
+        // a failed rewrite is retried by the next tick (the pool's reservations count as stale)
         this.reservations.lost(pool).catch((err: unknown) => opts.logger?.warn(`rewriting the reservations of pool ${pool} failed: ${String(err)}`));
         opts.onStateLost?.(pool);
       },
