@@ -121,7 +121,7 @@ export class RedisStore implements LeaseStore {
     const keys = env.keys.pool(params.pool);
     const hex = newLeaseHex();
     const aKeys = acquireKeys(keys, params);
-    const record = this.marks.due(params.pool, params.workerId, params.fallbackPool === true);
+    const record = this.marks.due(params);
     const aArgs = acquireArgs(keys, params, hex, env.seed(), record);
     const labels = labelArgs(params);
     const reply = await this.batcher
@@ -134,7 +134,7 @@ export class RedisStore implements LeaseStore {
       })
       .catch((err: unknown) => this.unmarked(record, params, err));
     const result = decodeAcquire(asArray(reply), 0, acquireContext(params, hex));
-    if (record && result.kind === "stale-policy") this.marks.undo(params.pool, params.workerId, params.fallbackPool === true);
+    if (record && result.kind === "stale-policy") this.marks.undo(params);
     return result;
   }
 
@@ -143,7 +143,7 @@ export class RedisStore implements LeaseStore {
    * answer, which records nothing either), and fail with `err`.
    */
   private unmarked(recorded: boolean, p: AcquireParams, err: unknown): never {
-    if (recorded) this.marks.undo(p.pool, p.workerId, p.fallbackPool === true);
+    if (recorded) this.marks.undo(p);
     throw err;
   }
 
@@ -196,7 +196,7 @@ export class RedisStore implements LeaseStore {
     }
     const hex = newLeaseHex();
     const aKeys = acquireKeys(keys, next);
-    const record = this.marks.due(next.pool, next.workerId, next.fallbackPool === true);
+    const record = this.marks.due(next);
     const aArgs = acquireArgs(keys, next, hex, env.seed(), record);
     const labels = labelArgs(next);
     const bothKeys: ScriptKeys<"releaseAndAcquire"> = [...aKeys, ...rKeys];
@@ -211,7 +211,7 @@ export class RedisStore implements LeaseStore {
       })
       .catch((err: unknown) => this.unmarked(record, next, err));
     const result = decodeRelease(reply, acquireContext(next, hex));
-    if (record && result.next?.kind === "stale-policy") this.marks.undo(next.pool, next.workerId, next.fallbackPool === true);
+    if (record && result.next?.kind === "stale-policy") this.marks.undo(next);
     return result;
   }
 

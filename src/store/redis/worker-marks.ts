@@ -9,6 +9,17 @@
 /** Marks kept at most; beyond, all are dropped (the next acquire of each records again). */
 const MAX_MARKS = 100_000;
 
+/** Whose acquire: the parts of `AcquireParams` a mark is kept by. */
+export interface MarkedWorker {
+  readonly pool: string;
+  readonly workerId: string;
+  readonly fallbackPool?: boolean;
+}
+
+function keyOf(w: MarkedWorker): string {
+  return `${w.pool}\x1f${w.workerId}\x1f${w.fallbackPool === true ? 1 : 0}`;
+}
+
 export class WorkerMarks {
   private readonly at = new Map<string, number>();
 
@@ -19,9 +30,9 @@ export class WorkerMarks {
   ) {}
 
   /** Whether an acquire of (pool, worker) should record the worker now; if so, noted as done. */
-  due(pool: string, workerId: string, fallbackPool: boolean): boolean {
+  due(w: MarkedWorker): boolean {
     if (this.refreshMs <= 0) return true;
-    const key = `${pool}\x1f${workerId}\x1f${fallbackPool ? 1 : 0}`;
+    const key = keyOf(w);
     const now = this.clock();
     const last = this.at.get(key);
     if (last !== undefined && now >= last && now - last < this.refreshMs) return false;
@@ -30,14 +41,14 @@ export class WorkerMarks {
     return true;
   }
 
-  /** The acquire that was to record it failed (the store did not answer): the next one records. */
-  undo(pool: string, workerId: string, fallbackPool: boolean): void {
-    this.at.delete(`${pool}\x1f${workerId}\x1f${fallbackPool ? 1 : 0}`);
+  /** The acquire that was to record it did not (it failed, or was answered stale): the next one records. */
+  undo(w: MarkedWorker): void {
+    this.at.delete(keyOf(w));
   }
 
   /** The worker left (forgetWorker): its next acquire records it again. */
   forget(pool: string, workerId: string): void {
-    this.at.delete(`${pool}\x1f${workerId}\x1f0`);
-    this.at.delete(`${pool}\x1f${workerId}\x1f1`);
+    this.at.delete(keyOf({ pool, workerId, fallbackPool: false }));
+    this.at.delete(keyOf({ pool, workerId, fallbackPool: true }));
   }
 }

@@ -70,6 +70,9 @@ export type ShardHost = LeaseStore &
     raisePacing(pool: string, pacing: DomainPacing): Promise<void>;
   };
 
+/** How long a pool whose layout was found right goes unchecked. */
+const LAYOUT_RECHECK_MS = 5_000;
+
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** `p` for shard pool `pool` under that shard's policy version (written out: no object spread on the hot path). */
@@ -129,6 +132,10 @@ export class ShardedStore implements LeaseStore {
   private readonly onError: (what: string, err: unknown) => void;
   private readonly policies: ShardPolicies;
   private feed: ShardedReleaseFeed | undefined;
+  /** Whether any pool has shards (else every lease call passes straight through). */
+  private readonly anySharded: boolean;
+  /** Pools whose layout was found right, and when. */
+  private readonly layoutOk = new Map<string, number>();
 
   constructor(options: ShardedStoreOptions) {
     this.inner = options.inner;
@@ -136,11 +143,28 @@ export class ShardedStore implements LeaseStore {
     this.eventRoundMs = options.eventRoundMs ?? 100;
     this.onError = options.onError ?? (() => undefined);
     this.policies = new ShardPolicies(options.inner, options.shards);
+    this.anySharded = options.shards.any();
   }
 
-  /** Refuse a pool stored in another shard layout (layout.ts). */
-  private checked(pool: string): Promise<void> {
-    return checkLayout(this.inner, this.shards, pool);
+  /**
+   * Refuse a pool stored in another shard layout (layout.ts). A pool found right is not checked
+   * again for LAYOUT_RECHECK_MS: snapshots and reports read policies on every call, and each check
+   * is a Redis round trip.
+   */
+  private async checked(pool: string): Promise<void> {
+    const at = this.layoutOk.get(pool);
+    const now = Date.now();
+    if (at !== undefined && now - at < LAYOUT_RECHECK_MS) return;
+    await checkLayout(this.inner, this.shards, pool);
+    if (this.layoutOk.size >= 10_000) this.layoutOk.clear();
+    this.layoutOk.set(pool, now);
+  }
+
+  /** `items` grouped by the shard of their proxy (`idOf`), each group handed to `call` with its shard's pool name. */
+  private async perShard<T, R>(pool: string, items: readonly T[], idOf: (item: T) => string, call: (name: string, part: T[]) => Promise<R>): Promise<R[]> {
+    const out: R[] = [];
+    for (const [i, part] of this.shards.group(pool, items, idOf)) out.push(await call(this.shards.name(pool, i), part));
+    return out;
   }
 
   private sharded(pool: string): boolean {
@@ -182,7 +206,8 @@ export class ShardedStore implements LeaseStore {
 
   async release(params: ReleaseParams): Promise<ReleaseResult> {
     const next = params.next;
-    const limited = params.outcome.kind === "RATE_LIMITED";
+    // (a RATE_LIMITED spreads to the other shards: only when some pool has them)
+    const limited = this.anySharded && params.outcome.kind === "RATE_LIMITED";
     if (!limited && (next === undefined || !this.sharded(next.pool))) return this.inner.release(params);
     const lease = decodeLeaseId(params.leaseId);
     const at = lease === undefined ? undefined : this.shards.parse(lease.pool);
@@ -266,34 +291,24 @@ export class ShardedStore implements LeaseStore {
   async addProxies(pool: string, specs: readonly ProxySpecInput[]): Promise<{ added: string[]; updated: string[] }> {
     await this.checked(pool);
     if (!this.sharded(pool)) return this.inner.addProxies(pool, specs);
-    const added = new Set<string>();
-    const updated = new Set<string>();
-    for (const [i, part] of this.shards.group(pool, specs, (s) => s.id)) {
-      const r = await this.inner.addProxies(this.shards.name(pool, i), part);
-      for (const id of r.added) added.add(id);
-      for (const id of r.updated) updated.add(id);
-    }
-    const ids = specs.map((s) => s.id);
-    return { added: inOrder(ids, added), updated: inOrder(ids, updated) };
+    const results = await this.perShard(pool, specs, (p) => p.id, (name, part) => this.inner.addProxies(name, part));
+    const ids = specs.map((p) => p.id);
+    return { added: inOrder(ids, new Set(results.flatMap((r) => r.added))), updated: inOrder(ids, new Set(results.flatMap((r) => r.updated))) };
   }
 
   async removeProxies(pool: string, ids: readonly string[]): Promise<{ removed: string[]; notFound: string[] }> {
     await this.checked(pool);
     if (!this.sharded(pool)) return this.inner.removeProxies(pool, ids);
-    const removed = new Set<string>();
-    for (const [i, part] of this.shards.group(pool, ids, (id) => id)) {
-      for (const id of (await this.inner.removeProxies(this.shards.name(pool, i), part)).removed) removed.add(id);
-    }
+    const results = await this.perShard(pool, ids, (id) => id, (name, part) => this.inner.removeProxies(name, part));
+    const removed = new Set(results.flatMap((r) => r.removed));
     return { removed: inOrder(ids, removed), notFound: ids.filter((id) => !removed.has(id)) };
   }
 
   async restoreProxies(pool: string, ids: readonly string[]): Promise<{ restored: string[]; notFound: string[] }> {
     await this.checked(pool);
     if (!this.sharded(pool)) return this.inner.restoreProxies(pool, ids);
-    const restored = new Set<string>();
-    for (const [i, part] of this.shards.group(pool, ids, (id) => id)) {
-      for (const id of (await this.inner.restoreProxies(this.shards.name(pool, i), part)).restored) restored.add(id);
-    }
+    const results = await this.perShard(pool, ids, (id) => id, (name, part) => this.inner.restoreProxies(name, part));
+    const restored = new Set(results.flatMap((r) => r.restored));
     return { restored: inOrder(ids, restored), notFound: ids.filter((id) => !restored.has(id)) };
   }
 
@@ -438,13 +453,9 @@ export class ShardedStore implements LeaseStore {
   async proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult> {
     await this.checked(pool);
     if (!this.sharded(pool)) return this.inner.proxyAction(pool, ids, action);
-    const changed = new Set<string>();
-    const unchanged = new Set<string>();
-    for (const [i, part] of this.shards.group(pool, ids, (id) => id)) {
-      const r = await this.inner.proxyAction(this.shards.name(pool, i), part, action);
-      for (const id of r.changed) changed.add(id);
-      for (const id of r.unchanged) unchanged.add(id);
-    }
+    const results = await this.perShard(pool, ids, (id) => id, (name, part) => this.inner.proxyAction(name, part, action));
+    const changed = new Set(results.flatMap((r) => r.changed));
+    const unchanged = new Set(results.flatMap((r) => r.unchanged));
     return { changed: inOrder(ids, changed), unchanged: inOrder(ids, unchanged), notFound: ids.filter((id) => !changed.has(id) && !unchanged.has(id)) };
   }
 
