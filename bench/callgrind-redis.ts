@@ -4,7 +4,7 @@
  * a measured stretch of work.
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -57,6 +57,11 @@ export async function startCallgrindRedis(): Promise<CallgrindRedis> {
       execFileSync("callgrind_control", ["-d", pid], { stdio: "ignore" });
       dumps++;
       const file = join(dir, `cg.out.${dumps}`);
+      const keep = process.env["BENCH_IR_KEEP"];
+      if (keep !== undefined && keep !== "") {
+        mkdirSync(keep, { recursive: true });
+        copyFileSync(file, join(keep, `callgrind.out.${dumps}`));
+      }
       const summary = /^summary:\s+(\d+)/m.exec(readFileSync(file, "utf8"));
       if (summary === null) throw new Error(`${file} has no summary line`);
       return Number(summary[1]);
