@@ -31,15 +31,35 @@ export async function addProxies(
   specs: readonly ProxySpecInput[],
 ): Promise<{ added: string[]; updated: string[] }> {
   if (specs.length === 0) return { added: [], updated: [] };
+  const { added, updated } = await addProxiesInLayout(env, pool, specs, undefined);
+  return { added, updated };
+}
+
+/**
+ * `addProxies`, checking in the same step that `pool` — a pool's shard 0 — is stored in
+ * `shards` shards (1 = unsharded) and recording it when none was (addProxies-3.lua). `layout` is
+ * the layout found; when it is not `shards`, nothing was written. Without `shards` nothing is
+ * checked (another shard of a pool) and `layout` is undefined.
+ */
+export async function addProxiesInLayout(
+  env: StoreEnv,
+  pool: string,
+  specs: readonly ProxySpecInput[],
+  shards: number | undefined,
+): Promise<{ layout: number | undefined; added: string[]; updated: string[] }> {
   const keys = env.keys.pool(pool);
   const args: string[] = [];
   for (const s of specs) args.push(s.id, s.url, s.tier, encodeLabels(s.labels));
-  const reply = await env.runner.run("addProxies", [keys.all, keys.index], [keys.base, env.scoring.initialScore, ...args]);
+  const reply = asArray(
+    await env.runner.run("addProxies", [keys.all, keys.index, keys.meta], [keys.base, env.scoring.initialScore, shards ?? "", ...args]),
+  );
+  const layout = shards === undefined ? undefined : num(reply, 0);
+  if (layout !== shards) return { layout, added: [], updated: [] };
   const [added, updated] = byFlag(
     specs.map((s) => s.id),
-    reply,
+    reply.slice(1),
   );
-  return { added, updated };
+  return { layout, added, updated };
 }
 
 /** The proxies go with their index and quarantine entries; pairs and leases stay. */

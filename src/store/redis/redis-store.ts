@@ -323,6 +323,15 @@ export class RedisStore implements LeaseStore {
   }
 
   /**
+   * `addProxies` into `pool`, a pool's shard 0, checking and recording its shard layout in the
+   * same step (addProxies-3.lua): `layout` as `shardLayout` would answer it; when it is not
+   * `shards`, nothing was added.
+   */
+  addProxiesInLayout(pool: string, specs: readonly ProxySpecInput[], shards: number): Promise<{ layout: number; added: string[]; updated: string[] }> {
+    return admin.addProxiesInLayout(this.env, pool, specs, shards).then((r) => ({ ...r, layout: r.layout ?? shards }));
+  }
+
+  /**
    * Raise the adaptive pacing of `pacing.domainKey` in `pool` to `pacing` where it is higher (never
    * lowers): how a sharded pool spreads what one shard learned of a site to its other shards.
    */

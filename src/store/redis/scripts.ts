@@ -21,7 +21,7 @@ export const SCRIPT_KEYS = {
   releaseLease: 8,
   releaseAndAcquire: 15,
   reportOutcomes: 4,
-  addProxies: 2,
+  addProxies: 3,
   removeProxies: 4,
   restoreProxies: 3,
   recordHealth: 5,

@@ -2,8 +2,10 @@
  * The shard layout a pool is stored in must be the one a broker serves it with: a broker with
  * another POOL_SHARDS would look for the pool's proxies on other shards, and an import through it
  * would store a proxy a second time, on a second shard, where it could be leased a second time.
- * The count is recorded in the pool's shard 0 (shardLayout-2.lua) by the first broker with shards
- * that serves it; a broker whose count differs refuses the pool.
+ * The count is recorded in the pool's shard 0 (lua/includes/layout.lua) by the first broker with
+ * shards that serves it or adds proxies to it — an add checks and records it in the same step as
+ * its writes to shard 0, so no proxy lies there without it —; a broker whose count differs
+ * refuses the pool.
  */
 import { StoreUnavailableError } from "@proxybroker/sdk/engine";
 import type { ShardMap } from "./shard-map.js";
@@ -18,8 +20,14 @@ export class ShardLayoutError extends StoreUnavailableError {}
 
 /** Resolve when `pool` is stored as `shards` says; reject with `ShardLayoutError` otherwise. */
 export async function checkLayout(store: LayoutStore, shards: ShardMap, pool: string): Promise<void> {
-  const mine = shards.count(pool);
-  const stored = await store.shardLayout(pool, mine);
+  assertLayout(pool, shards.count(pool), await store.shardLayout(pool, shards.count(pool)));
+}
+
+/**
+ * Throw `ShardLayoutError` unless the layout `stored` that the store answered for `pool` is this
+ * broker's `mine` (-1: proxies stored unsharded, for a broker with shards).
+ */
+export function assertLayout(pool: string, mine: number, stored: number): void {
   if (stored === mine) return;
   const setting = mine === 1 ? "POOL_SHARDS unset" : `${mine} shards by POOL_SHARDS`;
   if (stored < 0) {

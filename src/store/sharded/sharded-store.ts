@@ -43,7 +43,7 @@ import type {
 import type { Campaign, LeaseStore, ReleaseFeed } from "@proxybroker/sdk/engine";
 import { decodeLeaseId } from "../redis/lease-id.js";
 import { joinEpochs, splitCursor, splitEpoch, splitVersion } from "./composite.js";
-import { checkLayout, type LayoutStore } from "./layout.js";
+import { assertLayout, checkLayout, type LayoutStore } from "./layout.js";
 import { mergeEvents, mergePacing, mergePages, mergeWorkers, sumStats } from "./merge.js";
 import { ShardedReleaseFeed } from "./release-feed.js";
 import { ShardPolicies } from "./shard-policies.js";
@@ -68,6 +68,7 @@ export type ShardHost = LeaseStore &
   LayoutStore & {
     releaseFeed(): ReleaseFeed;
     raisePacing(pool: string, pacing: DomainPacing): Promise<void>;
+    addProxiesInLayout(pool: string, specs: readonly ProxySpecInput[], shards: number): Promise<{ layout: number; added: string[]; updated: string[] }>;
   };
 
 /** How long a pool whose layout was found right goes unchecked. */
@@ -288,10 +289,19 @@ export class ShardedStore implements LeaseStore {
     return applied;
   }
 
+  /**
+   * Shard 0 first, its layout checked (and recorded) in the same step as its writes, whatever
+   * the layout cache says: after a wipe, a broker that had just found the layout right would
+   * otherwise import the proxies again without it, and every broker would then refuse the pool
+   * as stored unsharded. A layout that is not this broker's writes nothing.
+   */
   async addProxies(pool: string, specs: readonly ProxySpecInput[]): Promise<{ added: string[]; updated: string[] }> {
-    await this.checked(pool);
-    if (!this.sharded(pool)) return this.inner.addProxies(pool, specs);
-    const results = await this.perShard(pool, specs, (p) => p.id, (name, part) => this.inner.addProxies(name, part));
+    const mine = this.shards.count(pool);
+    const groups = this.shards.group(pool, specs, (p) => p.id);
+    const first = await this.inner.addProxiesInLayout(pool, groups.get(0) ?? [], mine);
+    assertLayout(pool, mine, first.layout);
+    const results: { added: string[]; updated: string[] }[] = [first];
+    for (const [i, part] of groups) if (i !== 0) results.push(await this.inner.addProxies(this.shards.name(pool, i), part));
     const ids = specs.map((p) => p.id);
     return { added: inOrder(ids, new Set(results.flatMap((r) => r.added))), updated: inOrder(ids, new Set(results.flatMap((r) => r.updated))) };
   }

@@ -34,6 +34,34 @@ describe("ShardedStore layout", () => {
     expect((await three.store.listPolicies("big")).proxies).toBe(9);
     expect((await one.store.listPolicies("legacy")).proxies).toBe(4);
   });
+
+  it("a wipe right after a broker found the layout right, then an import through it, leaves the pool servable by every broker", async () => {
+    const a = openShards(redis, { shards: 3 });
+    await a.store.addProxies("big", specs(9));
+    expect((await a.store.listPolicies("big")).proxies).toBe(9); // found right: not checked again for a while
+    await redis.deleteKeys(`${a.prefix}*`); // the store lost the pool (FLUSHALL, a restart without its data)
+    await a.store.addProxies("big", specs(9)); // PROXIES_FILE imported again after the loss
+    // another broker, or this one restarted, serves the pool: it is stored in 3 shards
+    const b = openShards(redis, { shards: 3, prefix: a.prefix });
+    expect((await b.store.listPolicies("big")).proxies).toBe(9);
+    await expect(openShards(redis, { shards: 1, prefix: a.prefix }).store.listPolicies("big")).rejects.toThrow(/stored in 3 shards/);
+  });
+
+  it("an unsharded broker that found a pool unsharded moments ago still refuses to add to it once it is sharded", async () => {
+    const one = openShards(redis, { shards: 1 });
+    const three = openShards(redis, { shards: 3, prefix: one.prefix });
+    expect((await one.store.listPolicies("mixed")).proxies).toBe(0); // found unsharded (empty): not checked again for a while
+    await three.store.addProxies("mixed", specs(9)); // records 3 shards
+    await expect(one.store.addProxies("mixed", specs(9))).rejects.toThrow(/stored in 3 shards/);
+    // nothing of it was written: each proxy is stored once, on its shard
+    expect((await three.store.listPolicies("mixed")).proxies).toBe(9);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const page = await three.inner.listProxies(SHARDS.name("mixed", i), { size: 100, after: "" });
+      ids.push(...page.proxies.map((p) => p.id));
+    }
+    expect(ids.sort()).toEqual(specs(9).map((s) => s.id).sort());
+  });
 });
 
 describe("ShardedStore best-effort steps", () => {

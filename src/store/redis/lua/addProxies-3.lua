@@ -1,29 +1,46 @@
 --[[
   addProxies: add new proxies (ACTIVE, initial score, in the index) or replace url, tier and
   labels of known ones (state and score kept; an ACTIVE proxy moves to its new tier and label
-  indexes).
+  indexes). Given the caller's shard count, it checks (and records) the pool's shard layout in the
+  same step (includes/layout.lua), so that no proxy is ever stored in shard 0 of a sharded pool
+  without the layout recorded beside it, even when the store lost its keys just before: a broker
+  that checked the layout moments before a wipe, then imported the proxies again, would otherwise
+  leave them looking stored unsharded, and every broker would refuse the pool.
 
   KEYS[1] `P all`   every proxy id (score 0)
   KEYS[2] `P idx`   ACTIVE index (id → −score)
+  KEYS[3] `P m`     meta hash (sn the shard count, see includes/layout.lua)
   where P = "<prefix>:{<pool>}:".
 
   ARGV[1] P
   ARGV[2] initialScore
-  ARGV[3..] groups of 4: id, url, tier, labels ("\n" then "k=v\n" per label)
+  ARGV[3] the caller's shard count when P is a pool's shard 0 (1 = unsharded), "" = no check
+          (another shard of a pool)
+  ARGV[4..] groups of 4: id, url, tier, labels ("\n" then "k=v\n" per label)
 
   Keys built in the script: `P p:<id>`, `P idx:t:<tier>`, `P idx:l:<k>=<v>`.
 
-  Output: one integer per proxy, in order: 1 added, 0 updated.
+  Output: the pool's shard layout as poolLayout answers it (ARGV[3] itself when there was no
+  check), then, when it is the caller's, one integer per proxy, in order: 1 added, 0 updated;
+  when it is not, nothing more (nothing was written).
 
   Error codes: none.
 ]]
 -- @include "base"
 -- @include "proxy"
+-- @include "layout"
 
 local base = ARGV[1]
 local initial = tonumber(ARGV[2])
 local out = {}
-for i = 3, #ARGV, 4 do
+if ARGV[3] == '' then
+  out[1] = ''
+else
+  local n = tonumber(ARGV[3])
+  out[1] = poolLayout(KEYS[3], KEYS[1], n)
+  if out[1] ~= n then return out end
+end
+for i = 4, #ARGV, 4 do
   local id, url, tier, labels = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local key = base .. 'p:' .. id
   local v = redis.call('HMGET', key, 'st', 't', 's', 'l')
