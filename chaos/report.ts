@@ -42,10 +42,14 @@ export function crashedWorkers(exits: readonly WorkerExit[]): WorkerExit[] {
 }
 
 /** Every reason the run fails: the checker's, and workers that crashed or did not stop. */
-export function runFailures(facts: Pick<RunFacts, "check" | "exits" | "notStopped">): string[] {
+export function runFailures(facts: Pick<RunFacts, "check" | "exits" | "notStopped" | "faultEvents">): string[] {
   const out = [...facts.check.failures];
   const crashed = crashedWorkers(facts.exits);
   if (crashed.length > 0) out.push(`${crashed.length} worker processes failed`);
+  // a fault whose target did not come back (a broker that failed to start again, a Redis that
+  // did not restart) is an outage a fleet would meet, not a fault the run may leave out
+  const failed = facts.faultEvents.filter((e) => e.error !== undefined);
+  if (failed.length > 0) out.push(`${failed.length} faults whose target did not come back (${list(count(failed, (e) => e.kind))})`);
   if (facts.notStopped.length > 0) out.push(`${facts.notStopped.length} worker processes did not stop within the grace (a call that never settled?)`);
   return out;
 }
