@@ -20,7 +20,8 @@ export class ShardLayoutError extends StoreUnavailableError {}
 
 /** Resolve when `pool` is stored as `shards` says; reject with `ShardLayoutError` otherwise. */
 export async function checkLayout(store: LayoutStore, shards: ShardMap, pool: string): Promise<void> {
-  assertLayout(pool, shards.count(pool), await store.shardLayout(pool, shards.count(pool)));
+  const mine = shards.count(pool);
+  assertLayout(pool, mine, await store.shardLayout(pool, mine));
 }
 
 /**
