@@ -187,22 +187,26 @@ class GetPoolStatsRequest(_message.Message):
     def __init__(self, pool: _Optional[str] = ...) -> None: ...
 
 class GetPoolStatsResponse(_message.Message):
-    __slots__ = ["active", "blacklisted", "disabled", "live_workers", "pool", "quarantined", "total"]
+    __slots__ = ["active", "blacklisted", "disabled", "grants_held_until", "live_workers", "longest_ttl", "pool", "quarantined", "total"]
     ACTIVE_FIELD_NUMBER: _ClassVar[int]
     BLACKLISTED_FIELD_NUMBER: _ClassVar[int]
     DISABLED_FIELD_NUMBER: _ClassVar[int]
+    GRANTS_HELD_UNTIL_FIELD_NUMBER: _ClassVar[int]
     LIVE_WORKERS_FIELD_NUMBER: _ClassVar[int]
+    LONGEST_TTL_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
     QUARANTINED_FIELD_NUMBER: _ClassVar[int]
     TOTAL_FIELD_NUMBER: _ClassVar[int]
     active: int
     blacklisted: int
     disabled: int
+    grants_held_until: _timestamp_pb2.Timestamp
     live_workers: int
+    longest_ttl: _duration_pb2.Duration
     pool: str
     quarantined: int
     total: int
-    def __init__(self, pool: _Optional[str] = ..., total: _Optional[int] = ..., active: _Optional[int] = ..., quarantined: _Optional[int] = ..., blacklisted: _Optional[int] = ..., disabled: _Optional[int] = ..., live_workers: _Optional[int] = ...) -> None: ...
+    def __init__(self, pool: _Optional[str] = ..., total: _Optional[int] = ..., active: _Optional[int] = ..., quarantined: _Optional[int] = ..., blacklisted: _Optional[int] = ..., disabled: _Optional[int] = ..., live_workers: _Optional[int] = ..., grants_held_until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., longest_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ListAuditRequest(_message.Message):
     __slots__ = ["limit"]

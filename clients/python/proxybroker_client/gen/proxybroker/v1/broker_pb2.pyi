@@ -33,7 +33,7 @@ PROXY_STATE_QUARANTINED: ProxyState
 PROXY_STATE_UNSPECIFIED: ProxyState
 
 class AcquireLeaseRequest(_message.Message):
-    __slots__ = ["domain", "fallback_pool", "labels", "max_wait", "pool", "proxy_id", "request_id", "session_key", "target_url", "tier", "ttl", "worker_id"]
+    __slots__ = ["domain", "fallback_pool", "labels", "max_wait", "pool", "proxy_id", "request_id", "session_key", "target_url", "tier", "ttl", "worker_id", "yields_leases"]
     class LabelsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -53,6 +53,7 @@ class AcquireLeaseRequest(_message.Message):
     TIER_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    YIELDS_LEASES_FIELD_NUMBER: _ClassVar[int]
     domain: str
     fallback_pool: bool
     labels: _containers.ScalarMap[str, str]
@@ -65,7 +66,8 @@ class AcquireLeaseRequest(_message.Message):
     tier: str
     ttl: _duration_pb2.Duration
     worker_id: str
-    def __init__(self, request_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., target_url: _Optional[str] = ..., session_key: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., proxy_id: _Optional[str] = ..., fallback_pool: bool = ...) -> None: ...
+    yields_leases: bool
+    def __init__(self, request_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., target_url: _Optional[str] = ..., session_key: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., proxy_id: _Optional[str] = ..., fallback_pool: bool = ..., yields_leases: bool = ...) -> None: ...
 
 class AcquireLeaseResponse(_message.Message):
     __slots__ = ["lease"]
@@ -113,35 +115,51 @@ class DomainPolicy(_message.Message):
     pattern: str
     def __init__(self, pattern: _Optional[str] = ..., group: _Optional[str] = ..., max_concurrency: _Optional[int] = ..., min_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., default_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., ban_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., pacing: _Optional[_Union[PacingMode, str]] = ..., jitter: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fixed_interval: bool = ...) -> None: ...
 
+class DomainUse(_message.Message):
+    __slots__ = ["domain", "expires_in", "listed_for"]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_IN_FIELD_NUMBER: _ClassVar[int]
+    LISTED_FOR_FIELD_NUMBER: _ClassVar[int]
+    domain: str
+    expires_in: _duration_pb2.Duration
+    listed_for: _duration_pb2.Duration
+    def __init__(self, domain: _Optional[str] = ..., listed_for: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., expires_in: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
 class GetPoolSnapshotRequest(_message.Message):
-    __slots__ = ["pool", "worker_id", "workers_only"]
+    __slots__ = ["lists_time", "pool", "worker_id", "workers_only"]
+    LISTS_TIME_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
     WORKERS_ONLY_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    lists_time: _timestamp_pb2.Timestamp
     pool: str
     worker_id: str
     workers_only: bool
-    def __init__(self, pool: _Optional[str] = ..., worker_id: _Optional[str] = ..., workers_only: bool = ...) -> None: ...
+    def __init__(self, pool: _Optional[str] = ..., worker_id: _Optional[str] = ..., workers_only: bool = ..., lists_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class GetPoolSnapshotResponse(_message.Message):
-    __slots__ = ["fallback_window", "live_workers", "longest_ttl", "pacing", "policies", "pool", "proxies", "snapshot_time"]
+    __slots__ = ["domains_listed", "fallback_window", "live_workers", "longest_ttl", "pacing", "policies", "policy_version", "pool", "proxies", "snapshot_time"]
+    DOMAINS_LISTED_FIELD_NUMBER: _ClassVar[int]
     FALLBACK_WINDOW_FIELD_NUMBER: _ClassVar[int]
     LIVE_WORKERS_FIELD_NUMBER: _ClassVar[int]
     LONGEST_TTL_FIELD_NUMBER: _ClassVar[int]
     PACING_FIELD_NUMBER: _ClassVar[int]
     POLICIES_FIELD_NUMBER: _ClassVar[int]
+    POLICY_VERSION_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
     PROXIES_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_TIME_FIELD_NUMBER: _ClassVar[int]
+    domains_listed: bool
     fallback_window: _duration_pb2.Duration
     live_workers: _containers.RepeatedCompositeFieldContainer[WorkerInfo]
     longest_ttl: _duration_pb2.Duration
     pacing: _containers.RepeatedCompositeFieldContainer[DomainPacing]
     policies: _containers.RepeatedCompositeFieldContainer[DomainPolicy]
+    policy_version: str
     pool: str
     proxies: _containers.RepeatedCompositeFieldContainer[Proxy]
     snapshot_time: _timestamp_pb2.Timestamp
-    def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., pacing: _Optional[_Iterable[_Union[DomainPacing, _Mapping]]] = ..., longest_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fallback_window: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., pacing: _Optional[_Iterable[_Union[DomainPacing, _Mapping]]] = ..., longest_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fallback_window: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., domains_listed: bool = ..., policy_version: _Optional[str] = ...) -> None: ...
 
 class Lease(_message.Message):
     __slots__ = ["domain", "expire_time", "fencing_token", "lease_id", "pool", "proxy", "session_key", "session_rebound"]
@@ -373,14 +391,18 @@ class ReportOutcomesResponse(_message.Message):
     def __init__(self, applied: _Optional[int] = ...) -> None: ...
 
 class WorkerInfo(_message.Message):
-    __slots__ = ["fallback_pool", "last_seen_time", "worker_id"]
+    __slots__ = ["domains", "fallback_pool", "last_seen_time", "worker_id", "yields_leases"]
+    DOMAINS_FIELD_NUMBER: _ClassVar[int]
     FALLBACK_POOL_FIELD_NUMBER: _ClassVar[int]
     LAST_SEEN_TIME_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    YIELDS_LEASES_FIELD_NUMBER: _ClassVar[int]
+    domains: _containers.RepeatedCompositeFieldContainer[DomainUse]
     fallback_pool: bool
     last_seen_time: _timestamp_pb2.Timestamp
     worker_id: str
-    def __init__(self, worker_id: _Optional[str] = ..., last_seen_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., fallback_pool: bool = ...) -> None: ...
+    yields_leases: bool
+    def __init__(self, worker_id: _Optional[str] = ..., last_seen_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., fallback_pool: bool = ..., yields_leases: bool = ..., domains: _Optional[_Iterable[_Union[DomainUse, _Mapping]]] = ...) -> None: ...
 
 class OutcomeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
