@@ -8,14 +8,17 @@
  * reported as PROXY_ERROR — watch the scores drop with `npx buf curl … ProxyAdmin/ListProxies`.
  * Point PROXIES_FILE at real proxies to crawl for real. BROKER_ADDRESS overrides the address.
  */
-import { LeaseLostError, NoProxyAvailableError, ProxyBrokerClient } from "@proxybroker/sdk";
+import { BrokerClientError, type LeaseLostError, NoProxyAvailableError, ProxyBrokerClient } from "@proxybroker/sdk";
 
 const client = new ProxyBrokerClient({
   address: process.env["BROKER_ADDRESS"] ?? "127.0.0.1:50051",
   // workerId defaults to WORKER_ID or hostname-pid-starttime.
   fallback: { snapshotFile: ".tmp/pool-snapshot.json" },
 });
-client.on("mode", (mode: string) => console.log(`mode: ${mode}`));
+// Typed events (see ClientEvents): where leases come from, lost leases, the fallback pool's readiness.
+client.on("mode", (mode) => console.log(`mode: ${mode}`));
+client.on("leaseLost", ({ leaseId, reason, source }) => console.log(`lease ${leaseId} (${source}) lost: ${reason}`));
+client.on("fallbackReady", () => console.log(`fallback pool ready: ${client.fallback.share.length} proxies of its own`));
 
 const pages = ["https://example.com/", "https://example.com/a", "https://example.org/", "http://example.net/x"];
 
@@ -26,7 +29,11 @@ for (const url of pages) {
     console.log(`${url}: ${response.status} via ${proxy.id} (${source}) → ${outcome.kind}`);
   } catch (err) {
     if (err instanceof NoProxyAvailableError) console.log(`${url}: no proxy, retry in ${err.retryAfterMs} ms`);
-    else console.log(`${url}: failed (${err instanceof Error ? err.message : String(err)}); the lease was released with the outcome it implies`);
+    else if (err instanceof BrokerClientError) console.log(`${url}: ${err.name} (code ${err.code}): ${err.message}`);
+    else
+      console.log(
+        `${url}: failed (${err instanceof Error ? err.message : String(err)}); the lease was released with the outcome it implies`,
+      );
   }
 }
 

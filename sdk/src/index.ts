@@ -9,16 +9,27 @@
  * ```
  */
 export { ProxyBrokerClient } from "./client/client.js";
-export type { AcquireOptions, ClientMode, WithLeaseOptions } from "./client/client.js";
+export type { AcquireOptions, WithLeaseOptions } from "./client/acquire-options.js";
+export type { ClientEvents, ClientMode, LeaseLostEvent } from "./client/events.js";
 export type { BreakerOptions, ClientOptions, FallbackOptions } from "./client/options.js";
 export type { TlsOptions } from "./client/credentials.js";
 export { defaultWorkerId } from "./client/options.js";
-export { Lease, LeaseLostError } from "./client/lease.js";
+export { Lease } from "./client/lease.js";
 export type { LeasedProxy, LeaseOutcome, LeaseSource } from "./client/lease.js";
-export { BrokerClientError, NoProxyAvailableError } from "./client/errors.js";
+export {
+  BrokerClientError,
+  BrokerSlowError,
+  ClientClosedError,
+  InvalidArgumentError,
+  LeaseLostError,
+  NoProxyAvailableError,
+} from "./client/errors.js";
+export type { LeaseLostReason } from "./client/errors.js";
 export { OutcomeError } from "./client/outcome-carrier.js";
 export type { BreakerState } from "./client/breaker.js";
 export type { FetchOptions, FetchResult } from "./client/fetch.js";
+export type { FallbackPoolView } from "./fallback/pool-view.js";
+export type { PoolSnapshot } from "./fallback/snapshot.js";
 export { Classifier, classify, classifyError } from "./classify/index.js";
 export type { Classification, ClassifierOptions, Expectations, ResponseFacts } from "./classify/index.js";
 export type { OutcomeKindName } from "./model/model.js";

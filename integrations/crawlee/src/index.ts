@@ -19,7 +19,7 @@
  */
 import { ProxyConfiguration } from "@crawlee/core";
 import type { Request } from "@crawlee/core";
-import { OutcomeError, classifyError } from "@proxybroker/sdk";
+import { InvalidArgumentError, OutcomeError, classifyError } from "@proxybroker/sdk";
 import type { Expectations, Lease, LeaseOutcome, ProxyBrokerClient, ResponseFacts } from "@proxybroker/sdk";
 
 export interface ProxyBrokerCrawleeOptions {
@@ -91,7 +91,10 @@ export class ProxyBrokerCrawlee {
         const outcome: LeaseOutcome =
           response === undefined
             ? { kind: "SUCCESS" }
-            : this.opts.client.classify({ ...response, ...(ctx.body === undefined ? {} : { body: ctx.body.toString() }) }, this.expectationsOf(ctx.request));
+            : this.opts.client.classify(
+                { ...response, ...(ctx.body === undefined ? {} : { body: ctx.body.toString() }) },
+                this.expectationsOf(ctx.request),
+              );
         await this.release(ctx.request, outcome);
         if (outcome.kind !== "SUCCESS" && outcome.kind !== "TARGET_ERROR") throw new OutcomeError(outcome);
       }
@@ -112,12 +115,15 @@ export class ProxyBrokerCrawlee {
   }
 
   /** Wraps `failedRequestHandler` (retries used up) the same way. */
-  failedRequestHandler<C extends LeaseContext>(fn?: (ctx: C, error: Error) => Promise<void> | void): (ctx: C, error: Error) => Promise<void> {
+  failedRequestHandler<C extends LeaseContext>(
+    fn?: (ctx: C, error: Error) => Promise<void> | void,
+  ): (ctx: C, error: Error) => Promise<void> {
     return this.errorHandler(fn);
   }
 
   private async lease(sessionId: string | number | undefined, request: Request | undefined): Promise<string | null> {
-    if (request === undefined) throw new TypeError("ProxyBrokerCrawlee needs the request to lease a proxy for (Crawlee 3.5 or later)");
+    if (request === undefined)
+      throw new InvalidArgumentError("ProxyBrokerCrawlee needs the request to lease a proxy for (Crawlee 3.5 or later)");
     // a retry of a request whose last lease was not released (it should have been): release it first
     await this.releaseFailed(request, new Error("lease replaced by a retry"));
     const sessionKey = this.opts.sessions !== false && sessionId !== undefined ? String(sessionId) : undefined;

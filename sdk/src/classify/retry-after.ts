@@ -4,7 +4,18 @@
  */
 
 const MONTHS: Readonly<Record<string, number>> = {
-  jan: 0, feb: 1, mar: 2, apr: 3, may: 4, jun: 5, jul: 6, aug: 7, sep: 8, oct: 9, nov: 10, dec: 11,
+  jan: 0,
+  feb: 1,
+  mar: 2,
+  apr: 3,
+  may: 4,
+  jun: 5,
+  jul: 6,
+  aug: 7,
+  sep: 8,
+  oct: 9,
+  nov: 10,
+  dec: 11,
 };
 const MON = "(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)";
 const TIME = "(\\d{2}):(\\d{2}):(\\d{2})";

@@ -1,4 +1,5 @@
 import { hostFromDomain } from "../model/domain-key.js";
+import { OUTCOME_KIND_NAMES } from "../model/model.js";
 import type { OutcomeKindName } from "../model/model.js";
 import { normalizePattern, patternMatches } from "../model/policy.js";
 import { compilePattern } from "./patterns.js";
@@ -9,9 +10,7 @@ import type { ClassifyRules, RulesConfig, RulesOverride } from "./types.js";
  * the exact host, else the longest matching `*.suffix` (subdomains only), else `*`.
  */
 
-const KINDS: ReadonlySet<string> = new Set<OutcomeKindName>([
-  "SUCCESS", "RATE_LIMITED", "BLOCKED", "PROXY_ERROR", "TARGET_ERROR", "ABANDONED",
-]);
+const KINDS: ReadonlySet<string> = new Set<OutcomeKindName>(OUTCOME_KIND_NAMES);
 
 /** The built-in rules. Spread its lists to extend rather than replace them. */
 export const DEFAULT_RULES: ClassifyRules = Object.freeze({

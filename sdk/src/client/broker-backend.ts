@@ -2,13 +2,13 @@ import { create } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { status } from "@grpc/grpc-js";
 import type { LeaseView } from "../model/model.js";
-import { OutcomeSchema } from "../gen/proxybroker/v1/broker_pb.js";
+import { DenyReason, OutcomeSchema } from "../gen/proxybroker/v1/broker_pb.js";
 import type { LeaseDenied } from "../gen/proxybroker/v1/broker_pb.js";
-import { epochMsOf, leaseFromWire, msOf, outcomeKindOf } from "../wire/codec.js";
+import { epochMsOf, leaseFromWire, lostReasonNameOf, msOf, outcomeKindOf } from "../wire/codec.js";
 import type { BrokerBreaker } from "./breaker.js";
-import { BrokerClientError, BrokerSlowError, NoProxyAvailableError } from "./errors.js";
+import { BrokerClientError, BrokerSlowError, LeaseLostError, NoProxyAvailableError } from "./errors.js";
 import type { LeaseBackend, LeaseOutcome } from "./lease.js";
-import { LeaseLostError } from "./lease.js";
+import { sentWithoutAnswer } from "./lease-channel.js";
 import type { Answer, LeaseChannel } from "./lease-channel.js";
 
 /** An acquire as the SDK sends it. */
@@ -32,13 +32,22 @@ export interface Granted {
   readonly sentAt: number;
 }
 
-const DENY_CODES: Readonly<Record<number, status>> = { 1: status.RESOURCE_EXHAUSTED, 2: status.INVALID_ARGUMENT, 3: status.UNAVAILABLE, 4: status.NOT_FOUND };
+/** The status of each denial reason (as the broker's unary calls answer it); others are UNAVAILABLE. */
+const DENY_CODES: Readonly<Partial<Record<DenyReason, status>>> = {
+  [DenyReason.NO_PROXY_AVAILABLE]: status.RESOURCE_EXHAUSTED,
+  [DenyReason.INVALID_ARGUMENT]: status.INVALID_ARGUMENT,
+  [DenyReason.UNAVAILABLE]: status.UNAVAILABLE,
+  [DenyReason.NOT_FOUND]: status.NOT_FOUND,
+};
 
 /** A denial as an error (NO_PROXY_AVAILABLE → NoProxyAvailableError), marked as the broker's answer. */
 export function deniedError(d: LeaseDenied): BrokerClientError {
   const code = DENY_CODES[d.reason] ?? status.UNAVAILABLE;
   const retry = d.retryAfter === undefined ? -1 : msOf(d.retryAfter);
-  const err = code === status.RESOURCE_EXHAUSTED ? new NoProxyAvailableError(d.message || "no proxy available", retry) : new BrokerClientError(code, d.message || "denied", retry);
+  const err =
+    code === status.RESOURCE_EXHAUSTED
+      ? new NoProxyAvailableError(d.message || "no proxy available", retry)
+      : new BrokerClientError(code, d.message || "denied", retry);
   err.answered = true;
   return err;
 }
@@ -64,16 +73,18 @@ export class BrokerBackend implements LeaseBackend {
       fallbackPool: boolean;
       /** The connection to the broker is up (a timeout then means "slow", not "unreachable"). */
       connected: () => boolean;
+      /** An acquire reached the broker but its answer did not come back: it may have been granted. */
+      onUnanswered?: (requestId: string, req: AcquireRequest) => void;
     },
   ) {}
 
   /**
    * Acquire through the broker; rejects with a BrokerClientError (or the breaker's EOPENBREAKER).
    * A timeout while connected is a `BrokerSlowError`, which does not count against the breaker.
+   * `requestId` is given to ask again for what an unanswered acquire got (see `OwedRecall`).
    */
-  acquire(req: AcquireRequest): Promise<Granted> {
+  acquire(req: AcquireRequest, requestId = this.deps.channel.nextRequestId()): Promise<Granted> {
     return this.deps.breaker.fire(async () => {
-      const requestId = this.deps.channel.nextRequestId();
       const sentAt = this.deps.monotonic();
       let a: Answer;
       try {
@@ -95,8 +106,12 @@ export class BrokerBackend implements LeaseBackend {
           this.deps.callTimeoutMs + req.maxWaitMs,
         );
       } catch (err) {
+        if (sentWithoutAnswer(err)) this.deps.onUnanswered?.(requestId, req);
         if (err instanceof BrokerClientError && err.code === status.DEADLINE_EXCEEDED && this.deps.connected()) {
-          throw new BrokerSlowError(`the broker did not answer within ${this.deps.callTimeoutMs + req.maxWaitMs} ms (connected: slow, not unreachable)`, { cause: err });
+          throw new BrokerSlowError(
+            `the broker did not answer within ${this.deps.callTimeoutMs + req.maxWaitMs} ms (connected: slow, not unreachable)`,
+            { cause: err },
+          );
         }
         throw err;
       }
@@ -114,7 +129,7 @@ export class BrokerBackend implements LeaseBackend {
       this.deps.callTimeoutMs,
     );
     if (a.case === "renewed") return epochMsOf(a.value.expireTime);
-    if (a.case === "lost") throw new LeaseLostError(lease.id, lostName(a.value.reason));
+    if (a.case === "lost") throw new LeaseLostError(lease.id, lostReasonNameOf(a.value.reason));
     if (a.case === "denied") throw deniedError(a.value);
     throw unexpected(a);
   }
@@ -139,8 +154,4 @@ export function outcomeToWire(o: LeaseOutcome) {
     bytes: BigInt(Math.max(0, Math.round(o.bytes ?? 0))),
     detail: o.detail ?? "",
   });
-}
-
-function lostName(reason: number): "EXPIRED" | "REVOKED" | "NOT_FOUND" {
-  return reason === 1 ? "EXPIRED" : reason === 2 ? "REVOKED" : "NOT_FOUND";
 }

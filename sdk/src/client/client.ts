@@ -1,10 +1,10 @@
-import { EventEmitter } from "node:events";
+import { debuglog } from "node:util";
 import * as grpc from "@grpc/grpc-js";
 import { Counter, Gauge, Registry } from "prom-client";
-import { hostFromDomain, hostFromUrl } from "../model/domain-key.js";
 import { Classifier } from "../classify/index.js";
-import type { Classification, Expectations, ResponseFacts } from "../classify/index.js";
-import { FallbackPool } from "../fallback/index.js";
+import type { Classification, ClassifierOptions, Expectations, ResponseFacts } from "../classify/index.js";
+import { FallbackPool, fallbackPoolView } from "../fallback/index.js";
+import type { FallbackPoolView } from "../fallback/index.js";
 import { ProxyBroker } from "../gen/proxybroker/v1/broker_pb.js";
 import { createClient } from "../wire/grpc-adapter.js";
 import type { ClientOf } from "../wire/grpc-adapter.js";
@@ -12,11 +12,14 @@ import { BrokerBreaker, isOpenBreaker } from "./breaker.js";
 import type { BreakerState } from "./breaker.js";
 import { BrokerBackend } from "./broker-backend.js";
 import type { AcquireRequest, Granted } from "./broker-backend.js";
-import { BrokerClientError, BrokerSlowError, isBrokerFailure, toClientError } from "./errors.js";
+import type { AcquireOptions, WithLeaseOptions } from "./acquire-options.js";
+import { acquireRequest, grantedTtlMs } from "./acquire-request.js";
+import { BrokerClientError, BrokerSlowError, ClientClosedError, InvalidArgumentError, isBrokerFailure } from "./errors.js";
+import type { ClientEvents, ClientMode } from "./events.js";
 import { FallbackBackend, FallbackLeftError } from "./fallback-backend.js";
 import { leasedFetch } from "./fetch.js";
 import type { FetchOptions, FetchResult } from "./fetch.js";
-import { endAdopted, enterFallback, handOver, handOverPacing, type Adopted, type SwitchDeps } from "./handover.js";
+import { endAdopted, enterFallback, handOver, handOverPacing, owe, settleOwed, type Adopted, type SwitchDeps } from "./handover.js";
 import { Lease } from "./lease.js";
 import type { LeaseBackend, LeaseOutcome, LeaseSource } from "./lease.js";
 import { LeaseChannel } from "./lease-channel.js";
@@ -26,31 +29,14 @@ import { carriedOutcome } from "./outcome-carrier.js";
 import { OutcomeReplay } from "./outcome-replay.js";
 import { Reachability, brokerGone } from "./reachability.js";
 import { fallbackHoldMs, fallbackWindowOf, longestTtlOf } from "./fallback-rules.js";
-import { SnapshotSync } from "./snapshot-sync.js";
+import { KNOWN_SLACK_MS, SnapshotSync } from "./snapshot-sync.js";
 import { tokenInterceptor } from "./credentials.js";
+import { TypedEmitter } from "./typed-events.js";
+import { OwedToBroker } from "./owed.js";
+import type { OwedRelease } from "./owed.js";
 
-/** Per-acquire options. */
-export interface AcquireOptions {
-  /** Lease TTL, ms; default the client's `ttlMs`, else the broker's default for the domain. */
-  readonly ttlMs?: number;
-  /** Wait up to this long for an eligible proxy (inside the broker, or locally in fallback). Default 0. */
-  readonly maxWaitMs?: number;
-  /** Sticky session: the same key keeps its proxy (docs/spec.md §3). */
-  readonly sessionKey?: string;
-  readonly tier?: string;
-  readonly labels?: Readonly<Record<string, string>>;
-  /** Renew every ttl/3 until released. Default true. */
-  readonly heartbeat?: boolean;
-}
-
-/** Options of `withLease`. */
-export interface WithLeaseOptions<T> extends AcquireOptions {
-  /** The outcome of a result (default: the result's `outcome` field, else SUCCESS). */
-  readonly outcomeOf?: (value: T) => LeaseOutcome;
-}
-
-/** The client's mode: leases from the broker, or from the local fallback pool (breaker open). */
-export type ClientMode = "broker" | "fallback";
+/** Debug lines, on with NODE_DEBUG=proxybroker (Node's convention for a library's own debug output). */
+const debug = debuglog("proxybroker");
 
 /** While the broker is down and the fallback pool has nothing, an acquire retries this often. */
 const DOWN_RETRY_MS = 250;
@@ -62,11 +48,14 @@ const DOWN_RETRY_MS = 250;
  * leases are handed over to the broker first, then outcomes seen meanwhile are replayed. Every
  * call settles by its deadline: an acquire by `maxWaitMs` + the broker call timeout.
  *
- * Events: `mode` (ClientMode), `breaker` (BreakerState), `replayed` (count of outcomes replayed).
- * Metrics (prom-client, `client.metrics`): `proxybroker_sdk_breaker_state` (0 closed, 1 half
- * open, 2 open) and `proxybroker_sdk_acquires_total{source}`.
+ * Events (`ClientEvents`, typed: `client.on("mode", (mode) => …)`): `mode`, `breaker`,
+ * `replayed`, `leaseLost`, `outcomesDropped`, `fallbackReady`. Errors: every one it throws or
+ * rejects with is a `BrokerClientError` (see `errors.ts` for the subclasses and their codes),
+ * except those of your own `withLease` callback and of the request `fetch` sends, rethrown as
+ * they are. Metrics (prom-client, `client.metrics`): `proxybroker_sdk_breaker_state` (0 closed,
+ * 1 half open, 2 open) and `proxybroker_sdk_acquires_total{source}`.
  */
-export class ProxyBrokerClient extends EventEmitter {
+export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
   /** The client's Prometheus registry. */
   readonly metrics = new Registry();
   readonly workerId: string;
@@ -78,6 +67,7 @@ export class ProxyBrokerClient extends EventEmitter {
   private readonly breaker: BrokerBreaker;
   private readonly brokerBackend: BrokerBackend;
   private readonly fallbackPool: FallbackPool;
+  private readonly fallbackView: FallbackPoolView;
   private readonly fallbackBackend: FallbackBackend;
   private readonly snapshots: SnapshotSync;
   private readonly replay: OutcomeReplay;
@@ -85,8 +75,21 @@ export class ProxyBrokerClient extends EventEmitter {
   private readonly reach: Reachability;
   private readonly live = new Set<Lease>();
   private readonly adopted: Adopted = new Map();
-  private readonly acquires = new Counter({ name: "proxybroker_sdk_acquires_total", help: "Leases acquired, by source", labelNames: ["source"], registers: [this.metrics] });
-  private readonly breakerGauge = new Gauge({ name: "proxybroker_sdk_breaker_state", help: "Circuit breaker: 0 closed, 1 half open, 2 open", registers: [this.metrics] });
+  /** Releases the broker has not heard, acquires it never answered (see `settleOwed`). */
+  private readonly owed: OwedToBroker;
+  /** What is owed is being settled in broker mode. */
+  private settling = false;
+  private readonly acquires = new Counter({
+    name: "proxybroker_sdk_acquires_total",
+    help: "Leases acquired, by source",
+    labelNames: ["source"],
+    registers: [this.metrics],
+  });
+  private readonly breakerGauge = new Gauge({
+    name: "proxybroker_sdk_breaker_state",
+    help: "Circuit breaker: 0 closed, 1 half open, 2 open",
+    registers: [this.metrics],
+  });
   private currentMode: ClientMode = "broker";
   /** The switch in progress (entering fallback, or handing over); acquires wait for it. */
   private switching: Promise<void> = Promise.resolve();
@@ -97,11 +100,15 @@ export class ProxyBrokerClient extends EventEmitter {
   private fromFile = false;
   /** A check whether the broker is gone after the stream broke, in progress. */
   private probing = false;
+  /** `fallbackUsable` when last checked (see the `fallbackReady` event). */
+  private ready = false;
 
-  /** Throws `TypeError` for bad options. */
+  /** Throws `InvalidArgumentError` (INVALID_ARGUMENT) naming a bad option. */
   constructor(options: ClientOptions) {
     super();
     this.opts = resolveOptions(options);
+    this.classifier = classifierOf(this.opts.classifier, this.opts.clock);
+    this.owed = new OwedToBroker(this.opts.fallback.maxBufferedOutcomes);
     this.workerId = this.opts.workerId;
     this.pool = this.opts.pool;
     this.grpcClient = new grpc.Client(this.opts.address, this.opts.credentials, {
@@ -123,7 +130,11 @@ export class ProxyBrokerClient extends EventEmitter {
       broker: this.broker,
       backoff: { initialMs: 50, maxMs: 1_000 },
       clock: this.opts.clock,
-      onAnswer: () => this.reach.contact(),
+      onAnswer: () => {
+        this.reach.contact();
+        this.fallbackPool.contact();
+        if (this.owed.size > 0) void this.settleOwedNow();
+      },
       onBreak: () => void this.checkGone(),
     });
     this.breaker = new BrokerBreaker({ ...this.opts.breaker, onState: (s) => this.onBreaker(s) });
@@ -135,20 +146,34 @@ export class ProxyBrokerClient extends EventEmitter {
       workerId: this.workerId,
       fallbackPool: this.opts.fallback.enabled,
       connected: () => this.grpcClient.getChannel().getConnectivityState(false) === grpc.connectivityState.READY,
+      onUnanswered: (requestId, request) => this.owed.keep({ kind: "recall", requestId, request, sentAt: this.opts.clock() }),
     });
     this.fallbackPool = new FallbackPool({
       workerId: this.workerId,
       clock: this.opts.clock,
+      // a listing is used once every other worker refreshed its lists since, and not after the
+      // broker may have dropped it (a list takes up to a call timeout to arrive)
+      domainRule: {
+        knownAfterMs: this.opts.fallback.membershipRefreshMs + KNOWN_SLACK_MS,
+        expiryMarginMs: this.opts.breaker.callTimeoutMs + KNOWN_SLACK_MS,
+      },
       staticProxies: this.opts.fallback.staticProxies,
       staticWorkers: this.opts.fallback.staticWorkers,
       ...(this.opts.fallback.shard !== undefined ? { shard: this.opts.fallback.shard } : {}),
       staticPool: this.pool,
       maxBufferedOutcomes: this.opts.fallback.maxBufferedOutcomes,
       ...(this.opts.fallback.snapshotFile !== "" ? { snapshotFile: this.opts.fallback.snapshotFile } : {}),
+      onShareBuilt: () => this.checkReady(),
+      onOutcomesDropped: (count) => this.emit("outcomesDropped", count),
     });
+    this.fallbackView = fallbackPoolView(this.fallbackPool);
     this.fallbackBackend = new FallbackBackend(this.fallbackPool, this.opts.monotonic);
-    this.classifier = new Classifier({ ...this.opts.classifier, now: this.opts.clock });
-    this.replay = new OutcomeReplay({ broker: this.broker, fallback: this.fallbackPool, workerId: this.workerId, callTimeoutMs: this.opts.breaker.callTimeoutMs });
+    this.replay = new OutcomeReplay({
+      broker: this.broker,
+      fallback: this.fallbackPool,
+      workerId: this.workerId,
+      callTimeoutMs: this.opts.breaker.callTimeoutMs,
+    });
     this.snapshots = new SnapshotSync({
       broker: this.broker,
       pool: this.pool,
@@ -158,15 +183,22 @@ export class ProxyBrokerClient extends EventEmitter {
       membershipRefreshMs: this.opts.fallback.membershipRefreshMs,
       callTimeoutMs: this.opts.breaker.callTimeoutMs,
       healthy: () => this.currentMode === "broker",
-      onContact: () => this.reach.contact(),
+      onContact: () => {
+        this.reach.contact();
+        this.fallbackPool.contact();
+      },
+      onListed: () => this.checkReady(),
       monotonic: this.opts.monotonic,
+      clock: this.opts.clock,
     });
     if (this.opts.fallback.enabled) {
       void this.fallbackPool
         .loadFromFile()
         .then((loaded) => {
           // a worker started during an outage: the others knew it when the file was written
-          if (loaded && this.fallbackPool.snapshot?.liveWorkers.includes(this.workerId) === true) this.fromFile = this.fallbackPool.share.length > 0;
+          if (loaded && this.fallbackPool.snapshot?.liveWorkers.includes(this.workerId) === true)
+            this.fromFile = this.fallbackPool.share.length > 0;
+          this.checkReady();
         })
         .catch(() => false);
       this.snapshots.start();
@@ -178,20 +210,22 @@ export class ProxyBrokerClient extends EventEmitter {
     return this.currentMode;
   }
 
-  /** The local fallback pool (for inspection: its share, buffered outcomes). */
-  get fallback(): FallbackPool {
-    return this.fallbackPool;
+  /** The local fallback pool, read-only (its share, snapshot, buffered and dropped outcomes). */
+  get fallback(): FallbackPoolView {
+    return this.fallbackView;
   }
 
   /**
    * Lease a proxy for `target` (a URL, or a host). Settles within `maxWaitMs` plus the broker call
    * timeout. Rejects with `NoProxyAvailableError` when none is eligible within `maxWaitMs`,
-   * `BrokerClientError` (INVALID_ARGUMENT) for bad input, DEADLINE_EXCEEDED when the broker is
-   * connected but slow, and UNAVAILABLE when the broker cannot be reached and the fallback pool
-   * has no proxy for this worker (it keeps trying, paced, until the deadline first).
+   * `InvalidArgumentError` for bad input (the broker's own INVALID_ARGUMENT answer is a
+   * `BrokerClientError` with that code), `BrokerSlowError` (DEADLINE_EXCEEDED) when the broker is
+   * connected but slow, UNAVAILABLE when the broker cannot be reached and the fallback pool has
+   * no proxy for this worker (it keeps trying, paced, until the deadline first), and
+   * `ClientClosedError` after `close()`.
    */
   async acquire(target: string, options: AcquireOptions = {}): Promise<Lease> {
-    if (this.closed) throw new TypeError("client is closed");
+    if (this.closed) throw new ClientClosedError();
     const req = this.request(target, options);
     const { monotonic } = this.opts;
     const waitUntil = monotonic() + req.maxWaitMs;
@@ -209,7 +243,9 @@ export class ProxyBrokerClient extends EventEmitter {
           // A probe while fallback leases still run got a pair one of them holds, or one whose
           // fallback pacing still runs (the broker does not know of that use yet): give it back,
           // which also makes the broker pace that pair from now.
-          await this.brokerBackend.release({ id: granted.view.leaseId, fencingToken: granted.view.fencingToken }, { kind: "ABANDONED" }).catch(() => undefined);
+          await this.brokerBackend
+            .release({ id: granted.view.leaseId, fencingToken: granted.view.fencingToken }, { kind: "ABANDONED" })
+            .catch(() => undefined);
           continue;
         } catch (err) {
           // Slow (connected, no answer): the caller's error, until the broker has been silent so
@@ -294,8 +330,11 @@ export class ProxyBrokerClient extends EventEmitter {
     this.closed = true;
     await this.snapshots.stop();
     await Promise.allSettled([...this.live].map((l) => l.release({ kind: "ABANDONED" })));
+    if (this.currentMode === "broker") await this.settleOwedNow();
     if (this.currentMode === "broker" && this.fallbackPool.quiet(this.opts.clock())) {
-      await this.broker.leavePool({ pool: this.pool, workerId: this.workerId }, { deadline: this.opts.breaker.callTimeoutMs }).catch(() => undefined);
+      await this.broker
+        .leavePool({ pool: this.pool, workerId: this.workerId }, { deadline: this.opts.breaker.callTimeoutMs })
+        .catch(() => undefined);
     }
     this.breaker.shutdown();
     this.channel.close();
@@ -336,7 +375,8 @@ export class ProxyBrokerClient extends EventEmitter {
   /** See `fallbackHoldMs`: a static list's fleet is unknown, so counted as mixed. */
   private holdMs(): number {
     const mixed = this.opts.fallback.staticProxies.length > 0 || this.snapshots.mixedWithin(this.reach.windowMs());
-    return fallbackHoldMs({ why: this.reach.why(), mixed, longestTtlMs: this.leaseHoldMs() });
+    const yielding = this.snapshots.yieldingWithin(this.reach.windowMs());
+    return fallbackHoldMs({ why: this.reach.why(), mixed, yielding, longestTtlMs: this.leaseHoldMs() });
   }
 
   private leaseHoldMs(): number {
@@ -349,14 +389,16 @@ export class ProxyBrokerClient extends EventEmitter {
    * renew first, its deadline then counting from the renew; one that cannot be is given back.
    */
   private async confirmLate(g: Granted, req: AcquireRequest): Promise<Granted | undefined> {
-    const ttlMs = req.ttlMs > 0 ? req.ttlMs : Math.max(1_000, g.view.expireAt - this.opts.clock());
+    const ttlMs = grantedTtlMs(req.ttlMs, g.view.expireAt, this.opts.clock());
     if (this.opts.monotonic() - g.sentAt <= ttlMs / 2) return g;
     const sentAt = this.opts.monotonic();
     try {
       const expireAt = await this.brokerBackend.renew({ id: g.view.leaseId, fencingToken: g.view.fencingToken }, ttlMs);
       return { view: { ...g.view, expireAt }, sentAt };
     } catch {
-      await this.brokerBackend.release({ id: g.view.leaseId, fencingToken: g.view.fencingToken }, { kind: "ABANDONED" }).catch(() => undefined);
+      await this.brokerBackend
+        .release({ id: g.view.leaseId, fencingToken: g.view.fencingToken }, { kind: "ABANDONED" })
+        .catch(() => undefined);
       return undefined;
     }
   }
@@ -380,28 +422,7 @@ export class ProxyBrokerClient extends EventEmitter {
   }
 
   private request(target: string, o: AcquireOptions): AcquireRequest {
-    const isUrl = target.includes("://");
-    try {
-      // Validate here so bad input fails the same way in both modes.
-      if (isUrl) hostFromUrl(target);
-      else hostFromDomain(target);
-    } catch (err) {
-      throw toClientError(Object.assign(err instanceof Error ? err : new Error(String(err)), { code: grpc.status.INVALID_ARGUMENT, details: err instanceof Error ? err.message : String(err) }));
-    }
-    const maxWaitMs = o.maxWaitMs ?? 0;
-    if (!(maxWaitMs >= 0)) throw new TypeError(`maxWaitMs must be ≥ 0, got ${String(o.maxWaitMs)}`);
-    return {
-      workerId: this.workerId,
-      pool: this.pool,
-      targetUrl: isUrl ? target : "",
-      domain: isUrl ? "" : target,
-      ttlMs: o.ttlMs ?? this.opts.ttlMs,
-      maxWaitMs,
-      sessionKey: o.sessionKey ?? "",
-      tier: o.tier ?? "",
-      labels: o.labels ?? {},
-      proxyId: "",
-    };
+    return acquireRequest({ workerId: this.workerId, pool: this.pool, ttlMs: this.opts.ttlMs }, target, o);
   }
 
   /** The request a lease was granted for (a hand-over asks for the same pair again). */
@@ -412,6 +433,7 @@ export class ProxyBrokerClient extends EventEmitter {
   private wrap(granted: Granted, source: LeaseSource, req: AcquireRequest, o: AcquireOptions): Lease {
     const { view, sentAt } = granted;
     this.acquires.inc({ source });
+    if (source === "broker" && this.opts.fallback.enabled) this.snapshots.leased(view.domainKey);
     const backend: LeaseBackend = source === "broker" ? this.brokerLeases : this.fallbackBackend;
     const now = this.opts.clock();
     const lease = new Lease(
@@ -422,7 +444,7 @@ export class ProxyBrokerClient extends EventEmitter {
         target: req.targetUrl !== "" ? req.targetUrl : req.domain,
         sessionKey: view.sessionKey,
         sessionRebound: view.sessionRebound,
-        ttlMs: req.ttlMs > 0 ? req.ttlMs : Math.max(1_000, view.expireAt - now),
+        ttlMs: grantedTtlMs(req.ttlMs, view.expireAt, now),
         sentAt,
         heartbeat: o.heartbeat ?? true,
       },
@@ -433,6 +455,7 @@ export class ProxyBrokerClient extends EventEmitter {
           this.live.delete(l);
           endAdopted({ fallback: this.fallbackBackend }, this.adopted, l);
         },
+        onLost: (l, err) => this.emit("leaseLost", { leaseId: err.leaseId, reason: err.reason, source: l.source }),
       },
     );
     this.live.add(lease);
@@ -453,14 +476,34 @@ export class ProxyBrokerClient extends EventEmitter {
       try {
         await this.brokerBackend.release(l, outcome);
       } catch (err) {
-        if (!isBrokerFailure(err)) return;
-        this.replay.keep({ pool: this.pool, proxyId: l.proxy.id, domainKey: l.domain, outcome, observedAt: this.opts.clock() });
+        // the broker keeps the lease until it hears the release (settleOwed), not its whole TTL
+        if (isBrokerFailure(err)) owe(this.switchDeps(), l, outcome);
       }
     },
   };
 
+  /**
+   * In broker mode, once any switch back is done: settle what the broker missed (a hiccup of the
+   * stream), so that the pairs of those leases do not stay closed for their TTL.
+   */
+  private async settleOwedNow(): Promise<void> {
+    if (this.settling) return;
+    this.settling = true;
+    try {
+      await this.switching;
+      if (this.currentMode === "broker" && this.owed.size > 0) await settleOwed(this.switchDeps());
+    } finally {
+      this.settling = false;
+    }
+  }
+
+  private keepOutcome(r: OwedRelease): void {
+    this.replay.keep({ pool: r.pool, proxyId: r.proxyId, domainKey: r.domainKey, outcome: r.outcome, observedAt: r.observedAt });
+  }
+
   private switchDeps(): SwitchDeps {
     return {
+      pool: this.pool,
       live: () => this.live,
       broker: this.brokerBackend,
       brokerLeases: this.brokerLeases,
@@ -468,6 +511,10 @@ export class ProxyBrokerClient extends EventEmitter {
       request: (l) => this.requestOf(l),
       requestFor: (host) => this.request(host, { ttlMs: 1_000 }),
       pacedPairs: () => this.fallbackPool.pacedPairs(this.opts.clock()),
+      owed: this.owed,
+      keepOutcome: (r) => this.keepOutcome(r),
+      monotonic: this.opts.monotonic,
+      clock: this.opts.clock,
     };
   }
 
@@ -475,6 +522,21 @@ export class ProxyBrokerClient extends EventEmitter {
     if (lease.signal.aborted) return { kind: "ABANDONED" };
     const c = this.classifier.classifyError(err, { targetHost: lease.domain });
     return { kind: c.kind, httpStatus: c.httpStatus, retryAfterMs: c.retryAfterMs, detail: c.reason };
+  }
+
+  /** Emit `fallbackReady` when `fallbackUsable` turned true (see `ClientEvents`). */
+  private checkReady(): void {
+    if (this.closed) return;
+    const usable = this.fallbackUsable;
+    if (usable === this.ready) return;
+    this.ready = usable;
+    if (!usable) return;
+    debug(
+      "worker %s: fallback ready, an outage no longer stops it (%d proxies in its share)",
+      this.workerId,
+      this.fallbackPool.share.length,
+    );
+    this.emit("fallbackReady");
   }
 
   private onBreaker(state: BreakerState): void {
@@ -491,9 +553,11 @@ export class ProxyBrokerClient extends EventEmitter {
       return;
     }
     this.fallbackPool.leave();
-    // Hand fallback leases and pacing over before anything else is taken from the broker, then replay.
+    // Settle owed releases, hand fallback leases and pacing over before anything else is taken
+    // from the broker, then replay.
     this.switching = this.switching
       .then(async () => {
+        await settleOwed(deps);
         await handOver(deps);
         await handOverPacing(deps);
       })
@@ -503,6 +567,15 @@ export class ProxyBrokerClient extends EventEmitter {
       if (n > 0) this.emit("replayed", n);
       await this.snapshots.refresh();
     });
+  }
+}
+
+/** The client's classifier; bad rules are a bad option (`InvalidArgumentError` naming `classifier`). */
+function classifierOf(options: ClassifierOptions, now: () => number): Classifier {
+  try {
+    return new Classifier({ ...options, now });
+  } catch (err) {
+    throw new InvalidArgumentError(`classifier: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
 }
 

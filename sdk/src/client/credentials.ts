@@ -1,4 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
+import { InvalidArgumentError } from "./errors.js";
 
 /** TLS material for the connection to the broker (PEM, as strings or buffers). */
 export interface TlsOptions {
@@ -14,26 +15,26 @@ function pem(name: string, v: string | Buffer | undefined): Buffer | null {
   if (v === undefined) return null;
   if (typeof v === "string") return Buffer.from(v);
   if (Buffer.isBuffer(v)) return v;
-  throw new TypeError(`${name} must be a PEM string or Buffer`);
+  throw new InvalidArgumentError(`${name} must be a PEM string or Buffer`);
 }
 
-/** Channel credentials from `tls` (or plaintext without it). Throws `TypeError` for bad material. */
+/** Channel credentials from `tls` (or plaintext without it). Throws `InvalidArgumentError` for bad material. */
 export function channelCredentials(tls: TlsOptions | undefined): grpc.ChannelCredentials {
   if (tls === undefined) return grpc.credentials.createInsecure();
-  if (typeof tls !== "object" || tls === null) throw new TypeError("tls must be an object { ca?, cert?, key? }");
+  if (typeof tls !== "object" || tls === null) throw new InvalidArgumentError("tls must be an object { ca?, cert?, key? }");
   const cert = pem("tls.cert", tls.cert);
   const key = pem("tls.key", tls.key);
-  if ((cert === null) !== (key === null)) throw new TypeError("tls.cert and tls.key go together");
+  if ((cert === null) !== (key === null)) throw new InvalidArgumentError("tls.cert and tls.key go together");
   return grpc.credentials.createSsl(pem("tls.ca", tls.ca), key, cert);
 }
 
 /** Bearer tokens: printable ASCII without spaces, as the broker's tokens file holds them. */
 const TOKEN = /^[\x21-\x7e]{1,4096}$/;
 
-/** Check a token option; throws `TypeError`. */
+/** Check a token option; throws `InvalidArgumentError`. */
 export function checkToken(token: string | undefined): void {
   if (token !== undefined && (typeof token !== "string" || !TOKEN.test(token))) {
-    throw new TypeError("token must be printable ASCII without spaces");
+    throw new InvalidArgumentError("token must be printable ASCII without spaces");
   }
 }
 

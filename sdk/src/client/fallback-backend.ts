@@ -1,11 +1,10 @@
 import { status } from "@grpc/grpc-js";
 import type { LeaseView } from "../model/model.js";
 import type { FallbackPool } from "../fallback/index.js";
-import { BrokerClientError, NoProxyAvailableError } from "./errors.js";
+import { BrokerClientError, InvalidArgumentError, LeaseLostError, NoProxyAvailableError } from "./errors.js";
 import type { LeaseBackend, LeaseOutcome } from "./lease.js";
-import { LeaseLostError } from "./lease.js";
 import type { AcquireRequest, Granted } from "./broker-backend.js";
-import { hostFromDomain, hostFromUrl } from "../model/domain-key.js";
+import { hostFromDomain, hostFromUrl, InvalidInputError } from "../model/domain-key.js";
 import type { FallbackAcquireRequest } from "../fallback/index.js";
 
 /** Leases from this worker's local fallback pool, with the `LeaseBackend` of fallback leases. */
@@ -22,9 +21,18 @@ export class FallbackBackend implements LeaseBackend {
   /** `holdWaitMs`: how long the caller can wait for the hold after entering fallback. */
   async acquire(req: AcquireRequest, holdWaitMs = 0): Promise<Granted> {
     const sentAt = this.monotonic();
-    const r = await this.pool.acquire({ ...requestOf(req), holdWaitMs });
+    const r = await this.pool.acquire({ ...requestOf(req), holdWaitMs }).catch((err: unknown) => {
+      // The client checks its input first; whatever the pool still refuses is bad input too.
+      throw err instanceof InvalidInputError ? new InvalidArgumentError(err.message, { cause: err }) : err;
+    });
     if (r.kind === "granted") return { view: r.lease, sentAt };
     if (r.closed === true) throw new FallbackLeftError();
+    if (r.unlisted === true) {
+      throw new BrokerClientError(
+        status.UNAVAILABLE,
+        `the broker is unreachable, and this worker may not lease for ${req.domain !== "" ? req.domain : req.targetUrl} from its fallback pool: the broker had not listed it with that domain-key long enough for the other workers to know`,
+      );
+    }
     throw new NoProxyAvailableError("no proxy of this worker's fallback share is eligible", r.retryAfterMs);
   }
 

@@ -1,7 +1,7 @@
 import { ProxyAgent, Response as UndiciResponse, fetch as undiciFetch } from "undici";
 import type { RequestInit, Response } from "undici";
 import type { Classification, Classifier, Expectations } from "../classify/index.js";
-import type { AcquireOptions } from "./client.js";
+import type { AcquireOptions } from "./acquire-options.js";
 import type { Lease, LeasedProxy, LeaseSource } from "./lease.js";
 
 /** Options of `client.fetch`. */
@@ -49,7 +49,9 @@ export async function leasedFetch(deps: FetchDeps, url: string, options: FetchOp
     const res = await undiciFetch(url, { ...options.init, dispatcher: agent, signal: AbortSignal.any(signals) });
     const body = Buffer.from(await res.arrayBuffer());
     const headers: Record<string, string> = {};
-    res.headers.forEach((v, k) => (headers[k] = v));
+    res.headers.forEach((v, k) => {
+      headers[k] = v;
+    });
     const outcome = deps.classifier.classify(
       {
         status: res.status,
@@ -62,7 +64,14 @@ export async function leasedFetch(deps: FetchDeps, url: string, options: FetchOp
       options.expectations,
     );
     await lease
-      .release({ kind: outcome.kind, httpStatus: res.status, latencyMs: deps.clock() - started, retryAfterMs: outcome.retryAfterMs, bytes: body.length, detail: outcome.reason })
+      .release({
+        kind: outcome.kind,
+        httpStatus: res.status,
+        latencyMs: deps.clock() - started,
+        retryAfterMs: outcome.retryAfterMs,
+        bytes: body.length,
+        detail: outcome.reason,
+      })
       .catch(() => undefined);
     const noBody = res.status === 204 || res.status === 304 || (res.status >= 100 && res.status < 200);
     const response = new UndiciResponse(noBody ? null : body, { status: res.status, statusText: res.statusText, headers: res.headers });
@@ -71,7 +80,11 @@ export async function leasedFetch(deps: FetchDeps, url: string, options: FetchOp
     if (!lease.ended) {
       const c = lease.signal.aborted ? undefined : deps.classifier.classifyError(err, { targetHost: new URL(url).hostname });
       await lease
-        .release(c === undefined ? { kind: "ABANDONED" } : { kind: c.kind, httpStatus: c.httpStatus, latencyMs: deps.clock() - started, detail: c.reason })
+        .release(
+          c === undefined
+            ? { kind: "ABANDONED" }
+            : { kind: c.kind, httpStatus: c.httpStatus, latencyMs: deps.clock() - started, detail: c.reason },
+        )
         .catch(() => undefined);
     }
     throw err;

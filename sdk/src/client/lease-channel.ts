@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { status } from "@grpc/grpc-js";
 import type { ClientDuplexStream } from "@grpc/grpc-js";
-import { LeaseRequestSchema } from "../gen/proxybroker/v1/broker_pb.js";
+import { LeaseRequestSchema, OutcomeKind } from "../gen/proxybroker/v1/broker_pb.js";
 import type {
   AcquireLeaseRequestSchema,
   LeaseRequest,
@@ -14,6 +14,17 @@ import type {
 } from "../gen/proxybroker/v1/broker_pb.js";
 import type { ClientOf } from "../wire/grpc-adapter.js";
 import { BrokerClientError } from "./errors.js";
+
+/** Errors of requests that were written to a stream that broke before their answer came. */
+const unanswered = new WeakSet<Error>();
+
+/**
+ * The request was sent on a stream that broke before its answer came: the broker may have
+ * carried it out (an acquire granted) without anyone hearing of it.
+ */
+export function sentWithoutAnswer(err: unknown): boolean {
+  return err instanceof Error && unanswered.has(err);
+}
 
 /** One answer of the Lease stream. */
 export type Answer = LeaseResponse["kind"];
@@ -144,9 +155,15 @@ export class LeaseChannel {
     const fail = (message: string) => {
       for (const k of keys) this.rejectKey(k, new BrokerClientError(status.UNAVAILABLE, message));
     };
-    if (this.closed) return fail("client closed");
+    if (this.closed) {
+      fail("client closed");
+      return;
+    }
     // The reason of the last break goes with it: it tells a broker that is gone from a slow one.
-    if (this.stream === undefined && this.opts.clock() < this.reopenAt) return fail(`broker stream is reconnecting (${this.lastBreak})`);
+    if (this.stream === undefined && this.opts.clock() < this.reopenAt) {
+      fail(`broker stream is reconnecting (${this.lastBreak})`);
+      return;
+    }
     const stream = this.stream ?? this.open();
     stream.write(create(LeaseRequestSchema, { kind }));
   }
@@ -180,9 +197,29 @@ export class LeaseChannel {
     const list = this.waiting.get(key);
     const w = list?.shift();
     if (list !== undefined && list.length === 0) this.waiting.delete(key);
-    if (w === undefined) return;
+    if (w === undefined) {
+      this.giveBack(a);
+      return;
+    }
     clearTimeout(w.timer);
     w.resolve(a);
+  }
+
+  /**
+   * A grant nobody waits for any more (its acquire timed out here first): released at once, so
+   * that its pair is not leased to nobody until the TTL runs out. Its answer is not awaited.
+   */
+  private giveBack(a: Answer): void {
+    const lease = a.case === "granted" ? a.value.lease : undefined;
+    if (lease === undefined || this.closed || this.stream === undefined) return;
+    this.stream.write(
+      create(LeaseRequestSchema, {
+        kind: {
+          case: "release",
+          value: { leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: { kind: OutcomeKind.ABANDONED } },
+        },
+      }),
+    );
   }
 
   private rejectKey(key: string, err: Error): void {
@@ -194,8 +231,13 @@ export class LeaseChannel {
     }
   }
 
+  /** The stream broke (or closed): every request waiting on it was sent, and stays unanswered. */
   private failAll(why: string, code: status = status.UNAVAILABLE): void {
-    for (const key of [...this.waiting.keys()]) this.rejectKey(key, new BrokerClientError(code, why));
+    for (const key of [...this.waiting.keys()]) {
+      const err = new BrokerClientError(code, why);
+      unanswered.add(err);
+      this.rejectKey(key, err);
+    }
   }
 }
 

@@ -1,4 +1,6 @@
 import type { OutcomeKindName } from "../model/model.js";
+import { LeaseLostError } from "./errors.js";
+import type { LeaseLostReason } from "./errors.js";
 
 /** What a worker reports when it releases a lease. */
 export interface LeaseOutcome {
@@ -23,22 +25,6 @@ export interface LeasedProxy {
   readonly tier: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly score: number;
-}
-
-/** Why a lease ended before its holder released it. */
-export class LeaseLostError extends Error {
-  override readonly name = "LeaseLostError";
-  constructor(
-    readonly leaseId: string,
-    /**
-     * EXPIRED, REVOKED or NOT_FOUND from the broker; EXPIRED too when no renewal was confirmed
-     * before the lease's local deadline; REVOKED when the broker, back after an outage, gave the
-     * proxy of a fallback lease to another worker.
-     */
-    readonly reason: "EXPIRED" | "REVOKED" | "NOT_FOUND",
-  ) {
-    super(`lease ${leaseId} lost: ${reason}`);
-  }
 }
 
 /** What a backend needs to know of a lease. */
@@ -73,6 +59,14 @@ export interface LeaseClocks {
   readonly clock: () => number;
   /** A monotonic clock in ms (deadlines: no dependence on the broker's or Redis's clock). */
   readonly monotonic: () => number;
+}
+
+/** What a handle tells its client. */
+export interface LeaseHooks {
+  /** The handle ended: released, or lost. */
+  readonly onEnd: (lease: Lease) => void;
+  /** The handle was lost: its signal has just aborted with `err`. */
+  readonly onLost?: (lease: Lease, err: LeaseLostError) => void;
 }
 
 /**
@@ -122,7 +116,7 @@ export class Lease {
       sentAt: number;
       heartbeat: boolean;
     },
-    private readonly deps: LeaseClocks & { onEnd: (lease: Lease) => void },
+    private readonly deps: LeaseClocks & LeaseHooks,
   ) {
     this.identity = init.identity;
     this.proxy = init.proxy;
@@ -166,7 +160,8 @@ export class Lease {
 
   /** Renew now (heartbeats do this by themselves). Rejects with `LeaseLostError` when lost. */
   async renew(ttlMs = this.ttlMs): Promise<void> {
-    if (this.done) throw this.abort.signal.reason instanceof LeaseLostError ? this.abort.signal.reason : new LeaseLostError(this.id, "NOT_FOUND");
+    if (this.done)
+      throw this.abort.signal.reason instanceof LeaseLostError ? this.abort.signal.reason : new LeaseLostError(this.id, "NOT_FOUND");
     const identity = this.identity;
     const sentAt = this.deps.monotonic();
     try {
@@ -191,17 +186,19 @@ export class Lease {
 
   /**
    * Internal to the SDK: the broker, back after an outage, granted this very pair: the handle
-   * goes on as that broker lease (heartbeats included), without its holder noticing.
+   * goes on as that broker lease (heartbeats included), without its holder noticing. False when
+   * the handle ended meanwhile (the caller gives the broker lease back).
    */
-  handOver(identity: LeaseIdentity, sentAt: number): void {
-    if (this.done) return;
+  handOver(identity: LeaseIdentity, sentAt: number): boolean {
+    if (this.done) return false;
     this.identity = identity;
     this.deadline = sentAt + this.ttlMs - deadlineMargin(this.ttlMs);
     this.armDeadline();
+    return true;
   }
 
   /** Internal to the SDK: end the lease as lost (its signal aborts). */
-  revoke(reason: LeaseLostError["reason"]): void {
+  revoke(reason: LeaseLostReason): void {
     this.lose(new LeaseLostError(this.id, reason));
   }
 
@@ -236,6 +233,7 @@ export class Lease {
     if (this.done) return;
     this.end();
     this.abort.abort(err);
+    this.deps.onLost?.(this, err);
   }
 
   private end(): void {

@@ -4,6 +4,9 @@ import type { ProxySpecInput } from "../model/model.js";
 import { parseProxySpec } from "../model/proxy-spec.js";
 import type { ClassifierOptions } from "../classify/index.js";
 import { channelCredentials, checkToken } from "./credentials.js";
+import { InvalidArgumentError } from "./errors.js";
+import { DEFAULT_MAX_BUFFERED_OUTCOMES } from "../fallback/outcome-buffer.js";
+import { DEFAULT_POOL } from "../model/model.js";
 import type { TlsOptions } from "./credentials.js";
 
 /** Circuit breaker settings (opossum). */
@@ -38,7 +41,7 @@ export interface FallbackOptions {
   readonly snapshotFile?: string;
   /** How often the snapshot is refreshed while the broker is healthy, ms. Default 30000. */
   readonly snapshotRefreshMs?: number;
-  /** How often the live workers (the rendezvous set of the shares) are refreshed, ms. Default 5000. */
+  /** How often the live workers (the rendezvous set of the shares) are refreshed, ms. Default 5000, at most 30000. */
   readonly membershipRefreshMs?: number;
   /**
    * When the broker merely goes silent (timeouts), fallback starts only after this long without
@@ -113,54 +116,62 @@ export function defaultWorkerId(env: Readonly<Record<string, string | undefined>
 function positive(name: string, v: number | undefined, def: number, max = Number.MAX_SAFE_INTEGER): number {
   if (v === undefined) return def;
   if (typeof v !== "number" || !Number.isFinite(v) || v <= 0 || v > max) {
-    throw new TypeError(`${name} must be a number in (0, ${max}], got ${String(v)}`);
+    throw new InvalidArgumentError(`${name} must be a number in (0, ${max}], got ${String(v)}`);
   }
   return v;
 }
 
-/** Apply defaults and check every option; throws `TypeError` naming the bad one. */
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/;
 const TARGET = /^(dns|ipv4|ipv6|unix):\S+$/;
 
+/** Apply defaults and check every option; throws `InvalidArgumentError` naming the bad one. */
 export function resolveOptions(o: ClientOptions): ResolvedOptions {
-  if (typeof o !== "object" || o === null) throw new TypeError("options must be an object");
+  if (typeof o !== "object" || o === null) throw new InvalidArgumentError("options must be an object");
   if (typeof o.address !== "string" || !(HOST_PORT.test(o.address) || TARGET.test(o.address))) {
-    throw new TypeError(`address must be host:port or a gRPC target (dns:, ipv4:, ipv6:, unix:), got ${JSON.stringify(o.address)}`);
+    throw new InvalidArgumentError(
+      `address must be host:port or a gRPC target (dns:, ipv4:, ipv6:, unix:), got ${JSON.stringify(o.address)}`,
+    );
   }
-  const pool = o.pool ?? "default";
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(pool)) throw new TypeError(`pool must match [A-Za-z0-9_-]{1,64}, got ${JSON.stringify(pool)}`);
+  const pool = o.pool ?? DEFAULT_POOL;
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(pool))
+    throw new InvalidArgumentError(`pool must match [A-Za-z0-9_-]{1,64}, got ${JSON.stringify(pool)}`);
   const workerId = o.workerId ?? defaultWorkerId();
-  if (!/^[\x21-\x7e]{1,256}$/.test(workerId)) throw new TypeError(`workerId must be 1–256 printable characters, got ${JSON.stringify(workerId)}`);
+  if (!/^[\x21-\x7e]{1,256}$/.test(workerId))
+    throw new InvalidArgumentError(`workerId must be 1–256 printable characters, got ${JSON.stringify(workerId)}`);
   if (o.credentials !== undefined && !(o.credentials instanceof grpc.ChannelCredentials)) {
-    throw new TypeError("credentials must be grpc.ChannelCredentials");
+    throw new InvalidArgumentError("credentials must be grpc.ChannelCredentials");
   }
-  if (o.credentials !== undefined && o.tls !== undefined) throw new TypeError("give tls or credentials, not both");
+  if (o.credentials !== undefined && o.tls !== undefined) throw new InvalidArgumentError("give tls or credentials, not both");
   checkToken(o.token);
   const credentials = o.credentials ?? channelCredentials(o.tls);
   const ttlMs = o.ttlMs === undefined || o.ttlMs === 0 ? 0 : positive("ttlMs", o.ttlMs, 0);
   const b = o.breaker ?? {};
   const f = o.fallback ?? {};
-  if (f.staticProxies !== undefined && !Array.isArray(f.staticProxies)) throw new TypeError("fallback.staticProxies must be an array");
+  if (f.staticProxies !== undefined && !Array.isArray(f.staticProxies))
+    throw new InvalidArgumentError("fallback.staticProxies must be an array");
   const staticProxies = (f.staticProxies ?? []).map((url, i) => {
     try {
       return parseProxySpec({ url, tier: "", labels: {} });
     } catch (err) {
-      throw new TypeError(`fallback.staticProxies[${i}]: ${err instanceof Error ? err.message : String(err)}`);
+      throw new InvalidArgumentError(`fallback.staticProxies[${i}]: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
   });
   if (f.snapshotFile !== undefined && (typeof f.snapshotFile !== "string" || f.snapshotFile === "")) {
-    throw new TypeError("fallback.snapshotFile must be a non-empty path");
+    throw new InvalidArgumentError("fallback.snapshotFile must be a non-empty path");
   }
   const staticWorkers = f.staticWorkers ?? [];
   if (!Array.isArray(staticWorkers) || !staticWorkers.every((w) => typeof w === "string" && w !== "")) {
-    throw new TypeError("fallback.staticWorkers must be an array of worker ids");
+    throw new InvalidArgumentError("fallback.staticWorkers must be an array of worker ids");
   }
   const shard = f.shard;
-  if (shard !== undefined && !(Number.isInteger(shard.count) && shard.count >= 1 && Number.isInteger(shard.index) && shard.index >= 0 && shard.index < shard.count)) {
-    throw new TypeError(`fallback.shard must be { index, count } with 0 ≤ index < count, got ${JSON.stringify(shard)}`);
+  if (
+    shard !== undefined &&
+    !(Number.isInteger(shard.count) && shard.count >= 1 && Number.isInteger(shard.index) && shard.index >= 0 && shard.index < shard.count)
+  ) {
+    throw new InvalidArgumentError(`fallback.shard must be { index, count } with 0 ≤ index < count, got ${JSON.stringify(shard)}`);
   }
   if (staticProxies.length > 0 && staticWorkers.length === 0 && shard === undefined) {
-    throw new TypeError(
+    throw new InvalidArgumentError(
       "fallback.staticProxies needs fallback.staticWorkers (the fleet's worker ids) or fallback.shard ({ index, count }): without them every worker would use every proxy",
     );
   }
@@ -185,9 +196,10 @@ export function resolveOptions(o: ClientOptions): ResolvedOptions {
       staticWorkers,
       shard,
       snapshotRefreshMs: positive("fallback.snapshotRefreshMs", f.snapshotRefreshMs, 30_000),
-      membershipRefreshMs: positive("fallback.membershipRefreshMs", f.membershipRefreshMs, 5_000),
+      // at most 30 s: the broker reserves domain-keys a silent worker used alone by what its lists surely showed
+      membershipRefreshMs: positive("fallback.membershipRefreshMs", f.membershipRefreshMs, 5_000, 30_000),
       absentAfterMs: positive("fallback.absentAfterMs", f.absentAfterMs, 10_000),
-      maxBufferedOutcomes: positive("fallback.maxBufferedOutcomes", f.maxBufferedOutcomes, 10_000),
+      maxBufferedOutcomes: positive("fallback.maxBufferedOutcomes", f.maxBufferedOutcomes, DEFAULT_MAX_BUFFERED_OUTCOMES),
     },
     classifier: o.classifier ?? {},
     clock: o.clock ?? Date.now,

@@ -1,7 +1,8 @@
+import { OUTCOME_KIND_NAMES } from "../model/model.js";
 import type { OutcomeKindName } from "../model/model.js";
 import type { LeaseOutcome } from "./lease.js";
 
-const KINDS: ReadonlySet<string> = new Set(["SUCCESS", "RATE_LIMITED", "BLOCKED", "PROXY_ERROR", "TARGET_ERROR", "ABANDONED"]);
+const KINDS: ReadonlySet<string> = new Set(OUTCOME_KIND_NAMES);
 
 /**
  * Throw this from a `withLease` callback to release with a given outcome, e.g.

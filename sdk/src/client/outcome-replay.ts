@@ -10,8 +10,9 @@ import type { LeaseOutcome } from "./lease.js";
 const BATCH = 500;
 
 /**
- * Replays outcomes seen while the broker was unreachable (fallback leases, and broker leases whose
- * release could not be delivered) through `ReportOutcomes` once it answers again. They wait in the
+ * Replays outcomes seen while the broker was unreachable (fallback leases; an owed release whose
+ * lease went on as a fallback lease's, or that could not be owed — see `settleOwed`) through
+ * `ReportOutcomes` once it answers again. They wait in the
  * fallback pool's bounded buffer; what a replay cannot deliver goes back to its front.
  */
 export class OutcomeReplay {
@@ -26,7 +27,7 @@ export class OutcomeReplay {
     },
   ) {}
 
-  /** Keep an outcome of a broker lease whose release did not reach the broker. */
+  /** Keep an outcome of a broker lease whose release the broker will not hear. */
   keep(o: { pool: string; proxyId: string; domainKey: string; outcome: LeaseOutcome; observedAt: number }): void {
     if (o.proxyId === "") return;
     this.opts.fallback.requeueOutcomes([
@@ -34,7 +35,12 @@ export class OutcomeReplay {
         pool: o.pool,
         proxyId: o.proxyId,
         domainKey: o.domainKey,
-        outcome: { kind: o.outcome.kind, httpStatus: o.outcome.httpStatus ?? 0, latencyMs: o.outcome.latencyMs ?? 0, retryAfterMs: o.outcome.retryAfterMs ?? 0 },
+        outcome: {
+          kind: o.outcome.kind,
+          httpStatus: o.outcome.httpStatus ?? 0,
+          latencyMs: o.outcome.latencyMs ?? 0,
+          retryAfterMs: o.outcome.retryAfterMs ?? 0,
+        },
         observedAt: o.observedAt,
         workerId: this.opts.workerId,
       },

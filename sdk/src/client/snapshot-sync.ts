@@ -1,11 +1,18 @@
-import type { DomainPacing, ProxyBroker } from "../gen/proxybroker/v1/broker_pb.js";
+import type { DomainPacing, ProxyBroker, WorkerInfo } from "../gen/proxybroker/v1/broker_pb.js";
 import type { ClientOf } from "../wire/grpc-adapter.js";
 import { durationMs } from "@bufbuild/protobuf/wkt";
-import { epochMsOf, policyFromWire, proxyFromWire } from "../wire/codec.js";
-import type { FallbackPool, PoolSnapshot } from "../fallback/index.js";
+import { epochMsOf, policyFromWire, proxyFromWire, timestampOf } from "../wire/codec.js";
+import type { DomainListing, FallbackPool, PoolSnapshot } from "../fallback/index.js";
 
 /** Beyond a membership refresh period, how long a worker waits before others surely know of it. */
-const KNOWN_SLACK_MS = 1_000;
+export const KNOWN_SLACK_MS = 1_000;
+/**
+ * After leasing for a domain-key the lists do not name it with yet, a membership is fetched this
+ * soon (the broker lists uses as it read them at most a second before) …
+ */
+const NEW_DOMAIN_REFRESH_MS = 1_100;
+/** … but not more often than this. */
+const NEW_DOMAIN_REFRESH_EVERY_MS = 1_000;
 
 /** How `SnapshotSync` keeps the fallback pool fed. */
 export interface SnapshotSyncOptions {
@@ -23,7 +30,11 @@ export interface SnapshotSyncOptions {
   readonly healthy: () => boolean;
   /** The broker answered a refresh (it is reachable). */
   readonly onContact?: () => void;
+  /** A membership list arrived and is in use (`known` and the fallback pool's domain-keys may have changed). */
+  readonly onListed?: () => void;
   readonly monotonic: () => number;
+  /** The fallback pool's clock (epoch ms), to convert its moments into timers. */
+  readonly clock: () => number;
 }
 
 /**
@@ -41,10 +52,27 @@ export class SnapshotSync {
   private failure: unknown;
   /** Monotonic ms when a worker without fallback pool was last listed (-∞: never; undefined: no list yet). */
   private mixedAt: number | undefined;
+  /** Monotonic ms when a worker that yields its leases was last listed (-∞: never). */
+  private yieldingAt = Number.NEGATIVE_INFINITY;
   /** Monotonic ms since when every membership this worker received listed it (undefined: not listed). */
   private listedSince: number | undefined;
   /** Monotonic ms of the latest membership that listed this worker. */
   private lastListedAt = Number.NEGATIVE_INFINITY;
+  /** The one membership refresh due when `known`, or a domain-key's listing, can first become true. */
+  private knownCheck: NodeJS.Timeout | undefined;
+  private knownCheckAt = Number.POSITIVE_INFINITY;
+  /** A membership refresh for a domain-key just leased (see `leased`), and when the last one was due. */
+  private newDomainCheck: NodeJS.Timeout | undefined;
+  private newDomainAt = Number.NEGATIVE_INFINITY;
+  private stopped = false;
+  /**
+   * The snapshot time (the broker's clock) of the latest list with domain-keys the fallback pool
+   * took in; 0: none. Every fetch says it: the broker may then assume this worker's lists show
+   * every listing older than that (src/lease/sole-domains.ts), and reserve less for it.
+   */
+  private listsTime = 0;
+  /** The policy version of the latest whole snapshot taken in ("" = none, or a broker that sends none). */
+  private policyVersion = "";
 
   constructor(private readonly opts: SnapshotSyncOptions) {}
 
@@ -79,8 +107,11 @@ export class SnapshotSync {
 
   /** Stop refreshing; resolves when the calls in flight have settled (each has its deadline). */
   async stop(): Promise<void> {
+    this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    if (this.knownCheck !== undefined) clearTimeout(this.knownCheck);
+    if (this.newDomainCheck !== undefined) clearTimeout(this.newDomainCheck);
     await Promise.allSettled([...this.calls]);
   }
 
@@ -101,19 +132,29 @@ export class SnapshotSync {
   async refreshWorkers(): Promise<boolean> {
     try {
       const res = await this.track(
-        this.opts.broker.getPoolSnapshot({ pool: this.opts.pool, workerId: this.opts.workerId, workersOnly: true }, { deadline: this.opts.callTimeoutMs }),
+        this.opts.broker.getPoolSnapshot({ ...this.request(), workersOnly: true }, { deadline: this.opts.callTimeoutMs }),
       );
       this.opts.onContact?.();
-      this.listed(res.liveWorkers.map((w) => w.workerId), res.liveWorkers.filter((w) => !w.fallbackPool).length);
-      await this.opts.fallback
+      this.listed(res.liveWorkers);
+      // the policies changed since the whole snapshot: fetch it again (a fallback pool must pace
+      // by the policies the broker enforces, not by those of up to a refresh period ago)
+      if (res.policyVersion !== "" && res.policyVersion !== this.policyVersion) void this.refresh();
+      const applied = await this.opts.fallback
         .useMembership({
           workers: res.liveWorkers.map((w) => w.workerId),
           pacing: pacingOf(res.pacing),
           ...(res.longestTtl !== undefined ? { longestTtlMs: durationMs(res.longestTtl) } : {}),
           ...(res.fallbackWindow !== undefined ? { fallbackWindowMs: durationMs(res.fallbackWindow) } : {}),
-          workersWithoutFallback: res.liveWorkers.filter((w) => !w.fallbackPool).length,
+          workersWithoutFallback: keepingLeases(res.liveWorkers),
+          ...(res.domainsListed ? { domains: domainsOf(res.liveWorkers) } : {}),
         })
-        .catch(() => undefined);
+        .then(
+          () => true,
+          () => false,
+        );
+      if (applied && res.domainsListed) this.listsTime = Math.max(this.listsTime, epochMsOf(res.snapshotTime));
+      this.opts.onListed?.();
+      this.checkDomainsLater();
       return true;
     } catch (err) {
       this.failure = err;
@@ -130,21 +171,86 @@ export class SnapshotSync {
     return this.mixedAt === undefined || this.opts.monotonic() - this.mixedAt < ms;
   }
 
-  private listed(workers: readonly string[], withoutFallback = 0): void {
-    if (withoutFallback > 0 || this.mixedAt === undefined) this.mixedAt = withoutFallback > 0 ? this.opts.monotonic() : Number.NEGATIVE_INFINITY;
+  /** A worker that yields its leases (the Python client) was listed within the last `ms`. */
+  yieldingWithin(ms: number): boolean {
+    return this.opts.monotonic() - this.yieldingAt < ms;
+  }
+
+  private listed(live: readonly WorkerInfo[]): void {
+    const workers = live.map((w) => w.workerId);
+    const withoutFallback = keepingLeases(live);
+    if (withoutFallback > 0 || this.mixedAt === undefined)
+      this.mixedAt = withoutFallback > 0 ? this.opts.monotonic() : Number.NEGATIVE_INFINITY;
+    if (live.some((w) => !w.fallbackPool && w.yieldsLeases)) this.yieldingAt = this.opts.monotonic();
     if (!workers.includes(this.opts.workerId)) {
       this.listedSince = undefined;
-      return;
+    } else {
+      this.lastListedAt = this.opts.monotonic();
+      if (this.listedSince === undefined) {
+        this.listedSince = this.lastListedAt;
+        this.checkKnownAt(this.listedSince + this.opts.membershipRefreshMs + KNOWN_SLACK_MS);
+      }
     }
-    this.lastListedAt = this.opts.monotonic();
-    this.listedSince ??= this.lastListedAt;
+  }
+
+  /**
+   * Fetch a membership at `at` (monotonic ms): the earliest moment `known` can turn true. The
+   * periodic refresh alone would come up to a whole period later.
+   */
+  private checkKnownAt(at: number): void {
+    if (this.knownCheck !== undefined && this.knownCheckAt <= at) return;
+    if (this.knownCheck !== undefined) clearTimeout(this.knownCheck);
+    this.knownCheckAt = at;
+    this.knownCheck = setTimeout(
+      () => {
+        this.knownCheck = undefined;
+        this.knownCheckAt = Number.POSITIVE_INFINITY;
+        if (this.stopped || !this.opts.healthy()) return;
+        void this.refreshWorkers();
+      },
+      Math.max(0, at - this.opts.monotonic()) + 1,
+    );
+    this.knownCheck.unref();
+  }
+
+  /** A listing of this worker for a domain-key becomes usable with a list fetched then: fetch one. */
+  private checkDomainsLater(): void {
+    const at = this.opts.fallback.nextDomainReadyAt();
+    if (at === undefined) return;
+    // the pool counts in its clock; the timer in the monotonic one: convert by the distance
+    this.checkKnownAt(this.opts.monotonic() + Math.max(0, at - this.opts.clock()));
+  }
+
+  /**
+   * This worker leased a proxy for `domainKey` from the broker: when the lists do not name it with
+   * that domain-key yet, fetch one shortly (the broker recorded the use with the grant), so that
+   * the listing's membership period starts now rather than at the next periodic refresh.
+   */
+  leased(domainKey: string): void {
+    if (this.stopped || this.newDomainCheck !== undefined || !this.opts.fallback.awaitsListing(domainKey)) return;
+    const at = Math.max(this.opts.monotonic() + NEW_DOMAIN_REFRESH_MS, this.newDomainAt + NEW_DOMAIN_REFRESH_EVERY_MS);
+    this.newDomainCheck = setTimeout(() => {
+      this.newDomainCheck = undefined;
+      this.newDomainAt = this.opts.monotonic();
+      if (!this.stopped && this.opts.healthy()) void this.refreshWorkers();
+    }, at - this.opts.monotonic());
+    this.newDomainCheck.unref();
+  }
+
+  /** What every fetch says: the pool, this worker, and the latest list it holds. */
+  private request(): { pool: string; workerId: string; listsTime?: ReturnType<typeof timestampOf> } {
+    return {
+      pool: this.opts.pool,
+      workerId: this.opts.workerId,
+      ...(this.listsTime > 0 ? { listsTime: timestampOf(this.listsTime) } : {}),
+    };
   }
 
   private async fetch(): Promise<boolean> {
     try {
-      const res = await this.track(this.opts.broker.getPoolSnapshot({ pool: this.opts.pool, workerId: this.opts.workerId }, { deadline: this.opts.callTimeoutMs }));
+      const res = await this.track(this.opts.broker.getPoolSnapshot(this.request(), { deadline: this.opts.callTimeoutMs }));
       this.opts.onContact?.();
-      this.listed(res.liveWorkers.map((w) => w.workerId), res.liveWorkers.filter((w) => !w.fallbackPool).length);
+      this.listed(res.liveWorkers);
       const pacing = pacingOf(res.pacing);
       const snap: PoolSnapshot = {
         pool: res.pool,
@@ -154,15 +260,42 @@ export class SnapshotSync {
         pacing,
         ...(res.longestTtl !== undefined ? { longestTtlMs: durationMs(res.longestTtl) } : {}),
         ...(res.fallbackWindow !== undefined ? { fallbackWindowMs: durationMs(res.fallbackWindow) } : {}),
-        workersWithoutFallback: res.liveWorkers.filter((w) => !w.fallbackPool).length,
+        workersWithoutFallback: keepingLeases(res.liveWorkers),
+        ...(res.domainsListed ? { domains: domainsOf(res.liveWorkers) } : {}),
         takenAt: epochMsOf(res.snapshotTime),
       };
-      await this.opts.fallback.useSnapshot(snap).catch(() => undefined); // a failed file write keeps the pool
+      // a failed file write keeps the pool
+      const applied = await this.opts.fallback.useSnapshot(snap).then(
+        () => true,
+        () => false,
+      );
+      if (applied && res.domainsListed) this.listsTime = Math.max(this.listsTime, snap.takenAt);
+      if (applied) this.policyVersion = res.policyVersion;
+      this.opts.onListed?.();
+      this.checkDomainsLater();
       return true;
     } catch {
       return false;
     }
   }
+}
+
+/** Live workers that keep their broker leases to their end when the broker fails (no fallback pool, not yielding). */
+function keepingLeases(workers: readonly WorkerInfo[]): number {
+  return workers.filter((w) => !w.fallbackPool && !w.yieldsLeases).length;
+}
+
+/** Each live worker's domain-key listings. */
+function domainsOf(workers: readonly WorkerInfo[]): Record<string, DomainListing[]> {
+  const out: Record<string, DomainListing[]> = {};
+  for (const w of workers) {
+    out[w.workerId] = w.domains.map((d) => ({
+      domainKey: d.domain,
+      listedForMs: d.listedFor === undefined ? 0 : durationMs(d.listedFor),
+      expiresInMs: d.expiresIn === undefined ? 0 : durationMs(d.expiresIn),
+    }));
+  }
+  return out;
 }
 
 /** The broker's adaptive intervals by domain-key (ms). */

@@ -4,6 +4,10 @@ import type { Campaign } from "./store.js";
 import type { AuditEntry, NewAuditEntry, NewPoolEvent, PoolEvent, ProxyAction, ProxyActionResult } from "../model/model.js";
 import { randomUUID } from "node:crypto";
 import type {
+  DomainUse,
+  HoldState,
+  Reservations,
+  StoreServer,
   AcquireParams,
   AcquireResult,
   DomainPacing,
@@ -21,6 +25,7 @@ import type {
   RenewParams,
   RenewResult,
   WorkerSeen,
+  WorkerTouch,
 } from "../model/model.js";
 import type { ScoringConfig } from "../model/scoring.js";
 import { acquire } from "./memory/acquire.js";
@@ -113,7 +118,11 @@ export class MemoryStore implements LeaseStore {
     state.pool(pool).emit(state.ctx.clock(), event);
   }
 
-  async readEvents(pool: string, after: string, opts: { readonly count: number; readonly blockMs: number }): Promise<{ events: PoolEvent[]; cursor: string }> {
+  async readEvents(
+    pool: string,
+    after: string,
+    opts: { readonly count: number; readonly blockMs: number },
+  ): Promise<{ events: PoolEvent[]; cursor: string }> {
     const state = this.open();
     const log = state.pool(pool).events;
     const from = after === "$" ? log.lastId : after;
@@ -151,7 +160,8 @@ export class MemoryStore implements LeaseStore {
     const found = state.findPool(pool);
     if (found === undefined) return undefined;
     if (term > 0) {
-      if (term < found.healthTerm) throw new StaleTermError(`a health-check result of term ${term} was refused: a newer leader checks pool ${pool}`);
+      if (term < found.healthTerm)
+        throw new StaleTermError(`a health-check result of term ${term} was refused: a newer leader checks pool ${pool}`);
       found.healthTerm = term;
     }
     return applyHealth(state.ctx, found, id, result, state.ctx.clock());
@@ -180,18 +190,33 @@ export class MemoryStore implements LeaseStore {
     return poolStats(this.open().findPool(pool), liveSinceMs);
   }
 
-  async reserve(pool: string, reserved: Readonly<Record<string, string>>): Promise<void> {
+  async reserve(pool: string, reserved: Reservations): Promise<void> {
     const p = this.open().pool(pool);
     p.reserved.clear();
-    for (const [id, owner] of Object.entries(reserved)) p.reserved.set(id, owner);
+    p.reservedDomains.clear();
+    p.reservedScopes.clear();
+    for (const [id, owner] of Object.entries(reserved.proxies)) p.reserved.set(id, owner);
+    for (const [owner, keys] of Object.entries(reserved.scopes ?? {})) p.reservedScopes.set(owner, new Set(keys));
+    for (const [key, owner] of Object.entries(reserved.domains)) p.reservedDomains.set(key, owner);
   }
 
-  async touchWorker(pool: string, workerId: string): Promise<void> {
+  async domainUses(pool: string, sinceMs: number): Promise<DomainUse[]> {
+    return this.open().findPool(pool)?.domainUses.since(sinceMs) ?? [];
+  }
+
+  async rememberDomainUses(pool: string, uses: readonly DomainUse[]): Promise<void> {
+    if (uses.length === 0) return;
+    const p = this.open().pool(pool);
+    for (const u of uses) p.domainUses.remember(u);
+  }
+
+  async touchWorker(pool: string, workerId: string, touch: WorkerTouch = {}): Promise<void> {
     const state = this.open();
     const p = state.pool(pool);
     const now = state.ctx.clock();
     p.workers.see(workerId, now);
     p.fallbackPools.see(workerId, now);
+    if ((touch.listsAt ?? 0) > 0) p.lists.remember(workerId, touch.listsAt ?? 0);
   }
 
   async rememberWorkers(pool: string, workers: readonly WorkerSeen[]): Promise<void> {
@@ -200,6 +225,8 @@ export class MemoryStore implements LeaseStore {
     for (const w of workers) {
       p.workers.remember(w.workerId, w.lastSeenAt);
       if (w.fallbackPoolAt > 0) p.fallbackPools.remember(w.workerId, w.fallbackPoolAt);
+      if ((w.yieldsLeasesAt ?? 0) > 0) p.yielding.remember(w.workerId, w.yieldsLeasesAt ?? 0);
+      if ((w.listsAt ?? 0) > 0) p.lists.remember(w.workerId, w.listsAt ?? 0);
     }
   }
 
@@ -234,18 +261,29 @@ export class MemoryStore implements LeaseStore {
     const state = this.open();
     const p = state.pool(pool);
     const now = state.ctx.clock();
+    const since = request.since !== undefined && request.since > 0 ? request.since : now;
+    const hold = Math.max(request.holdMs, p.longestTtl.get(now));
     if (p.epoch === "") {
       p.epoch = `${now * 1000}`;
-      p.grantsFrom = request.expected !== "" ? now + request.holdMs : now;
+      p.grantsFrom = request.expected !== "" ? since + request.holdMs : now;
     } else if (request.lost || (request.expected !== "" && request.expected !== p.epoch)) {
-      p.grantsFrom = Math.max(p.grantsFrom, now + request.holdMs);
+      p.grantsFrom = Math.max(p.grantsFrom, since + hold);
     }
     return { epoch: p.epoch, grantsFrom: p.grantsFrom };
   }
 
-  async serverId(): Promise<string> {
+  async holdState(pool: string): Promise<HoldState> {
+    const state = this.open();
+    const p = state.findPool(pool);
+    const now = state.ctx.clock();
+    if (p === undefined) return { heldUntil: 0, longestTtlMs: 0 };
+    return { heldUntil: p.grantsFrom > now ? p.grantsFrom : 0, longestTtlMs: p.longestTtl.get(now) };
+  }
+
+  /** The process itself: it never restarts under its broker, and loses nothing while it runs. */
+  async server(): Promise<StoreServer> {
     this.open();
-    return this.id;
+    return { id: this.id, durable: true };
   }
 
   async ping(): Promise<boolean> {

@@ -2,6 +2,7 @@ import type {
   AcquireParams,
   AcquireResult,
   DomainPacing,
+  DomainUse,
   EpochRequest,
   EpochState,
   DomainPolicySpec,
@@ -21,7 +22,11 @@ import type {
   ReleaseResult,
   RenewParams,
   RenewResult,
+  Reservations,
+  HoldState,
+  StoreServer,
   WorkerSeen,
+  WorkerTouch,
 } from "../model/model.js";
 
 /**
@@ -69,8 +74,11 @@ export interface LeaseStore {
   poolStats(pool: string, liveSinceMs: number): Promise<PoolStats>;
   /** Workers that acquired (or said they are there) at or after `sinceMs`. */
   liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]>;
-  /** Record `workerId` as live now (it holds leases, or fetched a snapshot). */
-  touchWorker(pool: string, workerId: string): Promise<void>;
+  /**
+   * Record `workerId` as live now (it holds leases, or fetched a snapshot), keeping a fallback
+   * pool, and the time of the latest list it holds (`touch.listsAt`, never moved back).
+   */
+  touchWorker(pool: string, workerId: string, touch?: WorkerTouch): Promise<void>;
   /**
    * Record workers as seen at the times given (`lastSeenAt`, and `fallbackPoolAt` when > 0), never
    * moving a later record back: how a broker puts back what it knew of the pool's workers after
@@ -83,10 +91,22 @@ export interface LeaseStore {
    */
   forgetWorker(pool: string, workerId: string): Promise<boolean>;
   /**
-   * Replace the pool's reservations: proxy id → the worker that may be using it from its
-   * fallback pool (it went silent). A reserved proxy is granted to that worker only.
+   * Replace the pool's reservations: proxies, and whole domain-keys, that a silent worker may be
+   * using from its fallback pool. A reserved proxy is granted to that worker only, for any
+   * domain-key; a reserved domain-key is granted to that worker only, whatever the proxy. Renewals
+   * of other workers' leases on them are refused.
    */
-  reserve(pool: string, reserved: Readonly<Record<string, string>>): Promise<void>;
+  reserve(pool: string, reserved: Reservations): Promise<void>;
+  /**
+   * The domain-keys workers used, as recorded by acquires with `domainUseMs`: those last used at
+   * or after `sinceMs`, oldest records dropped.
+   */
+  domainUses(pool: string, sinceMs: number): Promise<DomainUse[]>;
+  /**
+   * Record domain-key uses as given, never moving a later record back (after the store lost its
+   * state, as `rememberWorkers`).
+   */
+  rememberDomainUses(pool: string, uses: readonly DomainUse[]): Promise<void>;
 
   /**
    * Create or replace the policy with this pattern; bumps the pool's policy version. The set it
@@ -103,16 +123,19 @@ export interface LeaseStore {
   domainPacing(pool: string, domainKeys: readonly string[], limit: number): Promise<DomainPacing[]>;
 
   /**
-   * The pool's epoch, created when it has none — with grants held for `holdMs` when the caller
-   * knew another one (its state was lost). When the caller knew another epoch, or says writes
-   * were lost, grants are held until now + `holdMs` (never shortened).
+   * The pool's epoch, created when it has none. When the caller knew another epoch (the state was
+   * lost), or says writes were lost, grants are held from `since` for the longer of `holdMs` and
+   * the pool's recorded longest TTL (never shortened).
    */
   ensureEpoch(pool: string, request: EpochRequest): Promise<EpochState>;
+  /** Whether grants are held in the pool, and the longest lease TTL granted there lately. */
+  holdState(pool: string): Promise<HoldState>;
   /**
-   * An id of the store's server that changes when it restarts or fails over (Redis `run_id`):
-   * writes may have been lost then.
+   * The store's server: an id that changes when it restarts or fails over, and whether writes can
+   * have been lost by that. Rejects with `StoreUnavailableError` while it is down or still loading
+   * its data.
    */
-  serverId(): Promise<string>;
+  server(): Promise<StoreServer>;
 
   /** Append to the pool's event stream (capped: about the last 10,000 events). */
   appendEvent(pool: string, event: NewPoolEvent): Promise<void>;
@@ -122,7 +145,11 @@ export interface LeaseStore {
    * at most `count`; when there is none yet, waits up to `blockMs` for one (0: answers at once).
    * `cursor` is what to pass next time.
    */
-  readEvents(pool: string, after: string, opts: { readonly count: number; readonly blockMs: number }): Promise<{ events: PoolEvent[]; cursor: string }>;
+  readEvents(
+    pool: string,
+    after: string,
+    opts: { readonly count: number; readonly blockMs: number },
+  ): Promise<{ events: PoolEvent[]; cursor: string }>;
 
   /** Append to the audit trail of admin calls (capped: about the last 10,000). */
   appendAudit(entry: NewAuditEntry): Promise<void>;
@@ -141,6 +168,11 @@ export interface LeaseStore {
    * backend), for the domain-keys watched; absent for a store that lives in one process.
    */
   releaseFeed?(): ReleaseFeed;
+  /**
+   * Be told each time the connection to the backend is established again (the server may have
+   * restarted meanwhile); absent for a store that lives in one process.
+   */
+  onReconnect?(listener: () => void): void;
   close(): Promise<void>;
 }
 

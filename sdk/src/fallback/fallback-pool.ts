@@ -12,9 +12,12 @@ import type {
 import { effectivePolicy, policyParams, type PolicyDefaults } from "../model/policy.js";
 import { DEFAULT_SCORING, type ScoringConfig } from "../model/scoring.js";
 import { MemoryStore } from "../engine/memory-store.js";
-import { OutcomeBuffer, type BufferedOutcome } from "./outcome-buffer.js";
+import { BROKER_DEFAULTS } from "../model/broker-defaults.js";
+import { DEFAULT_POOL } from "../model/model.js";
+import { DEFAULT_MAX_BUFFERED_OUTCOMES, OutcomeBuffer, type BufferedOutcome } from "./outcome-buffer.js";
 import { shareOf } from "../model/rendezvous.js";
 import { loadSnapshotFile, saveSnapshotFile, type PoolSnapshot } from "./snapshot.js";
+import { DomainShares, type DomainListing, type DomainRoute } from "./domain-shares.js";
 
 /** Options of a `FallbackPool`. Durations in ms; defaults are the broker's (SPEC §1–§3). */
 export interface FallbackPoolOptions {
@@ -47,6 +50,19 @@ export interface FallbackPoolOptions {
   readonly defaultTtlMs?: number;
   /** Ban length after BLOCKED when no policy sets one. Default 3 600 000. */
   readonly banTtlMs?: number;
+  /**
+   * The domain-key rule of snapshots that list workers' domain-keys (domain-shares.ts): a listing
+   * of this worker is used after `knownAfterMs` (the membership refresh period + 1 s) and not
+   * within `expiryMarginMs` of its end. Default 6 000 and 2 000.
+   */
+  readonly domainRule?: { readonly knownAfterMs: number; readonly expiryMarginMs: number };
+  /** Called after every build of the share (`share` and `hasPool` may have changed). */
+  readonly onShareBuilt?: () => void;
+  /**
+   * Called with how many buffered outcomes were just dropped: the buffer was full when an outcome
+   * was added, or when outcomes a replay could not deliver were put back (`requeueOutcomes`).
+   */
+  readonly onOutcomesDropped?: (count: number) => void;
 }
 
 /** An acquire in fallback mode; the host is the target's host (a port is ignored). */
@@ -85,6 +101,11 @@ export type FallbackAcquireResult =
       readonly held?: boolean;
       /** The worker left fallback mode (see `leave`): ask the broker. */
       readonly closed?: boolean;
+      /**
+       * The broker has not listed this worker with the domain-key long enough (domain-shares.ts):
+       * no pair of it may be used here, whatever the wait.
+       */
+      readonly unlisted?: boolean;
     };
 
 /** Prefix of fallback lease ids; broker lease ids are bare hex. */
@@ -96,6 +117,9 @@ export const FALLBACK_LEASE_PREFIX = "fb-";
 const SWITCH_HOLD_MS = 250;
 /** How long a worker stays in the sharding set after the last list that named it (the broker's live window). */
 const REMEMBER_WORKERS_MS = 60_000;
+/** The domain-key rule's defaults: a membership period (5 s) + 1 s, and a call timeout + 1 s. */
+const KNOWN_AFTER_MS = 6_000;
+const EXPIRY_MARGIN_MS = 2_000;
 /** Local retry interval of a waiting acquire when nothing wakes it earlier. */
 const POLL_MS = 50;
 /** Local lease records are swept after this many grants. */
@@ -116,6 +140,8 @@ interface Source {
 
 /** What this pool remembers of a lease it granted (keyed by the store's lease id). */
 interface LocalLease {
+  /** The local store that granted it. */
+  readonly store: MemoryStore;
   readonly pool: string;
   readonly proxyId: string;
   /** The host it was granted for (an acquire of that host reaches the same domain-key). */
@@ -155,7 +181,13 @@ export interface PacedPair {
  * score rather than their snapshot score. Serves one pool: the snapshot's (or `staticPool`).
  */
 export class FallbackPool {
+  /** Serves the domain-keys other workers use too: this worker's rendezvous share of the proxies. */
   private readonly store: MemoryStore;
+  /** Serves the domain-keys only this worker uses: every ACTIVE proxy (filled on first use). */
+  private readonly sole: MemoryStore;
+  /** The source whose proxies `sole` holds (undefined: none yet). */
+  private soleSource: Source | undefined;
+  private readonly domains: DomainShares;
   private readonly clock: () => number;
   private readonly buffer: OutcomeBuffer;
   private readonly defaults: PolicyDefaults;
@@ -179,13 +211,21 @@ export class FallbackPool {
   constructor(private readonly opts: FallbackPoolOptions) {
     if (opts.workerId === "") throw new InvalidInputError("fallback pool needs a worker id");
     this.clock = opts.clock ?? Date.now;
-    this.store = new MemoryStore({ scoring: opts.scoring ?? DEFAULT_SCORING, clock: this.clock, random: opts.random ?? Math.random });
-    this.buffer = new OutcomeBuffer(opts.maxBufferedOutcomes ?? 10_000);
+    const engine = { scoring: opts.scoring ?? DEFAULT_SCORING, clock: this.clock, random: opts.random ?? Math.random };
+    this.store = new MemoryStore(engine);
+    this.sole = new MemoryStore(engine);
+    this.domains = new DomainShares({
+      self: opts.workerId,
+      knownAfterMs: opts.domainRule?.knownAfterMs ?? KNOWN_AFTER_MS,
+      expiryMarginMs: opts.domainRule?.expiryMarginMs ?? EXPIRY_MARGIN_MS,
+      rememberMs: REMEMBER_WORKERS_MS,
+    });
+    this.buffer = new OutcomeBuffer(opts.maxBufferedOutcomes ?? DEFAULT_MAX_BUFFERED_OUTCOMES);
     this.defaults = {
       maxConcurrency: 1,
       minIntervalMs: 0,
-      defaultTtlMs: opts.defaultTtlMs ?? 30_000,
-      banTtlMs: opts.banTtlMs ?? 3_600_000,
+      defaultTtlMs: opts.defaultTtlMs ?? BROKER_DEFAULTS.leaseTtlMs,
+      banTtlMs: opts.banTtlMs ?? BROKER_DEFAULTS.banTtlMs,
       maxIntervalMs: (opts.scoring ?? DEFAULT_SCORING).adaptive.maxMs,
     };
     if (opts.staticProxies !== undefined) {
@@ -193,7 +233,14 @@ export class FallbackPool {
       const shard = opts.shard;
       const source: Source =
         shard !== undefined
-          ? { pool, specs: opts.staticProxies, workers: Array.from({ length: shard.count }, (_, i) => shardId(i)), self: shardId(shard.index), policies: [], pacing: {} }
+          ? {
+              pool,
+              specs: opts.staticProxies,
+              workers: Array.from({ length: shard.count }, (_, i) => shardId(i)),
+              self: shardId(shard.index),
+              policies: [],
+              pacing: {},
+            }
           : { pool, specs: opts.staticProxies, workers: opts.staticWorkers ?? [], self: opts.workerId, policies: [], pacing: {} };
       // Cannot fail: the store is open. Every call waits for this build first.
       this.install(source).catch(() => undefined);
@@ -253,7 +300,10 @@ export class FallbackPool {
     longestTtlMs?: number;
     fallbackWindowMs?: number;
     workersWithoutFallback?: number;
+    /** Worker → the domain-keys the broker listed for it (absent: the broker lists none). */
+    domains?: Readonly<Record<string, readonly DomainListing[]>>;
   }): Promise<void> {
+    if (m.domains !== undefined) this.domains.update(new Map(Object.entries(m.domains)), this.clock());
     const current = this.current;
     if (current === undefined) return;
     const pacing = m.pacing ?? current.pacing ?? {};
@@ -263,6 +313,7 @@ export class FallbackPool {
       ...(m.longestTtlMs !== undefined ? { longestTtlMs: m.longestTtlMs } : {}),
       ...(m.fallbackWindowMs !== undefined ? { fallbackWindowMs: m.fallbackWindowMs } : {}),
       ...(m.workersWithoutFallback !== undefined ? { workersWithoutFallback: m.workersWithoutFallback } : {}),
+      ...(m.domains !== undefined ? { domains: m.domains } : {}),
     };
     const workers = this.remembered(m.workers);
     const same = workers.length === current.liveWorkers.length && workers.every((w, i) => w === current.liveWorkers[i]);
@@ -280,6 +331,7 @@ export class FallbackPool {
    * file; a write failure rejects with `SnapshotFileError`, the new pool being in use already.
    */
   async useSnapshot(fresh: PoolSnapshot): Promise<void> {
+    if (fresh.domains !== undefined) this.domains.update(new Map(Object.entries(fresh.domains)), this.clock());
     const snap: PoolSnapshot = { ...fresh, liveWorkers: this.remembered(fresh.liveWorkers) };
     this.current = snap;
     await this.install(sourceOf(snap, this.opts.workerId));
@@ -298,6 +350,15 @@ export class FallbackPool {
     if (this.opts.snapshotFile === undefined) return false;
     const snap = await loadSnapshotFile(this.opts.snapshotFile);
     if (snap === undefined || (this.current !== undefined && this.current.takenAt >= snap.takenAt)) return false;
+    // the listings count for as long as the broker had listed them, their ends as of the file's time
+    if (snap.domains !== undefined) {
+      const age = Math.max(0, this.clock() - snap.takenAt);
+      const aged = Object.entries(snap.domains).map(([w, ls]): [string, DomainListing[]] => [
+        w,
+        ls.map((l) => ({ ...l, expiresInMs: l.expiresInMs - age })),
+      ]);
+      this.domains.update(new Map(aged), this.clock(), true);
+    }
     this.current = snap;
     await this.install(sourceOf(snap, this.opts.workerId));
     return true;
@@ -318,7 +379,7 @@ export class FallbackPool {
     for (;;) {
       const r = await this.attempt(req, host);
       const left = (r.kind === "denied" && r.held === true ? holdDeadline : deadline) - this.clock();
-      if (r.kind === "granted" || r.closed === true || left <= 0) return r;
+      if (r.kind === "granted" || r.closed === true || r.unlisted === true || left <= 0) return r;
       await this.sleep(Math.max(1, Math.min(left, POLL_MS, r.retryAfterMs >= 0 ? r.retryAfterMs : POLL_MS)));
     }
   }
@@ -327,8 +388,8 @@ export class FallbackPool {
   async renew(leaseId: string, fencingToken: number, ttlMs: number): Promise<RenewResult> {
     const id = innerId(leaseId);
     if (id === undefined) return { kind: "lost", reason: "NOT_FOUND" };
-    const r = await this.store.renew({ leaseId: id, fencingToken, ttlMs });
     const local = this.leases.get(id);
+    const r = await (local?.store ?? this.store).renew({ leaseId: id, fencingToken, ttlMs });
     if (r.kind === "renewed" && local !== undefined && local.token === fencingToken) {
       local.expireAt = r.expireAt;
       local.keepUntil = r.expireAt + Math.max(local.ttlMs, ttlMs, KEEP_MS);
@@ -343,10 +404,11 @@ export class FallbackPool {
   async release(leaseId: string, fencingToken: number, outcome: OutcomeInput): Promise<ReleaseResult> {
     const id = innerId(leaseId);
     if (id === undefined) return { kind: "lost", reason: "NOT_FOUND" };
-    const r = await this.store.release({ leaseId: id, fencingToken, outcome });
     const local = this.leases.get(id);
+    const r = await (local?.store ?? this.store).release({ leaseId: id, fencingToken, outcome });
     const applied = r.kind === "released" || r.reason === "EXPIRED";
     if (local !== undefined && local.token === fencingToken && local.endedAt === 0) local.endedAt = Math.min(this.clock(), local.expireAt);
+    const dropped = this.buffer.dropped;
     // ABANDONED changes nothing at the broker: not worth a replay
     if (local !== undefined && applied && local.token === fencingToken && !local.outcomeBuffered && outcome.kind !== "ABANDONED") {
       local.outcomeBuffered = true;
@@ -354,6 +416,7 @@ export class FallbackPool {
       this.buffer.push({ pool, proxyId, domainKey, outcome, observedAt: this.clock(), workerId: this.opts.workerId });
     }
     this.wake();
+    this.reportDropped(dropped);
     return r;
   }
 
@@ -409,7 +472,9 @@ export class FallbackPool {
 
   /** Put back outcomes a replay could not deliver (as drained, oldest first). */
   requeueOutcomes(entries: readonly BufferedOutcome[]): void {
+    const dropped = this.buffer.dropped;
     this.buffer.requeue(entries);
+    this.reportDropped(dropped);
   }
 
   /** Outcomes waiting for replay. */
@@ -422,14 +487,53 @@ export class FallbackPool {
     return this.buffer.dropped;
   }
 
-  /** Proxy ids of this worker's share, as of the last completed build. */
+  /** Proxy ids of this worker's share, as of the last completed build (sorted, frozen). */
   get share(): readonly string[] {
     return this.shareIds;
   }
 
-  /** True when the share holds at least one proxy. */
+  /**
+   * True when an outage would not stop this worker: the share holds a proxy, and — when the
+   * broker lists workers' domain-keys — this worker is established for some domain-key (served
+   * from every proxy when it is the only one listed for it).
+   */
   get hasPool(): boolean {
-    return this.shareIds.length > 0;
+    const now = this.clock();
+    if (!this.domains.enforced) return this.shareIds.length > 0;
+    const active = this.source?.specs.length ?? 0;
+    return this.domains.established(now).some((k) => (this.domains.route(k, now) === "sole" ? active > 0 : this.shareIds.length > 0));
+  }
+
+  /**
+   * Where an acquire for `domainKey` is served from now: every proxy ("sole": no other worker is
+   * listed for it), this worker's share, or nowhere ("none": not listed long enough for it).
+   */
+  routeOf(domainKey: string): DomainRoute {
+    return this.domains.route(domainKey, this.clock());
+  }
+
+  /**
+   * The domain-keys this worker may lease for from this pool now, sorted (every one, "*", while
+   * the broker lists no domain-keys or the pool is a static list).
+   */
+  get readyDomains(): readonly string[] {
+    if (!this.domains.enforced) return ["*"];
+    return this.domains.established(this.clock()).sort();
+  }
+
+  /** The broker answered just now (see `DomainShares.contact`). */
+  contact(): void {
+    this.domains.contact(this.clock());
+  }
+
+  /** The broker lists domain-keys, and has not listed this worker with `domainKey` yet. */
+  awaitsListing(domainKey: string): boolean {
+    return this.domains.awaitsListing(domainKey);
+  }
+
+  /** When a listing of this worker can next become usable (epoch ms; undefined: none pending). */
+  nextDomainReadyAt(): number | undefined {
+    return this.domains.nextEstablishedAt(this.clock());
   }
 
   /** The snapshot in use (from the broker or the file), if any. */
@@ -446,7 +550,13 @@ export class FallbackPool {
 
   /** Removals first: an acquire between the two steps sees a subset of both shares. */
   private async rebuild(next: Source): Promise<void> {
-    const ids = new Set(shareOf(next.specs.map((s) => s.id), next.workers, next.self));
+    const ids = new Set(
+      shareOf(
+        next.specs.map((s) => s.id),
+        next.workers,
+        next.self,
+      ),
+    );
     const specs = next.specs.filter((s) => ids.has(s.id));
     const prev = this.source;
     if (prev !== undefined) {
@@ -455,8 +565,15 @@ export class FallbackPool {
     }
     await this.store.addProxies(next.pool, specs);
     this.source = next;
-    this.shareIds = specs.map((s) => s.id).sort();
+    this.shareIds = Object.freeze(specs.map((s) => s.id).sort());
     this.wake();
+    this.opts.onShareBuilt?.();
+  }
+
+  /** Tell `onOutcomesDropped` how many outcomes were dropped since the count was `before`. */
+  private reportDropped(before: number): void {
+    const n = this.buffer.dropped - before;
+    if (n > 0) this.opts.onOutcomesDropped?.(n);
   }
 
   /**
@@ -482,6 +599,9 @@ export class FallbackPool {
     const eff = effectivePolicy(source.policies, host, this.defaults);
     // the broker's adaptive interval of the domain-key, when it had raised it
     const minIntervalMs = Math.max(eff.minIntervalMs, source.pacing[eff.domainKey] ?? 0);
+    const route = this.domains.route(eff.domainKey, this.clock());
+    if (route === "none") return { kind: "denied", retryAfterMs: -1, unlisted: true };
+    const store = route === "sole" ? await this.soleFor(source) : this.store;
     const held = proxyId === "" && this.since > 0 ? this.since + Math.max(SWITCH_HOLD_MS, minIntervalMs, this.holdMs) - this.clock() : 0;
     if (held > 0) return { kind: "denied", retryAfterMs: held, held: true };
     const params: AcquireParams = {
@@ -495,28 +615,50 @@ export class FallbackPool {
       proxyId,
       policyVersion: ".0", // policies are resolved here; the store never holds any
       sessionKey: req.sessionKey,
-      sessionTtlMs: this.opts.sessionTtlMs ?? 600_000,
+      sessionTtlMs: this.opts.sessionTtlMs ?? BROKER_DEFAULTS.sessionTtlMs,
       tier: req.tier,
       labels: req.labels,
     };
-    const r = await this.store.acquire(params);
+    const r = await store.acquire(params);
     if (r.kind === "stale-policy") return { kind: "denied", retryAfterMs: -1 };
     if (r.kind === "denied") return r;
     if (!this.serving && proxyId === "") {
-      await this.store.release({ leaseId: r.lease.leaseId, fencingToken: r.lease.fencingToken, outcome: { kind: "ABANDONED", httpStatus: 0, latencyMs: 0, retryAfterMs: 0 } });
+      await store.release({
+        leaseId: r.lease.leaseId,
+        fencingToken: r.lease.fencingToken,
+        outcome: { kind: "ABANDONED", httpStatus: 0, latencyMs: 0, retryAfterMs: 0 },
+      });
       return { kind: "denied", retryAfterMs: -1, closed: true };
     }
-    return { kind: "granted", lease: this.remember(r.lease, { ttlMs: params.ttlMs, host, intervalMs: minIntervalMs }) };
+    return { kind: "granted", lease: this.remember(r.lease, { store, ttlMs: params.ttlMs, host, intervalMs: minIntervalMs }) };
+  }
+
+  /**
+   * The store of the domain-keys this worker alone uses, holding every ACTIVE proxy of `source`
+   * (brought up to date when the source changed). Removals first, as in `rebuild`.
+   */
+  private async soleFor(source: Source): Promise<MemoryStore> {
+    const prev = this.soleSource;
+    if (prev === source) return this.sole;
+    this.soleSource = source;
+    const ids = new Set(source.specs.map((s) => s.id));
+    if (prev !== undefined) {
+      const gone = prev.pool !== source.pool ? prev.specs.map((s) => s.id) : prev.specs.filter((s) => !ids.has(s.id)).map((s) => s.id);
+      await this.sole.removeProxies(prev.pool, gone);
+    }
+    await this.sole.addProxies(source.pool, source.specs);
+    return this.sole;
   }
 
   /** Record a grant for renew/release bookkeeping and give it its fallback id. */
-  private remember(lease: LeaseView, o: { ttlMs: number; host: string; intervalMs: number }): FallbackLease {
+  private remember(lease: LeaseView, o: { store: MemoryStore; ttlMs: number; host: string; intervalMs: number }): FallbackLease {
     const { ttlMs } = o;
     const now = this.clock();
     if (++this.grants % SWEEP_EVERY === 0) {
       for (const [id, l] of this.leases) if (l.keepUntil < now) this.leases.delete(id);
     }
     this.leases.set(lease.leaseId, {
+      store: o.store,
       pool: lease.pool,
       proxyId: lease.proxy.id,
       host: o.host,
@@ -555,7 +697,7 @@ export class FallbackPool {
 
 /** The broker's pool name for "" (SPEC §4). */
 function poolName(pool: string): string {
-  return pool === "" ? "default" : pool;
+  return pool === "" ? DEFAULT_POOL : pool;
 }
 
 /** The store's lease id inside a fallback lease id. */

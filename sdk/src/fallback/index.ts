@@ -4,8 +4,12 @@
  */
 export { FallbackPool, FALLBACK_LEASE_PREFIX } from "./fallback-pool.js";
 export type { FallbackAcquireRequest, FallbackAcquireResult, FallbackLease, FallbackPoolOptions, PacedPair } from "./fallback-pool.js";
-export { OutcomeBuffer } from "./outcome-buffer.js";
+export { fallbackPoolView } from "./pool-view.js";
+export type { FallbackPoolView } from "./pool-view.js";
+export { DEFAULT_MAX_BUFFERED_OUTCOMES, OutcomeBuffer } from "./outcome-buffer.js";
 export type { BufferedOutcome } from "./outcome-buffer.js";
 export { ownerOf, rendezvousWeight, shareOf } from "../model/rendezvous.js";
 export { loadSnapshotFile, saveSnapshotFile, SnapshotFileError } from "./snapshot.js";
 export type { PoolSnapshot } from "./snapshot.js";
+export { DomainShares } from "./domain-shares.js";
+export type { DomainListing, DomainRoute, DomainSharesOptions } from "./domain-shares.js";

@@ -1,5 +1,8 @@
 import type { OutcomeInput } from "../model/model.js";
 
+/** How many outcomes a fallback pool keeps for replay unless told otherwise. */
+export const DEFAULT_MAX_BUFFERED_OUTCOMES = 10_000;
+
 /** One outcome a worker saw while in fallback, kept for replay to the broker. */
 export interface BufferedOutcome {
   readonly pool: string;

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { DomainPolicySpec, ProxyStateName, ProxyView } from "../model/model.js";
+import type { DomainListing } from "./domain-shares.js";
 
 /**
  * The pool as the broker last described it (`GetPoolSnapshot`), in plain model types, and its
@@ -21,8 +22,13 @@ export interface PoolSnapshot {
   readonly longestTtlMs?: number;
   /** How long after its last contact the broker keeps a silent worker's share reserved (ms). */
   readonly fallbackWindowMs?: number;
-  /** Live workers without a fallback pool (Python, raw stubs): their leases run to their end. */
+  /** Live workers without a fallback pool that keep their leases to the end (raw stubs). */
   readonly workersWithoutFallback?: number;
+  /**
+   * Worker → the domain-keys the broker listed for it (its fallback shares follow them);
+   * absent when the broker lists none.
+   */
+  readonly domains?: Readonly<Record<string, readonly DomainListing[]>>;
   readonly takenAt: number;
 }
 
@@ -68,7 +74,13 @@ export async function loadSnapshotFile(path: string): Promise<PoolSnapshot | und
     if (!isRecord(parsed) || parsed["version"] !== FILE_VERSION) return undefined;
     const snap = parsed["snapshot"];
     if (!isSnapshot(snap)) return undefined;
-    return { ...snap, policies: snap.policies.map(asPolicy).filter((p): p is DomainPolicySpec => p !== undefined) };
+    const { domains, ...rest } = snap;
+    const listed = asDomains(domains);
+    return {
+      ...rest,
+      policies: snap.policies.map(asPolicy).filter((p): p is DomainPolicySpec => p !== undefined),
+      ...(listed !== undefined ? { domains: listed } : {}),
+    };
   } catch {
     return undefined;
   }
@@ -122,15 +134,29 @@ function asPolicy(v: unknown): DomainPolicySpec | undefined {
   };
 }
 
+/** The domain listings of a file, when well formed (an earlier version wrote none). */
+function asDomains(v: unknown): Record<string, DomainListing[]> | undefined {
+  if (!isRecord(v)) return undefined;
+  const out: Record<string, DomainListing[]> = {};
+  for (const [worker, list] of Object.entries(v)) {
+    if (!Array.isArray(list)) return undefined;
+    const listings: DomainListing[] = [];
+    for (const l of list) {
+      if (!isRecord(l) || typeof l["domainKey"] !== "string" || !Number.isFinite(l["listedForMs"]) || !Number.isFinite(l["expiresInMs"]))
+        return undefined;
+      listings.push({ domainKey: l["domainKey"], listedForMs: Number(l["listedForMs"]), expiresInMs: Number(l["expiresInMs"]) });
+    }
+    out[worker] = listings;
+  }
+  return out;
+}
+
 function isPolicy(v: unknown): boolean {
   return asPolicy(v) !== undefined;
 }
 
-
 function isSnapshot(v: unknown): v is PoolSnapshot {
   if (!isRecord(v) || typeof v["pool"] !== "string" || !Number.isFinite(v["takenAt"])) return false;
   const { proxies, policies, liveWorkers } = v;
-  return (
-    Array.isArray(proxies) && proxies.every(isProxy) && Array.isArray(policies) && policies.every(isPolicy) && isStrings(liveWorkers)
-  );
+  return Array.isArray(proxies) && proxies.every(isProxy) && Array.isArray(policies) && policies.every(isPolicy) && isStrings(liveWorkers);
 }

@@ -4,11 +4,71 @@
  * the scoring numbers of the contract (docs/spec.md §2). No I/O.
  */
 export { InvalidInputError, isValidHost, normalizeHost, hostFromDomain, hostFromUrl, targetHost } from "./domain-key.js";
-export { MAX_WORKERS_PER_POOL } from "./model.js";
-export type { OutcomeKindName, ProxyStateName, LostReasonName, ProxySpecInput, ProxyView, PacingAnchor, DomainPolicySpec, RetiredPolicySet, PolicySet, DomainPacing, EpochState, EpochRequest, AcquireParams, PoolEvent, NewPoolEvent, AuditEntry, NewAuditEntry, ProxyAction, ProxyActionResult, LeaseView, AcquireResult, RenewParams, RenewResult, OutcomeInput, ReleaseParams, ReleaseResult, OutcomeReport, HealthResult, WorkerSeen, PoolStats } from "./model.js";
-export { normalizePattern, normalizeGroup, patternMatches, findPolicy, effectivePolicy, applyPolicy, shadowKeys, policySpec, policyParams } from "./policy.js";
+export { BROKER_DEFAULTS } from "./broker-defaults.js";
+export { DEFAULT_POOL, MAX_WORKERS_PER_POOL, OUTCOME_KIND_NAMES } from "./model.js";
+export type {
+  OutcomeKindName,
+  ProxyStateName,
+  LostReasonName,
+  ProxySpecInput,
+  ProxyView,
+  PacingAnchor,
+  DomainPolicySpec,
+  RetiredPolicySet,
+  PolicySet,
+  DomainPacing,
+  EpochState,
+  EpochRequest,
+  HoldState,
+  StoreServer,
+  DomainUse,
+  Reservations,
+  AcquireParams,
+  PoolEvent,
+  NewPoolEvent,
+  AuditEntry,
+  NewAuditEntry,
+  ProxyAction,
+  ProxyActionResult,
+  LeaseView,
+  AcquireResult,
+  RenewParams,
+  RenewResult,
+  OutcomeInput,
+  ReleaseParams,
+  ReleaseResult,
+  OutcomeReport,
+  HealthResult,
+  WorkerSeen,
+  WorkerTouch,
+  PoolStats,
+} from "./model.js";
+export {
+  normalizePattern,
+  normalizeGroup,
+  patternMatches,
+  findPolicy,
+  effectivePolicy,
+  applyPolicy,
+  shadowKeys,
+  policySpec,
+  policyParams,
+} from "./policy.js";
 export type { PolicyDefaults, EffectivePolicy, PolicyParams } from "./policy.js";
 export { validateTierAndLabels, parseProxySpec } from "./proxy-spec.js";
-export { DEFAULT_SCORING, clampScore, scoreAfterOutcome, scoreAfterHealth, isFailure, quarantineLengthMs, rateLimitBackoffMs, nextEwma, learnedAt, adaptOnRateLimited, adaptOnSuccess, baseInterval } from "./scoring.js";
+export {
+  DEFAULT_SCORING,
+  clampScore,
+  scoreAfterOutcome,
+  scoreAfterHealth,
+  isFailure,
+  quarantineLengthMs,
+  rateLimitBackoffMs,
+  nextEwma,
+  learnedAt,
+  adaptOnRateLimited,
+  adaptOnSuccess,
+  baseInterval,
+} from "./scoring.js";
 export type { ScoringConfig, AdaptivePacingConfig, AdaptiveState, GrantPacing } from "./scoring.js";
 export { rendezvousWeight, ownerOf, shareOf } from "./rendezvous.js";

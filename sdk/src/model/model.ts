@@ -4,13 +4,20 @@
  */
 
 /** How a use of a proxy went (`OutcomeKind` on the wire without its prefix). */
-export type OutcomeKindName =
-  | "SUCCESS"
-  | "RATE_LIMITED"
-  | "BLOCKED"
-  | "PROXY_ERROR"
-  | "TARGET_ERROR"
-  | "ABANDONED";
+export type OutcomeKindName = "SUCCESS" | "RATE_LIMITED" | "BLOCKED" | "PROXY_ERROR" | "TARGET_ERROR" | "ABANDONED";
+
+/** Every outcome kind, in wire order. */
+export const OUTCOME_KIND_NAMES: readonly OutcomeKindName[] = Object.freeze([
+  "SUCCESS",
+  "RATE_LIMITED",
+  "BLOCKED",
+  "PROXY_ERROR",
+  "TARGET_ERROR",
+  "ABANDONED",
+] as const);
+
+/** The pool a request names when it names none ("" on the wire; docs/spec.md §4). */
+export const DEFAULT_POOL = "default";
 
 /** A proxy's state (`ProxyState` on the wire without its prefix). */
 export type ProxyStateName = "ACTIVE" | "QUARANTINED" | "BLACKLISTED" | "DISABLED";
@@ -110,10 +117,65 @@ export interface EpochState {
 export interface EpochRequest {
   /** The epoch the caller knew ("" = none: first sight of the pool). */
   readonly expected: string;
-  /** How long grants stay held after a loss: the longest lease TTL that may still be in use. */
+  /**
+   * The longest lease TTL the caller knows to have been granted lately (ms): a hold after a loss
+   * lasts at least this long, and as long as the store's own record of the pool's longest TTL
+   * (`HoldState.longestTtlMs`) when that survived.
+   */
   readonly holdMs: number;
   /** The caller knows the store lost writes (its server changed): hold even when the epoch is the same. */
   readonly lost: boolean;
+  /**
+   * When the loss was noticed (epoch ms; 0 or absent = now): a hold runs from then, so that a
+   * request repeated after a failure never pushes the hold further.
+   */
+  readonly since?: number;
+}
+
+/** Whether grants in a pool are held after a loss of the store's state, and what a hold waits for. */
+export interface HoldState {
+  /** Grants are held until then (epoch ms; 0 = not held). */
+  readonly heldUntil: number;
+  /**
+   * The longest lease TTL granted or renewed in the pool lately (ms): a lease with this TTL may
+   * still be in use. 0 = none lately.
+   */
+  readonly longestTtlMs: number;
+}
+
+/** The store's server as the broker last saw it. */
+export interface StoreServer {
+  /** Changes when it restarts or fails over (Redis `run_id`s). */
+  readonly id: string;
+  /**
+   * Every write it acknowledged survives its restart (Redis: AOF with appendfsync always), and it
+   * did not take over from a replica (which may have missed writes): a change of `id` to a
+   * durable server lost nothing.
+   */
+  readonly durable: boolean;
+}
+
+/** A worker's use of a domain-key, as the store recorded it (§7: fallback shares follow demand). */
+export interface DomainUse {
+  readonly workerId: string;
+  readonly domainKey: string;
+  /** When it was first recorded (within its current listing: after a lapse it starts again). */
+  readonly firstUsedAt: number;
+  /** When a lease of the worker for it was last recorded. */
+  readonly lastUsedAt: number;
+}
+
+/** What is reserved for silent workers that may be using their fallback shares (§7). */
+export interface Reservations {
+  /**
+   * Proxy id → the worker it is reserved for, for the domain-keys of that worker's scope (the
+   * ones it may use its share for in fallback); a worker without a scope: for every domain-key.
+   */
+  readonly proxies: Readonly<Record<string, string>>;
+  /** Worker → the domain-keys its proxies are reserved for (absent: every domain-key). */
+  readonly scopes?: Readonly<Record<string, readonly string[]>>;
+  /** Domain-key → the worker every proxy is reserved for, for that domain-key. */
+  readonly domains: Readonly<Record<string, string>>;
 }
 
 /** The pacing state of a domain-key (adaptive pacing, §2). */
@@ -171,6 +233,13 @@ export interface AcquireParams {
   readonly proxyId: string;
   /** The worker keeps a fallback pool (recorded with it: only such workers get reservations). Default false. */
   readonly fallbackPool?: boolean;
+  /** The worker stops using its broker leases as soon as the broker is unreachable (recorded with it). Default false. */
+  readonly yieldsLeases?: boolean;
+  /**
+   * Record this lease as the worker's use of the domain-key, listed for this long after its last
+   * use (`LeaseStore.domainUses`). 0 or absent: not recorded.
+   */
+  readonly domainUseMs?: number;
   /**
    * The caller's authenticated name (its token's), recorded as the proxy's `lastUsedBy` instead
    * of the self-declared worker id. Default (or ""): none.
@@ -314,6 +383,22 @@ export interface WorkerSeen {
   readonly lastSeenAt: number;
   /** When it last said it keeps a fallback pool (an acquire or a snapshot request); 0 = never. */
   readonly fallbackPoolAt: number;
+  /**
+   * When it last said it stops using its broker leases as soon as the broker is unreachable (the
+   * Python client); 0 = never. Absent: 0.
+   */
+  readonly yieldsLeasesAt?: number;
+  /**
+   * The time of the latest list of live workers it said it holds (a snapshot or membership it
+   * fetched: its `snapshot_time`, in the broker's clock); absent: none said.
+   */
+  readonly listsAt?: number;
+}
+
+/** What a worker says when it fetches a snapshot (`touchWorker`). */
+export interface WorkerTouch {
+  /** The snapshot time of the latest list of live workers it holds (0 or absent: none). */
+  readonly listsAt?: number;
 }
 
 export interface PoolStats {

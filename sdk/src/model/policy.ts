@@ -71,11 +71,7 @@ export interface EffectivePolicy {
 }
 
 /** Resolve `host` against the policies with the broker defaults. */
-export function effectivePolicy(
-  policies: readonly DomainPolicySpec[],
-  host: string,
-  defaults: PolicyDefaults,
-): EffectivePolicy {
+export function effectivePolicy(policies: readonly DomainPolicySpec[], host: string, defaults: PolicyDefaults): EffectivePolicy {
   return applyPolicy(findPolicy(policies, host), host, defaults);
 }
 

@@ -9,7 +9,7 @@ import type { ProxySpecInput } from "./model.js";
 
 const SCHEMES = new Set(["http:", "https:", "socks5:"]);
 const TIER = /^[A-Za-z0-9_.-]{0,64}$/;
-const LABEL_KEY = /^[A-Za-z0-9_.\/-]{1,63}$/;
+const LABEL_KEY = /^[A-Za-z0-9_./-]{1,63}$/;
 const LABEL_VALUE = /^[^\n\r=]{0,256}$/;
 /** Longest proxy URL accepted. */
 export const MAX_PROXY_URL_LENGTH = 2048;

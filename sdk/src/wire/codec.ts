@@ -1,14 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { durationFromMs, durationMs, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
-import type {
-  DomainPolicySpec,
-  LeaseView,
-  LostReasonName,
-  OutcomeKindName,
-  ProxyStateName,
-  ProxyView,
-} from "../model/model.js";
+import type { DomainPolicySpec, LeaseView, LostReasonName, OutcomeKindName, ProxyStateName, ProxyView } from "../model/model.js";
 import {
   DomainPolicySchema,
   LeaseSchema,
@@ -18,7 +11,7 @@ import {
   ProxySchema,
   ProxyState,
 } from "../gen/proxybroker/v1/broker_pb.js";
-import type { DomainPolicy, Lease, Proxy } from "../gen/proxybroker/v1/broker_pb.js";
+import type { DomainPolicy, Lease, Proxy as WireProxy } from "../gen/proxybroker/v1/broker_pb.js";
 
 /** Conversions between the wire (protobuf) types and the plain model (ms numbers, names). */
 
@@ -86,8 +79,20 @@ export function lostReasonOf(name: LostReasonName): LostReason {
   return LostReason[name];
 }
 
+/** Wire lost reason → name (UNSPECIFIED and unknown numbers read as NOT_FOUND). */
+export function lostReasonNameOf(reason: LostReason): LostReasonName {
+  switch (reason) {
+    case LostReason.EXPIRED:
+      return "EXPIRED";
+    case LostReason.REVOKED:
+      return "REVOKED";
+    default:
+      return "NOT_FOUND";
+  }
+}
+
 /** Model proxy → wire proxy. */
-export function proxyToWire(p: ProxyView): Proxy {
+export function proxyToWire(p: ProxyView): WireProxy {
   return create(ProxySchema, {
     id: p.id,
     url: p.url,
@@ -106,7 +111,7 @@ export function proxyToWire(p: ProxyView): Proxy {
 }
 
 /** Wire proxy → model proxy. */
-export function proxyFromWire(p: Proxy): ProxyView {
+export function proxyFromWire(p: WireProxy): ProxyView {
   return {
     id: p.id,
     url: p.url,

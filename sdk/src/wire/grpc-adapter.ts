@@ -62,11 +62,7 @@ export function serviceDefinition<S extends GenServiceMethods>(service: GenServi
 }
 
 /** Register typed handlers for a protobuf-es service on a grpc-js server. */
-export function addService<S extends GenServiceMethods>(
-  server: grpc.Server,
-  service: GenService<S>,
-  handlers: ServiceHandlers<S>,
-): void {
+export function addService<S extends GenServiceMethods>(server: grpc.Server, service: GenService<S>, handlers: ServiceHandlers<S>): void {
   server.addService(serviceDefinition(service), handlers as unknown as grpc.UntypedServiceImplementation);
 }
 
@@ -98,10 +94,7 @@ function deadlineOf(options: CallOptions | undefined): grpc.CallOptions {
 }
 
 /** Create a typed client for a protobuf-es service; share one `grpc.Client` between services. */
-export function createClient<S extends GenServiceMethods>(
-  service: GenService<S>,
-  client: grpc.Client,
-): TypedClient<S> {
+export function createClient<S extends GenServiceMethods>(service: GenService<S>, client: grpc.Client): TypedClient<S> {
   const out: Record<string, unknown> = { grpcClient: client };
   for (const method of service.methods) {
     const path = methodPath(method);

@@ -3,6 +3,22 @@
  * typed clients) and the conversions between protobuf messages and the plain model. Used by the
  * broker's server and by the SDK's client.
  */
-export { msOf, durationOf, epochMsOf, timestampOf, outcomeNameOf, outcomeKindOf, proxyStateOf, proxyStateNameOf, lostReasonOf, proxyToWire, proxyFromWire, leaseToWire, leaseFromWire, policyToWire, policyFromWire } from "./codec.js";
+export {
+  msOf,
+  durationOf,
+  epochMsOf,
+  timestampOf,
+  outcomeNameOf,
+  outcomeKindOf,
+  proxyStateOf,
+  proxyStateNameOf,
+  lostReasonOf,
+  proxyToWire,
+  proxyFromWire,
+  leaseToWire,
+  leaseFromWire,
+  policyToWire,
+  policyFromWire,
+} from "./codec.js";
 export { methodPath, serviceDefinition, addService, createClient } from "./grpc-adapter.js";
 export type { HandlerFor, ServiceHandlers, CallOptions, ClientMethodFor, TypedClient, ClientOf, MethodsOf } from "./grpc-adapter.js";

@@ -45,13 +45,22 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   while (domain.busy.popUpTo(now) !== undefined);
   pool.workers.see(params.workerId, now);
   if (params.fallbackPool === true) pool.fallbackPools.see(params.workerId, now);
+  if (params.yieldsLeases === true) pool.yielding.see(params.workerId, now);
+  if (params.domainUseMs !== undefined && params.domainUseMs > 0)
+    pool.domainUses.record(params.workerId, params.domainKey, now, params.domainUseMs);
+  // every proxy of the domain-key reserved for a silent worker that may use them from its fallback pool
+  if (pool.reservedDomains.size > 0) {
+    const owner = pool.reservedDomains.get(params.domainKey);
+    if (owner !== undefined && owner !== params.workerId) return { kind: "denied", retryAfterMs: -1 };
+  }
   state.leases.sweep(now, LEASE_SWEEP);
   pool.sessions.sweep(now, SESSION_SWEEP);
 
   if (params.proxyId !== "") {
     const rec = pool.proxies.get(params.proxyId);
     const banUntil = domain.pairs.get(params.proxyId)?.banUntil ?? 0;
-    if (rec === undefined || rec.state !== "ACTIVE" || !matchesRequest(rec, params) || banUntil > now) return { kind: "denied", retryAfterMs: -1 };
+    if (rec === undefined || rec.state !== "ACTIVE" || !matchesRequest(rec, params) || banUntil > now)
+      return { kind: "denied", retryAfterMs: -1 };
     return fromBound(state, pool, domain, rec, params, now, base);
   }
   let rebound = false;
@@ -76,7 +85,7 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   };
   const eligible = (rec: ProxyRecord): boolean => {
     if (!matchesRequest(rec, params) || !pairEligible(domain, rec.id, now, params.maxConcurrency)) return false;
-    if (reservedForOther(pool, rec.id, params.workerId)) return false;
+    if (reservedForOther(pool, rec.id, params)) return false;
     const until = Math.max(pacedUntil(domain, rec.id, base), busyUnderShadows(pool, params, rec.id, now));
     note(until);
     return until <= now;
@@ -88,11 +97,15 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   return { kind: "denied", retryAfterMs: known < 0 ? held : held < 0 ? known : Math.min(known, held) };
 }
 
-/** The proxy is reserved for another worker (one that may be using it from its fallback pool). */
-function reservedForOther(pool: PoolState, proxyId: string, workerId: string): boolean {
+/**
+ * The proxy is reserved for another worker (one that may be using it from its fallback pool) for
+ * this domain-key: one of that worker's scope, or any when it has none.
+ */
+function reservedForOther(pool: PoolState, proxyId: string, params: AcquireParams): boolean {
   if (pool.reserved.size === 0) return false;
   const owner = pool.reserved.get(proxyId);
-  return owner !== undefined && owner !== workerId;
+  if (owner === undefined || owner === params.workerId) return false;
+  return pool.reservedScopes.get(owner)?.has(params.domainKey) ?? true;
 }
 
 /** Grant the one proxy a request is bound to (its session's, or `proxyId`), or say when it frees. */
@@ -105,7 +118,7 @@ function fromBound(
   now: number,
   base: number,
 ): AcquireResult {
-  if (reservedForOther(pool, bound.id, params.workerId)) return { kind: "denied", retryAfterMs: -1 };
+  if (reservedForOther(pool, bound.id, params)) return { kind: "denied", retryAfterMs: -1 };
   const shadow = busyUnderShadows(pool, params, bound.id, now);
   const eligibleNow = pairEligible(domain, bound.id, now, params.maxConcurrency) && pacedUntil(domain, bound.id, base) <= now;
   if (eligibleNow && shadow === 0) return grant(state, pool, domain, bound, params, now, false);
@@ -148,6 +161,7 @@ function grant(
   pair.pacing = { baseMs, policyMinMs: params.minIntervalMs, maxIntervalMs: params.maxIntervalMs, adaptive: params.adaptive };
   if (pair.intervalMs > 0) pair.nextAt = Math.max(pair.nextAt, now + pair.intervalMs);
   refreshBusy(domain, rec.id, pair, now);
+  pool.longestTtl.note(params.ttlMs, now);
   rec.lastUsedBy = params.identity !== undefined && params.identity !== "" ? params.identity : params.workerId;
   rec.lastUsedAt = now;
   state.leases.add({

@@ -8,11 +8,7 @@ import type { PoolState } from "./pool-state.js";
 import type { ProxyRecord } from "./records.js";
 
 /** New ids → ACTIVE with the initial score; known ids get url, tier and labels replaced. */
-export function addProxies(
-  ctx: EngineContext,
-  pool: PoolState,
-  specs: readonly ProxySpecInput[],
-): { added: string[]; updated: string[] } {
+export function addProxies(ctx: EngineContext, pool: PoolState, specs: readonly ProxySpecInput[]): { added: string[]; updated: string[] } {
   const added: string[] = [];
   const updated: string[] = [];
   const fresh = new Set<ProxyRecord>();
@@ -62,11 +58,7 @@ export function removeProxies(pool: PoolState, ids: readonly string[]): { remove
 }
 
 /** QUARANTINED or BLACKLISTED → ACTIVE with `scoreAfterQuarantine`, count reset. */
-export function restoreProxies(
-  ctx: EngineContext,
-  pool: PoolState,
-  ids: readonly string[],
-): { restored: string[]; notFound: string[] } {
+export function restoreProxies(ctx: EngineContext, pool: PoolState, ids: readonly string[]): { restored: string[]; notFound: string[] } {
   const restored: string[] = [];
   const notFound: string[] = [];
   for (const id of ids) {

@@ -23,9 +23,12 @@ export function renew(state: EngineState, params: RenewParams, now: number): Ren
     return { kind: "lost", reason: "EXPIRED" };
   }
   // Reserved for another worker's fallback share: not extended; it runs out at its expiry.
-  const owner = pool.reserved.get(lease.proxyId);
+  const proxyOwner = pool.reserved.get(lease.proxyId);
+  const inScope = proxyOwner !== undefined && (pool.reservedScopes.get(proxyOwner)?.has(lease.domainKey) ?? true);
+  const owner = (inScope ? proxyOwner : undefined) ?? pool.reservedDomains.get(lease.domainKey);
   if (owner !== undefined && owner !== worker) return { kind: "lost", reason: "REVOKED" };
   const ttlMs = params.ttlMs > 0 ? params.ttlMs : lease.ttlMs;
+  pool.longestTtl.note(ttlMs, now);
   lease.expireAt = now + ttlMs;
   lease.longestTtlMs = Math.max(lease.longestTtlMs, ttlMs);
   pair.holders.set(lease.leaseId, lease.expireAt);

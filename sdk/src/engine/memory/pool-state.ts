@@ -2,6 +2,7 @@
  * Internal to the in-memory engine: all state of one pool, and the moves that must keep its
  * indexes consistent (activate, deactivate, rescore).
  */
+import { DomainUses, LongestTtl } from "./lately.js";
 import type { DomainPolicySpec, ProxyStateName, RetiredPolicySet } from "../../model/model.js";
 import type { AdaptiveState } from "../../model/scoring.js";
 import { TimeHeap } from "./min-heap.js";
@@ -56,12 +57,24 @@ export class PoolState {
   readonly sessions = new Sessions();
   /** Proxy id → the silent worker that may be using it from its fallback pool (only it is granted it). */
   readonly reserved = new Map<string, string>();
+  /** Domain-keys every proxy of which is reserved for a silent worker → that worker. */
+  readonly reservedDomains = new Map<string, string>();
+  /** Silent worker → the domain-keys its reserved proxies are reserved for (absent: all). */
+  readonly reservedScopes = new Map<string, ReadonlySet<string>>();
+  /** The longest lease TTL granted or renewed lately (what a hold after a loss waits for). */
+  readonly longestTtl = new LongestTtl();
+  /** Which worker used which domain-key lately (fallback shares follow them). */
+  readonly domainUses = new DomainUses();
   /** (worker id, request id) → the lease granted to it, for a minute (idempotent retries). */
   readonly requests = new RequestLog();
   /** Worker id → last seen (bounded). */
   readonly workers = new SeenWorkers(MAX_WORKERS_PER_POOL);
   /** Workers that keep a fallback pool (they said so in an acquire or a snapshot request) → when they last did. */
   readonly fallbackPools = new SeenWorkers(MAX_WORKERS_PER_POOL);
+  /** Workers that yield their leases when the broker is unreachable (they said so in an acquire) → when they last did. */
+  readonly yielding = new SeenWorkers(MAX_WORKERS_PER_POOL);
+  /** Worker → the time of the latest list of live workers it said it holds. */
+  readonly lists = new SeenWorkers(MAX_WORKERS_PER_POOL);
   /** Domain-keys in a rotating sweep, for pruning the ones that remember nothing. */
   readonly domainSweep = new SweepQueue<string>();
   /** The highest health-checker leader term that recorded a result here. */

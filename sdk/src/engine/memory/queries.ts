@@ -8,10 +8,7 @@ import { NOT_ADAPTED, type PoolState } from "./pool-state.js";
 import { viewOf } from "./records.js";
 
 /** Up to `size` proxies with ids > `after` in byte order; `next` = last id when more remain. */
-export function listProxies(
-  pool: PoolState | undefined,
-  page: { size: number; after: string },
-): { proxies: ProxyView[]; next: string } {
+export function listProxies(pool: PoolState | undefined, page: { size: number; after: string }): { proxies: ProxyView[]; next: string } {
   if (pool === undefined) return { proxies: [], next: "" };
   const ids = pool.idsInOrder(compareIds);
   let lo = 0;
@@ -46,7 +43,16 @@ export function liveWorkers(pool: PoolState | undefined, sinceMs: number): Worke
   if (pool === undefined) return [];
   const seen: WorkerSeen[] = [];
   for (const [workerId, lastSeenAt] of pool.workers) {
-    if (lastSeenAt >= sinceMs) seen.push({ workerId, lastSeenAt, fallbackPoolAt: pool.fallbackPools.get(workerId) ?? 0 });
+    if (lastSeenAt < sinceMs) continue;
+    const yieldsAt = pool.yielding.get(workerId) ?? 0;
+    const listsAt = pool.lists.get(workerId) ?? 0;
+    seen.push({
+      workerId,
+      lastSeenAt,
+      fallbackPoolAt: pool.fallbackPools.get(workerId) ?? 0,
+      ...(yieldsAt > 0 ? { yieldsLeasesAt: yieldsAt } : {}),
+      ...(listsAt > 0 ? { listsAt } : {}),
+    });
   }
   return seen.sort((a, b) => compareIds(a.workerId, b.workerId));
 }
@@ -55,11 +61,7 @@ export function liveWorkers(pool: PoolState | undefined, sinceMs: number): Worke
  * The pacing state of the given domain-keys (all that are adapted when `domainKeys` is empty, up
  * to `limit`, highest interval first).
  */
-export function domainPacing(
-  pool: PoolState | undefined,
-  domainKeys: readonly string[],
-  limit: number,
-): DomainPacing[] {
+export function domainPacing(pool: PoolState | undefined, domainKeys: readonly string[], limit: number): DomainPacing[] {
   if (pool === undefined) return [];
   const out: DomainPacing[] = [];
   if (domainKeys.length > 0) {

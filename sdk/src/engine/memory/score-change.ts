@@ -35,13 +35,7 @@ export function changeScore(ctx: EngineContext, pool: PoolState, rec: ProxyRecor
  * Apply one health check (SPEC §2). A pass returns a QUARANTINED proxy to ACTIVE with at least
  * `scoreAfterQuarantine`. Unknown proxy → undefined.
  */
-export function applyHealth(
-  ctx: EngineContext,
-  pool: PoolState,
-  id: string,
-  result: HealthResult,
-  now: number,
-): ProxyView | undefined {
+export function applyHealth(ctx: EngineContext, pool: PoolState, id: string, result: HealthResult, now: number): ProxyView | undefined {
   const rec = pool.proxies.get(id);
   if (rec === undefined) return undefined;
   const score = scoreAfterHealth(ctx.scoring, rec.score, result);
