@@ -2,17 +2,13 @@
  * Internal to the Redis store: admin operations and reads (store-semantics §admin).
  */
 import { StaleTermError } from "@proxybroker/sdk/engine";
-import type {
-  HealthResult,
-  PoolStats,
-  ProxySpecInput,
-  ProxyView,
-  WorkerSeen,
-} from "@proxybroker/sdk/model";
+import type { HealthResult, PoolStats, ProxySpecInput, ProxyView, WorkerSeen } from "@proxybroker/sdk/model";
 import { ScriptCode, ScriptReplyError } from "./errors.js";
 import { encodeLabels } from "./labels.js";
 import { asArray, decodeProxy, num, VIEW_FIELDS } from "./replies.js";
 import type { StoreEnv } from "./store-env.js";
+import { argv, type ScriptArg } from "./script-args.js";
+import { keyv } from "./script-keys.js";
 
 /** Split `items` by the 0/1 flags of a script reply. */
 function byFlag(items: readonly string[], reply: unknown): [string[], string[]] {
@@ -20,7 +16,7 @@ function byFlag(items: readonly string[], reply: unknown): [string[], string[]] 
   if (flags.length !== items.length) throw new ScriptReplyError(`expected ${items.length} flags, got ${flags.length}`);
   const yes: string[] = [];
   const no: string[] = [];
-  items.forEach((id, i) => (num(flags, i) === 1 ? yes : no).push(id));
+  for (const [i, id] of items.entries()) (num(flags, i) === 1 ? yes : no).push(id);
   return [yes, no];
 }
 
@@ -48,10 +44,10 @@ export async function addProxiesInLayout(
   shards: number | undefined,
 ): Promise<{ layout: number | undefined; added: string[]; updated: string[] }> {
   const keys = env.keys.pool(pool);
-  const args: string[] = [];
-  for (const s of specs) args.push(s.id, s.url, s.tier, encodeLabels(s.labels));
+  const args: ScriptArg[] = argv("addProxies", { base: keys.base, initialScore: env.scoring.initialScore, shards: shards ?? "" });
+  for (const s of specs) args.push(...argv("proxySpec", { id: s.id, url: s.url, tier: s.tier, labels: encodeLabels(s.labels) }));
   const reply = asArray(
-    await env.runner.run("addProxies", [keys.all, keys.index, keys.meta], [keys.base, env.scoring.initialScore, shards ?? "", ...args]),
+    await env.runner.run("addProxies", keyv("addProxiesKeys", { all: keys.all, index: keys.index, meta: keys.meta }), args),
   );
   const layout = shards === undefined ? undefined : num(reply, 0);
   if (layout !== shards) return { layout, added: [], updated: [] };
@@ -70,10 +66,11 @@ export async function removeProxies(
 ): Promise<{ removed: string[]; notFound: string[] }> {
   if (ids.length === 0) return { removed: [], notFound: [] };
   const keys = env.keys.pool(pool);
-  const reply = await env.runner.run("removeProxies", [keys.all, keys.index, keys.quarantine, keys.blacklist], [
-    keys.base,
-    ...ids,
-  ]);
+  const reply = await env.runner.run(
+    "removeProxies",
+    keyv("removeProxiesKeys", { all: keys.all, index: keys.index, quarantine: keys.quarantine, blacklist: keys.blacklist }),
+    [...argv("removeProxies", { base: keys.base }), ...ids],
+  );
   const [removed, notFound] = byFlag(ids, reply);
   return { removed, notFound };
 }
@@ -86,11 +83,11 @@ export async function restoreProxies(
 ): Promise<{ restored: string[]; notFound: string[] }> {
   if (ids.length === 0) return { restored: [], notFound: [] };
   const keys = env.keys.pool(pool);
-  const reply = await env.runner.run("restoreProxies", [keys.index, keys.quarantine, keys.blacklist], [
-    keys.base,
-    env.scoring.scoreAfterQuarantine,
-    ...ids,
-  ]);
+  const reply = await env.runner.run(
+    "restoreProxies",
+    keyv("restoreProxiesKeys", { index: keys.index, quarantine: keys.quarantine, blacklist: keys.blacklist }),
+    [...argv("restoreProxies", { base: keys.base, score: env.scoring.scoreAfterQuarantine }), ...ids],
+  );
   const [restored, notFound] = byFlag(ids, reply);
   return { restored, notFound };
 }
@@ -103,7 +100,13 @@ export async function listProxies(
 ): Promise<{ proxies: ProxyView[]; next: string }> {
   const keys = env.keys.pool(pool);
   const size = Math.max(1, Math.floor(Number.isFinite(page.size) ? page.size : 1));
-  const a = asArray(await env.runner.run("listProxies", [keys.all], [keys.base, page.after, size]));
+  const a = asArray(
+    await env.runner.run(
+      "listProxies",
+      keyv("listProxiesKeys", { all: keys.all }),
+      argv("listProxies", { base: keys.base, after: page.after, size }),
+    ),
+  );
   const proxies: ProxyView[] = [];
   for (let i = 1; i < a.length; i += VIEW_FIELDS + 1) proxies.push(decodeProxy(a, i));
   const last = proxies[proxies.length - 1];
@@ -122,17 +125,28 @@ export async function recordHealth(
 ): Promise<ProxyView | undefined> {
   const keys = env.keys.pool(pool);
   const a = asArray(
-    await env.runner.run("recordHealth", [keys.proxy(id), keys.index, keys.quarantine, keys.blacklist, keys.meta], [
-      keys.base,
-      env.now(),
-      id,
-      HEALTH_CODES[result],
-      env.random(),
-      term > 0 ? term : "",
-    ]),
+    await env.runner.run(
+      "recordHealth",
+      keyv("recordHealthKeys", {
+        proxy: keys.proxy(id),
+        index: keys.index,
+        quarantine: keys.quarantine,
+        blacklist: keys.blacklist,
+        meta: keys.meta,
+      }),
+      argv("recordHealth", {
+        base: keys.base,
+        now: env.now(),
+        proxyId: id,
+        result: HEALTH_CODES[result],
+        u: env.random(),
+        term: term > 0 ? term : "",
+      }),
+    ),
   );
   if (num(a, 0) === ScriptCode.ProxyNotFound) return undefined;
-  if (num(a, 0) === ScriptCode.StaleTerm) throw new StaleTermError(`a health-check result of term ${term} was refused: a newer leader checks pool ${pool}`);
+  if (num(a, 0) === ScriptCode.StaleTerm)
+    throw new StaleTermError(`a health-check result of term ${term} was refused: a newer leader checks pool ${pool}`);
   a[0] = id;
   return decodeProxy(a, 0);
 }
@@ -141,9 +155,17 @@ export async function recordHealth(
 export async function poolStats(env: StoreEnv, pool: string, liveSinceMs: number): Promise<PoolStats> {
   const keys = env.keys.pool(pool);
   const a = asArray(
-    await env.runner.run("poolStats", [keys.all, keys.index, keys.quarantine, keys.blacklist, keys.workers], [
-      Math.ceil(liveSinceMs),
-    ]),
+    await env.runner.run(
+      "poolStats",
+      keyv("poolStatsKeys", {
+        all: keys.all,
+        index: keys.index,
+        quarantine: keys.quarantine,
+        blacklist: keys.blacklist,
+        workers: keys.workers,
+      }),
+      argv("poolStats", { liveSince: Math.ceil(liveSinceMs) }),
+    ),
   );
   const total = num(a, 0);
   const active = num(a, 1);
@@ -166,10 +188,14 @@ export async function liveWorkers(env: StoreEnv, pool: string, sinceMs: number):
   const ids: string[] = [];
   for (let i = 0; i + 1 < live.length; i += 2) ids.push(live[i]!);
   const fallbackAt = ids.length === 0 ? [] : await env.runner.call((c) => c.zmscore(keys.fallbackWorkers, ...ids));
+  const yieldsAt = ids.length === 0 ? [] : await env.runner.call((c) => c.zmscore(keys.yieldingWorkers, ...ids));
+  const listsAt = ids.length === 0 ? [] : await env.runner.call((c) => c.zmscore(keys.listsWorkers, ...ids));
   const seen: WorkerSeen[] = ids.map((workerId, i) => ({
     workerId,
     lastSeenAt: Number(live[2 * i + 1]),
     fallbackPoolAt: Number(fallbackAt[i] ?? 0),
+    ...(Number(yieldsAt[i] ?? 0) > 0 ? { yieldsLeasesAt: Number(yieldsAt[i]) } : {}),
+    ...(Number(listsAt[i] ?? 0) > 0 ? { listsAt: Number(listsAt[i]) } : {}),
   }));
   return seen.sort((x, y) => byteOrder(x.workerId, y.workerId));
 }

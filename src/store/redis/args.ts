@@ -1,6 +1,6 @@
 /**
- * Keys and ARGV of the lease scripts, built from the store's parameters, and the constants baked
- * into the scripts. The numbers of the `ScoringConfig` are baked into the script text when the
+ * Keys and ARGV of the lease scripts, built from the store's parameters (each ARGV by name, in
+ * the order of its list in script-args.ts), and the constants baked into the scripts. The numbers of the `ScoringConfig` are baked into the script text when the
  * scripts are loaded (`scriptConstants`), so the TypeScript config stays their only source and no
  * call carries them.
  */
@@ -10,7 +10,9 @@ import { MAX_WORKERS_PER_POOL } from "@proxybroker/sdk/model";
 import type { PoolKeys } from "./keys.js";
 import { labelNeedles } from "./labels.js";
 import type { LeaseIdParts } from "./lease-id.js";
-import type { ScriptArg, ScriptConstants, ScriptKeys } from "./scripts.js";
+import type { ScriptConstants, ScriptKeys } from "./scripts.js";
+import { argv, type ScriptArg } from "./script-args.js";
+import { keyv } from "./script-keys.js";
 
 /** A lease record is kept at least this long after it ended (late renews answer EXPIRED). */
 export const TOMBSTONE_MIN_MS = 10 * 60_000;
@@ -81,69 +83,78 @@ export function scriptConstants(cfg: ScoringConfig): ScriptConstants {
 
 /** KEYS of acquireLease-7.lua. */
 export function acquireKeys(keys: PoolKeys, p: AcquireParams): ScriptKeys<"acquireLease"> {
-  return [
-    keys.meta,
-    keys.quarantine,
-    keys.index,
-    keys.candidates(p.tier),
-    keys.busy(p.domainKey),
-    keys.workers,
-    keys.session(p.sessionKey),
-  ];
+  return keyv("acquireKeys", {
+    meta: keys.meta,
+    quarantine: keys.quarantine,
+    index: keys.index,
+    candidates: keys.candidates(p.tier),
+    busy: keys.busy(p.domainKey),
+    workers: keys.workers,
+    session: keys.session(p.sessionKey),
+  });
 }
 
 /**
- * The 22 acquire arguments (acquireLease-7.lua ARGV[1..22]); `now` and then the wanted labels
- * (`labelArgs`) follow. `recordWorker` false: the worker was recorded as seen moments ago (see
- * worker-marks.ts), the script leaves its last-seen time alone.
+ * The acquire arguments (list `acquire`); acquireLease-7.lua takes `now` and then the wanted
+ * labels (`labelArgs`) after them. `record.worker` false: the worker was recorded as seen moments
+ * ago (see worker-marks.ts), the script leaves its last-seen time alone; `record.domainUse` false:
+ * its use of the domain-key likewise.
  */
-export function acquireArgs(keys: PoolKeys, p: AcquireParams, hex: string, seed: number, recordWorker = true): ScriptArg[] {
-  return [
-    keys.base,
-    p.policyVersion,
-    p.domainKey,
-    p.workerId,
-    ms(p.ttlMs),
-    Math.max(1, ms(p.maxConcurrency)),
-    ms(p.minIntervalMs),
-    ms(p.banTtlMs),
-    p.sessionKey,
-    ms(p.sessionTtlMs),
-    p.tier,
+export function acquireArgs(
+  keys: PoolKeys,
+  p: AcquireParams,
+  draw: { readonly hex: string; readonly seed: number },
+  record: { readonly worker: boolean; readonly domainUse: boolean } = { worker: true, domainUse: true },
+): ScriptArg[] {
+  const { hex, seed } = draw;
+  return argv("acquire", {
+    base: keys.base,
+    policyVersion: p.policyVersion,
+    domainKey: p.domainKey,
+    workerId: p.workerId,
+    ttlMs: ms(p.ttlMs),
+    maxConcurrency: Math.max(1, ms(p.maxConcurrency)),
+    minIntervalMs: ms(p.minIntervalMs),
+    banTtlMs: ms(p.banTtlMs),
+    sessionKey: p.sessionKey,
+    sessionTtlMs: ms(p.sessionTtlMs),
+    tier: p.tier,
     hex,
     seed,
-    p.pacing === "grant" ? "g" : "r",
-    ms(p.jitterMs),
-    p.adaptive ? "1" : "0",
-    ms(p.maxIntervalMs),
-    p.shadowKeys.join("\n"),
-    p.requestId,
-    p.proxyId,
-    recordWorker ? (p.fallbackPool === true ? "1" : "0") : "-",
-    p.identity ?? "",
-  ];
+    anchor: p.pacing === "grant" ? "g" : "r",
+    jitterMs: ms(p.jitterMs),
+    adaptive: p.adaptive ? "1" : "0",
+    maxIntervalMs: ms(p.maxIntervalMs),
+    shadowKeys: p.shadowKeys.join("\n"),
+    requestId: p.requestId,
+    proxyId: p.proxyId,
+    fallbackPool: record.worker ? (p.fallbackPool === true ? "1" : "0") : "-",
+    yieldsLeases: p.yieldsLeases === true ? "1" : "0",
+    identity: p.identity ?? "",
+    domainUseMs: record.domainUse && p.domainUseMs !== undefined && p.domainUseMs > 0 ? ms(p.domainUseMs) : "",
+  });
 }
 
-/** The wanted labels of an acquire, the last ARGV of acquireLease-7.lua and releaseAndAcquire-15.lua. */
+/** The wanted labels of an acquire, the last arguments of acquireLease-7.lua and releaseAndAcquire-15.lua. */
 export function labelArgs(p: AcquireParams): string[] {
   return labelNeedles(p.labels);
 }
 
 /** KEYS of releaseLease-8.lua. */
 export function releaseKeys(keys: PoolKeys, lease: LeaseIdParts): ScriptKeys<"releaseLease"> {
-  return [
-    keys.lease(lease.hex),
-    keys.pair(lease.domainKey, lease.proxyId),
-    keys.busy(lease.domainKey),
-    keys.proxy(lease.proxyId),
-    keys.index,
-    keys.quarantine,
-    keys.blacklist,
-    keys.meta,
-  ];
+  return keyv("releaseKeys", {
+    lease: keys.lease(lease.hex),
+    pair: keys.pair(lease.domainKey, lease.proxyId),
+    busy: keys.busy(lease.domainKey),
+    proxy: keys.proxy(lease.proxyId),
+    index: keys.index,
+    quarantine: keys.quarantine,
+    blacklist: keys.blacklist,
+    meta: keys.meta,
+  });
 }
 
-/** The 10 release arguments (releaseLease-8.lua ARGV[1..10]; ARGV[11] is `now`). */
+/** The release arguments (list `release`); releaseLease-8.lua takes `now` after them. */
 export function releaseArgs(
   keys: PoolKeys,
   lease: LeaseIdParts,
@@ -152,18 +163,18 @@ export function releaseArgs(
   u: number,
   origin: string,
 ): ScriptArg[] {
-  return [
-    keys.base,
-    lease.hex,
-    lease.domainKey,
-    lease.proxyId,
-    tokenArg(token),
-    KIND_CODES[outcome.kind],
-    latency(outcome.latencyMs),
-    ms(outcome.retryAfterMs),
+  return argv("release", {
+    base: keys.base,
+    hex: lease.hex,
+    domainKey: lease.domainKey,
+    proxyId: lease.proxyId,
+    token: tokenArg(token),
+    kind: KIND_CODES[outcome.kind],
+    latencyMs: latency(outcome.latencyMs),
+    retryAfterMs: ms(outcome.retryAfterMs),
     u,
     origin,
-  ];
+  });
 }
 
 /** Reports per reportOutcomes-4.lua call: a batch is sent in chunks of this many. */
@@ -171,20 +182,25 @@ export const REPORT_CHUNK = 100;
 
 /** KEYS of reportOutcomes-4.lua. */
 export function reportKeys(keys: PoolKeys): ScriptKeys<"reportOutcomes"> {
-  return [keys.index, keys.quarantine, keys.blacklist, keys.meta];
+  return keyv("reportOutcomesKeys", { index: keys.index, quarantine: keys.quarantine, blacklist: keys.blacklist, meta: keys.meta });
 }
 
-/** ARGV of reportOutcomes-4.lua: P, now, then 7 entries per report. */
-export function reportArgs(
-  keys: PoolKeys,
-  reports: readonly OutcomeReport[],
-  now: string,
-  random: () => number,
-): ScriptArg[] {
-  const args: ScriptArg[] = [keys.base, now];
+/** ARGV of reportOutcomes-4.lua: list `reportOutcomes`, then a `report` per report. */
+export function reportArgs(keys: PoolKeys, reports: readonly OutcomeReport[], now: string, random: () => number): ScriptArg[] {
+  const args = argv("reportOutcomes", { base: keys.base, now });
   for (const r of reports) {
     const o = r.outcome;
-    args.push(r.proxyId, r.domainKey, KIND_CODES[o.kind], latency(o.latencyMs), ms(o.retryAfterMs), ms(r.banTtlMs), random());
+    args.push(
+      ...argv("report", {
+        proxyId: r.proxyId,
+        domainKey: r.domainKey,
+        kind: KIND_CODES[o.kind],
+        latencyMs: latency(o.latencyMs),
+        retryAfterMs: ms(o.retryAfterMs),
+        banTtlMs: ms(r.banTtlMs),
+        u: random(),
+      }),
+    );
   }
   return args;
 }

@@ -38,16 +38,16 @@ function toAudit([id, raw]: Entry): AuditEntry {
 }
 
 export async function appendEvent(env: StoreEnv, pool: string, e: NewPoolEvent): Promise<void> {
-  const key = `${env.keys.pool(pool).base}evs`;
+  const key = env.keys.pool(pool).events;
   await env.runner.call((c) => c.xadd(key, "MAXLEN", "~", MAXLEN, "*", "k", e.kind, "p", e.proxyId, "d", e.domainKey, "x", e.detail));
 }
 
 export async function appendAudit(env: StoreEnv, e: NewAuditEntry): Promise<void> {
-  await env.runner.call((c) => c.xadd(auditKey(env), "MAXLEN", "~", MAXLEN, "*", "a", e.actor, "m", e.method, "p", e.pool, "x", e.detail));
+  await env.runner.call((c) => c.xadd(env.keys.audit, "MAXLEN", "~", MAXLEN, "*", "a", e.actor, "m", e.method, "p", e.pool, "x", e.detail));
 }
 
 export async function listAudit(env: StoreEnv, limit: number): Promise<AuditEntry[]> {
-  const rows = (await env.runner.call((c) => c.xrevrange(auditKey(env), "+", "-", "COUNT", limit))) as Entry[];
+  const rows = (await env.runner.call((c) => c.xrevrange(env.keys.audit, "+", "-", "COUNT", limit))) as Entry[];
   return rows.map(toAudit);
 }
 
@@ -55,11 +55,6 @@ export async function listAudit(env: StoreEnv, limit: number): Promise<AuditEntr
 async function lastId(env: StoreEnv, key: string): Promise<string> {
   const rows = (await env.runner.call((c) => c.xrevrange(key, "+", "-", "COUNT", 1))) as Entry[];
   return rows[0]?.[0] ?? "0-0";
-}
-
-function auditKey(env: StoreEnv): string {
-  const p = env.keys.prefix;
-  return `${p.endsWith(":") ? p : `${p}:`}audit`;
 }
 
 /** A small pool of connections for blocking reads of the event streams. */
@@ -77,14 +72,16 @@ export class BlockingReads {
     after: string,
     opts: { readonly count: number; readonly blockMs: number },
   ): Promise<{ events: PoolEvent[]; cursor: string }> {
-    const key = `${env.keys.pool(pool).base}evs`;
+    const key = env.keys.pool(pool).events;
     // "$" is made a real id first, so that the cursor handed back holds whatever came meanwhile
     const from = after === "" ? "0-0" : after === "$" ? await lastId(env, key) : after;
     const conn = opts.blockMs > 0 ? this.take() : undefined;
     try {
-      const reply = (conn === undefined
-        ? await env.runner.call((c) => c.xread("COUNT", opts.count, "STREAMS", key, from))
-        : await conn.xread("COUNT", opts.count, "BLOCK", opts.blockMs, "STREAMS", key, from)) as [string, Entry[]][] | null;
+      const reply = (
+        conn === undefined
+          ? await env.runner.call((c) => c.xread("COUNT", opts.count, "STREAMS", key, from))
+          : await conn.xread("COUNT", opts.count, "BLOCK", opts.blockMs, "STREAMS", key, from)
+      ) as [string, Entry[]][] | null;
       const events = (reply?.[0]?.[1] ?? []).map(toEvent);
       return { events, cursor: events.at(-1)?.id ?? from };
     } catch (err) {

@@ -4,7 +4,9 @@
  *
  * Layout (P = `<prefix>:{<pool>}:`):
  * - `P m`             hash:   pool meta: pv policy version (absent = "0"), qn earliest
- *                             quarantine return (absent = none)
+ *                             quarantine return (absent = none), ep epoch, es grants held until,
+ *                             lt the longest lease TTL granted or renewed lately and lta when a
+ *                             lease of it last was (includes/lately.lua)
  * - `P pol`           hash:   pattern → policy JSON
  * - `P polh`          list:   replaced policy sets, newest first (lua/includes/policyHistory.lua)
  * - `P all`           zset:   every proxy id, score 0 (id order for listProxies)
@@ -15,14 +17,33 @@
  * - `P bl`            set:    BLACKLISTED proxy ids
  * - `P ws`            zset:   worker id → last seen (epoch ms), at most MAX_WORKERS_PER_POOL ids
  * - `P wf`            zset:   worker id → the last time it said it keeps a fallback pool
+ * - `P wy`            zset:   worker id → the last time it said it yields its leases when the
+ *                             broker is unreachable
+ * - `P wl`            zset:   worker id → the snapshot time of the latest list of live workers it
+ *                             said it holds
  * - `P p:<id>`        hash:   proxy record
  * - `P b:<dk>`        zset:   busy index of a domain-key, proxy id → blockedUntil
  * - `P d:<dk>`        hash:   adaptive pacing of a domain-key: a interval, l learned limit, t when
  * - `P ad`            zset:   adapted domain-keys → their interval
- * - `P rsv`           hash:   proxy id → the silent worker it is reserved for (fallback shares)
+ * - `P rsv`           hash:   proxy id → the silent worker it is reserved for (fallback shares);
+ *                             "\n<dk>" → the silent worker every proxy of domain-key dk is
+ *                             reserved for
+ * - `P wd`            hash:   "<worker>\n<dk>" → "<first use>:<last use>" (epoch ms): the
+ *                             domain-keys workers leased lately (includes/lately.lua)
  * - `P r:<dk>:<id>`   hash:   pair (proxy, domain-key) state; field h = its live leases
  * - `P l:<hex>`       string: tombstone of a lease that expired (released ones: the pair's field t)
  * - `P s:<session>`   string: sticky session binding
+ * - `P evs`           stream: the pool's events (events.ts, lua/includes/events.lua)
+ * - `P rq:<worker> <request>` string: the lease granted to a request (lua/includes/acquireCore.lua)
+ * - `P ev:<dk>`       channel (not a key): releases of a domain-key's leases (release-feed.ts)
+ *
+ * Keys of no pool (R = `<prefix>:`):
+ * - `R audit`                stream: the audit trail (events.ts)
+ * - `R {leader}:<name>`      string: holder of leader lease `name` (lua/campaign-2.lua)
+ * - `R {leader}:<name>:t`    string: the last term of that lease
+ *
+ * The scripts build the keys of a pool they are not handed from `P` (each script's header says
+ * which); every other key name is built here.
  */
 
 /** Default key prefix (a prefix that ends with ":" gets no second one). */
@@ -51,10 +72,14 @@ export class PoolKeys {
   readonly blacklist: string;
   readonly workers: string;
   readonly fallbackWorkers: string;
+  readonly yieldingWorkers: string;
+  readonly listsWorkers: string;
+  readonly events: string;
+  readonly domainUses: string;
 
   constructor(prefix: string, pool: string) {
     if (!isPoolName(pool)) throw new RangeError(`invalid pool name "${pool}"`);
-    this.base = `${prefix.endsWith(":") ? prefix : `${prefix}:`}{${pool}}:`;
+    this.base = `${rootOf(prefix)}{${pool}}:`;
     this.meta = `${this.base}m`;
     this.policies = `${this.base}pol`;
     this.policyHistory = `${this.base}polh`;
@@ -66,6 +91,10 @@ export class PoolKeys {
     this.blacklist = `${this.base}bl`;
     this.workers = `${this.base}ws`;
     this.fallbackWorkers = `${this.base}wf`;
+    this.yieldingWorkers = `${this.base}wy`;
+    this.listsWorkers = `${this.base}wl`;
+    this.events = `${this.base}evs`;
+    this.domainUses = `${this.base}wd`;
   }
 
   /** Candidate index of a tier; the whole index for tier "". */
@@ -102,13 +131,37 @@ export class PoolKeys {
   session(sessionKey: string): string {
     return `${this.base}s:${sessionKey}`;
   }
+
+  /** The channel the releases of a domain-key's leases are published on (SPUBLISH). */
+  releaseChannel(domainKey: string): string {
+    return `${this.base}ev:${domainKey}`;
+  }
+}
+
+/** `<prefix>:`: the start of every key name (a prefix that ends with ":" gets no second one). */
+function rootOf(prefix: string): string {
+  return prefix.endsWith(":") ? prefix : `${prefix}:`;
 }
 
 /** Builds and caches `PoolKeys` per pool for one prefix. */
 export class KeyBuilder {
   private readonly cache = new Map<string, PoolKeys>();
 
-  constructor(readonly prefix: string = DEFAULT_PREFIX) {}
+  /** `<prefix>:`, the start of the keys of no pool. */
+  private readonly root: string;
+  /** The audit trail. */
+  readonly audit: string;
+
+  constructor(readonly prefix: string = DEFAULT_PREFIX) {
+    this.root = rootOf(prefix);
+    this.audit = `${this.root}audit`;
+  }
+
+  /** The keys of leader lease `name`: its holder and its last term, under one hash tag. */
+  leader(name: string): [holder: string, term: string] {
+    const holder = `${this.root}{leader}:${name}`;
+    return [holder, `${holder}:t`];
+  }
 
   /** The keys of `pool` (throws `RangeError` on an invalid pool name). */
   pool(pool: string): PoolKeys {

@@ -4,11 +4,11 @@
  * label with one plain substring search for "\nk=v\n" (no JSON on the hot path).
  */
 
-function escape(s: string): string {
+function escapeLabel(s: string): string {
   return s.replace(/[%=\n\r]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`);
 }
 
-function unescape(s: string): string {
+function unescapeLabel(s: string): string {
   return s.replace(/%([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
@@ -19,13 +19,13 @@ function sortedEntries(labels: Readonly<Record<string, string>>): Array<[string,
 /** The stored form of `labels`. */
 export function encodeLabels(labels: Readonly<Record<string, string>>): string {
   let out = "\n";
-  for (const [k, v] of sortedEntries(labels)) out += `${escape(k)}=${escape(v)}\n`;
+  for (const [k, v] of sortedEntries(labels)) out += `${escapeLabel(k)}=${escapeLabel(v)}\n`;
   return out;
 }
 
 /** The needles a script searches for, one per wanted label. */
 export function labelNeedles(labels: Readonly<Record<string, string>>): string[] {
-  return sortedEntries(labels).map(([k, v]) => `\n${escape(k)}=${escape(v)}\n`);
+  return sortedEntries(labels).map(([k, v]) => `\n${escapeLabel(k)}=${escapeLabel(v)}\n`);
 }
 
 /** Labels from their stored form. */
@@ -35,7 +35,7 @@ export function decodeLabels(stored: string): Record<string, string> {
     if (line === "") continue;
     const eq = line.indexOf("=");
     if (eq < 0) continue;
-    labels[unescape(line.slice(0, eq))] = unescape(line.slice(eq + 1));
+    labels[unescapeLabel(line.slice(0, eq))] = unescapeLabel(line.slice(eq + 1));
   }
   return labels;
 }

@@ -8,7 +8,8 @@
  */
 import { ScriptReplyError, toStoreError } from "./errors.js";
 import { asArray, num, str } from "./replies.js";
-import type { ScriptArg, ScriptRunner } from "./scripts.js";
+import type { ScriptRunner } from "./scripts.js";
+import { argv, type ScriptArg } from "./script-args.js";
 
 /** One lease operation for a batch. */
 export interface LeaseOp {
@@ -91,14 +92,15 @@ export class LeaseBatcher {
     const keys: string[] = [];
     // the batch's clock: the latest asked for (with Redis TIME every op asked "")
     let now = "";
-    const args: ScriptArg[] = [""];
     for (const { op } of batch) {
-      for (const k of op.keys) keys.push(k);
-      args.push(op.code, op.args.length);
-      for (const a of op.args) args.push(a);
       if (op.now !== "" && (now === "" || Number(op.now) > Number(now))) now = op.now;
     }
-    args[0] = now;
+    const args: ScriptArg[] = argv("batch", { now });
+    for (const { op } of batch) {
+      for (const k of op.keys) keys.push(k);
+      args.push(...argv("batchOp", { code: op.code, count: op.args.length }));
+      for (const a of op.args) args.push(a);
+    }
     this.runner.runVariadic("leaseBatch", keys, args).then(
       (reply) => settle(batch, reply),
       (err: unknown) => {

@@ -20,6 +20,7 @@ const SEP = "\x1f";
 const HEX = /^[0-9a-f]{32}$/;
 /** Domain-keys are hostnames (IPv6 in brackets) or group names; proxy ids are host:port. */
 const DOMAIN_KEY = /^[a-z0-9._:[\]-]{1,255}$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: a proxy id holds no control character, space or DEL
 const PROXY_ID = /^[^\x00-\x20\x7f]{3,300}$/;
 const B64URL = /^[A-Za-z0-9_-]+$/;
 /** Longest id accepted by the decoder (a pool of 64, a hostname of 253, an id of ~300). */

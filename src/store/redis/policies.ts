@@ -9,28 +9,45 @@ import { byteOrder } from "./admin.js";
 import { ScriptReplyError } from "./errors.js";
 import { asArray, num, str } from "./replies.js";
 import type { StoreEnv } from "./store-env.js";
+import { argv } from "./script-args.js";
+import { keyv } from "./script-keys.js";
 
-function keysOf(env: StoreEnv, pool: string): [string, string, string] {
+/** The keys of setPolicy and deletePolicy. */
+function keysOf(env: StoreEnv, pool: string): { policies: string; meta: string; history: string } {
   const keys = env.keys.pool(pool);
-  return [keys.policies, keys.meta, keys.policyHistory];
+  return { policies: keys.policies, meta: keys.meta, history: keys.policyHistory };
 }
 
 /** Create or replace the policy with this pattern; the version changes. */
 export async function setPolicy(env: StoreEnv, pool: string, policy: DomainPolicySpec): Promise<void> {
   const { pattern, ...rest } = policy;
-  await env.runner.run("setPolicy", keysOf(env, pool), [pattern, JSON.stringify(rest), env.now(), env.policyHistoryMs, HISTORY_MAX]);
+  await env.runner.run(
+    "setPolicy",
+    keyv("setPolicyKeys", keysOf(env, pool)),
+    argv("setPolicy", { pattern, json: JSON.stringify(rest), now: env.now(), keepMs: env.policyHistoryMs, keepMax: HISTORY_MAX }),
+  );
 }
 
 /** Delete by pattern; the version changes only when something was deleted. */
 export async function deletePolicy(env: StoreEnv, pool: string, pattern: string): Promise<boolean> {
-  const reply = await env.runner.run("deletePolicy", keysOf(env, pool), [pattern, env.now(), env.policyHistoryMs, HISTORY_MAX]);
+  const reply = await env.runner.run(
+    "deletePolicy",
+    keyv("deletePolicyKeys", keysOf(env, pool)),
+    argv("deletePolicy", { pattern, now: env.now(), keepMs: env.policyHistoryMs, keepMax: HISTORY_MAX }),
+  );
   return reply === 1;
 }
 
 /** The policies in pattern order, with the current version ("0" when never set) and history. */
 export async function listPolicies(env: StoreEnv, pool: string): Promise<PolicySet> {
   const keys = env.keys.pool(pool);
-  const a = asArray(await env.runner.run("listPolicies", [keys.policies, keys.meta, keys.policyHistory, keys.all], [env.now(), env.policyHistoryMs]));
+  const a = asArray(
+    await env.runner.run(
+      "listPolicies",
+      keyv("listPoliciesKeys", { policies: keys.policies, meta: keys.meta, history: keys.policyHistory, all: keys.all }),
+      argv("listPolicies", { now: env.now(), keepMs: env.policyHistoryMs }),
+    ),
+  );
   const flat = asArray(a[1]);
   const policies: DomainPolicySpec[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) policies.push(parsePolicy(str(flat, i), str(flat, i + 1)));

@@ -6,6 +6,10 @@
  */
 import type { Cluster, Redis } from "ioredis";
 import type {
+  DomainUse,
+  HoldState,
+  Reservations,
+  StoreServer,
   AcquireParams,
   AcquireResult,
   DomainPacing,
@@ -29,12 +33,15 @@ import type {
   RenewParams,
   RenewResult,
   WorkerSeen,
+  WorkerTouch,
 } from "@proxybroker/sdk/model";
 import type { ScoringConfig } from "@proxybroker/sdk/model";
 import { POLICY_HISTORY_MS, type LeaseStore } from "@proxybroker/sdk/engine";
 import * as admin from "./admin.js";
 import * as policies from "./policies.js";
 import * as events from "./events.js";
+import * as lately from "./lately.js";
+import { serverState } from "./server-state.js";
 import {
   acquireArgs,
   acquireKeys,
@@ -50,14 +57,14 @@ import {
 import { DEFAULT_PREFIX, KeyBuilder } from "./keys.js";
 import { decodeLeaseId, newLeaseHex } from "./lease-id.js";
 import { asArray, decodeAcquire, decodeRelease, decodeRenew, num, str, type AcquireContext } from "./replies.js";
-import { ScriptReplyError } from "./errors.js";
-import { ScriptRunner, type ScriptArg, type ScriptKeys } from "./scripts.js";
+import { ScriptRunner, type ScriptKeys } from "./scripts.js";
+import { argv } from "./script-args.js";
+import { keyv } from "./script-keys.js";
 import { LeaseBatcher } from "./lease-batch.js";
 import { WorkerMarks } from "./worker-marks.js";
 import { randomBytes } from "node:crypto";
 import { RedisReleaseFeed } from "./release-feed.js";
 import type { Campaign, ReleaseFeed } from "@proxybroker/sdk/engine";
-import { masters } from "./nodes.js";
 import type { StoreEnv } from "./store-env.js";
 
 /** Options of a `RedisStore`. */
@@ -122,7 +129,8 @@ export class RedisStore implements LeaseStore {
     const hex = newLeaseHex();
     const aKeys = acquireKeys(keys, params);
     const record = this.marks.due(params);
-    const aArgs = acquireArgs(keys, params, hex, env.seed(), record);
+    const recordUse = this.usesDomain(params);
+    const aArgs = acquireArgs(keys, params, { hex, seed: env.seed() }, { worker: record, domainUse: recordUse });
     const labels = labelArgs(params);
     const reply = await this.batcher
       .submit(params.pool, {
@@ -132,18 +140,29 @@ export class RedisStore implements LeaseStore {
         now: env.now(),
         alone: (now) => env.runner.run("acquireLease", aKeys, [...aArgs, now, ...labels]),
       })
-      .catch((err: unknown) => this.unmarked(record, params, err));
+      .catch((err: unknown) => this.unmarked({ worker: record, domainUse: recordUse }, params, err));
     const result = decodeAcquire(asArray(reply), 0, acquireContext(params, hex));
-    if (record && result.kind === "stale-policy") this.marks.undo(params);
+    if (result.kind === "stale-policy") this.unmark({ worker: record, domainUse: recordUse }, params);
     return result;
   }
 
+  /** Whether this acquire records its worker's use of the domain-key (asked for, and not recorded moments ago). */
+  private usesDomain(p: AcquireParams): boolean {
+    return p.domainUseMs !== undefined && p.domainUseMs > 0 && this.marks.dueUse(p);
+  }
+
+  /** An acquire that was to record its worker (or its use) recorded nothing: forget the marks. */
+  private unmark(recorded: { readonly worker: boolean; readonly domainUse: boolean }, p: AcquireParams): void {
+    if (recorded.worker) this.marks.undo(p);
+    if (recorded.domainUse) this.marks.undoUse(p);
+  }
+
   /**
-   * An acquire that was to record its worker failed: forget the mark (as after a stale-policy
+   * An acquire that was to record its worker failed: forget the marks (as after a stale-policy
    * answer, which records nothing either), and fail with `err`.
    */
-  private unmarked(recorded: boolean, p: AcquireParams, err: unknown): never {
-    if (recorded) this.marks.undo(p);
+  private unmarked(recorded: { readonly worker: boolean; readonly domainUse: boolean }, p: AcquireParams, err: unknown): never {
+    this.unmark(recorded, p);
     throw err;
   }
 
@@ -153,18 +172,25 @@ export class RedisStore implements LeaseStore {
     const keys = this.env.keys.pool(lease.pool);
     const reply = await this.env.runner.run(
       "renewLease",
-      [keys.lease(lease.hex), keys.pair(lease.domainKey, lease.proxyId), keys.busy(lease.domainKey), keys.workers, keys.reserved],
-      [
-        keys.base,
-        lease.hex,
-        lease.domainKey,
-        lease.proxyId,
-        tokenArg(params.fencingToken),
-        Number.isFinite(params.ttlMs) && params.ttlMs > 0 ? Math.floor(params.ttlMs) : 0,
-        this.env.now(),
-        params.workerId ?? "",
-        Math.floor(params.liveSince ?? 0),
-      ],
+      keyv("renewKeys", {
+        lease: keys.lease(lease.hex),
+        pair: keys.pair(lease.domainKey, lease.proxyId),
+        busy: keys.busy(lease.domainKey),
+        workers: keys.workers,
+        reserved: keys.reserved,
+        meta: keys.meta,
+      }),
+      argv("renew", {
+        base: keys.base,
+        hex: lease.hex,
+        domainKey: lease.domainKey,
+        proxyId: lease.proxyId,
+        token: tokenArg(params.fencingToken),
+        ttlMs: Number.isFinite(params.ttlMs) && params.ttlMs > 0 ? Math.floor(params.ttlMs) : 0,
+        now: this.env.now(),
+        workerId: params.workerId ?? "",
+        liveSince: Math.floor(params.liveSince ?? 0),
+      }),
     );
     return decodeRenew(reply);
   }
@@ -197,7 +223,8 @@ export class RedisStore implements LeaseStore {
     const hex = newLeaseHex();
     const aKeys = acquireKeys(keys, next);
     const record = this.marks.due(next);
-    const aArgs = acquireArgs(keys, next, hex, env.seed(), record);
+    const recordUse = this.usesDomain(next);
+    const aArgs = acquireArgs(keys, next, { hex, seed: env.seed() }, { worker: record, domainUse: recordUse });
     const labels = labelArgs(next);
     const bothKeys: ScriptKeys<"releaseAndAcquire"> = [...aKeys, ...rKeys];
     const reply = await this.batcher
@@ -209,9 +236,9 @@ export class RedisStore implements LeaseStore {
         // alone, the acquire comes first: releaseAndAcquire reads its part of KEYS and ARGV in place
         alone: (now) => env.runner.run("releaseAndAcquire", bothKeys, [...aArgs, now, ...rArgs, ...labels]),
       })
-      .catch((err: unknown) => this.unmarked(record, next, err));
+      .catch((err: unknown) => this.unmarked({ worker: record, domainUse: recordUse }, next, err));
     const result = decodeRelease(reply, acquireContext(next, hex));
-    if (record && result.next?.kind === "stale-policy") this.marks.undo(next);
+    if (result.next?.kind === "stale-policy") this.unmark({ worker: record, domainUse: recordUse }, next);
     return result;
   }
 
@@ -249,35 +276,73 @@ export class RedisStore implements LeaseStore {
   }
 
   async campaign(name: string, owner: string, ttlMs: number): Promise<Campaign> {
-    const a = asArray(await this.env.runner.run("campaign", leaderKeys(this.env, name), [owner, Math.max(1, Math.floor(ttlMs)), "c", this.env.now()]));
+    const a = asArray(
+      await this.env.runner.run(
+        "campaign",
+        this.leaderKeys(name),
+        argv("campaign", { owner, ttlMs: Math.max(1, Math.floor(ttlMs)), mode: "c", now: this.env.now() }),
+      ),
+    );
     return { leader: num(a, 0) === 1, term: num(a, 1), holder: str(a, 2), remainingMs: num(a, 3) };
   }
 
   async resign(name: string, owner: string): Promise<void> {
-    await this.env.runner.run("campaign", leaderKeys(this.env, name), [owner, 1, "r", this.env.now()]);
+    await this.env.runner.run("campaign", this.leaderKeys(name), argv("campaign", { owner, ttlMs: 1, mode: "r", now: this.env.now() }));
+  }
+
+  private leaderKeys(name: string): ScriptKeys<"campaign"> {
+    const [holder, term] = this.env.keys.leader(name);
+    return keyv("campaignKeys", { holder, term });
   }
 
   poolStats(pool: string, liveSinceMs: number): Promise<PoolStats> {
     return admin.poolStats(this.env, pool, liveSinceMs);
   }
 
-  async reserve(pool: string, reserved: Readonly<Record<string, string>>): Promise<void> {
-    const keys = this.env.keys.pool(pool);
-    await this.env.runner.run("reserve", [keys.reserved], Object.entries(reserved).flat());
+  reserve(pool: string, reserved: Reservations): Promise<void> {
+    return lately.reserve(this.env, pool, reserved);
   }
 
-  async touchWorker(pool: string, workerId: string): Promise<void> {
+  domainUses(pool: string, sinceMs: number): Promise<DomainUse[]> {
+    return lately.domainUses(this.env, pool, sinceMs);
+  }
+
+  rememberDomainUses(pool: string, uses: readonly DomainUse[]): Promise<void> {
+    return lately.rememberDomainUses(this.env, pool, uses);
+  }
+
+  async touchWorker(pool: string, workerId: string, touch: WorkerTouch = {}): Promise<void> {
     const keys = this.env.keys.pool(pool);
-    await this.env.runner.run("touchWorker", [keys.workers, keys.fallbackWorkers], [workerId, this.env.now()]);
+    await this.env.runner.run(
+      "touchWorker",
+      keyv("touchWorkerKeys", { workers: keys.workers, fallbackWorkers: keys.fallbackWorkers, listsWorkers: keys.listsWorkers }),
+      argv("touchWorker", { workerId, now: this.env.now(), listsAt: Math.floor(touch.listsAt ?? 0) }),
+    );
   }
 
   async rememberWorkers(pool: string, workers: readonly WorkerSeen[]): Promise<void> {
     const keys = this.env.keys.pool(pool);
+    const wKeys = keyv("rememberWorkersKeys", {
+      workers: keys.workers,
+      fallbackWorkers: keys.fallbackWorkers,
+      yieldingWorkers: keys.yieldingWorkers,
+      listsWorkers: keys.listsWorkers,
+    });
     // in chunks: one bounded script call each
     for (let i = 0; i < workers.length; i += 500) {
-      const args: ScriptArg[] = [this.env.now()];
-      for (const w of workers.slice(i, i + 500)) args.push(w.workerId, Math.floor(w.lastSeenAt), Math.floor(w.fallbackPoolAt));
-      await this.env.runner.run("rememberWorkers", [keys.workers, keys.fallbackWorkers], args);
+      const args = argv("rememberWorkers", { now: this.env.now() });
+      for (const w of workers.slice(i, i + 500)) {
+        args.push(
+          ...argv("workerSeen", {
+            workerId: w.workerId,
+            lastSeen: Math.floor(w.lastSeenAt),
+            fallbackAt: Math.floor(w.fallbackPoolAt),
+            yieldsAt: Math.floor(w.yieldsLeasesAt ?? 0),
+            listsAt: Math.floor(w.listsAt ?? 0),
+          }),
+        );
+      }
+      await this.env.runner.run("rememberWorkers", wKeys, args);
     }
   }
 
@@ -305,10 +370,21 @@ export class RedisStore implements LeaseStore {
 
   async domainPacing(pool: string, domainKeys: readonly string[], limit: number): Promise<DomainPacing[]> {
     const keys = this.env.keys.pool(pool);
-    const a = asArray(await this.env.runner.run("domainPacing", [keys.adapted], [keys.base, limit, ...domainKeys]));
+    const a = asArray(
+      await this.env.runner.run("domainPacing", keyv("domainPacingKeys", { adapted: keys.adapted }), [
+        ...argv("domainPacing", { base: keys.base, limit }),
+        ...domainKeys,
+      ]),
+    );
     const out: DomainPacing[] = [];
     for (let i = 0; i + 4 < a.length; i += 5) {
-      out.push({ domainKey: str(a, i), adaptiveMs: num(a, i + 1), learnedMs: num(a, i + 2), learnedAt: num(a, i + 3), loweredAt: num(a, i + 4) });
+      out.push({
+        domainKey: str(a, i),
+        adaptiveMs: num(a, i + 1),
+        learnedMs: num(a, i + 2),
+        learnedAt: num(a, i + 3),
+        loweredAt: num(a, i + 4),
+      });
     }
     return out;
   }
@@ -319,7 +395,16 @@ export class RedisStore implements LeaseStore {
    */
   async shardLayout(pool: string, shards: number): Promise<number> {
     const keys = this.env.keys.pool(pool);
-    return num([await this.env.runner.run("shardLayout", [keys.meta, keys.all], [shards])], 0);
+    return num(
+      [
+        await this.env.runner.run(
+          "shardLayout",
+          keyv("shardLayoutKeys", { meta: keys.meta, all: keys.all }),
+          argv("shardLayout", { shards }),
+        ),
+      ],
+      0,
+    );
   }
 
   /**
@@ -327,7 +412,11 @@ export class RedisStore implements LeaseStore {
    * same step (addProxies-3.lua): `layout` as `shardLayout` would answer it; when it is not
    * `shards`, nothing was added.
    */
-  addProxiesInLayout(pool: string, specs: readonly ProxySpecInput[], shards: number): Promise<{ layout: number; added: string[]; updated: string[] }> {
+  addProxiesInLayout(
+    pool: string,
+    specs: readonly ProxySpecInput[],
+    shards: number,
+  ): Promise<{ layout: number; added: string[]; updated: string[] }> {
     return admin.addProxiesInLayout(this.env, pool, specs, shards).then((r) => ({ ...r, layout: r.layout ?? shards }));
   }
 
@@ -337,36 +426,42 @@ export class RedisStore implements LeaseStore {
    */
   async raisePacing(pool: string, pacing: DomainPacing): Promise<void> {
     const keys = this.env.keys.pool(pool);
-    await this.env.runner.run("raisePacing", [keys.pacing(pacing.domainKey), keys.adapted], [
-      pacing.domainKey,
-      Math.max(0, Math.floor(pacing.adaptiveMs)),
-      Math.max(0, Math.floor(pacing.learnedMs)),
-      Math.max(0, Math.floor(pacing.learnedAt)),
-      this.env.now(),
-    ]);
+    await this.env.runner.run(
+      "raisePacing",
+      keyv("raisePacingKeys", { pacing: keys.pacing(pacing.domainKey), adapted: keys.adapted }),
+      argv("raisePacing", {
+        domainKey: pacing.domainKey,
+        adaptiveMs: Math.max(0, Math.floor(pacing.adaptiveMs)),
+        learnedMs: Math.max(0, Math.floor(pacing.learnedMs)),
+        learnedAt: Math.max(0, Math.floor(pacing.learnedAt)),
+        now: this.env.now(),
+      }),
+    );
   }
 
-  async ensureEpoch(pool: string, request: EpochRequest): Promise<EpochState> {
-    const keys = this.env.keys.pool(pool);
-    const a = asArray(
-      await this.env.runner.run("ensureEpoch", [keys.meta], [request.expected, Math.max(0, Math.floor(request.holdMs)), request.lost ? 1 : 0, this.env.now()]),
-    );
-    return { epoch: str(a, 0), grantsFrom: num(a, 1) };
+  ensureEpoch(pool: string, request: EpochRequest): Promise<EpochState> {
+    return lately.ensureEpoch(this.env, pool, request);
+  }
+
+  holdState(pool: string): Promise<HoldState> {
+    return lately.holdState(this.env, pool);
   }
 
   /**
-   * Redis's `run_id`: a restarted server (or another one after a failover) has a new one. On a
-   * Cluster, the run_ids of all masters: a failover of any of them changes it (the broker then
-   * holds grants in every pool, not knowing which pools lived there).
+   * The masters' `run_id`s (a restart or a failover of any of them changes it) and whether every
+   * one of them keeps what it acknowledged through a restart (server-state.ts).
    */
-  async serverId(): Promise<string> {
-    const ids = await this.env.runner.call(async (c) => {
-      const nodes = masters(c);
-      if (nodes.length === 0) throw new ScriptReplyError("the cluster client knows no master yet");
-      return Promise.all(nodes.map(async (n) => /^run_id:(\w+)/m.exec(await n.info("server"))?.[1]));
+  server(): Promise<StoreServer> {
+    return this.env.runner.call((c) => serverState(c));
+  }
+
+  /** Each 'ready' of the client after its first: a connection made again, maybe to a restarted server. */
+  onReconnect(listener: () => void): void {
+    let first = this.client.status === "ready";
+    this.client.on("ready", () => {
+      if (first) listener();
+      first = true;
     });
-    if (ids.some((id) => id === undefined)) throw new ScriptReplyError("INFO server has no run_id");
-    return ids.sort().join(",");
   }
 
   /** PING answered with PONG; false on any failure (never throws). */
@@ -382,7 +477,11 @@ export class RedisStore implements LeaseStore {
     return events.appendEvent(this.env, pool, event);
   }
 
-  readEvents(pool: string, after: string, opts: { readonly count: number; readonly blockMs: number }): Promise<{ events: PoolEvent[]; cursor: string }> {
+  readEvents(
+    pool: string,
+    after: string,
+    opts: { readonly count: number; readonly blockMs: number },
+  ): Promise<{ events: PoolEvent[]; cursor: string }> {
     this.blocking ??= new events.BlockingReads(this.client);
     return this.blocking.readEvents(this.env, pool, after, opts);
   }
@@ -402,7 +501,14 @@ export class RedisStore implements LeaseStore {
     const ttl = action.kind === "ban" ? Math.max(1, Math.floor(action.ttlMs)) : 0;
     const result: ProxyActionResult = { changed: [], unchanged: [], notFound: [] };
     if (ids.length === 0) return result;
-    const reply = asArray(await this.env.runner.run("proxyAction", [keys.index, keys.quarantine, keys.meta], [keys.base, code, dk, ttl, this.env.now(), ...ids]));
+    const args = argv("proxyAction", { base: keys.base, action: code, domainKey: dk, ttlMs: ttl, now: this.env.now() });
+    const reply = asArray(
+      await this.env.runner.run(
+        "proxyAction",
+        keyv("proxyActionKeys", { index: keys.index, quarantine: keys.quarantine, meta: keys.meta }),
+        [...args, ...ids],
+      ),
+    );
     ids.forEach((id, i) => {
       const r = num(reply, i);
       (r === 1 ? result.changed : r === 0 ? result.unchanged : result.notFound).push(id);
@@ -433,10 +539,4 @@ export class RedisStore implements LeaseStore {
 
 function acquireContext(p: AcquireParams, hex: string): AcquireContext {
   return { pool: p.pool, domainKey: p.domainKey, sessionKey: p.sessionKey, hex };
-}
-
-/** The keys of leader lease `name`: its holder and its last term, under one hash tag. */
-function leaderKeys(env: StoreEnv, name: string): [string, string] {
-  const p = env.keys.prefix.endsWith(":") ? env.keys.prefix : `${env.keys.prefix}:`;
-  return [`${p}{leader}:${name}`, `${p}{leader}:${name}:t`];
 }

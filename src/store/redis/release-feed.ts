@@ -52,7 +52,9 @@ export class RedisReleaseFeed implements ReleaseFeed {
     }
     this.channels.set(name, { pool, domainKey, watchers: 1, linger: undefined });
     // a subscription that fails (Redis away) is retried by the client when it reconnects
-    this.connection().ssubscribe(name).catch(() => undefined);
+    this.connection()
+      .ssubscribe(name)
+      .catch(() => undefined);
   }
 
   unwatch(pool: string, domainKey: string): void {
@@ -75,14 +77,17 @@ export class RedisReleaseFeed implements ReleaseFeed {
   }
 
   private channelOf(pool: string, domainKey: string): string {
-    return `${this.opts.keys.pool(pool).base}ev:${domainKey}`;
+    return this.opts.keys.pool(pool).releaseChannel(domainKey);
   }
 
   private connection(): Redis | Cluster {
     if (this.subscriber !== undefined) return this.subscriber;
     const client = this.opts.client;
     // subscriptions wait for the connection (and are renewed after a reconnect)
-    const sub = client instanceof Cluster ? client.duplicate(undefined, { shardedSubscribers: true, enableOfflineQueue: true }) : client.duplicate({ enableOfflineQueue: true });
+    const sub =
+      client instanceof Cluster
+        ? client.duplicate(undefined, { shardedSubscribers: true, enableOfflineQueue: true })
+        : client.duplicate({ enableOfflineQueue: true });
     sub.on("error", () => undefined);
     sub.on("smessage", (channel: string, message: string) => {
       if (message === this.opts.self) return;

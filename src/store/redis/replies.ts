@@ -1,14 +1,7 @@
 /**
  * Decoding of script replies (flat arrays) into the store's result types.
  */
-import type {
-  AcquireResult,
-  LostReasonName,
-  ProxyStateName,
-  ProxyView,
-  ReleaseResult,
-  RenewResult,
-} from "@proxybroker/sdk/model";
+import type { AcquireResult, LostReasonName, ProxyStateName, ProxyView, ReleaseResult, RenewResult } from "@proxybroker/sdk/model";
 import { lostReason, ScriptCode, ScriptReplyError } from "./errors.js";
 import { decodeLabels } from "./labels.js";
 import { encodeLeaseId } from "./lease-id.js";

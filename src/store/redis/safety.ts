@@ -26,7 +26,10 @@ export async function inspectRedis(client: RedisClient, readyTimeoutMs = 5_000):
   // before the first connection (the offline queue is off) CONFIG would fail and look refused
   await whenReady(client, readyTimeoutMs);
   const found = await Promise.all(allServers(client).map((node) => inspectServer(node)));
-  return found.find((s) => refusal(s) !== undefined) ?? found[0] ?? { maxmemoryPolicy: undefined, appendonly: undefined, appendfsync: undefined, save: undefined };
+  return (
+    found.find((s) => refusal(s) !== undefined) ??
+    found[0] ?? { maxmemoryPolicy: undefined, appendonly: undefined, appendfsync: undefined, save: undefined }
+  );
 }
 
 async function inspectServer(client: Redis): Promise<RedisSafety> {

@@ -1,8 +1,9 @@
 /**
  * Loader and runner of the Lua scripts in ./lua (one per operation, bullmq style): reads each
  * `verbNoun-<numberOfKeys>.lua`, resolves `-- @include "name"` lines from ./lua/includes (each
- * include once per script), bakes the store's constants into the text (every `{{name}}` becomes
- * the number, see `ScriptConstants`), and registers every script once per client and constants
+ * include once per script), bakes the positions of the arguments and keys into the text
+ * (`{{list.name}}`, see script-args.ts and script-keys.ts), then the store's constants (every `{{name}}` becomes the number, see
+ * `ScriptConstants`), and registers every script once per client and constants
  * with ioredis `defineCommand` (ioredis then calls it by EVALSHA, falling back to EVAL once per
  * connection). A script's SHA thus depends on the constants, which are fixed per store.
  */
@@ -10,14 +11,21 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import type { Cluster, Redis } from "ioredis";
 import { toStoreError } from "./errors.js";
+import { argPlaceholder, SCRIPT_ARGS, type ScriptArg } from "./script-args.js";
+import { SCRIPT_KEY_LISTS } from "./script-keys.js";
+
+export type { ScriptArg } from "./script-args.js";
 
 /** A client the store can run on: one Redis node or a Redis Cluster. */
 export type RedisClient = Redis | Cluster;
 
-/** Number of KEYS of each script (checked against the file names when loading). */
+/**
+ * Number of KEYS of each script (checked against the file names when loading): the length of its
+ * list in script-keys.ts.
+ */
 export const SCRIPT_KEYS = {
   acquireLease: 7,
-  renewLease: 5,
+  renewLease: 6,
   releaseLease: 8,
   releaseAndAcquire: 15,
   reportOutcomes: 4,
@@ -32,13 +40,16 @@ export const SCRIPT_KEYS = {
   listPolicies: 4,
   domainPacing: 1,
   ensureEpoch: 1,
-  touchWorker: 2,
+  holdState: 1,
+  domainUses: 1,
+  rememberDomainUses: 1,
+  touchWorker: 3,
   reserve: 1,
   proxyAction: 3,
   campaign: 2,
   raisePacing: 2,
   shardLayout: 2,
-  rememberWorkers: 2,
+  rememberWorkers: 4,
 } as const;
 
 /**
@@ -61,9 +72,6 @@ type Keys<N extends number, T extends string[] = []> = T["length"] extends N ? T
 
 /** The KEYS of script `S`, exactly as many as it declares. */
 export type ScriptKeys<S extends FixedScriptName> = Keys<(typeof SCRIPT_KEYS)[S]>;
-
-/** One ARGV entry. */
-export type ScriptArg = string | number;
 
 /** A loaded script: its source with includes resolved. */
 export interface LoadedScript {
@@ -115,7 +123,25 @@ function resolveIncludes(source: string, seen: Set<string>): string {
   });
 }
 
-/** Every script of ./lua, loaded once per process. Throws when one is missing or misnamed. */
+/** Every list of named arguments or keys. */
+const LISTS: Readonly<Record<string, readonly string[]>> = { ...SCRIPT_ARGS, ...SCRIPT_KEY_LISTS };
+
+/**
+ * `lua` with every `{{list.name}}` and `{{argc.list}}` of a list of arguments or keys replaced by
+ * its number (script-args.ts, script-keys.ts); other placeholders are left for `bakeScripts`.
+ * Throws on a name that its list lacks.
+ */
+export function bakeArgs(lua: string, lists: Readonly<Record<string, readonly string[]>> = LISTS): string {
+  return lua.replace(PLACEHOLDER, (m, name: string) => {
+    const n = argPlaceholder(name, lists);
+    return n === undefined ? m : String(n);
+  });
+}
+
+/**
+ * Every script of ./lua, loaded once per process, its arguments' positions baked in. Throws when
+ * one is missing or misnamed, or names an argument that no list has.
+ */
 export function loadScripts(): ReadonlyMap<ScriptName, LoadedScript> {
   if (loaded !== undefined) return loaded;
   const scripts = new Map<ScriptName, LoadedScript>();
@@ -123,7 +149,13 @@ export function loadScripts(): ReadonlyMap<ScriptName, LoadedScript> {
     const m = FILE_NAME.exec(file);
     if (m === null) continue;
     const [, name = "", keys = ""] = m;
-    const lua = () => resolveIncludes(readFileSync(new URL(file, LUA_DIR), "utf8"), new Set());
+    const lua = () => {
+      try {
+        return bakeArgs(resolveIncludes(readFileSync(new URL(file, LUA_DIR), "utf8"), new Set()));
+      } catch (err: unknown) {
+        throw new Error(`${file}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    };
     if (isFixedScriptName(name)) {
       if (Number(keys) !== SCRIPT_KEYS[name]) throw new Error(`${file}: expected ${SCRIPT_KEYS[name]} keys`);
       scripts.set(name, { name, numberOfKeys: SCRIPT_KEYS[name], lua: lua() });
@@ -234,11 +266,7 @@ export class ScriptRunner {
   }
 
   /** Run script `name` with its keys and arguments; resolves with the raw reply. */
-  async run<S extends FixedScriptName>(
-    name: S,
-    keys: ScriptKeys<S> & readonly string[],
-    args: readonly ScriptArg[],
-  ): Promise<unknown> {
+  async run<S extends FixedScriptName>(name: S, keys: ScriptKeys<S> & readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
     const keyList: readonly string[] = keys;
     return this.invoke(name, [...keyList, ...args]);
   }

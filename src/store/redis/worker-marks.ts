@@ -8,6 +8,12 @@
 
 /** Marks kept at most; beyond, all are dropped (the next acquire of each records again). */
 const MAX_MARKS = 100_000;
+/**
+ * A worker's use of a domain-key is recorded at most this often per store: a listing counts in
+ * minutes (the fallback window), so seconds of lag cost nothing, and a busy crawl loop saves one
+ * write per lease.
+ */
+export const DOMAIN_USE_REFRESH_MS = 5_000;
 
 /** Whose acquire: the parts of `AcquireParams` a mark is kept by. */
 export interface MarkedWorker {
@@ -22,6 +28,7 @@ function keyOf(w: MarkedWorker): string {
 
 export class WorkerMarks {
   private readonly at = new Map<string, number>();
+  private readonly uses = new Map<string, number>();
 
   /** `refreshMs` 0: every acquire records. `clock`: the store's, epoch ms. */
   constructor(
@@ -44,6 +51,22 @@ export class WorkerMarks {
   /** The acquire that was to record it did not (it failed, or was answered stale): the next one records. */
   undo(w: MarkedWorker): void {
     this.at.delete(keyOf(w));
+  }
+
+  /** Whether an acquire should record the worker's use of `domainKey` now; if so, noted as done. */
+  dueUse(w: MarkedWorker & { readonly domainKey: string }): boolean {
+    const key = `${w.pool}\x1f${w.workerId}\x1f${w.domainKey}`;
+    const now = this.clock();
+    const last = this.uses.get(key);
+    if (last !== undefined && now >= last && now - last < DOMAIN_USE_REFRESH_MS) return false;
+    if (this.uses.size >= MAX_MARKS) this.uses.clear();
+    this.uses.set(key, now);
+    return true;
+  }
+
+  /** The acquire that was to record the use did not: the next one records it. */
+  undoUse(w: MarkedWorker & { readonly domainKey: string }): void {
+    this.uses.delete(`${w.pool}\x1f${w.workerId}\x1f${w.domainKey}`);
   }
 
   /** The worker left (forgetWorker): its next acquire records it again. */

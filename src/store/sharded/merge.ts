@@ -2,7 +2,15 @@
  * What a sharded pool answers for the whole pool, from what its shards answered: pages of
  * proxies in id order, counts, workers, adaptive pacing and events.
  */
-import { MAX_WORKERS_PER_POOL, type DomainPacing, type PoolEvent, type PoolStats, type ProxyView, type WorkerSeen } from "@proxybroker/sdk/model";
+import {
+  MAX_WORKERS_PER_POOL,
+  type DomainUse,
+  type DomainPacing,
+  type PoolEvent,
+  type PoolStats,
+  type ProxyView,
+  type WorkerSeen,
+} from "@proxybroker/sdk/model";
 import { byteOrder } from "../redis/admin.js";
 import { joinCursors } from "./composite.js";
 
@@ -40,6 +48,12 @@ export function sumStats(stats: readonly PoolStats[], liveWorkers: number): Pool
  * Each worker once, last seen (and last in fallback) on whichever shard saw it last; id order. At
  * most MAX_WORKERS_PER_POOL, the most recently seen (each shard keeps that many on its own).
  */
+/** `{[key]: the later of two optional times}`, or nothing when neither has one. */
+function latest<K extends "yieldsLeasesAt" | "listsAt">(key: K, a: WorkerSeen, b: WorkerSeen): Partial<Record<K, number>> {
+  const at = Math.max(a[key] ?? 0, b[key] ?? 0);
+  return at > 0 ? ({ [key]: at } as Partial<Record<K, number>>) : {};
+}
+
 export function mergeWorkers(lists: readonly (readonly WorkerSeen[])[]): WorkerSeen[] {
   const byId = new Map<string, WorkerSeen>();
   for (const w of lists.flat()) {
@@ -48,12 +62,37 @@ export function mergeWorkers(lists: readonly (readonly WorkerSeen[])[]): WorkerS
       w.workerId,
       had === undefined
         ? w
-        : { workerId: w.workerId, lastSeenAt: Math.max(had.lastSeenAt, w.lastSeenAt), fallbackPoolAt: Math.max(had.fallbackPoolAt, w.fallbackPoolAt) },
+        : {
+            workerId: w.workerId,
+            lastSeenAt: Math.max(had.lastSeenAt, w.lastSeenAt),
+            fallbackPoolAt: Math.max(had.fallbackPoolAt, w.fallbackPoolAt),
+            ...latest("yieldsLeasesAt", had, w),
+            ...latest("listsAt", had, w),
+          },
     );
   }
   let all = [...byId.values()];
   if (all.length > MAX_WORKERS_PER_POOL) all = all.sort((x, y) => y.lastSeenAt - x.lastSeenAt).slice(0, MAX_WORKERS_PER_POOL);
   return all.sort((x, y) => byteOrder(x.workerId, y.workerId));
+}
+
+/**
+ * One record per (worker, domain-key) from every shard's: the earliest first use of the shards
+ * that saw it within the latest listing, the latest last use.
+ */
+export function mergeDomainUses(lists: readonly (readonly DomainUse[])[]): DomainUse[] {
+  const byKey = new Map<string, DomainUse>();
+  for (const u of lists.flat()) {
+    const key = `${u.workerId}\n${u.domainKey}`;
+    const had = byKey.get(key);
+    byKey.set(
+      key,
+      had === undefined
+        ? u
+        : { ...u, firstUsedAt: Math.min(had.firstUsedAt, u.firstUsedAt), lastUsedAt: Math.max(had.lastUsedAt, u.lastUsedAt) },
+    );
+  }
+  return [...byKey.values()];
 }
 
 /** The slower of two pacing states of one domain-key (each shard adapts on its own). */
@@ -72,7 +111,9 @@ export function mergePacing(lists: readonly (readonly DomainPacing[])[], asked: 
     byKey.set(p.domainKey, had === undefined ? p : slower(had, p));
   }
   if (asked.length > 0) return asked.flatMap((dk) => byKey.get(dk) ?? []);
-  return [...byKey.values()].sort((a, b) => b.adaptiveMs - a.adaptiveMs || byteOrder(a.domainKey, b.domainKey)).slice(0, Math.max(0, limit));
+  return [...byKey.values()]
+    .sort((a, b) => b.adaptiveMs - a.adaptiveMs || byteOrder(a.domainKey, b.domainKey))
+    .slice(0, Math.max(0, limit));
 }
 
 /** One shard's read of its event stream. */

@@ -101,7 +101,10 @@ export class ShardMap {
 export function parseShardCounts(text: string): ShardCounts {
   let all = 1;
   const byPool: Record<string, number> = {};
-  for (const part of text.split(",").map((p) => p.trim()).filter((p) => p !== "")) {
+  for (const part of text
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p !== "")) {
     const m = /^(?:([A-Za-z0-9_-]{1,64})=)?(\d{1,3})$/.exec(part);
     const n = Number(m?.[2]);
     if (m === null || !Number.isInteger(n) || n < 1 || n > MAX_SHARDS) {

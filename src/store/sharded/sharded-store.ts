@@ -16,6 +16,10 @@
  *   shard only.
  */
 import type {
+  DomainUse,
+  HoldState,
+  Reservations,
+  StoreServer,
   AcquireParams,
   AcquireResult,
   AuditEntry,
@@ -39,12 +43,13 @@ import type {
   RenewParams,
   RenewResult,
   WorkerSeen,
+  WorkerTouch,
 } from "@proxybroker/sdk/model";
 import type { Campaign, LeaseStore, ReleaseFeed } from "@proxybroker/sdk/engine";
 import { decodeLeaseId } from "../redis/lease-id.js";
 import { joinEpochs, splitCursor, splitEpoch, splitVersion } from "./composite.js";
 import { assertLayout, checkLayout, type LayoutStore } from "./layout.js";
-import { mergeEvents, mergePacing, mergePages, mergeWorkers, sumStats } from "./merge.js";
+import { mergeDomainUses, mergeEvents, mergePacing, mergePages, mergeWorkers, sumStats } from "./merge.js";
 import { ShardedReleaseFeed } from "./release-feed.js";
 import { ShardPolicies } from "./shard-policies.js";
 import type { ShardMap } from "./shard-map.js";
@@ -68,7 +73,11 @@ export type ShardHost = LeaseStore &
   LayoutStore & {
     releaseFeed(): ReleaseFeed;
     raisePacing(pool: string, pacing: DomainPacing): Promise<void>;
-    addProxiesInLayout(pool: string, specs: readonly ProxySpecInput[], shards: number): Promise<{ layout: number; added: string[]; updated: string[] }>;
+    addProxiesInLayout(
+      pool: string,
+      specs: readonly ProxySpecInput[],
+      shards: number,
+    ): Promise<{ layout: number; added: string[]; updated: string[] }>;
   };
 
 /** How long a pool whose layout was found right goes unchecked. */
@@ -101,6 +110,7 @@ function onShard(p: AcquireParams, pool: string, policyVersion: string): Acquire
   };
   if (p.fallbackPool !== undefined) out.fallbackPool = p.fallbackPool;
   if (p.identity !== undefined) out.identity = p.identity;
+  if (p.domainUseMs !== undefined) out.domainUseMs = p.domainUseMs;
   return out;
 }
 
@@ -110,7 +120,16 @@ function asPool(r: AcquireResult, pool: string): AcquireResult {
   const l = r.lease;
   return {
     kind: "granted",
-    lease: { leaseId: l.leaseId, fencingToken: l.fencingToken, pool, domainKey: l.domainKey, proxy: l.proxy, expireAt: l.expireAt, sessionKey: l.sessionKey, sessionRebound: l.sessionRebound },
+    lease: {
+      leaseId: l.leaseId,
+      fencingToken: l.fencingToken,
+      pool,
+      domainKey: l.domainKey,
+      proxy: l.proxy,
+      expireAt: l.expireAt,
+      sessionKey: l.sessionKey,
+      sessionRebound: l.sessionRebound,
+    },
   };
 }
 
@@ -162,7 +181,12 @@ export class ShardedStore implements LeaseStore {
   }
 
   /** `items` grouped by the shard of their proxy (`idOf`), each group handed to `call` with its shard's pool name. */
-  private async perShard<T, R>(pool: string, items: readonly T[], idOf: (item: T) => string, call: (name: string, part: T[]) => Promise<R>): Promise<R[]> {
+  private async perShard<T, R>(
+    pool: string,
+    items: readonly T[],
+    idOf: (item: T) => string,
+    call: (name: string, part: T[]) => Promise<R>,
+  ): Promise<R[]> {
     const out: R[] = [];
     for (const [i, part] of this.shards.group(pool, items, idOf)) out.push(await call(this.shards.name(pool, i), part));
     return out;
@@ -212,9 +236,13 @@ export class ShardedStore implements LeaseStore {
     if (!limited && (next === undefined || !this.sharded(next.pool))) return this.inner.release(params);
     const lease = decodeLeaseId(params.leaseId);
     const at = lease === undefined ? undefined : this.shards.parse(lease.pool);
-    const r = next === undefined || !this.sharded(next.pool) ? await this.inner.release(params) : await this.releaseWithNext(params, next, lease?.pool, at);
+    const r =
+      next === undefined || !this.sharded(next.pool)
+        ? await this.inner.release(params)
+        : await this.releaseWithNext(params, next, lease?.pool, at);
     // a site's limit learned on one shard holds on all of them
-    if (limited && lease !== undefined && at !== undefined && this.sharded(at.pool)) await this.spreadPacing(at.pool, at.shard, lease.domainKey);
+    if (limited && lease !== undefined && at !== undefined && this.sharded(at.pool))
+      await this.spreadPacing(at.pool, at.shard, lease.domainKey);
     return r;
   }
 
@@ -303,13 +331,21 @@ export class ShardedStore implements LeaseStore {
     const results: { added: string[]; updated: string[] }[] = [first];
     for (const [i, part] of groups) if (i !== 0) results.push(await this.inner.addProxies(this.shards.name(pool, i), part));
     const ids = specs.map((p) => p.id);
-    return { added: inOrder(ids, new Set(results.flatMap((r) => r.added))), updated: inOrder(ids, new Set(results.flatMap((r) => r.updated))) };
+    return {
+      added: inOrder(ids, new Set(results.flatMap((r) => r.added))),
+      updated: inOrder(ids, new Set(results.flatMap((r) => r.updated))),
+    };
   }
 
   async removeProxies(pool: string, ids: readonly string[]): Promise<{ removed: string[]; notFound: string[] }> {
     await this.checked(pool);
     if (!this.sharded(pool)) return this.inner.removeProxies(pool, ids);
-    const results = await this.perShard(pool, ids, (id) => id, (name, part) => this.inner.removeProxies(name, part));
+    const results = await this.perShard(
+      pool,
+      ids,
+      (id) => id,
+      (name, part) => this.inner.removeProxies(name, part),
+    );
     const removed = new Set(results.flatMap((r) => r.removed));
     return { removed: inOrder(ids, removed), notFound: ids.filter((id) => !removed.has(id)) };
   }
@@ -317,7 +353,12 @@ export class ShardedStore implements LeaseStore {
   async restoreProxies(pool: string, ids: readonly string[]): Promise<{ restored: string[]; notFound: string[] }> {
     await this.checked(pool);
     if (!this.sharded(pool)) return this.inner.restoreProxies(pool, ids);
-    const results = await this.perShard(pool, ids, (id) => id, (name, part) => this.inner.restoreProxies(name, part));
+    const results = await this.perShard(
+      pool,
+      ids,
+      (id) => id,
+      (name, part) => this.inner.restoreProxies(name, part),
+    );
     const restored = new Set(results.flatMap((r) => r.restored));
     return { restored: inOrder(ids, restored), notFound: ids.filter((id) => !restored.has(id)) };
   }
@@ -353,9 +394,9 @@ export class ShardedStore implements LeaseStore {
   }
 
   /** Recorded on every shard, so that each one's sweep of ids not seen for a week runs too. */
-  async touchWorker(pool: string, workerId: string): Promise<void> {
-    if (!this.sharded(pool)) return this.inner.touchWorker(pool, workerId);
-    await Promise.all(this.shards.names(pool).map((name) => this.inner.touchWorker(name, workerId)));
+  async touchWorker(pool: string, workerId: string, touch: WorkerTouch = {}): Promise<void> {
+    if (!this.sharded(pool)) return this.inner.touchWorker(pool, workerId, touch);
+    await Promise.all(this.shards.names(pool).map((name) => this.inner.touchWorker(name, workerId, touch)));
   }
 
   /** Put back on shard 0 (`liveWorkers` merges every shard's). */
@@ -369,15 +410,42 @@ export class ShardedStore implements LeaseStore {
     return known.some((k) => k);
   }
 
-  async reserve(pool: string, reserved: Readonly<Record<string, string>>): Promise<void> {
+  /** A proxy's on its shard; a domain-key's on every shard (any of them may grant its pairs). */
+  async reserve(pool: string, reserved: Reservations): Promise<void> {
     if (!this.sharded(pool)) return this.inner.reserve(pool, reserved);
     const parts = this.shards.names(pool).map((): Record<string, string> => ({}));
-    for (const [id, worker] of Object.entries(reserved)) {
+    for (const [id, worker] of Object.entries(reserved.proxies)) {
       const part = parts[this.shards.shardOf(pool, id)];
       if (part !== undefined) part[id] = worker;
     }
     // every shard, so that one whose reservations all ended is cleared too
-    await Promise.all(parts.map((part, i) => this.inner.reserve(this.shards.name(pool, i), part)));
+    await Promise.all(
+      parts.map((part, i) =>
+        this.inner.reserve(this.shards.name(pool, i), {
+          proxies: part,
+          domains: reserved.domains,
+          ...(reserved.scopes === undefined ? {} : { scopes: reserved.scopes }),
+        }),
+      ),
+    );
+  }
+
+  /** Every shard's records (an acquire records its use on each shard it tried), merged. */
+  async domainUses(pool: string, sinceMs: number): Promise<DomainUse[]> {
+    if (!this.sharded(pool)) return this.inner.domainUses(pool, sinceMs);
+    return mergeDomainUses(await Promise.all(this.shards.names(pool).map((name) => this.inner.domainUses(name, sinceMs))));
+  }
+
+  /** Put back on shard 0 (`domainUses` merges every shard's). */
+  rememberDomainUses(pool: string, uses: readonly DomainUse[]): Promise<void> {
+    return this.inner.rememberDomainUses(pool, uses);
+  }
+
+  /** Held while any shard holds; the longest TTL of any shard. */
+  async holdState(pool: string): Promise<HoldState> {
+    if (!this.sharded(pool)) return this.inner.holdState(pool);
+    const states = await Promise.all(this.shards.names(pool).map((name) => this.inner.holdState(name)));
+    return { heldUntil: Math.max(0, ...states.map((s) => s.heldUntil)), longestTtlMs: Math.max(0, ...states.map((s) => s.longestTtlMs)) };
   }
 
   async setPolicy(pool: string, policy: DomainPolicySpec): Promise<void> {
@@ -408,18 +476,33 @@ export class ShardedStore implements LeaseStore {
     return mergePacing(lists, domainKeys, limit);
   }
 
-  /** Every shard's epoch, each created or held on its own (one shard's loss holds only its grants). */
+  /**
+   * Every shard's epoch, each created or held on its own (one shard's loss holds only its grants),
+   * a hold as long as the longest TTL granted lately on any shard of the pool.
+   */
   async ensureEpoch(pool: string, request: EpochRequest): Promise<EpochState> {
     if (!this.sharded(pool)) return this.inner.ensureEpoch(pool, request);
     const expected = splitEpoch(request.expected, this.shards.count(pool));
+    const holdMs = Math.max(request.holdMs, (await this.holdState(pool)).longestTtlMs);
     const states = await Promise.all(
-      this.shards.names(pool).map((name, i) => this.inner.ensureEpoch(name, { expected: expected[i] ?? "", holdMs: request.holdMs, lost: request.lost })),
+      this.shards.names(pool).map((name, i) =>
+        this.inner.ensureEpoch(name, {
+          expected: expected[i] ?? "",
+          holdMs,
+          lost: request.lost,
+          ...(request.since === undefined ? {} : { since: request.since }),
+        }),
+      ),
     );
     return { epoch: joinEpochs(states.map((s) => s.epoch)), grantsFrom: Math.max(...states.map((s) => s.grantsFrom)) };
   }
 
-  serverId(): Promise<string> {
-    return this.inner.serverId();
+  server(): Promise<StoreServer> {
+    return this.inner.server();
+  }
+
+  onReconnect(listener: () => void): void {
+    this.inner.onReconnect?.(listener);
   }
 
   appendEvent(pool: string, event: NewPoolEvent): Promise<void> {
@@ -431,7 +514,11 @@ export class ShardedStore implements LeaseStore {
    * most `eventRoundMs` on all shards at once: an event on any of them ends the wait at the end of
    * its round.
    */
-  async readEvents(pool: string, after: string, opts: { readonly count: number; readonly blockMs: number }): Promise<{ events: PoolEvent[]; cursor: string }> {
+  async readEvents(
+    pool: string,
+    after: string,
+    opts: { readonly count: number; readonly blockMs: number },
+  ): Promise<{ events: PoolEvent[]; cursor: string }> {
     if (!this.sharded(pool)) return this.inner.readEvents(pool, after, opts);
     const names = this.shards.names(pool);
     let from = splitCursor(after, names.length);
@@ -463,10 +550,19 @@ export class ShardedStore implements LeaseStore {
   async proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult> {
     await this.checked(pool);
     if (!this.sharded(pool)) return this.inner.proxyAction(pool, ids, action);
-    const results = await this.perShard(pool, ids, (id) => id, (name, part) => this.inner.proxyAction(name, part, action));
+    const results = await this.perShard(
+      pool,
+      ids,
+      (id) => id,
+      (name, part) => this.inner.proxyAction(name, part, action),
+    );
     const changed = new Set(results.flatMap((r) => r.changed));
     const unchanged = new Set(results.flatMap((r) => r.unchanged));
-    return { changed: inOrder(ids, changed), unchanged: inOrder(ids, unchanged), notFound: ids.filter((id) => !changed.has(id) && !unchanged.has(id)) };
+    return {
+      changed: inOrder(ids, changed),
+      unchanged: inOrder(ids, unchanged),
+      notFound: ids.filter((id) => !changed.has(id) && !unchanged.has(id)),
+    };
   }
 
   ping(): Promise<boolean> {

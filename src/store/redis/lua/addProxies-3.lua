@@ -7,21 +7,23 @@
   that checked the layout moments before a wipe, then imported the proxies again, would otherwise
   leave them looking stored unsharded, and every broker would refuse the pool.
 
-  KEYS[1] `P all`   every proxy id (score 0)
-  KEYS[2] `P idx`   ACTIVE index (id → −score)
-  KEYS[3] `P m`     meta hash (sn the shard count, see includes/layout.lua)
+  KEYS: list `addProxiesKeys` (the order: src/store/redis/script-keys.ts):
+    all    `P all`   every proxy id (score 0)
+    index  `P idx`   ACTIVE index (id → −score)
+    meta   `P m`     meta hash (sn the shard count, see includes/layout.lua)
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1] P
-  ARGV[2] initialScore
-  ARGV[3] the caller's shard count when P is a pool's shard 0 (1 = unsharded), "" = no check
-          (another shard of a pool)
-  ARGV[4..] groups of 4: id, url, tier, labels ("\n" then "k=v\n" per label)
+  ARGV: list `addProxies` (the order: src/store/redis/script-args.ts), then a list `proxySpec` per proxy:
+    base          P
+    initialScore
+    shards        the caller's shard count when P is a pool's shard 0 (1 = unsharded), "" = no
+                  check (another shard of a pool)
+  and per proxy: id, url, tier, labels ("\n" then "k=v\n" per label).
 
   Keys built in the script: `P p:<id>`, `P idx:t:<tier>`, `P idx:l:<k>=<v>`.
 
-  Output: the pool's shard layout as poolLayout answers it (ARGV[3] itself when there was no
-  check), then, when it is the caller's, one integer per proxy, in order: 1 added, 0 updated;
+  Output: the pool's shard layout as poolLayout answers it (the argument shards itself when there
+  was no check), then, when it is the caller's, one integer per proxy, in order: 1 added, 0 updated;
   when it is not, nothing more (nothing was written).
 
   Error codes: none.
@@ -30,32 +32,40 @@
 -- @include "proxy"
 -- @include "layout"
 
-local base = ARGV[1]
-local initial = tonumber(ARGV[2])
+local allKey = KEYS[{{addProxiesKeys.all}}]
+local indexKey = KEYS[{{addProxiesKeys.index}}]
+local metaKey = KEYS[{{addProxiesKeys.meta}}]
+
+local base = ARGV[{{addProxies.base}}]
+local initial = tonumber(ARGV[{{addProxies.initialScore}}])
+local shards = ARGV[{{addProxies.shards}}]
 local out = {}
-if ARGV[3] == '' then
+if shards == '' then
   out[1] = ''
 else
-  local n = tonumber(ARGV[3])
-  out[1] = poolLayout(KEYS[3], KEYS[1], n)
+  local n = tonumber(shards)
+  out[1] = poolLayout(metaKey, allKey, n)
   if out[1] ~= n then return out end
 end
-for i = 4, #ARGV, 4 do
-  local id, url, tier, labels = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+for at = {{argc.addProxies}}, #ARGV - 1, {{argc.proxySpec}} do
+  local id = ARGV[at + {{proxySpec.id}}]
+  local url = ARGV[at + {{proxySpec.url}}]
+  local tier = ARGV[at + {{proxySpec.tier}}]
+  local labels = ARGV[at + {{proxySpec.labels}}]
   local key = base .. 'p:' .. id
   local v = redis.call('HMGET', key, 'st', 't', 's', 'l')
   if v[1] then
     redis.call('HSET', key, 'u', url, 't', tier, 'l', labels)
     if v[1] == 'A' and (v[2] ~= tier or v[4] ~= labels) then
-      indexRem(base, KEYS[2], v[2], v[4], id)
-      indexAdd(base, KEYS[2], tier, labels, tonumber(v[3]), id)
+      indexRem(base, indexKey, v[2], v[4], id)
+      indexAdd(base, indexKey, tier, labels, tonumber(v[3]), id)
     end
     out[#out + 1] = 0
   else
     redis.call('HSET', key, 'u', url, 't', tier, 'l', labels, 's', initial, 'st', 'A', 'lt', '0',
       'sc', '0', 'fc', '0', 'lb', '', 'la', '0', 'qu', '0', 'qc', '0')
-    redis.call('ZADD', KEYS[1], 0, id)
-    indexAdd(base, KEYS[2], tier, labels, initial, id)
+    redis.call('ZADD', allKey, 0, id)
+    indexAdd(base, indexKey, tier, labels, initial, id)
     out[#out + 1] = 1
   end
 end

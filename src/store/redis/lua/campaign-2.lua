@@ -5,13 +5,15 @@
   so it keeps increasing even after the counter was lost — which the holder's writes carry as a
   fencing token (a holder that lost the lease, e.g. paused past its TTL, is refused).
 
-  KEYS[1] `<prefix>:{leader}:<name>`     holder "<owner>\n<term>\n<until>": held until `until`
-                                          by the store clock (its key TTL is garbage collection)
-  KEYS[2] `<prefix>:{leader}:<name>:t`   the last term given
-  ARGV[1] owner id
-  ARGV[2] ttlMs
-  ARGV[3] c campaign (take or renew) | r resign
-  ARGV[4] now (epoch ms; "" = Redis TIME)
+  KEYS: list `campaignKeys` (the order: src/store/redis/script-keys.ts):
+    holder  `<prefix>:{leader}:<name>`     holder "<owner>\n<term>\n<until>": held until `until`
+                                            by the store clock (its key TTL is garbage collection)
+    term    `<prefix>:{leader}:<name>:t`   the last term given
+  ARGV: list `campaign` (the order: src/store/redis/script-args.ts):
+    owner   owner id
+    ttlMs
+    mode    c campaign (take or renew) | r resign
+    now     epoch ms; "" = Redis TIME
 
   Keys built in the script: none.
 
@@ -22,19 +24,24 @@
 ]]
 -- @include "base"
 
-local now = storeNow(ARGV[4])
-local owner, ttl = ARGV[1], tonumber(ARGV[2])
-local cur = redis.call('GET', KEYS[1])
+local holderKey = KEYS[{{campaignKeys.holder}}]
+local termKey = KEYS[{{campaignKeys.term}}]
+
+local owner = ARGV[{{campaign.owner}}]
+local ttl = tonumber(ARGV[{{campaign.ttlMs}}])
+local mode = ARGV[{{campaign.mode}}]
+local now = storeNow(ARGV[{{campaign.now}}])
+local cur = redis.call('GET', holderKey)
 local holder, term, left = '', 0, 0
 if cur then
   local h, t, u = string.match(cur, '^(.*)\n(%d+)\n(%d+)$')
   if h and tonumber(u) > now then holder, term, left = h, tonumber(t), tonumber(u) - now end
 end
 local function hold(t)
-  redis.call('SET', KEYS[1], owner .. '\n' .. string.format('%d', t) .. '\n' .. string.format('%d', now + ttl), 'PX', ttl + 60000)
+  redis.call('SET', holderKey, owner .. '\n' .. string.format('%d', t) .. '\n' .. string.format('%d', now + ttl), 'PX', ttl + 60000)
 end
-if ARGV[3] == 'r' then
-  if holder == owner then redis.call('DEL', KEYS[1]) end
+if mode == 'r' then
+  if holder == owner then redis.call('DEL', holderKey) end
   return {0, 0, '', 0}
 end
 if holder ~= '' then
@@ -44,7 +51,7 @@ if holder ~= '' then
   end
   return {0, term, holder, left}
 end
-local t = math.max((tonumber(redis.call('GET', KEYS[2])) or 0) + 1, now)
-redis.call('SET', KEYS[2], string.format('%d', t))
+local t = math.max((tonumber(redis.call('GET', termKey)) or 0) + 1, now)
+redis.call('SET', termKey, string.format('%d', t))
 hold(t)
 return {1, t, owner, ttl}

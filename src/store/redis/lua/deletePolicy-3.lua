@@ -2,15 +2,17 @@
   deletePolicy: delete the domain policy with this pattern; the version changes (and the set it
   replaces is kept as history) only when one was deleted.
 
-  KEYS[1] `P pol`   pattern → policy JSON
-  KEYS[2] `P m`     pool meta hash: pv policy version
-  KEYS[3] `P polh`  history: list of replaced sets, newest first (includes/policyHistory.lua)
+  KEYS: list `deletePolicyKeys` (the order: src/store/redis/script-keys.ts):
+    policies  `P pol`   pattern → policy JSON
+    meta      `P m`     pool meta hash: pv policy version
+    history   `P polh`  history: list of replaced sets, newest first (includes/policyHistory.lua)
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1] pattern
-  ARGV[2] now (epoch ms; "" = Redis TIME)
-  ARGV[3] keepMs: how long a replaced set is kept
-  ARGV[4] the most sets kept
+  ARGV: list `deletePolicy` (the order: src/store/redis/script-args.ts):
+    pattern
+    now       epoch ms; "" = Redis TIME
+    keepMs    how long a replaced set is kept
+    keepMax   the most sets kept
 
   Keys built in the script: none.
 
@@ -21,9 +23,18 @@
 -- @include "base"
 -- @include "policyHistory"
 
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
-local now = storeNow(ARGV[2])
-retirePolicies(KEYS[1], KEYS[3], now, tonumber(ARGV[3]), tonumber(ARGV[4]))
-redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('HINCRBY', KEYS[2], 'pv', 1)
+local policiesKey = KEYS[{{deletePolicyKeys.policies}}]
+local metaKey = KEYS[{{deletePolicyKeys.meta}}]
+local historyKey = KEYS[{{deletePolicyKeys.history}}]
+
+local pattern = ARGV[{{deletePolicy.pattern}}]
+local nowArg = ARGV[{{deletePolicy.now}}]
+local keepMs = tonumber(ARGV[{{deletePolicy.keepMs}}])
+local keepMax = tonumber(ARGV[{{deletePolicy.keepMax}}])
+
+if redis.call('HEXISTS', policiesKey, pattern) == 0 then return 0 end
+local now = storeNow(nowArg)
+retirePolicies(policiesKey, historyKey, now, keepMs, keepMax)
+redis.call('HDEL', policiesKey, pattern)
+redis.call('HINCRBY', metaKey, 'pv', 1)
 return 1

@@ -8,13 +8,15 @@
   the others go on.
 
   KEYS     the operations' keys one after another (the number of keys is the call's first
-           argument): an acquire's 7 (those of acquireLease-7.lua), a release's 8 (those of
-           releaseLease-8.lua), a release-with-next's 7 acquire keys and then its 8 release keys.
-  ARGV[1]  now (epoch ms; "" = Redis TIME, read once for the batch)
-  ARGV[2..] per operation: its code (A acquire, R release, N release-with-next), its number of
-           arguments c, then its c arguments: an acquire's 22 (acquireLease-7.lua ARGV[1..22])
-           and its wanted labels; a release's 10 (releaseLease-8.lua ARGV[1..10]); a
-           release-with-next's 10 release arguments, then the acquire's 22 and its labels.
+           argument): an acquire's (list `acquireKeys`, those of acquireLease-7.lua), a
+           release's (list `releaseKeys`, those of releaseLease-8.lua), a release-with-next's
+           acquire keys and then its release keys (src/store/redis/script-keys.ts).
+  ARGV     the arguments of list `batch` (now: epoch ms, "" = Redis TIME, read once for the
+           batch), then per operation those of list `batchOp` (its code: A acquire, R release,
+           N release-with-next; the number c of its arguments) and its c arguments: an
+           acquire's (list `acquire`) and its wanted labels; a release's (list `release`); a
+           release-with-next's release arguments, then the acquire's and its labels. The lists
+           are in src/store/redis/script-args.ts.
   where every key lies under one pool's hash tag.
 
   Output (flat array): per operation, the length n of its reply, then that reply as the script
@@ -28,16 +30,22 @@
 -- @include "scoring"
 -- @include "releaseCore"
 -- @include "workers"
+-- @include "lately"
 -- @include "acquireCore"
 
--- One acquire: keys KEYS[ko + 1..7], arguments ARGV[ao + 1..e] (labels from the 23rd).
+-- One acquire: keys from KEYS[ko + 1] (list `acquireKeys`), arguments ARGV[ao + 1..e] (its
+-- labels after list `acquire`), read in place.
 local function batchAcquire(ko, ao, e, now, nowText)
-  return acquireLease({unpack(KEYS, ko + 1, ko + 7)}, {unpack(ARGV, ao + 1, e)}, ACQUIRE_ARGC + 1, now, nowText)
+  return acquireLease(KEYS, ko, ARGV, ao, ao + {{argc.acquire}} + 1, e, now, nowText)
 end
 
--- One release: keys KEYS[ko + 1..8], arguments ARGV[ao + 1..10].
+-- One release: keys from KEYS[ko + 1] (list `releaseKeys`), arguments from ARGV[ao + 1] (list
+-- `release`).
 local function batchRelease(ko, ao, now)
-  kIdx, kQuarantine, kBlacklist, kMeta = KEYS[ko + 5], KEYS[ko + 6], KEYS[ko + 7], KEYS[ko + 8]
+  kIdx = KEYS[ko + {{releaseKeys.index}}]
+  kQuarantine = KEYS[ko + {{releaseKeys.quarantine}}]
+  kBlacklist = KEYS[ko + {{releaseKeys.blacklist}}]
+  kMeta = KEYS[ko + {{releaseKeys.meta}}]
   return releaseLease(ko, ao, now)
 end
 
@@ -57,25 +65,25 @@ local function appendError(out, err)
   out[n + 2] = tostring(err)
 end
 
-local now, nowText, nowUs = storeNow(ARGV[1])
+local now, nowText, nowUs = storeNow(ARGV[{{batch.now}}])
 NOW_US = nowUs
 local out = {}
-local ko, ao = 0, 1
+local ko, ao = 0, {{argc.batch}}
 while ao < #ARGV do
-  local op, c = ARGV[ao + 1], tonumber(ARGV[ao + 2])
-  local a0 = ao + 2
+  local op, c = ARGV[ao + {{batchOp.code}}], tonumber(ARGV[ao + {{batchOp.count}}])
+  local a0 = ao + {{argc.batchOp}}
   if op == 'A' then
     local ok, reply = pcall(batchAcquire, ko, a0, a0 + c, now, nowText)
     if ok then append(out, reply) else appendError(out, reply) end
-    ko = ko + 7
+    ko = ko + {{argc.acquireKeys}}
   elseif op == 'R' then
     local ok, reply = pcall(batchRelease, ko, a0, now)
     if ok then append(out, reply) else appendError(out, reply) end
-    ko = ko + 8
+    ko = ko + {{argc.releaseKeys}}
   else
-    local ok, code = pcall(batchRelease, ko + 7, a0, now)
+    local ok, code = pcall(batchRelease, ko + {{argc.acquireKeys}}, a0, now)
     if ok then
-      local aok, reply = pcall(batchAcquire, ko, a0 + RELEASE_ARGC, a0 + c, now, nowText)
+      local aok, reply = pcall(batchAcquire, ko, a0 + {{argc.release}}, a0 + c, now, nowText)
       if aok then
         table.insert(reply, 1, code)
         append(out, reply)
@@ -85,7 +93,7 @@ while ao < #ARGV do
     else
       appendError(out, code)
     end
-    ko = ko + 15
+    ko = ko + {{argc.acquireKeys}} + {{argc.releaseKeys}}
   end
   ao = a0 + c
 end

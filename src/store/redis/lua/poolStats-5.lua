@@ -1,14 +1,16 @@
 --[[
   poolStats: proxy counts by state and the number of live workers, from one consistent moment.
 
-  KEYS[1] `P all`   every proxy id
-  KEYS[2] `P idx`   ACTIVE index
-  KEYS[3] `P q`     quarantine zset
-  KEYS[4] `P bl`    blacklist set
-  KEYS[5] `P ws`    workers: zset worker id → last seen (epoch ms)
+  KEYS: list `poolStatsKeys` (the order: src/store/redis/script-keys.ts):
+    all         `P all`   every proxy id
+    index       `P idx`   ACTIVE index
+    quarantine  `P q`     quarantine zset
+    blacklist   `P bl`    blacklist set
+    workers     `P ws`    workers: zset worker id → last seen (epoch ms)
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1] liveSinceMs: workers that acquired at or after it are live
+  ARGV: list `poolStats` (the order: src/store/redis/script-args.ts):
+    liveSince   epoch ms: workers that acquired at or after it are live
 
   Keys built in the script: none.
 
@@ -16,11 +18,18 @@
 
   Error codes: none.
 ]]
-local live = redis.call('ZCOUNT', KEYS[5], ARGV[1], '+inf')
+local allKey = KEYS[{{poolStatsKeys.all}}]
+local indexKey = KEYS[{{poolStatsKeys.index}}]
+local quarantineKey = KEYS[{{poolStatsKeys.quarantine}}]
+local blacklistKey = KEYS[{{poolStatsKeys.blacklist}}]
+local workersKey = KEYS[{{poolStatsKeys.workers}}]
+local liveSince = ARGV[{{poolStats.liveSince}}]
+
+local live = redis.call('ZCOUNT', workersKey, liveSince, '+inf')
 return {
-  redis.call('ZCARD', KEYS[1]),
-  redis.call('ZCARD', KEYS[2]),
-  redis.call('ZCARD', KEYS[3]),
-  redis.call('SCARD', KEYS[4]),
+  redis.call('ZCARD', allKey),
+  redis.call('ZCARD', indexKey),
+  redis.call('ZCARD', quarantineKey),
+  redis.call('SCARD', blacklistKey),
   live,
 }

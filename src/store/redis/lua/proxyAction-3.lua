@@ -8,17 +8,18 @@
     U unban: for one domain-key, the pair's ban lifted; for all, a QUARANTINED proxy → ACTIVE
       (its quarantine count kept)
 
-  KEYS[1] `P idx`   ACTIVE index
-  KEYS[2] `P q`     quarantine zset
-  KEYS[3] `P m`     pool meta hash (qn: earliest quarantine return)
+  KEYS: list `proxyActionKeys` (the order: src/store/redis/script-keys.ts):
+    index       `P idx`   ACTIVE index
+    quarantine  `P q`     quarantine zset
+    meta        `P m`     pool meta hash (qn: earliest quarantine return)
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1] P
-  ARGV[2] action: D, E, B or U
-  ARGV[3] domain-key ("" = every domain: the proxy itself)
-  ARGV[4] ttlMs (B)
-  ARGV[5] now (epoch ms; "" = Redis TIME)
-  ARGV[6..] proxy ids
+  ARGV: list `proxyAction` (the order: src/store/redis/script-args.ts), then the proxy ids:
+    base        P
+    action      D, E, B or U
+    domainKey   "" = every domain: the proxy itself
+    ttlMs       (B)
+    now         epoch ms; "" = Redis TIME
 
   Keys built in the script: `P p:<id>`, `P idx:t:<tier>`, `P idx:l:<k>=<v>`, `P r:<dk>:<id>`
   pair, `P b:<dk>` busy index.
@@ -31,8 +32,15 @@
 -- @include "proxy"
 -- @include "pair"
 
-local now = storeNow(ARGV[5])
-local base, action, dk, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]) or 0
+local indexKey = KEYS[{{proxyActionKeys.index}}]
+local quarantineKey = KEYS[{{proxyActionKeys.quarantine}}]
+local metaKey = KEYS[{{proxyActionKeys.meta}}]
+
+local base = ARGV[{{proxyAction.base}}]
+local action = ARGV[{{proxyAction.action}}]
+local dk = ARGV[{{proxyAction.domainKey}}]
+local ttl = tonumber(ARGV[{{proxyAction.ttlMs}}]) or 0
+local now = storeNow(ARGV[{{proxyAction.now}}])
 local out = {}
 local quarantineChanged = false
 
@@ -48,13 +56,11 @@ local function banPair(id, untilMs)
   local gcUntil = pairGc(set, pr[7], math.max(now, u))
   redis.call('HSET', pk, unpack(set))
   if gcUntil then redis.call('PEXPIRE', pk, gcUntil - now) end
-  local gap = gapOf(pr[6])
-  if count > 0 and count >= (tonumber(pr[5]) or 1) and first + gap > u then u = first + gap end
-  setBusy(base .. 'b:' .. dk, id, u, now)
+  setBusy(base .. 'b:' .. dk, id, u, count, pr[5], first, gapOf(pr[6]), now)
   return 1
 end
 
-for i = 6, #ARGV do
+for i = {{argc.proxyAction}} + 1, #ARGV do
   local id = ARGV[i]
   local key = base .. 'p:' .. id
   local v = redis.call('HMGET', key, 'st', 't', 'l', 's', 'qu')
@@ -64,9 +70,9 @@ for i = 6, #ARGV do
     r = -1
   elseif action == 'D' then
     if st ~= 'D' then
-      if st == 'A' then indexRem(base, KEYS[1], v[2], v[3], id) end
+      if st == 'A' then indexRem(base, indexKey, v[2], v[3], id) end
       if st == 'Q' then
-        redis.call('ZREM', KEYS[2], id)
+        redis.call('ZREM', quarantineKey, id)
         quarantineChanged = true
       end
       redis.call('HSET', key, 'st', 'D', 'qu', 0)
@@ -75,29 +81,29 @@ for i = 6, #ARGV do
   elseif action == 'E' then
     if st == 'D' then
       redis.call('HSET', key, 'st', 'A')
-      indexAdd(base, KEYS[1], v[2], v[3], score, id)
+      indexAdd(base, indexKey, v[2], v[3], score, id)
       r = 1
     end
   elseif dk ~= '' then
     r = banPair(id, action == 'B' and now + ttl or 0)
   elseif action == 'B' then
     if st == 'A' or st == 'Q' then
-      if st == 'A' then indexRem(base, KEYS[1], v[2], v[3], id) end
+      if st == 'A' then indexRem(base, indexKey, v[2], v[3], id) end
       -- never shortens a quarantine that runs longer
       local untilMs = math.max(now + ttl, st == 'Q' and (tonumber(v[5]) or 0) or 0)
       redis.call('HSET', key, 'st', 'Q', 'qu', untilMs)
-      redis.call('ZADD', KEYS[2], untilMs, id)
+      redis.call('ZADD', quarantineKey, untilMs, id)
       quarantineChanged = true
       r = 1
     end
   elseif st == 'Q' then
     redis.call('HSET', key, 'st', 'A', 'qu', 0)
-    redis.call('ZREM', KEYS[2], id)
-    indexAdd(base, KEYS[1], v[2], v[3], score, id)
+    redis.call('ZREM', quarantineKey, id)
+    indexAdd(base, indexKey, v[2], v[3], score, id)
     quarantineChanged = true
     r = 1
   end
   out[#out + 1] = r
 end
-if quarantineChanged then quarantineNext(KEYS[3], KEYS[2]) end
+if quarantineChanged then quarantineNext(metaKey, quarantineKey) end
 return out

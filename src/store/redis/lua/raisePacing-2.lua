@@ -5,16 +5,18 @@
   interval or a learned limit lower than the shard's own changes nothing, so spreads that cross
   converge on the highest.
 
-  KEYS[1] `P d:<dk>` adaptive pacing of the domain-key (hash a interval, l learned limit,
-          t learned at, d last lowered at)
-  KEYS[2] `P ad`     adapted domain-keys (zset domain-key → interval)
+  KEYS: list `raisePacingKeys` (the order: src/store/redis/script-keys.ts):
+    pacing   `P d:<dk>` adaptive pacing of the domain-key (hash a interval, l learned limit,
+             t learned at, d last lowered at)
+    adapted  `P ad`     adapted domain-keys (zset domain-key → interval)
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1] domain-key
-  ARGV[2] adaptive interval (ms)
-  ARGV[3] learned limit (ms)
-  ARGV[4] learned at (epoch ms)
-  ARGV[5] now (epoch ms; "" = Redis TIME)
+  ARGV: list `raisePacing` (the order: src/store/redis/script-args.ts):
+    domainKey
+    adaptiveMs  adaptive interval
+    learnedMs   learned limit
+    learnedAt   epoch ms
+    now         epoch ms; "" = Redis TIME
 
   Keys built in the script: none.
 
@@ -24,16 +26,22 @@
 ]]
 -- @include "base"
 
-local now = storeNow(ARGV[5])
-local d = redis.call('HMGET', KEYS[1], 'a', 'l', 't')
+local pacingKey = KEYS[{{raisePacingKeys.pacing}}]
+local adaptedKey = KEYS[{{raisePacingKeys.adapted}}]
+
+local dk = ARGV[{{raisePacing.domainKey}}]
+local na = tonumber(ARGV[{{raisePacing.adaptiveMs}}])
+local nl = tonumber(ARGV[{{raisePacing.learnedMs}}])
+local nt = tonumber(ARGV[{{raisePacing.learnedAt}}])
+local now = storeNow(ARGV[{{raisePacing.now}}])
+local d = redis.call('HMGET', pacingKey, 'a', 'l', 't')
 local a, l, t = tonumber(d[1]) or 0, tonumber(d[2]) or 0, tonumber(d[3]) or 0
 -- a learned limit past the adaptive memory counts for nothing (as in adaptDomain)
 if l > 0 and now - t >= {{adaptiveMemoryMs}} then l = 0 end
-local na, nl, nt = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local set = {}
 if na > a then
   set[1], set[2] = 'a', na
-  redis.call('ZADD', KEYS[2], na, ARGV[1])
+  redis.call('ZADD', adaptedKey, na, dk)
 end
 if nl > l or (nl == l and nl > 0 and nt > t) then
   set[#set + 1] = 'l'
@@ -42,6 +50,6 @@ if nl > l or (nl == l and nl > 0 and nt > t) then
   set[#set + 1] = nt
 end
 if #set == 0 then return 0 end
-redis.call('HSET', KEYS[1], unpack(set))
-redis.call('PEXPIRE', KEYS[1], {{adaptiveMemoryMs}} + DAY_MS)
+redis.call('HSET', pacingKey, unpack(set))
+redis.call('PEXPIRE', pacingKey, {{adaptiveMemoryMs}} + DAY_MS)
 return 1

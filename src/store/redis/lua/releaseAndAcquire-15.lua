@@ -2,16 +2,14 @@
   releaseAndAcquire: release a lease with its outcome, then acquire the next one, in one atomic
   step (SPEC §5 `next`). The acquire runs whatever the release answered. Both lie in one pool.
 
-  KEYS[1..7]  the keys of acquireLease-7.lua: `P m`, `P q`, `P idx`, candidate index,
-              `P b:<dk2>`, `P ws`, `P s:<session>`
-  KEYS[8..15] the keys of releaseLease-8.lua: `P l:<hex>`, `P r:<dk>:<id>`, `P b:<dk>`,
-              `P p:<id>`, `P idx`, `P q`, `P bl`, `P m`
+  KEYS: the keys of list `acquireKeys` (those of acquireLease-7.lua, the next lease's busy
+  index `P b:<dk2>`), then those of list `releaseKeys` (those of releaseLease-8.lua); the order:
+  src/store/redis/script-keys.ts.
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1..22]  the acquire arguments (see acquireLease-7.lua ARGV[1..22])
-  ARGV[23]     now (epoch ms; "" = Redis TIME)
-  ARGV[24..33] the release arguments (see releaseLease-8.lua ARGV[1..10])
-  ARGV[34..]   the wanted labels of the acquire (see acquireLease-7.lua ARGV[24..])
+  ARGV: the arguments of list `acquire`, then now (epoch ms; "" = Redis TIME), then the
+  arguments of list `release` (src/store/redis/script-args.ts), then the wanted labels of the
+  acquire (as in acquireLease-7.lua).
   The numbers of SPEC §2 and the tombstone minimum are baked into the script
   (includes/config.lua). The acquire comes first in KEYS and ARGV so that it reads them in place.
 
@@ -31,12 +29,19 @@
 -- @include "scoring"
 -- @include "releaseCore"
 -- @include "workers"
+-- @include "lately"
 -- @include "acquireCore"
 
-kIdx, kQuarantine, kBlacklist, kMeta = KEYS[12], KEYS[13], KEYS[14], KEYS[15]
-local now, nowText, nowUs = storeNow(ARGV[ACQUIRE_ARGC + 1])
+-- KEYS: the acquire's, then the release's (from rko + 1); ARGV: the acquire's, now (at nowAt),
+-- the release's (from nowAt + 1), the labels
+local rko, nowAt = {{argc.acquireKeys}}, {{argc.acquire}} + 1
+kIdx = KEYS[rko + {{releaseKeys.index}}]
+kQuarantine = KEYS[rko + {{releaseKeys.quarantine}}]
+kBlacklist = KEYS[rko + {{releaseKeys.blacklist}}]
+kMeta = KEYS[rko + {{releaseKeys.meta}}]
+local now, nowText, nowUs = storeNow(ARGV[nowAt])
 NOW_US = nowUs
-local code = releaseLease(7, ACQUIRE_ARGC + 1, now)
-local reply = acquireLease(KEYS, ARGV, ACQUIRE_ARGC + 2 + RELEASE_ARGC, now, nowText)
+local code = releaseLease(rko, nowAt, now)
+local reply = acquireLease(KEYS, 0, ARGV, 0, nowAt + {{argc.release}} + 1, #ARGV, now, nowText)
 table.insert(reply, 1, code)
 return reply

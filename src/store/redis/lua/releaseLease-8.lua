@@ -1,21 +1,20 @@
 --[[
   releaseLease: end a lease and apply its outcome (docs/store-semantics.md §release).
 
-  KEYS[1] `P l:<hex>`       tombstone of the lease (written when it ends expired; a lease
-                            released live is remembered in its pair's field t)
-  KEYS[2] `P r:<dk>:<id>`   pair of the lease (its field h holds the live leases)
-  KEYS[3] `P b:<dk>`        busy index of the domain-key
-  KEYS[4] `P p:<id>`        proxy record
-  KEYS[5] `P idx`           ACTIVE index
-  KEYS[6] `P q`             quarantine zset
-  KEYS[7] `P bl`            blacklist set
-  KEYS[8] `P m`             pool meta hash (qn: earliest quarantine return)
+  KEYS: list `releaseKeys` (the order: src/store/redis/script-keys.ts):
+    lease       `P l:<hex>`       tombstone of the lease (written when it ends expired; a lease
+                                  released live is remembered in its pair's field t)
+    pair        `P r:<dk>:<id>`   pair of the lease (its field h holds the live leases)
+    busy        `P b:<dk>`        busy index of the domain-key
+    proxy       `P p:<id>`        proxy record
+    index       `P idx`           ACTIVE index
+    quarantine  `P q`             quarantine zset
+    blacklist   `P bl`            blacklist set
+    meta        `P m`             pool meta hash (qn: earliest quarantine return)
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1..10] the release arguments of includes/releaseCore.lua: P, lease hex, domain-key,
-    proxy id, fencing token, outcome kind (S R B P T A), latencyMs, retryAfterMs, u (the
-    quarantine jitter draw, uniform in [0, 1)), origin (published on release)
-  ARGV[11] now (epoch ms; "" = Redis TIME)
+  ARGV: the arguments of list `release` (src/store/redis/script-args.ts says what each means),
+  then now (epoch ms; "" = Redis TIME).
   The numbers of SPEC §2 and the tombstone minimum are baked into the script
   (includes/config.lua).
 
@@ -34,6 +33,9 @@
 -- @include "scoring"
 -- @include "releaseCore"
 
-kIdx, kQuarantine, kBlacklist, kMeta = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-local now = storeNow(ARGV[RELEASE_ARGC + 1])
+kIdx = KEYS[{{releaseKeys.index}}]
+kQuarantine = KEYS[{{releaseKeys.quarantine}}]
+kBlacklist = KEYS[{{releaseKeys.blacklist}}]
+kMeta = KEYS[{{releaseKeys.meta}}]
+local now = storeNow(ARGV[{{argc.release}} + 1])
 return {releaseLease(0, 0, now)}

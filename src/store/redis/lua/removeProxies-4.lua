@@ -2,14 +2,14 @@
   removeProxies: the proxies go with their index, quarantine and blacklist entries; their pairs
   and leases stay until they expire.
 
-  KEYS[1] `P all`   every proxy id
-  KEYS[2] `P idx`   ACTIVE index
-  KEYS[3] `P q`     quarantine zset
-  KEYS[4] `P bl`    blacklist set
+  KEYS: list `removeProxiesKeys` (the order: src/store/redis/script-keys.ts):
+    all         `P all`   every proxy id
+    index       `P idx`   ACTIVE index
+    quarantine  `P q`     quarantine zset
+    blacklist   `P bl`    blacklist set
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1] P
-  ARGV[2..] proxy ids
+  ARGV: list `removeProxies` (base: P) (the order: src/store/redis/script-args.ts), then the proxy ids.
 
   Keys built in the script: `P p:<id>`, `P idx:t:<tier>`, `P idx:l:<k>=<v>`.
 
@@ -20,18 +20,23 @@
 -- @include "base"
 -- @include "proxy"
 
-local base = ARGV[1]
+local allKey = KEYS[{{removeProxiesKeys.all}}]
+local indexKey = KEYS[{{removeProxiesKeys.index}}]
+local quarantineKey = KEYS[{{removeProxiesKeys.quarantine}}]
+local blacklistKey = KEYS[{{removeProxiesKeys.blacklist}}]
+
+local base = ARGV[{{removeProxies.base}}]
 local out = {}
-for i = 2, #ARGV do
+for i = {{argc.removeProxies}} + 1, #ARGV do
   local id = ARGV[i]
   local key = base .. 'p:' .. id
   local v = redis.call('HMGET', key, 'st', 't', 'l')
   if v[1] then
     redis.call('DEL', key)
-    redis.call('ZREM', KEYS[1], id)
-    indexRem(base, KEYS[2], v[2], v[3], id)
-    redis.call('ZREM', KEYS[3], id)
-    redis.call('SREM', KEYS[4], id)
+    redis.call('ZREM', allKey, id)
+    indexRem(base, indexKey, v[2], v[3], id)
+    redis.call('ZREM', quarantineKey, id)
+    redis.call('SREM', blacklistKey, id)
     out[#out + 1] = 1
   else
     out[#out + 1] = 0

@@ -6,16 +6,16 @@
   below the floor, so reports alone never quarantine or blacklist a proxy. Reports on proxies the
   pool does not know are skipped. One call per batch (the caller chunks large batches).
 
-  KEYS[1] `P idx`   ACTIVE index
-  KEYS[2] `P q`     quarantine zset
-  KEYS[3] `P bl`    blacklist set
-  KEYS[4] `P m`     pool meta hash (qn: earliest quarantine return)
+  KEYS: list `reportOutcomesKeys` (the order: src/store/redis/script-keys.ts):
+    index       `P idx`   ACTIVE index
+    quarantine  `P q`     quarantine zset
+    blacklist   `P bl`    blacklist set
+    meta        `P m`     pool meta hash (qn: earliest quarantine return)
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1] P
-  ARGV[2] now (epoch ms; "" = Redis TIME)
-  ARGV[3..] REPORT_ARGC entries per report: proxy id, domain-key, outcome kind (S R B P T A),
-            latencyMs, retryAfterMs, banTtlMs, u (the quarantine jitter draw, uniform in [0, 1))
+  ARGV: list `reportOutcomes` (base: P; now: epoch ms, "" = Redis TIME), then a list `report`
+  per report: proxy id, domain-key, outcome kind (S R B P T A), latencyMs, retryAfterMs,
+  banTtlMs, u (the quarantine jitter draw, uniform in [0, 1)) (the order: src/store/redis/script-args.ts).
   The numbers of SPEC §2 and the tombstone minimum are baked into the script
   (includes/config.lua).
 
@@ -34,15 +34,21 @@
 -- @include "scoring"
 -- @include "releaseCore"
 
-local REPORT_ARGC = 7
-local FIRST_REPORT = 3
-
-kIdx, kQuarantine, kBlacklist, kMeta = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local now = storeNow(ARGV[2])
-local base = ARGV[1]
+kIdx = KEYS[{{reportOutcomesKeys.index}}]
+kQuarantine = KEYS[{{reportOutcomesKeys.quarantine}}]
+kBlacklist = KEYS[{{reportOutcomesKeys.blacklist}}]
+kMeta = KEYS[{{reportOutcomesKeys.meta}}]
+local base = ARGV[{{reportOutcomes.base}}]
+local now = storeNow(ARGV[{{reportOutcomes.now}}])
 local applied = 0
-for i = FIRST_REPORT, #ARGV - REPORT_ARGC + 1, REPORT_ARGC do
-  local id, dk = ARGV[i], ARGV[i + 1]
+for at = {{argc.reportOutcomes}}, #ARGV - {{argc.report}}, {{argc.report}} do
+  local id = ARGV[at + {{report.proxyId}}]
+  local dk = ARGV[at + {{report.domainKey}}]
+  local kind = ARGV[at + {{report.kind}}]
+  local latency = ARGV[at + {{report.latencyMs}}]
+  local retryAfter = ARGV[at + {{report.retryAfterMs}}]
+  local banTtl = ARGV[at + {{report.banTtlMs}}]
+  local u = ARGV[at + {{report.u}}]
   local proxyKey = base .. 'p:' .. id
   if redis.call('EXISTS', proxyKey) == 1 then
     local pk = base .. 'r:' .. dk .. ':' .. id
@@ -55,14 +61,13 @@ for i = FIRST_REPORT, #ARGV - REPORT_ARGC + 1, REPORT_ARGC do
     end
     local moved = endLeases(pr, goneMax, set)
     -- the pair remembers the report's ban length, as after a grant
-    local banTtl = ARGV[i + 5]
     if pr[PAIR_BT] ~= banTtl then
       set[#set + 1] = 'bt'
       set[#set + 1] = banTtl
       pr[PAIR_BT] = banTtl
     end
-    applyOutcome(base, id, dk, pk, base .. 'b:' .. dk, proxyKey, ARGV[i + 2], tonumber(ARGV[i + 3]),
-      tonumber(ARGV[i + 4]), ARGV[i + 6], now, set, pr, count, first, moved, true)
+    applyOutcome(base, id, dk, pk, base .. 'b:' .. dk, proxyKey, kind, tonumber(latency),
+      tonumber(retryAfter), u, now, set, pr, count, first, moved, true)
     applied = applied + 1
   end
 end

@@ -3,10 +3,11 @@
   of its rendezvous share from its fallback pool; while it does, those proxies are granted to it
   alone (docs/spec.md §7).
 
-  KEYS[1] `P rsv`   hash: proxy id → the worker it is reserved for
+  KEYS: list `reserveKeys` (the order: src/store/redis/script-keys.ts):
+    reserved  `P rsv`   hash: proxy id → the worker it is reserved for
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1..] pairs: proxy id, worker id (none: no reservation left)
+  ARGV: pairs of proxy id, worker id (none: no reservation left); no list of named arguments.
 
   Keys built in the script: none.
 
@@ -14,10 +15,12 @@
 
   Error codes: none.
 ]]
-redis.call('DEL', KEYS[1])
+local reservedKey = KEYS[{{reserveKeys.reserved}}]
+
+redis.call('DEL', reservedKey)
 -- in chunks: unpack has a limit on the number of values
 local CHUNK = 1000
 for i = 1, #ARGV - 1, CHUNK do
-  redis.call('HSET', KEYS[1], unpack(ARGV, i, math.min(#ARGV, i + CHUNK - 1)))
+  redis.call('HSET', reservedKey, unpack(ARGV, i, math.min(#ARGV, i + CHUNK - 1)))
 end
 return math.floor(#ARGV / 2)

@@ -2,14 +2,15 @@
   restoreProxies: QUARANTINED or BLACKLISTED (or DISABLED) → ACTIVE with scoreAfterQuarantine,
   quarantine count 0; ACTIVE proxies are restored trivially (unchanged).
 
-  KEYS[1] `P idx`   ACTIVE index
-  KEYS[2] `P q`     quarantine zset
-  KEYS[3] `P bl`    blacklist set
+  KEYS: list `restoreProxiesKeys` (the order: src/store/redis/script-keys.ts):
+    index       `P idx`   ACTIVE index
+    quarantine  `P q`     quarantine zset
+    blacklist   `P bl`    blacklist set
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1] P
-  ARGV[2] scoreAfterQuarantine
-  ARGV[3..] proxy ids
+  ARGV: list `restoreProxies` (the order: src/store/redis/script-args.ts), then the proxy ids:
+    base    P
+    score   scoreAfterQuarantine
 
   Keys built in the script: `P p:<id>`, `P idx:t:<tier>`, `P idx:l:<k>=<v>`.
 
@@ -20,10 +21,14 @@
 -- @include "base"
 -- @include "proxy"
 
-local base = ARGV[1]
-local score = tonumber(ARGV[2])
+local indexKey = KEYS[{{restoreProxiesKeys.index}}]
+local quarantineKey = KEYS[{{restoreProxiesKeys.quarantine}}]
+local blacklistKey = KEYS[{{restoreProxiesKeys.blacklist}}]
+
+local base = ARGV[{{restoreProxies.base}}]
+local score = tonumber(ARGV[{{restoreProxies.score}}])
 local out = {}
-for i = 3, #ARGV do
+for i = {{argc.restoreProxies}} + 1, #ARGV do
   local id = ARGV[i]
   local key = base .. 'p:' .. id
   local v = redis.call('HMGET', key, 'st', 't', 'l')
@@ -32,9 +37,9 @@ for i = 3, #ARGV do
   else
     if v[1] ~= 'A' then
       redis.call('HSET', key, 's', score, 'st', 'A', 'qc', '0', 'qu', '0')
-      redis.call('ZREM', KEYS[2], id)
-      redis.call('SREM', KEYS[3], id)
-      indexAdd(base, KEYS[1], v[2], v[3], score, id)
+      redis.call('ZREM', quarantineKey, id)
+      redis.call('SREM', blacklistKey, id)
+      indexAdd(base, indexKey, v[2], v[3], score, id)
     end
     out[#out + 1] = 1
   end

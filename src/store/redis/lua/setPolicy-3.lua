@@ -2,16 +2,18 @@
   setPolicy: create or replace the domain policy with this pattern; the version changes and the
   set it replaces is kept as history.
 
-  KEYS[1] `P pol`   pattern → policy JSON
-  KEYS[2] `P m`     pool meta hash: pv policy version (HINCRBY; absent = "0")
-  KEYS[3] `P polh`  history: list of replaced sets, newest first (includes/policyHistory.lua)
+  KEYS: list `setPolicyKeys` (the order: src/store/redis/script-keys.ts):
+    policies  `P pol`   pattern → policy JSON
+    meta      `P m`     pool meta hash: pv policy version (HINCRBY; absent = "0")
+    history   `P polh`  history: list of replaced sets, newest first (includes/policyHistory.lua)
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1] pattern
-  ARGV[2] policy JSON
-  ARGV[3] now (epoch ms; "" = Redis TIME)
-  ARGV[4] keepMs: how long a replaced set is kept
-  ARGV[5] the most sets kept
+  ARGV: list `setPolicy` (the order: src/store/redis/script-args.ts):
+    pattern
+    json      the policy
+    now       epoch ms; "" = Redis TIME
+    keepMs    how long a replaced set is kept
+    keepMax   the most sets kept
 
   Keys built in the script: none.
 
@@ -22,7 +24,16 @@
 -- @include "base"
 -- @include "policyHistory"
 
-local now = storeNow(ARGV[3])
-retirePolicies(KEYS[1], KEYS[3], now, tonumber(ARGV[4]), tonumber(ARGV[5]))
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-return redis.call('HINCRBY', KEYS[2], 'pv', 1)
+local policiesKey = KEYS[{{setPolicyKeys.policies}}]
+local metaKey = KEYS[{{setPolicyKeys.meta}}]
+local historyKey = KEYS[{{setPolicyKeys.history}}]
+
+local pattern = ARGV[{{setPolicy.pattern}}]
+local json = ARGV[{{setPolicy.json}}]
+local now = storeNow(ARGV[{{setPolicy.now}}])
+local keepMs = tonumber(ARGV[{{setPolicy.keepMs}}])
+local keepMax = tonumber(ARGV[{{setPolicy.keepMax}}])
+
+retirePolicies(policiesKey, historyKey, now, keepMs, keepMax)
+redis.call('HSET', policiesKey, pattern, json)
+return redis.call('HINCRBY', metaKey, 'pv', 1)

@@ -2,12 +2,14 @@
   shardLayout: the number of shards a pool is stored in (includes/layout.lua), recorded the first
   time a broker with shards serves the pool.
 
-  KEYS[1] `P m`    meta hash of shard 0: sn the pool's shard count (absent: stored unsharded,
+  KEYS: list `shardLayoutKeys` (the order: src/store/redis/script-keys.ts):
+    meta  `P m`    meta hash of shard 0: sn the pool's shard count (absent: stored unsharded,
                    or not yet recorded)
-  KEYS[2] `P all`  every proxy id of shard 0
+    all   `P all`  every proxy id of shard 0
   where P = "<prefix>:{<pool>}:".
 
-  ARGV[1] the shard count of the caller
+  ARGV: list `shardLayout` (the order: src/store/redis/script-args.ts):
+    shards  the shard count of the caller
 
   Keys built in the script: none.
 
@@ -18,4 +20,9 @@
 ]]
 -- @include "layout"
 
-return poolLayout(KEYS[1], KEYS[2], tonumber(ARGV[1]))
+local metaKey = KEYS[{{shardLayoutKeys.meta}}]
+local allKey = KEYS[{{shardLayoutKeys.all}}]
+
+local shards = tonumber(ARGV[{{shardLayout.shards}}])
+
+return poolLayout(metaKey, allKey, shards)

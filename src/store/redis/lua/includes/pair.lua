@@ -132,11 +132,15 @@ local function tombstoneGone(base, dk, id, gone)
   end
 end
 
--- Mirror blockedUntil `bu` into the busy index (`text`: its decimal text, or nil). A busy key
--- made or kept for a long block gets a GC TTL of a day past `bu`.
-local function setBusy(busyKey, id, bu, now, text)
+-- Mirror the pair's blockedUntil into the busy index: `u` (its field u, as the caller leaves it),
+-- or, while its `count` live holders fill its cap `cap` (its field m as read, absent = 1), the
+-- earliest holder expiry `first` plus the end gap `gap` when that is later. A busy key made or
+-- kept for a long block gets a GC TTL of a day past blockedUntil.
+local function setBusy(busyKey, id, u, count, cap, first, gap, now)
+  local bu = u
+  if count > 0 and count >= (tonumber(cap) or 1) and first + gap > bu then bu = first + gap end
   if bu > now then
-    local added = redis.call('ZADD', busyKey, text or bu, id)
+    local added = redis.call('ZADD', busyKey, bu, id)
     if added == 1 or bu - now > DAY_MS / 2 then redis.call('PEXPIRE', busyKey, bu - now + DAY_MS) end
   else
     redis.call('ZREM', busyKey, id)

@@ -4,14 +4,14 @@
   config (scoreDelta), proxy, pair and scoring (whose pool keys kIdx, kQuarantine, kBlacklist,
   kMeta the script sets first).
 
-  releaseLease(ko, ao, now) reads KEYS[ko + 1..8] and ARGV[ao + 1..RELEASE_ARGC] of the script:
-  KEYS: 1 `P l:<hex>` tombstone of the lease (when it expired), 2 `P r:<dk>:<id>` pair (its holders are the live
-  lease records), 3 `P b:<dk>` busy index, 4 `P p:<id>` proxy, 5 `P idx`, 6 `P q`, 7 `P bl`,
-  8 `P m` pool meta hash.
-  ARGV: 1 base `P`, 2 lease hex, 3 domain-key, 4 proxy id, 5 fencing token, 6 outcome kind
-  (S SUCCESS, R RATE_LIMITED, B BLOCKED, P PROXY_ERROR, T TARGET_ERROR, A ABANDONED),
-  7 latencyMs, 8 retryAfterMs, 9 u (quarantine jitter draw, uniform in [0, 1)), 10 origin (the
-  releasing store's instance id, the message published on the domain-key's release channel).
+  releaseLease(ko, ao, now) reads the keys of list `releaseKeys` (src/store/redis/script-keys.ts)
+  from KEYS[ko + 1] and the arguments of list `release` (src/store/redis/script-args.ts says what
+  each means) from ARGV[ao + 1]. The keys: lease `P l:<hex>` tombstone of the lease (when it
+  expired), pair `P r:<dk>:<id>` (its holders are the live lease records), busy `P b:<dk>` busy
+  index, proxy `P p:<id>`, index `P idx`, quarantine `P q`, blacklist `P bl`, meta `P m` pool
+  meta hash.
+  The outcome kinds: S SUCCESS, R RATE_LIMITED, B BLOCKED, P PROXY_ERROR, T TARGET_ERROR,
+  A ABANDONED.
   A lease released while live is announced on `P ev:<dk>` (SPUBLISH, same {pool} slot): brokers
   with acquires waiting for that domain-key try them at once (cross-replica wake-up).
   Keys built here: `P idx:t:<tier>` and `P idx:l:<k>=<v>` of the proxy, `P l:<hex>` tombstones
@@ -20,7 +20,6 @@
 
   Answer (one integer): 1 released, -1 NOT_FOUND, -2 REVOKED, -3 EXPIRED.
 ]]
-local RELEASE_ARGC = 10
 -- The pair fields an outcome needs, in this order (HMGET).
 local PAIR_H, PAIR_R, PAIR_N, PAIR_B, PAIR_C, PAIR_BT, PAIR_X, PAIR_M, PAIR_G, PAIR_P, PAIR_E, PAIR_T = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
 
@@ -164,17 +163,27 @@ local function applyOutcome(base, id, dk, pairKey, busyKey, proxyKey, kind, late
   local gcUntil = pairGc(set, pr[PAIR_X], math.max(now, u))
   if #set > 0 then redis.call('HSET', pairKey, unpack(set)) end
   if gcUntil then redis.call('PEXPIRE', pairKey, gcUntil - now) end
-  local gap = gapOf(pr[PAIR_G])
-  if count > 0 and count >= (tonumber(pr[PAIR_M]) or 1) and first + gap > u then u = first + gap end
-  setBusy(busyKey, id, u, now)
+  setBusy(busyKey, id, u, count, pr[PAIR_M], first, gapOf(pr[PAIR_G]), now)
   adaptDomain(base, dk, kind, pr[PAIR_P], now)
   scoreOutcome(base, id, proxyKey, kind, latency, draw, now, reported)
 end
 
 -- The whole release (KEYS after `ko` and ARGV after `ao`, see above).
 local function releaseLease(ko, ao, now)
-  local base, hex, dk, id, token = ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 3], ARGV[ao + 4], ARGV[ao + 5]
-  local pairKey = KEYS[ko + 2]
+  local leaseKey = KEYS[ko + {{releaseKeys.lease}}]
+  local pairKey = KEYS[ko + {{releaseKeys.pair}}]
+  local busyKey = KEYS[ko + {{releaseKeys.busy}}]
+  local proxyKey = KEYS[ko + {{releaseKeys.proxy}}]
+  local base = ARGV[ao + {{release.base}}]
+  local hex = ARGV[ao + {{release.hex}}]
+  local dk = ARGV[ao + {{release.domainKey}}]
+  local id = ARGV[ao + {{release.proxyId}}]
+  local token = ARGV[ao + {{release.token}}]
+  local kind = ARGV[ao + {{release.kind}}]
+  local latency = ARGV[ao + {{release.latencyMs}}]
+  local retryAfter = ARGV[ao + {{release.retryAfterMs}}]
+  local u = ARGV[ao + {{release.u}}]
+  local origin = ARGV[ao + {{release.origin}}]
   local pr = readPair(pairKey)
   local kept, count, first, gone, mine, goneMax = scanHolders(pr[PAIR_H], now, hex)
   local held, ttl, expired
@@ -190,7 +199,7 @@ local function releaseLease(ko, ao, now)
       if released ~= token then return -2 end
       return 1
     end
-    local rec = redis.call('GET', KEYS[ko + 1])
+    local rec = redis.call('GET', leaseKey)
     if not rec then return -1 end
     local state, check
     state, held, ttl, check = string.match(rec, '^(%d):(%d+):(%d+):(.*)$')
@@ -207,12 +216,12 @@ local function releaseLease(ko, ao, now)
   local set = {'h', kept}
   if not expired then set[3], set[4] = 't', rememberReleased(pr[PAIR_T], hex, held) end
   local moved = endLeases(pr, now, set)
-  applyOutcome(base, id, dk, pairKey, KEYS[ko + 3], KEYS[ko + 4], ARGV[ao + 6], tonumber(ARGV[ao + 7]),
-    tonumber(ARGV[ao + 8]), ARGV[ao + 9], now, set, pr, count, first, moved, false)
+  applyOutcome(base, id, dk, pairKey, busyKey, proxyKey, kind, tonumber(latency),
+    tonumber(retryAfter), u, now, set, pr, count, first, moved, false)
   if expired then
     tombstone(base, dk, id, hex, held, ttl, '2')
     return -3
   end
-  redis.call('SPUBLISH', base .. 'ev:' .. dk, ARGV[ao + 10])
+  redis.call('SPUBLISH', base .. 'ev:' .. dk, origin)
   return 1
 end

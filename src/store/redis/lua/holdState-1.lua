@@ -1,0 +1,26 @@
+--[[
+  holdState: whether grants in the pool are held after a loss of its state, and the longest lease
+  TTL granted or renewed in it lately (what a hold waits for; docs/store-semantics.md §epochs).
+
+  KEYS: list `holdStateKeys` (the order: src/store/redis/script-keys.ts):
+    meta  `P m`     pool meta hash: es grants held until (epoch ms), lt and lta (includes/lately.lua)
+  where P = "<prefix>:{<pool>}:".
+
+  ARGV: list `holdState` (the order: src/store/redis/script-args.ts):
+    now       epoch ms; "" = Redis TIME
+
+  Keys built in the script: none.
+
+  Output: {heldUntil (0 = not held), longestTtlMs (0 = none lately)}.
+
+  Error codes: none.
+]]
+-- @include "base"
+-- @include "lately"
+
+local metaKey = KEYS[{{holdStateKeys.meta}}]
+local now = storeNow(ARGV[{{holdState.now}}])
+local m = redis.call('HMGET', metaKey, 'es', 'lt', 'lta')
+local es = tonumber(m[1]) or 0
+if es <= now then es = 0 end
+return {es, longestTtl(m[2], m[3], now)}

@@ -1,0 +1,121 @@
+--[[
+  renewLease: extend a held lease to now + ttl (docs/store-semantics.md §renew; G3). The lease
+  is a holder entry of its pair; a lease that ended is found by its tombstone.
+
+  KEYS: list `renewKeys` (the order: src/store/redis/script-keys.ts):
+    lease     `P l:<hex>`       tombstone "<state>:<token>:<ttlMs>:<dk>\31<id>" of an ended lease
+    pair      `P r:<dk>:<id>`   pair of the lease (its field h holds the live leases)
+    busy      `P b:<dk>`        busy index of the domain-key
+    workers   `P ws`            zset: worker id → last seen (the renewing worker is seen)
+    reserved  `P rsv`           hash: proxy id, or "\n" and a domain-key → the silent worker it
+                                is reserved for
+    meta      `P m`             pool meta: lt and lta, the longest TTL lately (includes/lately.lua)
+  where P = "<prefix>:{<pool>}:".
+
+  ARGV: list `renew` (the order: src/store/redis/script-args.ts):
+    base        P
+    hex         the lease's
+    domainKey
+    proxyId
+    token       fencing token
+    ttlMs       0 = the lease's own ttl
+    now         epoch ms; "" = Redis TIME
+    workerId    "" = unknown
+    liveSince   epoch ms: the worker is recorded as seen only if it was seen since then
+  The tombstone minimum is baked into the script (includes/config.lua).
+
+  Keys built in the script: `P l:<hex>` tombstones of holders found expired.
+
+  Output: {1, expireAt} renewed; {-1} NOT_FOUND (unknown or released); {-2} REVOKED (a wrong
+  token, or the proxy or its domain-key is reserved for another worker: not extended, it runs
+  out at its expiry);
+  {-3} EXPIRED (the holder leaves the pair, with a tombstone).
+
+  Error codes (ScriptCode): -1 LeaseNotFound, -2 LeaseRevoked, -3 LeaseExpired.
+]]
+-- @include "base"
+-- @include "pair"
+-- @include "lately"
+
+local leaseKey = KEYS[{{renewKeys.lease}}]
+local pairKey = KEYS[{{renewKeys.pair}}]
+local busyKey = KEYS[{{renewKeys.busy}}]
+local workersKey = KEYS[{{renewKeys.workers}}]
+local reservedKey = KEYS[{{renewKeys.reserved}}]
+local metaKey = KEYS[{{renewKeys.meta}}]
+
+local base = ARGV[{{renew.base}}]
+local hex = ARGV[{{renew.hex}}]
+local dk = ARGV[{{renew.domainKey}}]
+local id = ARGV[{{renew.proxyId}}]
+local fencing = ARGV[{{renew.token}}]
+local ttlMs = ARGV[{{renew.ttlMs}}]
+local now = storeNow(ARGV[{{renew.now}}])
+local worker = ARGV[{{renew.workerId}}]
+local liveSince = ARGV[{{renew.liveSince}}]
+
+local pr = redis.call('HMGET', pairKey, 'h', 'u', 'm', 'x', 'g', 'n', 'e')
+local kept, count, first, gone, mine, goneMax = scanHolders(pr[1], now, hex)
+if not mine then
+  local rec = redis.call('GET', leaseKey)
+  if not rec then return {-1} end
+  local state, token, _, check = string.match(rec, '^(%d):(%d+):(%d+):(.*)$')
+  if not state or state == '1' or check ~= dk .. '\31' .. id then return {-1} end
+  if token ~= fencing then return {-2} end
+  return {-3}
+end
+local e, token, ttl = string.match(mine, '^%x+=(%d+)=(%d+)=(%d+);$')
+if token ~= fencing then return {-2} end
+if worker ~= '' then
+  local seen = tonumber(redis.call('ZSCORE', workersKey, worker))
+  if seen and seen >= tonumber(liveSince) then redis.call('ZADD', workersKey, 'XX', now, worker) end
+end
+if tonumber(e) > now then
+  -- reserved for another worker's fallback share: not extended
+  local owner = redis.call('HGET', reservedKey, id)
+  if owner and redis.call('HEXISTS', reservedKey, '\t' .. owner .. '\n' .. dk) == 0 and redis.call('HEXISTS', reservedKey, '\t' .. owner) == 0 then
+    owner = nil -- reserved for domain-keys other than this one
+  end
+  owner = owner or redis.call('HGET', reservedKey, '\n' .. dk)
+  if owner and owner ~= worker then return {-2} end
+end
+if gone then tombstoneGone(base, dk, id, gone) end
+local result
+if tonumber(e) <= now then
+  -- expired: it leaves the holders with a tombstone (a late release still scores it)
+  tombstone(base, dk, id, hex, token, ttl, '0')
+  if tonumber(e) > goneMax then goneMax = tonumber(e) end
+  result = {-3}
+else
+  local t = tonumber(ttlMs)
+  if t <= 0 then t = tonumber(ttl) end
+  local newExp = now + t
+  local lately = redis.call('HMGET', metaKey, 'lt', 'lta')
+  noteTtl(metaKey, lately[1], lately[2], t, now)
+  kept = kept .. hex .. '=' .. newExp .. '=' .. token .. '=' .. ttl .. ';'
+  count = count + 1
+  if count == 1 or newExp < first then first = newExp end
+  result = {1, newExp}
+end
+local u = tonumber(pr[2]) or 0
+local gap, byEnd = gapOf(pr[5])
+local set = {'h', kept}
+-- G2: holders found expired (this one included) ended at their expiry
+local n = tonumber(pr[6]) or 0
+local moved = anchoredNext(n, goneMax, gap)
+if byEnd and goneMax > (tonumber(pr[7]) or 0) then
+  set[#set + 1] = 'e'
+  set[#set + 1] = goneMax
+end
+if byEnd and moved ~= n then
+  if moved > u then u = moved end
+  set[#set + 1] = 'n'
+  set[#set + 1] = moved
+  set[#set + 1] = 'u'
+  set[#set + 1] = u
+end
+local gcUntil = pairGc(set, pr[4], math.max(now, u))
+redis.call('HSET', pairKey, unpack(set))
+if gcUntil then redis.call('PEXPIRE', pairKey, gcUntil - now) end
+setBusy(busyKey, id, u, count, pr[3], first, gap, now)
+return result

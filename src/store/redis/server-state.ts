@@ -1,0 +1,54 @@
+/**
+ * Internal to the Redis store: the servers behind it as the broker watches them — an id that
+ * changes with every restart or failover (the masters' `run_id`s), and whether such a change can
+ * have lost writes. A server is durable when it writes every command to its append-only file
+ * before it answers (`appendonly yes`, `appendfsync always`: a restart, clean or not, reloads
+ * everything it acknowledged) and it did not take over from another master as a replica (which
+ * may have missed the last writes). A server still loading its data is not reachable yet.
+ */
+import type { Redis } from "ioredis";
+import { StoreUnavailableError } from "@proxybroker/sdk/engine";
+import type { StoreServer } from "@proxybroker/sdk/model";
+import { ScriptReplyError } from "./errors.js";
+import { masters } from "./nodes.js";
+import type { RedisClient } from "./scripts.js";
+
+/** One `INFO` field (undefined when absent). */
+function field(info: string, name: string): string | undefined {
+  return new RegExp(`^${name}:(.*?)\\r?$`, "m").exec(info)?.[1];
+}
+
+/** One server's id and durability; rejects while it loads its data. */
+async function inspect(node: Redis): Promise<StoreServer> {
+  const reply: unknown = await node.call("INFO", "server", "persistence", "replication");
+  const info = typeof reply === "string" ? reply : Buffer.isBuffer(reply) ? reply.toString("utf8") : "";
+  const id = field(info, "run_id");
+  if (id === undefined) throw new ScriptReplyError("INFO server has no run_id");
+  if (field(info, "loading") === "1" || field(info, "async_loading") === "1") {
+    throw new StoreUnavailableError(`Redis ${id} is still loading its data`);
+  }
+  // promoted from replica in this run: it has a second replication id
+  const promoted = (field(info, "second_repl_offset") ?? "-1") !== "-1";
+  let fsyncAlways = false;
+  try {
+    const conf: unknown = await node.call("CONFIG", "GET", "appendfsync");
+    fsyncAlways = Array.isArray(conf) && conf[1] === "always";
+  } catch {
+    // CONFIG not allowed (managed Redis): durability unknown, so not durable
+  }
+  return { id, durable: field(info, "aof_enabled") === "1" && fsyncAlways && !promoted };
+}
+
+/** The servers' id (every master's `run_id`, sorted) and whether all of them are durable. */
+export async function serverState(client: RedisClient): Promise<StoreServer> {
+  const nodes = masters(client);
+  if (nodes.length === 0) throw new ScriptReplyError("the cluster client knows no master yet");
+  const found = await Promise.all(nodes.map(inspect));
+  return {
+    id: found
+      .map((s) => s.id)
+      .sort()
+      .join(","),
+    durable: found.every((s) => s.durable),
+  };
+}
