@@ -1,0 +1,115 @@
+import { readFile } from "node:fs/promises";
+import type { Command } from "commander";
+import { ProxyBrokerClient, defaultWorkerId } from "@proxybroker/sdk";
+import { createLogger } from "../observe/log.js";
+import { startMetricsServer } from "../observe/metrics-server.js";
+import { loadTokensFile } from "../security/tokens-file.js";
+import { Gateway } from "./gateway.js";
+import { HostCerts } from "./host-certs.js";
+import { GATEWAY_ENV, gatewaySettings } from "./settings.js";
+import type { GatewayInput, GatewaySettings } from "./settings.js";
+import { TargetPolicy } from "./targets.js";
+
+/**
+ * `proxybroker gateway`: the lease-aware HTTP(S) forward proxy in front of the SDK. Every setting
+ * is an environment variable and a flag (the flag wins).
+ */
+export function addGatewayCommand(p: Command): void {
+  const env = process.env;
+  const def = (k: keyof GatewayInput): string | undefined => env[GATEWAY_ENV[k]];
+  p.command("gateway")
+    .description("run the HTTP(S) proxy gateway: any crawler leases through the broker by setting a proxy URL")
+    .option("--listen <host:port>", "where clients connect (GATEWAY_LISTEN_ADDRESS; default 127.0.0.1:8899)", def("listen"))
+    .option("--address <host:port[,host:port]>", "the broker(s) (PROXYBROKER_ADDRESS; default 127.0.0.1:50051)", def("address"))
+    .option("--pool <pool>", "the pool when a request names none (GATEWAY_POOL; default default)", def("pool"))
+    .option("--worker-id <id>", "the gateway's worker id at the broker (GATEWAY_WORKER_ID)", def("workerId"))
+    .option("--tokens-file <file>", "client tokens, the proxy password (GATEWAY_TOKENS_FILE; needed off loopback)", def("tokensFile"))
+    .option(
+      "--deny-targets <cidrs>",
+      "targets refused, CIDRs or none (GATEWAY_DENY_TARGETS; default loopback, link-local, metadata)",
+      def("denyTargets"),
+    )
+    .option("--wait-ms <ms>", "wait for a proxy when a request names none (GATEWAY_WAIT_MS; default 10000)", def("waitMs"))
+    .option("--max-wait-ms <ms>", "the longest wait a request may ask for (GATEWAY_MAX_WAIT_MS; default 60000)", def("maxWaitMs"))
+    .option("--tunnel-idle-ms <ms>", "close a CONNECT tunnel idle this long (GATEWAY_TUNNEL_IDLE_MS; default 60000)", def("tunnelIdleMs"))
+    .option(
+      "--tunnel-max-life-ms <ms>",
+      "close a CONNECT tunnel this old (GATEWAY_TUNNEL_MAX_LIFE_MS; default 600000)",
+      def("tunnelMaxLifeMs"),
+    )
+    .option("--max-connections <n>", "client connections at once (GATEWAY_MAX_CONNECTIONS; default 1024)", def("maxConnections"))
+    .option(
+      "--request-timeout-ms <ms>",
+      "time for a client to send a request (GATEWAY_REQUEST_TIMEOUT_MS; default 300000)",
+      def("requestTimeoutMs"),
+    )
+    .action(async (o: GatewayInput) => {
+      // the broker token only from the environment: a flag would show in `ps`
+      const settings = gatewaySettings({ ...o, token: env[GATEWAY_ENV.token] }, `gateway-${defaultWorkerId(env)}`);
+      await runGateway(settings);
+    });
+}
+
+/** Run until SIGTERM/SIGINT: then stop listening, close the connections, release the leases. */
+export async function runGateway(s: GatewaySettings): Promise<void> {
+  const logger = createLogger();
+  const tokens = s.tokensFile === undefined ? undefined : await loadTokensFile(s.tokensFile);
+  const intercept =
+    s.caCertFile === undefined || s.caKeyFile === undefined
+      ? undefined
+      : {
+          certs: new HostCerts(await readFile(s.caCertFile, "utf8"), await readFile(s.caKeyFile, "utf8")),
+          upstreamCa: s.upstreamCaFile === undefined ? undefined : [await readFile(s.upstreamCaFile, "utf8")],
+        };
+  const clients = new Map<string, ProxyBrokerClient>();
+  const client = (pool: string): ProxyBrokerClient => {
+    let c = clients.get(pool);
+    if (c === undefined) {
+      c = new ProxyBrokerClient({
+        address: s.brokerTarget,
+        pool,
+        workerId: s.workerId,
+        ...(s.brokerToken === undefined ? {} : { token: s.brokerToken }),
+      });
+      c.on("mode", (mode) =>
+        logger.info({ pool, mode }, `pool ${pool}: leases now come from the ${mode === "broker" ? "broker" : "fallback pool"}`),
+      );
+      clients.set(pool, c);
+    }
+    return c;
+  };
+  client(s.pool); // the default pool's client starts at once: its fallback pool gets ready meanwhile
+  const gateway = new Gateway({
+    host: s.host,
+    port: s.port,
+    client,
+    pool: s.pool,
+    targets: new TargetPolicy(s.denyTargets, [...s.brokerAddresses, `${s.host}:${s.port}`]),
+    tokens,
+    waitMs: s.waitMs,
+    maxWaitMs: s.maxWaitMs,
+    tunnels: { idleMs: s.tunnelIdleMs, maxLifeMs: s.tunnelMaxLifeMs },
+    maxConnections: s.maxConnections,
+    requestTimeoutMs: s.requestTimeoutMs,
+    upstreamTimeoutMs: s.upstreamTimeoutMs,
+    ...(intercept === undefined ? {} : { intercept }),
+  });
+  await gateway.start();
+  const metrics = s.metricsAddress === undefined ? undefined : await startMetricsServer(s.metricsAddress, gateway.metrics.registry);
+  if (metrics !== undefined) logger.info(`gateway metrics on http://${s.metricsAddress}/metrics`);
+  logger.info(
+    `gateway listening on ${gateway.address} (brokers ${s.brokerAddresses.join(", ")}, pool ${s.pool}, ${intercept === undefined ? "HTTPS tunnels: a lease per tunnel" : "HTTPS intercepted: a lease per request"}, ${tokens === undefined ? "no client credentials: loopback only" : `${tokens.size} client token(s)`})`,
+  );
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string): void => {
+      logger.info(`${signal}: closing the gateway`);
+      metrics?.close();
+      void gateway
+        .stop()
+        .then(() => Promise.all([...clients.values()].map((c) => c.close())))
+        .finally(resolve);
+    };
+    process.once("SIGTERM", () => stop("SIGTERM"));
+    process.once("SIGINT", () => stop("SIGINT"));
+  });
+}

@@ -1,0 +1,288 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { RequestError, Server } from "proxy-chain";
+import type { PrepareRequestFunctionOpts, PrepareRequestFunctionResult } from "proxy-chain";
+import type { Lease, LeaseOutcome, ProxyBrokerClient } from "@proxybroker/sdk";
+import type { TokenTable } from "../security/tokens.js";
+import { answer, authRefusal, RefusalError, refusalOf } from "./answers.js";
+import type { Refusal } from "./answers.js";
+import { BodySample } from "./body-sample.js";
+import { observeResponse } from "./observe-response.js";
+import type { Observed } from "./observe-response.js";
+import { LEASE_HEADERS, outcomeOfAnswer } from "./outcome.js";
+import type { Taken } from "./outcome.js";
+import { mergeParams, ParamsError, paramsFromHeaders, paramsFromUsername, stripParamHeaders } from "./params.js";
+import type { GatewayParams } from "./params.js";
+import type { TargetPolicy } from "./targets.js";
+import { Tunnels } from "./tunnels.js";
+import { GatewayMetrics } from "./metrics.js";
+import type { RequestKind } from "./metrics.js";
+import type { HostCerts } from "./host-certs.js";
+import { Interceptor } from "./intercept.js";
+import { serveIntercepted } from "./intercepted.js";
+import type { TunnelLimits } from "./tunnels.js";
+
+export { LEASE_HEADERS } from "./outcome.js";
+
+const REALM = "proxybroker";
+
+export interface GatewayOptions {
+  readonly host: string;
+  /** 0 picks a free port (`address` says which). */
+  readonly port: number;
+  /** The SDK client of a pool (one per pool, made on first use). */
+  readonly client: (pool: string) => ProxyBrokerClient;
+  readonly pool: string;
+  readonly targets: TargetPolicy;
+  /** Client tokens (the proxy password); undefined: no credentials asked (loopback only). */
+  readonly tokens: TokenTable | undefined;
+  /** The wait for a proxy when a request names none, and the most one may ask for, ms. */
+  readonly waitMs: number;
+  readonly maxWaitMs: number;
+  readonly tunnels: TunnelLimits;
+  /** Connections open at once, at most. */
+  readonly maxConnections: number;
+  /** Time for a client to send a request's head and whole request, ms. */
+  readonly requestTimeoutMs: number;
+  /** Time for the site's answer to start (and, intercepted, between two of its chunks), ms. */
+  readonly upstreamTimeoutMs: number;
+  /**
+   * Interception: TLS of CONNECT tunnels ends here with certificates from `certs`, and each request
+   * inside gets its own lease; `upstreamCa` adds CAs to trust for the sites. Unset: tunnel mode.
+   */
+  readonly intercept?: { readonly certs: HostCerts; readonly upstreamCa: readonly string[] | undefined };
+}
+
+/**
+ * The lease-aware HTTP(S) forward proxy (docs/gateway.md). Built on proxy-chain: every
+ * plain-HTTP request gets its own lease for its domain-key, is forwarded through the leased
+ * upstream proxy and streamed back, and its lease is released with the outcome the SDK's
+ * classifier reads from the answer; a GET or HEAD that failed at the proxy is sent once more
+ * through another proxy. A CONNECT tunnel holds one lease for its host while it is open (renewed
+ * by the SDK's heartbeats), closed when idle or too old, and released when it closes.
+ */
+export class Gateway {
+  private readonly server: Server;
+  /** The lease of each plain-HTTP request being forwarded, and the client that granted it. */
+  private readonly httpLeases = new WeakMap<IncomingMessage, { readonly lease: Lease; readonly client: ProxyBrokerClient }>();
+  /**
+   * The lease of a request's failed first try, held until its retry has a lease of its own: the
+   * retry cannot be given the same proxy (a lease is exclusive per pair).
+   */
+  private readonly failedTries = new WeakMap<IncomingMessage, { readonly lease: Lease; readonly outcome: LeaseOutcome }>();
+  /** Requests proxy-chain refused on the raw socket after their lease was taken (an upstream 407). */
+  private readonly failedAtProxy = new WeakMap<IncomingMessage, string>();
+  private readonly tunnels: Tunnels;
+  /** Requests by kind and outcome, open tunnels, the time added (see metrics.ts). */
+  readonly metrics: GatewayMetrics;
+  private readonly interceptor: Interceptor | undefined;
+
+  constructor(private readonly opts: GatewayOptions) {
+    this.server = new Server({
+      host: opts.host,
+      port: opts.port,
+      authRealm: REALM,
+      prepareRequestFunction: (o) => this.prepare(o),
+    });
+    this.tunnels = new Tunnels(this.server, opts.tunnels, (outcome) => this.metrics.done("tunnel", outcome.kind));
+    this.metrics = new GatewayMetrics(() => this.tunnels.size);
+    const intercept = opts.intercept;
+    this.interceptor =
+      intercept === undefined
+        ? undefined
+        : new Interceptor(intercept.certs, (req, res, target) =>
+            serveIntercepted(
+              {
+                lease: (params, url, host, port) => this.lease(params, url, host, port, "intercepted"),
+                upstreamCa: intercept.upstreamCa,
+                upstreamTimeoutMs: opts.upstreamTimeoutMs,
+                done: (outcome) => this.metrics.done("intercepted", outcome),
+              },
+              req,
+              res,
+              target,
+            ),
+          );
+    const http = this.server.server;
+    http.maxConnections = opts.maxConnections;
+    http.requestTimeout = opts.requestTimeoutMs;
+    http.headersTimeout = Math.min(opts.requestTimeoutMs, 60_000);
+    // plain HTTP goes through our listener, which watches the answer and releases the lease
+    http.removeAllListeners("request");
+    http.on("request", (req: IncomingMessage, res: ServerResponse) => void this.forward(req, res));
+    const fail = this.server.failRequest.bind(this.server);
+    this.server.failRequest = (request: IncomingMessage, error: NodeJS.ErrnoException): void => {
+      this.failedAtProxy.set(request, error.message);
+      fail(request, error);
+    };
+  }
+
+  /** `host:port` once listening. */
+  get address(): string {
+    return `${this.opts.host.includes(":") ? `[${this.opts.host}]` : this.opts.host}:${this.server.port}`;
+  }
+
+  get openTunnels(): number {
+    return this.tunnels.size;
+  }
+
+  async start(): Promise<void> {
+    await this.server.listen();
+  }
+
+  /** Stop listening and close every connection (tunnel leases are released as they close). */
+  async stop(): Promise<void> {
+    this.interceptor?.close();
+    await this.server.close(true);
+    await this.tunnels.drain();
+  }
+
+  private async prepare(o: PrepareRequestFunctionOpts): Promise<PrepareRequestFunctionResult> {
+    const { request, username, password, hostname, port, isHttp, connectionId } = o;
+    if (this.opts.tokens !== undefined && (password === "" || this.opts.tokens.lookup(password) === undefined)) {
+      this.metrics.done(isHttp ? "http" : "tunnel", "refused_407");
+      throw requestError(authRefusal("proxy credentials required: the password is a gateway token", REALM));
+    }
+    let params: GatewayParams;
+    try {
+      params = paramsFromUsername(username);
+    } catch (err) {
+      this.metrics.done(isHttp ? "http" : "tunnel", "refused_407");
+      throw requestError(authRefusal(err instanceof ParamsError ? err.message : "malformed proxy username", REALM));
+    }
+    if (isHttp) {
+      try {
+        params = mergeParams(params, paramsFromHeaders(request.headers));
+      } catch (err) {
+        throw requestError({ status: 400, message: err instanceof ParamsError ? err.message : "malformed parameter header", headers: {} });
+      }
+      stripParamHeaders(request);
+    }
+    if (!isHttp && this.interceptor !== undefined) {
+      // TLS ends here: each request inside the tunnel gets its own lease (serveIntercepted)
+      const refused = await this.opts.targets.refusal(hostname, port);
+      if (refused !== undefined) throw requestError({ status: 403, message: refused, headers: {} });
+      return { customConnectServer: this.interceptor.serverFor({ host: hostname, port, params }) };
+    }
+    let taken: Taken;
+    try {
+      taken = await this.lease(params, isHttp ? (request.url ?? hostname) : hostname, hostname, port, isHttp ? "http" : "tunnel");
+    } catch (err) {
+      throw requestError(err instanceof RefusalError ? err.refusal : refusalOf(err));
+    } finally {
+      await this.releaseFailedTry(request);
+    }
+    const { lease, client } = taken;
+    if (isHttp) {
+      this.httpLeases.set(request, { lease, client });
+      // the proxy must not be used once the lease is lost: the request is cut
+      lease.signal.addEventListener("abort", () => request.socket.destroy(), { once: true });
+    } else {
+      this.tunnels.open(connectionId, lease);
+    }
+    return { upstreamProxyUrl: lease.proxy.url, customTag: connectionId };
+  }
+
+  /** A lease for `target` (a URL or a host) with the request's parameters; throws `RefusalError` or the SDK's error. */
+  private async lease(params: GatewayParams, target: string, hostname: string, port: number, kind: RequestKind): Promise<Taken> {
+    const started = performance.now();
+    try {
+      const refused = await this.opts.targets.refusal(hostname, port);
+      if (refused !== undefined) throw new RefusalError({ status: 403, message: refused, headers: {} });
+      const client = this.opts.client(params.pool ?? this.opts.pool);
+      const lease = await client.acquire(target, {
+        maxWaitMs: Math.min(params.maxWaitMs ?? this.opts.waitMs, this.opts.maxWaitMs),
+        ...(params.session === undefined ? {} : { sessionKey: params.session }),
+        ...(params.tier === undefined ? {} : { tier: params.tier }),
+        labels: params.labels,
+      });
+      this.metrics.leased(kind, (performance.now() - started) / 1_000);
+      return { lease, client };
+    } catch (err) {
+      this.metrics.done(kind, `refused_${(err instanceof RefusalError ? err.refusal : refusalOf(err)).status}`);
+      throw err;
+    }
+  }
+
+  /** A plain-HTTP request: forwarded by proxy-chain, watched here, its lease released with what came back. */
+  private async forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const retryable = req.method === "GET" || req.method === "HEAD";
+    let attempt = 0;
+    let held = false;
+    let timedOut = false;
+    const seen = observeResponse(res, {
+      extraHeaders: () => {
+        const l = this.httpLeases.get(req)?.lease;
+        return l === undefined ? {} : { [LEASE_HEADERS.proxy]: l.proxy.id, [LEASE_HEADERS.source]: l.source };
+      },
+      // a proxy-made error (nothing came from the site) on the first try of a GET or HEAD: kept
+      // from the client, and the request goes once more through another proxy
+      hold: (status) => {
+        held = retryable && attempt === 0 && status >= 500 && this.httpLeases.has(req);
+        return held;
+      },
+      // the whole answer went by: released before the client sees its end
+      beforeEnd: async () => {
+        if (!timedOut) await this.settle(req, seen, false);
+      },
+    });
+    for (;;) {
+      held = false;
+      // no answer from the site in time: a 504, and the request through the proxy is dropped
+      timedOut = false;
+      const timer = setTimeout(() => {
+        if (res.headersSent) return;
+        timedOut = true;
+        answer(res, { status: 504, message: `no answer within ${this.opts.upstreamTimeoutMs} ms`, headers: {} });
+      }, this.opts.upstreamTimeoutMs);
+      await this.server.onRequest(req, res).catch(() => undefined);
+      clearTimeout(timer);
+      // what beforeEnd did not release: a try held for a retry, a timeout, a client gone
+      await this.settle(req, seen, held, timedOut);
+      if (!held) {
+        await this.releaseFailedTry(req);
+        return;
+      }
+      attempt++;
+      Object.assign(seen, { status: 0, headers: {}, answered: false, own: false, body: new BodySample() });
+    }
+  }
+
+  /** Release a plain-HTTP request's lease (once) with what it showed; a held try waits for its retry's lease. */
+  private async settle(req: IncomingMessage, seen: Observed, held: boolean, timedOut = false): Promise<void> {
+    const taken = this.httpLeases.get(req);
+    if (taken === undefined) return;
+    this.httpLeases.delete(req);
+    const outcome: LeaseOutcome = timedOut
+      ? { kind: "PROXY_ERROR", detail: `no answer within ${this.opts.upstreamTimeoutMs} ms` }
+      : this.outcomeOf(req, taken.client, seen, held);
+    this.metrics.done("http", outcome.kind);
+    if (held) this.failedTries.set(req, { lease: taken.lease, outcome });
+    else await taken.lease.release(outcome).catch(() => undefined);
+  }
+
+  private async releaseFailedTry(req: IncomingMessage): Promise<void> {
+    const failed = this.failedTries.get(req);
+    if (failed === undefined) return;
+    this.failedTries.delete(req);
+    await failed.lease.release(failed.outcome).catch(() => undefined);
+  }
+
+  private outcomeOf(req: IncomingMessage, client: ProxyBrokerClient, seen: Observed, held: boolean): LeaseOutcome {
+    const failed = this.failedAtProxy.get(req);
+    if (held || failed !== undefined || (seen.answered && seen.own)) {
+      return { kind: "PROXY_ERROR", httpStatus: seen.status, detail: failed ?? `the proxy answered ${seen.status}` };
+    }
+    if (!seen.answered) return { kind: "ABANDONED" };
+    return outcomeOfAnswer(client, {
+      url: req.url ?? "",
+      status: seen.status,
+      headers: seen.headers,
+      sample: seen.body.sample,
+      bytes: seen.body.bytes,
+    });
+  }
+}
+
+function requestError(r: Refusal): RequestError {
+  return new RequestError(r.message, r.status, { ...r.headers });
+}

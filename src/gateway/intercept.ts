@@ -1,0 +1,128 @@
+import { createServer } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { TLSSocket } from "node:tls";
+import { ProxyAgent, Socks5ProxyAgent, request } from "undici";
+import type { Dispatcher } from "undici";
+import type { HostCerts } from "./host-certs.js";
+import type { GatewayParams } from "./params.js";
+
+/** What a CONNECT asked for: the tunnel's host and port, and the parameters of its username. */
+export interface TunnelTarget {
+  readonly host: string;
+  readonly port: number;
+  readonly params: GatewayParams;
+}
+
+/** Hop-by-hop headers, and the client's proxy headers: never forwarded either way. */
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+/**
+ * TLS interception: a CONNECT tunnel ends at the gateway (a certificate for its host, signed by
+ * the operator's CA), and each request inside it comes to `handle` on its own, with the tunnel's
+ * target — so that each gets its own lease, pacing and classification as a plain-HTTP request.
+ */
+export class Interceptor {
+  private readonly http: Server;
+  private readonly targets = new WeakMap<Socket, TunnelTarget>();
+  private readonly sockets = new Set<Socket>();
+
+  constructor(
+    private readonly certs: HostCerts,
+    handle: (req: IncomingMessage, res: ServerResponse, target: TunnelTarget) => Promise<void>,
+  ) {
+    this.http = createServer((req, res) => {
+      const target = this.targets.get(req.socket);
+      if (target === undefined) {
+        res.writeHead(400, { "content-type": "text/plain" }).end("no tunnel for this request");
+        return;
+      }
+      void handle(req, res, target);
+    });
+  }
+
+  /**
+   * A server for proxy-chain's `customConnectServer`: proxy-chain answers the CONNECT with 200 and
+   * hands it the client's socket, where TLS is ended for `target`.
+   */
+  serverFor(target: TunnelTarget): Server {
+    const relay = createServer();
+    relay.removeAllListeners("connection");
+    relay.on("connection", (raw: Socket) => {
+      const tls = new TLSSocket(raw, {
+        isServer: true,
+        secureContext: this.certs.contextFor(target.host),
+        SNICallback: (name, done) => done(null, this.certs.contextFor(name)),
+      });
+      tls.on("error", () => raw.destroy());
+      this.targets.set(tls, target);
+      this.sockets.add(tls);
+      tls.once("close", () => this.sockets.delete(tls));
+      this.http.emit("connection", tls);
+    });
+    return relay;
+  }
+
+  /** Close every intercepted connection. */
+  close(): void {
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+  }
+}
+
+/**
+ * The dispatcher that sends a request through an upstream proxy (http, https or socks5),
+ * verifying the site's TLS: Node's CAs, and `ca` on top for http(s) upstreams.
+ */
+export function upstreamAgent(proxyUrl: string, ca: readonly string[] | undefined): Dispatcher {
+  if (proxyUrl.startsWith("socks")) return new Socks5ProxyAgent(proxyUrl);
+  return new ProxyAgent({ uri: proxyUrl, ...(ca === undefined ? {} : { requestTls: { ca: [...ca] } }) });
+}
+
+/** The request's headers for the site: hop-by-hop and proxy headers dropped. */
+export function forwardHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+  }
+  return out;
+}
+
+/** The site's answer headers for the client, hop-by-hop dropped. */
+export function answerHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+  }
+  return out;
+}
+
+/** Send `req` to `url` through `agent`; resolves with the site's answer (its body still to read). */
+export function sendUpstream(
+  url: string,
+  req: IncomingMessage,
+  agent: Dispatcher,
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<Dispatcher.ResponseData> {
+  const hasBody = req.method !== "GET" && req.method !== "HEAD";
+  return request(url, {
+    method: (req.method ?? "GET") as Dispatcher.HttpMethod,
+    headers: forwardHeaders(req.headers),
+    ...(hasBody ? { body: req } : {}),
+    dispatcher: agent,
+    signal,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+}

@@ -1,0 +1,121 @@
+import { once } from "node:events";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { classifyError } from "@proxybroker/sdk";
+import type { LeaseOutcome } from "@proxybroker/sdk";
+import { hostFromDomain } from "@proxybroker/sdk/model";
+import { answer, RefusalError, refusalOf } from "./answers.js";
+import { answerHeaders, sendUpstream, upstreamAgent } from "./intercept.js";
+import type { TunnelTarget } from "./intercept.js";
+import { BodySample } from "./body-sample.js";
+import { LEASE_HEADERS, outcomeOfAnswer } from "./outcome.js";
+import type { Taken } from "./outcome.js";
+import { mergeParams, ParamsError, paramsFromHeaders, stripParamHeaders } from "./params.js";
+import type { GatewayParams } from "./params.js";
+
+export interface InterceptedDeps {
+  /** A lease for the request (throws `RefusalError` or the SDK's error). */
+  readonly lease: (params: GatewayParams, url: string, host: string, port: number) => Promise<Taken>;
+  readonly upstreamCa: readonly string[] | undefined;
+  readonly upstreamTimeoutMs: number;
+  /** A request ended with this outcome (metrics). */
+  readonly done: (outcome: string) => void;
+}
+
+/**
+ * One request inside an intercepted tunnel: its own lease, sent through the leased proxy to the
+ * tunnel's host (the site's TLS verified), streamed back, classified, released. A GET or HEAD that
+ * failed at the proxy before any answer is sent once more through another proxy (the failed
+ * lease held until the retry has its own). A request for another host than the tunnel's is
+ * refused: the tunnel's host was the one checked and leased for.
+ */
+export async function serveIntercepted(
+  deps: InterceptedDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: TunnelTarget,
+): Promise<void> {
+  let params: GatewayParams;
+  try {
+    params = mergeParams(target.params, paramsFromHeaders(req.headers));
+  } catch (err) {
+    answer(res, { status: 400, message: err instanceof ParamsError ? err.message : "malformed parameter header", headers: {} });
+    return;
+  }
+  stripParamHeaders(req);
+  if (!sameHost(req.headers.host, target.host)) {
+    answer(res, {
+      status: 400,
+      message: `Host ${String(req.headers.host).slice(0, 200)} is not the tunnel's (${target.host})`,
+      headers: {},
+    });
+    return;
+  }
+  const authority = target.host.includes(":") ? `[${target.host}]` : target.host;
+  const url = `https://${authority}${target.port === 443 ? "" : `:${target.port}`}${req.url ?? "/"}`;
+  const retryable = req.method === "GET" || req.method === "HEAD";
+  let failed: { readonly taken: Taken; readonly outcome: LeaseOutcome } | undefined;
+  for (let attempt = 0; ; attempt++) {
+    let taken: Taken;
+    try {
+      taken = await deps.lease(params, url, target.host, target.port);
+    } catch (err) {
+      answer(res, err instanceof RefusalError ? err.refusal : refusalOf(err));
+      return;
+    } finally {
+      if (failed !== undefined) await failed.taken.lease.release(failed.outcome).catch(() => undefined);
+      failed = undefined;
+    }
+    const { lease, client } = taken;
+    const agent = upstreamAgent(lease.proxy.url, deps.upstreamCa);
+    const started = Date.now();
+    try {
+      const up = await sendUpstream(url, req, agent, lease.signal, deps.upstreamTimeoutMs);
+      res.writeHead(up.statusCode, {
+        ...answerHeaders(up.headers),
+        [LEASE_HEADERS.proxy]: lease.proxy.id,
+        [LEASE_HEADERS.source]: lease.source,
+      });
+      const body = new BodySample();
+      for await (const chunk of up.body) {
+        const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+        body.add(buf);
+        if (!res.write(buf)) await once(res, "drain");
+      }
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(up.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : v;
+      const outcome = outcomeOfAnswer(client, { url, status: up.statusCode, headers, sample: body.sample, bytes: body.bytes });
+      deps.done(outcome.kind);
+      // released before the client sees the end: its next request finds the proxy free
+      await lease.release({ ...outcome, latencyMs: Date.now() - started }).catch(() => undefined);
+      res.end();
+      return;
+    } catch (err) {
+      const c = lease.signal.aborted ? undefined : classifyError(err, { targetHost: target.host });
+      const outcome: LeaseOutcome = c === undefined ? { kind: "ABANDONED" } : { kind: c.kind, detail: c.reason };
+      deps.done(outcome.kind);
+      if (!res.headersSent && retryable && attempt === 0 && outcome.kind === "PROXY_ERROR") {
+        failed = { taken, outcome };
+        continue;
+      }
+      await lease.release(outcome).catch(() => undefined);
+      answer(res, {
+        status: 502,
+        message: `the request through proxy ${lease.proxy.id} failed: ${c?.reason ?? "its lease was lost"}`,
+        headers: {},
+      });
+      return;
+    } finally {
+      void agent.close().catch(() => undefined);
+    }
+  }
+}
+
+/** A request's Host header names the tunnel's host (domain-key rules: case, port, IDN); none counts as the same. */
+function sameHost(header: string | undefined, tunnelHost: string): boolean {
+  if (header === undefined || header === "") return true;
+  try {
+    return hostFromDomain(header) === hostFromDomain(tunnelHost);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,155 @@
+import { isIP } from "node:net";
+import { splitHostPort } from "./address.js";
+import { denyTargetsOf } from "./targets.js";
+
+/**
+ * The gateway's settings: each an environment variable with a flag of `proxybroker gateway`
+ * (the flag wins). docs/settings.md lists them.
+ */
+export interface GatewaySettings {
+  readonly host: string;
+  readonly port: number;
+  /** A gRPC target for the SDK (several brokers: `ipv4:a:1,b:2`). */
+  readonly brokerTarget: string;
+  /** Every broker address given (refused as targets). */
+  readonly brokerAddresses: readonly string[];
+  readonly brokerToken: string | undefined;
+  readonly pool: string;
+  readonly workerId: string;
+  readonly tokensFile: string | undefined;
+  readonly denyTargets: readonly string[];
+  readonly waitMs: number;
+  readonly maxWaitMs: number;
+  readonly tunnelIdleMs: number;
+  readonly tunnelMaxLifeMs: number;
+  readonly maxConnections: number;
+  readonly requestTimeoutMs: number;
+  readonly upstreamTimeoutMs: number;
+  /** Interception: the CA that signs the hosts' certificates (both set, or neither). */
+  readonly caCertFile: string | undefined;
+  readonly caKeyFile: string | undefined;
+  /** More CAs to trust for the sites (interception). */
+  readonly upstreamCaFile: string | undefined;
+  /** `host:port` of GET /metrics; undefined: none. */
+  readonly metricsAddress: string | undefined;
+}
+
+/** What the flags and variables say, as strings (undefined: not given). */
+export interface GatewayInput {
+  readonly listen?: string | undefined;
+  readonly address?: string | undefined;
+  readonly token?: string | undefined;
+  readonly pool?: string | undefined;
+  readonly workerId?: string | undefined;
+  readonly tokensFile?: string | undefined;
+  readonly denyTargets?: string | undefined;
+  readonly waitMs?: string | undefined;
+  readonly maxWaitMs?: string | undefined;
+  readonly tunnelIdleMs?: string | undefined;
+  readonly tunnelMaxLifeMs?: string | undefined;
+  readonly maxConnections?: string | undefined;
+  readonly requestTimeoutMs?: string | undefined;
+  readonly upstreamTimeoutMs?: string | undefined;
+  readonly caCertFile?: string | undefined;
+  readonly caKeyFile?: string | undefined;
+  readonly upstreamCaFile?: string | undefined;
+  readonly metricsAddress?: string | undefined;
+}
+
+/** The environment variable of each input. */
+export const GATEWAY_ENV: Readonly<Record<keyof GatewayInput, string>> = {
+  listen: "GATEWAY_LISTEN_ADDRESS",
+  address: "PROXYBROKER_ADDRESS",
+  token: "PROXYBROKER_TOKEN",
+  pool: "GATEWAY_POOL",
+  workerId: "GATEWAY_WORKER_ID",
+  tokensFile: "GATEWAY_TOKENS_FILE",
+  denyTargets: "GATEWAY_DENY_TARGETS",
+  waitMs: "GATEWAY_WAIT_MS",
+  maxWaitMs: "GATEWAY_MAX_WAIT_MS",
+  tunnelIdleMs: "GATEWAY_TUNNEL_IDLE_MS",
+  tunnelMaxLifeMs: "GATEWAY_TUNNEL_MAX_LIFE_MS",
+  maxConnections: "GATEWAY_MAX_CONNECTIONS",
+  requestTimeoutMs: "GATEWAY_REQUEST_TIMEOUT_MS",
+  upstreamTimeoutMs: "GATEWAY_UPSTREAM_TIMEOUT_MS",
+  caCertFile: "GATEWAY_CA_CERT_FILE",
+  caKeyFile: "GATEWAY_CA_KEY_FILE",
+  upstreamCaFile: "GATEWAY_UPSTREAM_CA_FILE",
+  metricsAddress: "GATEWAY_METRICS_ADDRESS",
+};
+
+/** A setting that cannot be used; the message names it. */
+export class GatewaySettingsError extends Error {
+  override readonly name = "GatewaySettingsError";
+}
+
+/** Resolve the settings (flags over variables over defaults); throws `GatewaySettingsError`. */
+export function gatewaySettings(input: GatewayInput, defaultWorkerId: string): GatewaySettings {
+  const [host, port] = hostPort(input.listen ?? "127.0.0.1:8899", "GATEWAY_LISTEN_ADDRESS");
+  const brokers = (input.address ?? "127.0.0.1:50051")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  if (brokers.length === 0) throw new GatewaySettingsError("PROXYBROKER_ADDRESS: no broker address");
+  const tokensFile = input.tokensFile === undefined || input.tokensFile === "" ? undefined : input.tokensFile;
+  if (!isLoopback(host) && tokensFile === undefined) {
+    throw new GatewaySettingsError(
+      `GATEWAY_LISTEN_ADDRESS ${host} is not loopback: a gateway on a real address needs GATEWAY_TOKENS_FILE (clients authenticate), or it would be an open proxy`,
+    );
+  }
+  const caCertFile = fileOf(input.caCertFile);
+  const caKeyFile = fileOf(input.caKeyFile);
+  if ((caCertFile === undefined) !== (caKeyFile === undefined)) {
+    throw new GatewaySettingsError("GATEWAY_CA_CERT_FILE and GATEWAY_CA_KEY_FILE: interception needs both (or neither: tunnel mode)");
+  }
+  const waitMs = ms(input.waitMs, 10_000, "GATEWAY_WAIT_MS");
+  const maxWaitMs = ms(input.maxWaitMs, 60_000, "GATEWAY_MAX_WAIT_MS");
+  return {
+    host,
+    port,
+    brokerTarget: brokers.length === 1 ? (brokers[0] ?? "") : `ipv4:${brokers.join(",")}`,
+    brokerAddresses: brokers,
+    brokerToken: input.token === "" ? undefined : input.token,
+    pool: input.pool ?? "default",
+    workerId: input.workerId ?? defaultWorkerId,
+    tokensFile,
+    denyTargets: denyTargetsOf(input.denyTargets),
+    waitMs: Math.min(waitMs, maxWaitMs),
+    maxWaitMs,
+    tunnelIdleMs: ms(input.tunnelIdleMs, 60_000, "GATEWAY_TUNNEL_IDLE_MS", 1),
+    tunnelMaxLifeMs: ms(input.tunnelMaxLifeMs, 600_000, "GATEWAY_TUNNEL_MAX_LIFE_MS", 1),
+    maxConnections: ms(input.maxConnections, 1_024, "GATEWAY_MAX_CONNECTIONS", 1),
+    requestTimeoutMs: ms(input.requestTimeoutMs, 300_000, "GATEWAY_REQUEST_TIMEOUT_MS", 1),
+    upstreamTimeoutMs: ms(input.upstreamTimeoutMs, 60_000, "GATEWAY_UPSTREAM_TIMEOUT_MS", 1),
+    caCertFile,
+    caKeyFile,
+    upstreamCaFile: fileOf(input.upstreamCaFile),
+    metricsAddress:
+      input.metricsAddress === undefined || input.metricsAddress === ""
+        ? undefined
+        : hostPort(input.metricsAddress, "GATEWAY_METRICS_ADDRESS").join(":"),
+  };
+}
+
+function fileOf(raw: string | undefined): string | undefined {
+  return raw === undefined || raw === "" ? undefined : raw;
+}
+
+/** Loopback: 127.0.0.0/8, ::1, localhost. */
+export function isLoopback(host: string): boolean {
+  if (host === "localhost" || host === "::1") return true;
+  return isIP(host) === 4 && host.startsWith("127.");
+}
+
+function hostPort(address: string, name: string): [string, number] {
+  const hp = splitHostPort(address);
+  if (hp === undefined) throw new GatewaySettingsError(`${name}: expected host:port, got "${address}"`);
+  return hp;
+}
+
+function ms(raw: string | undefined, fallback: number, name: string, min = 0): number {
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new GatewaySettingsError(`${name}: expected an integer ≥ ${min}, got "${raw}"`);
+  return n;
+}

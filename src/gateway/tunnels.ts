@@ -1,0 +1,98 @@
+import type { Server } from "proxy-chain";
+import type { Lease, LeaseOutcome } from "@proxybroker/sdk";
+
+/** How long a CONNECT tunnel may hold its lease. */
+export interface TunnelLimits {
+  /** Closed after this long without a byte either way, ms. */
+  readonly idleMs: number;
+  /** Closed after this long in all, ms: a keep-alive connection cannot hold a proxy for ever. */
+  readonly maxLifeMs: number;
+}
+
+interface Tunnel {
+  readonly lease: Lease;
+  readonly opened: number;
+  established: boolean;
+  failure: string | undefined;
+  lastBytes: number;
+  lastActive: number;
+  readonly timer: NodeJS.Timeout;
+}
+
+/** How often a tunnel's traffic is looked at for the idle limit. */
+const CHECK_EVERY_MS = 250;
+
+/**
+ * The CONNECT tunnels of the gateway and their leases: one lease per tunnel, for the tunnel's
+ * host, renewed by the SDK's heartbeats while the tunnel is open; the tunnel is closed when idle,
+ * too old, or when its lease is lost (the proxy may be another worker's then), and the lease is
+ * released when the tunnel closes — SUCCESS when the upstream proxy opened it, PROXY_ERROR when
+ * it refused or could not reach the site.
+ */
+export class Tunnels {
+  private readonly open_ = new Map<number, Tunnel>();
+  private readonly releasing = new Set<Promise<void>>();
+
+  constructor(
+    private readonly server: Server,
+    private readonly limits: TunnelLimits,
+    /** A tunnel closed with this outcome (metrics). */
+    private readonly onClosed: (outcome: LeaseOutcome) => void = () => undefined,
+  ) {
+    server.on("tunnelConnectResponded", ({ customTag }: { customTag?: unknown }) => {
+      const t = typeof customTag === "number" ? this.open_.get(customTag) : undefined;
+      if (t !== undefined) t.established = true;
+    });
+    server.on("tunnelConnectFailed", ({ customTag, response }: { customTag?: unknown; response?: { statusCode?: number } }) => {
+      const t = typeof customTag === "number" ? this.open_.get(customTag) : undefined;
+      if (t !== undefined) t.failure = `the upstream proxy answered ${response?.statusCode ?? "?"} to CONNECT`;
+    });
+    server.on("connectionClosed", ({ connectionId }: { connectionId: number }) => this.close(connectionId));
+  }
+
+  get size(): number {
+    return this.open_.size;
+  }
+
+  /** A CONNECT was granted `lease` on connection `id`. */
+  open(id: number, lease: Lease): void {
+    const now = Date.now();
+    const timer = setInterval(() => this.check(id), CHECK_EVERY_MS);
+    timer.unref();
+    this.open_.set(id, { lease, opened: now, established: false, failure: undefined, lastBytes: 0, lastActive: now, timer });
+    lease.signal.addEventListener("abort", () => this.server.closeConnection(id), { once: true });
+  }
+
+  /** Wait for the releases of closed tunnels. */
+  async drain(): Promise<void> {
+    await Promise.all([...this.releasing]);
+  }
+
+  private check(id: number): void {
+    const t = this.open_.get(id);
+    if (t === undefined) return;
+    const now = Date.now();
+    const stats = this.server.getConnectionStats(id);
+    const bytes = stats === undefined ? 0 : (stats.srcRxBytes ?? 0) + (stats.srcTxBytes ?? 0);
+    if (bytes !== t.lastBytes) {
+      t.lastBytes = bytes;
+      t.lastActive = now;
+    }
+    if (now - t.lastActive >= this.limits.idleMs || now - t.opened >= this.limits.maxLifeMs) this.server.closeConnection(id);
+  }
+
+  private close(id: number): void {
+    const t = this.open_.get(id);
+    if (t === undefined) return;
+    this.open_.delete(id);
+    clearInterval(t.timer);
+    const outcome: LeaseOutcome =
+      t.failure !== undefined || !t.established
+        ? { kind: "PROXY_ERROR", detail: t.failure ?? "the tunnel through the upstream proxy did not open" }
+        : { kind: "SUCCESS", latencyMs: Date.now() - t.opened, bytes: t.lastBytes };
+    this.onClosed(outcome);
+    const p = t.lease.release(outcome).catch(() => undefined);
+    this.releasing.add(p);
+    void p.finally(() => this.releasing.delete(p));
+  }
+}
