@@ -1,16 +1,17 @@
 /**
  * The `proxybroker` command: `serve` runs the broker (what `npm start` runs; every setting is an
- * environment variable, README "Settings"); the admin commands (import, list, stats, policy,
+ * environment variable, docs/settings.md); `gateway` runs the HTTP(S) proxy gateway; the admin commands (import, list, stats, policy,
  * ban / unban / disable / enable, check, watch, audit) talk to a running broker. `--help` lists
  * them, `--version` prints the version. Exit codes: src/cli/exit.ts (0 done, 1 failed, 2 bad
  * usage, 3 done in part).
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { log, serve } from "./serve.js";
+import { log, serve } from "./server/serve.js";
 import { addProxyCommands } from "./cli/proxies.js";
 import { addPolicyCommands } from "./cli/policy.js";
 import { addObserveCommands } from "./cli/observe.js";
+import { addGatewayCommand } from "./gateway/command.js";
 import { CliExit, EXIT } from "./cli/exit.js";
 
 /** The package's version: its package.json is one level up from src/, two from dist/src/. */
@@ -40,6 +41,7 @@ export function program(): Command {
     .action(async () => {
       await serve();
     });
+  addGatewayCommand(p);
   addProxyCommands(p, common);
   addPolicyCommands(p, common);
   addObserveCommands(p, common);
@@ -49,15 +51,17 @@ export function program(): Command {
 /** The options of every admin command: where the broker is, how to reach it, which pool, JSON. */
 function common(c: Command): Command {
   const env = process.env;
-  return c
-    .option("--address <host:port>", "the broker (PROXYBROKER_ADDRESS)", env["PROXYBROKER_ADDRESS"] ?? "127.0.0.1:50051")
-    // no default from the environment here: --help would print the token
-    .option("--token <token>", "an admin token (default: $PROXYBROKER_TOKEN)")
-    .option("--tls-ca <file>", "CA certificate of the broker's TLS (PEM)")
-    .option("--tls-cert <file>", "client certificate (mTLS, PEM)")
-    .option("--tls-key <file>", "client key (mTLS, PEM)")
-    .option("--pool <pool>", "the pool", "default")
-    .option("--json", "JSON output for scripts");
+  return (
+    c
+      .option("--address <host:port>", "the broker (PROXYBROKER_ADDRESS)", env["PROXYBROKER_ADDRESS"] ?? "127.0.0.1:50051")
+      // no default from the environment here: --help would print the token
+      .option("--token <token>", "an admin token (default: $PROXYBROKER_TOKEN)")
+      .option("--tls-ca <file>", "CA certificate of the broker's TLS (PEM)")
+      .option("--tls-cert <file>", "client certificate (mTLS, PEM)")
+      .option("--tls-key <file>", "client key (mTLS, PEM)")
+      .option("--pool <pool>", "the pool", "default")
+      .option("--json", "JSON output for scripts")
+  );
 }
 
 async function main(argv: readonly string[]): Promise<void> {

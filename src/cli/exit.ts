@@ -21,7 +21,18 @@ export function fromRpc(err: unknown): CliExit {
   if (err instanceof CliExit) return err;
   if (typeof err === "object" && err !== null && "code" in err && "details" in err) {
     const e = err as { code: number; details: string };
-    const names: Record<number, string> = { 2: "UNKNOWN", 3: "INVALID_ARGUMENT", 4: "DEADLINE_EXCEEDED", 5: "NOT_FOUND", 7: "PERMISSION_DENIED", 8: "RESOURCE_EXHAUSTED", 9: "FAILED_PRECONDITION", 13: "INTERNAL", 14: "UNAVAILABLE", 16: "UNAUTHENTICATED" };
+    const names: Record<number, string> = {
+      2: "UNKNOWN",
+      3: "INVALID_ARGUMENT",
+      4: "DEADLINE_EXCEEDED",
+      5: "NOT_FOUND",
+      7: "PERMISSION_DENIED",
+      8: "RESOURCE_EXHAUSTED",
+      9: "FAILED_PRECONDITION",
+      13: "INTERNAL",
+      14: "UNAVAILABLE",
+      16: "UNAUTHENTICATED",
+    };
     return new CliExit(e.code === 3 ? EXIT.usage : EXIT.failed, `broker: ${names[e.code] ?? e.code}: ${e.details}`);
   }
   return new CliExit(EXIT.failed, err instanceof Error ? err.message : String(err));

@@ -8,20 +8,40 @@ import { connect, type ConnectionOptions } from "./connection.js";
 import { CliExit, EXIT, fromRpc } from "./exit.js";
 import { eventDetail, formatMs, print, printJson, table } from "./format.js";
 
-const tsOf = (t: { seconds: bigint; nanos: number } | undefined): number => (t === undefined ? 0 : Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6));
+const tsOf = (t: { seconds: bigint; nanos: number } | undefined): number =>
+  t === undefined ? 0 : Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6);
 
 async function stats(o: ConnectionOptions): Promise<void> {
   const c = connect(o);
   try {
     const opts = c.callOptions(15_000);
-    const [pool, domains] = await Promise.all([c.admin.getPoolStats({ pool: o.pool }, opts), c.admin.getDomainStats({ pool: o.pool }, opts)]);
-    const rows = domains.domains.map((d) => ({ domain: d.domain, grantsPerMinute: d.grantsLastMinute, bansLastHour: d.bansLastHour, coolDownsLastHour: d.coolDownsLastHour, effectiveIntervalMs: msOf(d.effectiveInterval) }));
-    const summary = { pool: o.pool, total: pool.total, active: pool.active, quarantined: pool.quarantined, blacklisted: pool.blacklisted, disabled: pool.disabled, liveWorkers: pool.liveWorkers };
+    const [pool, domains] = await Promise.all([
+      c.admin.getPoolStats({ pool: o.pool }, opts),
+      c.admin.getDomainStats({ pool: o.pool }, opts),
+    ]);
+    const rows = domains.domains.map((d) => ({
+      domain: d.domain,
+      grantsPerMinute: d.grantsLastMinute,
+      bansLastHour: d.bansLastHour,
+      coolDownsLastHour: d.coolDownsLastHour,
+      effectiveIntervalMs: msOf(d.effectiveInterval),
+    }));
+    const summary = {
+      pool: o.pool,
+      total: pool.total,
+      active: pool.active,
+      quarantined: pool.quarantined,
+      blacklisted: pool.blacklisted,
+      disabled: pool.disabled,
+      liveWorkers: pool.liveWorkers,
+    };
     if (o.json === true) {
       printJson({ ...summary, domains: rows });
       return;
     }
-    print(`pool ${o.pool}: ${pool.total} proxies — ${pool.active} active, ${pool.quarantined} quarantined, ${pool.blacklisted} blacklisted, ${pool.disabled} disabled; ${pool.liveWorkers} live workers`);
+    print(
+      `pool ${o.pool}: ${pool.total} proxies — ${pool.active} active, ${pool.quarantined} quarantined, ${pool.blacklisted} blacklisted, ${pool.disabled} disabled; ${pool.liveWorkers} live workers`,
+    );
     if (rows.length > 0) {
       print("");
       print(
@@ -30,7 +50,9 @@ async function stats(o: ConnectionOptions): Promise<void> {
           rows.map((r) => [r.domain, r.grantsPerMinute, r.bansLastHour, r.coolDownsLastHour, formatMs(r.effectiveIntervalMs)]),
         ),
       );
-      print("(grants counted by the broker answering; bans and cool-downs from the pool's event stream; pacing: the interval between two requests of one proxy now, policy and adaptive)");
+      print(
+        "(grants counted by the broker answering; bans and cool-downs from the pool's event stream; pacing: the interval between two requests of one proxy now, policy and adaptive)",
+      );
     }
   } catch (err) {
     throw fromRpc(err);
@@ -41,7 +63,15 @@ async function stats(o: ConnectionOptions): Promise<void> {
 
 async function check(o: ConnectionOptions): Promise<void> {
   const c = connect(o);
-  const bar = o.json === true ? undefined : new SingleBar({ format: "checking [{bar}] {value}/{total}  {passed} passed, {failed} failed, {errors} errors", stream: process.stderr, noTTYOutput: true, notTTYSchedule: 1_000 });
+  const bar =
+    o.json === true
+      ? undefined
+      : new SingleBar({
+          format: "checking [{bar}] {value}/{total}  {passed} passed, {failed} failed, {errors} errors",
+          stream: process.stderr,
+          noTTYOutput: true,
+          notTTYSchedule: 1_000,
+        });
   let last: CheckProxiesResponse["progress"];
   try {
     const call = c.admin.checkProxies({ pool: o.pool }, c.callOptions());
@@ -64,7 +94,8 @@ async function check(o: ConnectionOptions): Promise<void> {
     c.close();
   }
   const p = last ?? { total: 0, checked: 0, passed: 0, failed: 0, errors: 0 };
-  if (o.json === true) printJson({ pool: o.pool, total: p.total, checked: p.checked, passed: p.passed, failed: p.failed, errors: p.errors });
+  if (o.json === true)
+    printJson({ pool: o.pool, total: p.total, checked: p.checked, passed: p.passed, failed: p.failed, errors: p.errors });
   else print(`pool ${o.pool}: ${p.checked} checked — ${p.passed} passed, ${p.failed} failed, ${p.errors} errors`);
 }
 
@@ -81,8 +112,20 @@ async function watch(o: ConnectionOptions & { grants?: boolean; count?: string }
         const e = m.event;
         if (e === undefined) return;
         const kind = PoolEventKind[e.kind] ?? String(e.kind);
-        if (o.json === true) printJson({ id: e.id, time: new Date(tsOf(e.time)).toISOString(), kind, proxy: e.proxyId, domain: e.domain, detail: e.detail, actor: e.actor });
-        else print(`${new Date(tsOf(e.time)).toISOString()}  ${kind.padEnd(10)} ${e.proxyId.padEnd(21)} ${e.domain.padEnd(20)} ${eventDetail(kind, e.detail, tsOf(e.time))}${e.actor !== "" ? `  (${e.actor})` : ""}`.trimEnd());
+        if (o.json === true)
+          printJson({
+            id: e.id,
+            time: new Date(tsOf(e.time)).toISOString(),
+            kind,
+            proxy: e.proxyId,
+            domain: e.domain,
+            detail: e.detail,
+            actor: e.actor,
+          });
+        else
+          print(
+            `${new Date(tsOf(e.time)).toISOString()}  ${kind.padEnd(10)} ${e.proxyId.padEnd(21)} ${e.domain.padEnd(20)} ${eventDetail(kind, e.detail, tsOf(e.time))}${e.actor !== "" ? `  (${e.actor})` : ""}`.trimEnd(),
+          );
         if (++seen >= limit) resolve();
       });
       call.on("error", (err: Error & { code?: number }) => (err.code === 1 ? resolve() : reject(err)));
@@ -100,9 +143,21 @@ async function audit(o: ConnectionOptions & { limit?: string }): Promise<void> {
   const c = connect(o);
   try {
     const { entries } = await c.admin.listAudit({ limit: o.limit === undefined ? 50 : Number(o.limit) }, c.callOptions(10_000));
-    const rows = entries.map((e) => ({ time: new Date(tsOf(e.time)).toISOString(), actor: e.actor, method: e.method, pool: e.pool, detail: e.detail }));
+    const rows = entries.map((e) => ({
+      time: new Date(tsOf(e.time)).toISOString(),
+      actor: e.actor,
+      method: e.method,
+      pool: e.pool,
+      detail: e.detail,
+    }));
     if (o.json === true) printJson(rows);
-    else print(table(["time", "actor", "method", "pool", "what"], rows.map((r) => [r.time, r.actor === "" ? "-" : r.actor, r.method, r.pool, r.detail])));
+    else
+      print(
+        table(
+          ["time", "actor", "method", "pool", "what"],
+          rows.map((r) => [r.time, r.actor === "" ? "-" : r.actor, r.method, r.pool, r.detail]),
+        ),
+      );
   } catch (err) {
     throw fromRpc(err);
   } finally {
@@ -111,9 +166,19 @@ async function audit(o: ConnectionOptions & { limit?: string }): Promise<void> {
 }
 
 export function addObserveCommands(program: Command, common: (c: Command) => Command): void {
-  common(program.command("stats").description("the pool at a glance: proxies by state, live workers; per domain-key grants/min, bans and pacing")).action((o: ConnectionOptions) => stats(o));
-  common(program.command("check").description("one health-check pass over the pool now, with progress")).action((o: ConnectionOptions) => check(o));
-  common(program.command("watch").description("follow the pool's events (bans, quarantines, admin actions, policies, leader changes) until Ctrl-C"))
+  common(
+    program
+      .command("stats")
+      .description("the pool at a glance: proxies by state, live workers; per domain-key grants/min, bans and pacing"),
+  ).action((o: ConnectionOptions) => stats(o));
+  common(program.command("check").description("one health-check pass over the pool now, with progress")).action((o: ConnectionOptions) =>
+    check(o),
+  );
+  common(
+    program
+      .command("watch")
+      .description("follow the pool's events (bans, quarantines, admin actions, policies, leader changes) until Ctrl-C"),
+  )
     .option("--grants", "also the leases the broker grants")
     .option("--count <n>", "stop after this many events")
     .action((o: ConnectionOptions & { grants?: boolean; count?: string }) => watch(o));

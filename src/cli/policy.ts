@@ -29,7 +29,14 @@ function duration(name: string, text: string | undefined) {
 }
 
 async function setPolicy(pattern: string, o: SetOptions): Promise<void> {
-  const pacing = o.pacing === undefined ? PacingMode.UNSPECIFIED : o.pacing === "release" ? PacingMode.AFTER_RELEASE : o.pacing === "grant" ? PacingMode.AFTER_GRANT : undefined;
+  const pacing =
+    o.pacing === undefined
+      ? PacingMode.UNSPECIFIED
+      : o.pacing === "release"
+        ? PacingMode.AFTER_RELEASE
+        : o.pacing === "grant"
+          ? PacingMode.AFTER_GRANT
+          : undefined;
   if (pacing === undefined) throw new CliExit(EXIT.usage, "--pacing must be release or grant");
   const mc = o.maxConcurrency === undefined ? 0 : Number(o.maxConcurrency);
   if (!Number.isInteger(mc) || mc < 0) throw new CliExit(EXIT.usage, "--max-concurrency must be a whole number");
@@ -66,13 +73,31 @@ async function listPolicies(o: ConnectionOptions): Promise<void> {
   try {
     const { policies } = await c.admin.listDomainPolicies({ pool: o.pool }, c.callOptions(10_000));
     if (o.json === true) {
-      printJson(policies.map((p) => ({ pattern: p.pattern, group: p.group, maxConcurrency: p.maxConcurrency === 0 ? 1 : p.maxConcurrency, minIntervalMs: msOf(p.minInterval), jitterMs: msOf(p.jitter), banTtlMs: msOf(p.banTtl), pacing: PacingMode[p.pacing] })));
+      printJson(
+        policies.map((p) => ({
+          pattern: p.pattern,
+          group: p.group,
+          maxConcurrency: p.maxConcurrency === 0 ? 1 : p.maxConcurrency,
+          minIntervalMs: msOf(p.minInterval),
+          jitterMs: msOf(p.jitter),
+          banTtlMs: msOf(p.banTtl),
+          pacing: PacingMode[p.pacing],
+        })),
+      );
       return;
     }
     print(
       table(
         ["pattern", "group", "max concurrency", "min interval", "jitter", "ban ttl", "pacing"],
-        policies.map((p) => [p.pattern, p.group, p.maxConcurrency === 0 ? 1 : p.maxConcurrency, formatMs(msOf(p.minInterval)), formatMs(msOf(p.jitter)), formatMs(msOf(p.banTtl)), p.pacing === PacingMode.AFTER_GRANT ? "grant" : "release"]),
+        policies.map((p) => [
+          p.pattern,
+          p.group,
+          p.maxConcurrency === 0 ? 1 : p.maxConcurrency,
+          formatMs(msOf(p.minInterval)),
+          formatMs(msOf(p.jitter)),
+          formatMs(msOf(p.banTtl)),
+          p.pacing === PacingMode.AFTER_GRANT ? "grant" : "release",
+        ]),
       ),
     );
   } catch (err) {
@@ -110,5 +135,7 @@ export function addPolicyCommands(program: Command, common: (c: Command) => Comm
     .option("--fixed", "no adaptive pacing")
     .action((pattern: string, o: SetOptions) => setPolicy(pattern, o));
   common(policy.command("list").description("the pool's policies")).action((o: ConnectionOptions) => listPolicies(o));
-  common(policy.command("delete").argument("<pattern>").description("delete a policy")).action((pattern: string, o: ConnectionOptions) => deletePolicy(pattern, o));
+  common(policy.command("delete").argument("<pattern>").description("delete a policy")).action((pattern: string, o: ConnectionOptions) =>
+    deletePolicy(pattern, o),
+  );
 }

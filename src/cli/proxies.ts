@@ -4,14 +4,20 @@ import type { Command } from "commander";
 import { SingleBar } from "cli-progress";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { ProxyState } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import type { Proxy } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import { parseProxyLine } from "../proxies-file.js";
+import type { ProxyActionResult } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
+import type { Proxy as WireProxy } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import { parseProxyLine } from "../config/proxies-file.js";
 import { connect, type ConnectionOptions } from "./connection.js";
 import { CliExit, EXIT, fromRpc } from "./exit.js";
 import { parseDuration, print, printJson, table } from "./format.js";
 
 const BATCH = 1_000;
-const STATES: Record<string, ProxyState> = { active: ProxyState.ACTIVE, quarantined: ProxyState.QUARANTINED, blacklisted: ProxyState.BLACKLISTED, disabled: ProxyState.DISABLED };
+const STATES: Record<string, ProxyState> = {
+  active: ProxyState.ACTIVE,
+  quarantined: ProxyState.QUARANTINED,
+  blacklisted: ProxyState.BLACKLISTED,
+  disabled: ProxyState.DISABLED,
+};
 const STATE_NAMES = new Map(Object.entries(STATES).map(([k, v]) => [v, k.toUpperCase()]));
 
 /** Options of `import`. */
@@ -36,14 +42,25 @@ async function importFile(file: string, o: ImportOptions): Promise<void> {
     }
   });
   const c = connect(o);
-  const bar = o.json === true ? undefined : new SingleBar({ format: "importing [{bar}] {value}/{total} proxies", stream: process.stderr, noTTYOutput: true, notTTYSchedule: 1_000 });
+  const bar =
+    o.json === true
+      ? undefined
+      : new SingleBar({
+          format: "importing [{bar}] {value}/{total} proxies",
+          stream: process.stderr,
+          noTTYOutput: true,
+          notTTYSchedule: 1_000,
+        });
   bar?.start(specs.length, 0);
   let added = 0;
   let updated = 0;
   try {
     for (let i = 0; i < specs.length; i += BATCH) {
       const chunk = specs.slice(i, i + BATCH);
-      const r = await c.admin.addProxies({ pool: o.pool, proxies: chunk.map(({ url, tier, labels }) => ({ url, tier, labels })) }, c.callOptions(60_000));
+      const r = await c.admin.addProxies(
+        { pool: o.pool, proxies: chunk.map(({ url, tier, labels }) => ({ url, tier, labels })) },
+        c.callOptions(60_000),
+      );
       added += r.added.length;
       updated += r.updated.length;
       // AddProxies answers the rejected ones with their (redacted) URL: the line is the first chunk entry with that host:port
@@ -70,14 +87,15 @@ async function importFile(file: string, o: ImportOptions): Promise<void> {
 
 async function listProxies(o: ConnectionOptions & { state?: string; tier?: string; label?: string[] }): Promise<void> {
   const want = o.state === undefined ? undefined : STATES[o.state.toLowerCase()];
-  if (o.state !== undefined && want === undefined) throw new CliExit(EXIT.usage, `--state must be one of ${Object.keys(STATES).join(", ")}`);
+  if (o.state !== undefined && want === undefined)
+    throw new CliExit(EXIT.usage, `--state must be one of ${Object.keys(STATES).join(", ")}`);
   const labels = (o.label ?? []).map((kv) => {
     const eq = kv.indexOf("=");
     if (eq <= 0) throw new CliExit(EXIT.usage, `--label ${kv} is not key=value`);
     return [kv.slice(0, eq), kv.slice(eq + 1)] as const;
   });
   const c = connect(o);
-  const found: Proxy[] = [];
+  const found: WireProxy[] = [];
   try {
     for (let token = ""; ; ) {
       const page = await c.admin.listProxies({ pool: o.pool, pageSize: 1_000, pageToken: token }, c.callOptions(30_000));
@@ -96,13 +114,33 @@ async function listProxies(o: ConnectionOptions & { state?: string; tier?: strin
     c.close();
   }
   if (o.json === true) {
-    printJson(found.map((p) => ({ id: p.id, url: p.url, tier: p.tier, labels: p.labels, score: p.score, state: STATE_NAMES.get(p.state) ?? "?", lastUsedBy: p.lastUsedBy })));
+    printJson(
+      found.map((p) => ({
+        id: p.id,
+        url: p.url,
+        tier: p.tier,
+        labels: p.labels,
+        score: p.score,
+        state: STATE_NAMES.get(p.state) ?? "?",
+        lastUsedBy: p.lastUsedBy,
+      })),
+    );
     return;
   }
   print(
     table(
       ["id", "url", "tier", "labels", "score", "state", "last used by"],
-      found.map((p) => [p.id, p.url, p.tier, Object.entries(p.labels).map(([k, v]) => `${k}=${v}`).join(","), Math.round(p.score * 10) / 10, STATE_NAMES.get(p.state) ?? "?", p.lastUsedBy]),
+      found.map((p) => [
+        p.id,
+        p.url,
+        p.tier,
+        Object.entries(p.labels)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(","),
+        Math.round(p.score * 10) / 10,
+        STATE_NAMES.get(p.state) ?? "?",
+        p.lastUsedBy,
+      ]),
     ),
   );
   print(`${found.length} proxies`);
@@ -112,7 +150,7 @@ type Action = "ban" | "unban" | "disable" | "enable";
 
 async function act(action: Action, ids: readonly string[], o: ConnectionOptions & { domain?: string; ttl?: string }): Promise<void> {
   const c = connect(o);
-  let r;
+  let r: ProxyActionResult | undefined;
   try {
     const opts = c.callOptions(30_000);
     const domain = o.domain ?? "";
@@ -145,7 +183,12 @@ function parseTtl(text: string): number {
 }
 
 export function addProxyCommands(program: Command, common: (c: Command) => Command): void {
-  common(program.command("import").argument("<file>", "one proxy per line: host:port or scheme://user:pass@host:port, then tier=X and key=value labels").description("add the proxies of a file (or update them), with progress; a summary of added, updated and rejected"))
+  common(
+    program
+      .command("import")
+      .argument("<file>", "one proxy per line: host:port or scheme://user:pass@host:port, then tier=X and key=value labels")
+      .description("add the proxies of a file (or update them), with progress; a summary of added, updated and rejected"),
+  )
     .option("--tier <tier>", "tier of lines that name none")
     .action((file: string, o: ImportOptions) => importFile(file, o));
   common(program.command("list").description("the pool's proxies as a table (passwords shown as ***)"))
@@ -155,10 +198,17 @@ export function addProxyCommands(program: Command, common: (c: Command) => Comma
     .action((o: ConnectionOptions & { state?: string; tier?: string; label?: string[] }) => listProxies(o));
   for (const action of ["ban", "unban", "disable", "enable"] as const) {
     const cmd = common(program.command(action).argument("<ids...>", "proxy ids (host:port)"));
-    if (action === "ban" || action === "unban") cmd.option("--domain <domain>", "a host or policy group (its domain-key); none = every domain");
+    if (action === "ban" || action === "unban")
+      cmd.option("--domain <domain>", "a host or policy group (its domain-key); none = every domain");
     if (action === "ban") cmd.option("--ttl <duration>", "how long: 500ms, 30s, 10m, 2h");
     cmd.description(
-      action === "ban" ? "ban proxies on one domain, or everywhere, for a while" : action === "unban" ? "lift a ban" : action === "disable" ? "no new grants (live leases run out)" : "grant them again",
+      action === "ban"
+        ? "ban proxies on one domain, or everywhere, for a while"
+        : action === "unban"
+          ? "lift a ban"
+          : action === "disable"
+            ? "no new grants (live leases run out)"
+            : "grant them again",
     );
     cmd.action((ids: string[], o: ConnectionOptions & { domain?: string; ttl?: string }) => act(action, ids, o));
   }

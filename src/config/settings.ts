@@ -184,7 +184,10 @@ export function loadSettings(env: Env = process.env): Settings {
     tlsKeyFile: str(env, "TLS_KEY_FILE", ""),
     tlsClientCaFile: str(env, "TLS_CLIENT_CA_FILE", ""),
     redisUrl: str(env, "REDIS_URL", ""),
-    redisClusterNodes: str(env, "REDIS_CLUSTER_NODES", "").split(",").map((n) => n.trim()).filter((n) => n !== ""),
+    redisClusterNodes: str(env, "REDIS_CLUSTER_NODES", "")
+      .split(",")
+      .map((n) => n.trim())
+      .filter((n) => n !== ""),
     redisKeyPrefix: str(env, "REDIS_KEY_PREFIX", "pb"),
     redisCommandTimeoutMs: num(env, "REDIS_COMMAND_TIMEOUT_MS", 1000, { min: 10, max: 60_000 }),
     redisBatchMax: num(env, "REDIS_BATCH_MAX", 32, { min: 1, max: 256 }),
@@ -209,7 +212,9 @@ export function loadSettings(env: Env = process.env): Settings {
     healthCheckIntervalMs: num(env, "HEALTH_CHECK_INTERVAL_MS", 300_000, { min: 1_000, max: MS_DAY }),
     healthCheckTimeoutMs: num(env, "HEALTH_CHECK_TIMEOUT_MS", 10_000, { min: 100, max: 120_000 }),
     healthCheckConcurrency: num(env, "HEALTH_CHECK_CONCURRENCY", 16, { min: 1, max: 1_000 }),
-    healthCheckPools: str(env, "HEALTH_CHECK_POOLS", "default").split(",").map((p) => p.trim()),
+    healthCheckPools: str(env, "HEALTH_CHECK_POOLS", "default")
+      .split(",")
+      .map((p) => p.trim()),
     healthCheckUrls: poolUrls(str(env, "HEALTH_CHECK_URLS", "")),
     healthLeaderTtlMs: num(env, "HEALTH_LEADER_TTL_MS", 10_000, { min: 300, max: 600_000 }),
     maxRetryAfterMs: num(env, "MAX_RETRY_AFTER_MS", MS_DAY, { min: 1, max: MS_DAY * 30 }),
@@ -221,7 +226,7 @@ export function loadSettings(env: Env = process.env): Settings {
     reportOutcomesPerMinute: num(env, "REPORT_OUTCOMES_PER_MINUTE", 20_000, { min: 1, max: 10_000_000 }),
     scoring: loadScoring(env),
   };
-  // LOG_LEVEL is read by the logger (src/log.ts), which starts before the settings; checked here
+  // LOG_LEVEL is read by the logger (src/observe/log.ts), which starts before the settings; checked here
   if (logLevel(env).bad !== undefined) {
     throw new SettingsError(`LOG_LEVEL=${str(env, "LOG_LEVEL", "")} is not one of ${LOG_LEVELS.join(", ")}`);
   }
@@ -236,7 +241,8 @@ export function loadSettings(env: Env = process.env): Settings {
   if (new ShardMap(s.poolShards).any() && s.redisUrl === "" && s.redisClusterNodes.length === 0) {
     throw new SettingsError("POOL_SHARDS needs REDIS_URL or REDIS_CLUSTER_NODES (the embedded store is one process)");
   }
-  if (s.redisUrl !== "" && s.redisClusterNodes.length > 0) throw new SettingsError("REDIS_URL and REDIS_CLUSTER_NODES go apart: set one of them");
+  if (s.redisUrl !== "" && s.redisClusterNodes.length > 0)
+    throw new SettingsError("REDIS_URL and REDIS_CLUSTER_NODES go apart: set one of them");
   for (const node of s.redisClusterNodes) {
     const m = /^(.+):(\d{1,5})$/.exec(node);
     if (m === null || Number(m[2]) > 65535) throw new SettingsError(`REDIS_CLUSTER_NODES has "${node}", which is not host:port`);
@@ -250,7 +256,8 @@ export function loadSettings(env: Env = process.env): Settings {
   for (const pool of s.healthCheckPools) {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(pool)) throw new SettingsError(`HEALTH_CHECK_POOLS has "${pool}", which is not a pool name`);
   }
-  if ((s.tlsCertFile === "") !== (s.tlsKeyFile === "")) throw new SettingsError("TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither");
+  if ((s.tlsCertFile === "") !== (s.tlsKeyFile === ""))
+    throw new SettingsError("TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither");
   if (s.tlsClientCaFile !== "" && s.tlsCertFile === "") {
     throw new SettingsError("TLS_CLIENT_CA_FILE (client certificates) needs TLS_CERT_FILE and TLS_KEY_FILE");
   }
@@ -264,7 +271,10 @@ export function loadSettings(env: Env = process.env): Settings {
 /** HEALTH_CHECK_URLS: `pool=url,pool=url`. */
 function poolUrls(text: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const entry of text.split(",").map((e) => e.trim()).filter((e) => e !== "")) {
+  for (const entry of text
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e !== "")) {
     const eq = entry.indexOf("=");
     const pool = entry.slice(0, eq);
     const url = entry.slice(eq + 1);

@@ -1,6 +1,6 @@
 import type { HealthResult, ProxyView } from "@proxybroker/sdk/model";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
-import type { CheckProgressUpdate } from "../service/context.js";
+import type { CheckProgressUpdate } from "./pass.js";
 import type { ProbeOptions } from "./probe.js";
 
 /** How and what the health checker checks. */
@@ -60,7 +60,14 @@ export class HealthChecker {
     for (const pool of this.opts.targets.keys()) {
       if (opts.signal?.aborted === true) break;
       const p = await this.pass(pool, opts);
-      total = { ...total, total: total.total + p.total, checked: total.checked + p.checked, passed: total.passed + p.passed, failed: total.failed + p.failed, errors: total.errors + p.errors };
+      total = {
+        ...total,
+        total: total.total + p.total,
+        checked: total.checked + p.checked,
+        passed: total.passed + p.passed,
+        failed: total.failed + p.failed,
+        errors: total.errors + p.errors,
+      };
     }
     return total;
   }

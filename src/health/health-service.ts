@@ -6,7 +6,7 @@
  * (ProxyAdmin.CheckProxies). A leader change is an event of every pool checked.
  */
 import type { Campaign, LeaseStore } from "@proxybroker/sdk/engine";
-import type { CheckProgressUpdate } from "../service/context.js";
+import type { CheckProgressUpdate } from "./pass.js";
 import type { HealthChecker } from "./checker.js";
 import { LeaderElector } from "./leader.js";
 
@@ -80,7 +80,9 @@ export class HealthService {
     }
     const detail = `${this.opts.owner} checks (term ${c.term})`;
     for (const pool of this.opts.checker.pools) {
-      this.opts.store.appendEvent(pool, { kind: "LEADER", proxyId: "", domainKey: "", detail }).catch((err: unknown) => this.opts.onError?.(err));
+      this.opts.store
+        .appendEvent(pool, { kind: "LEADER", proxyId: "", domainKey: "", detail })
+        .catch((err: unknown) => this.opts.onError?.(err));
     }
     this.round();
   }

@@ -20,7 +20,9 @@ export async function probeProxy(opts: ProbeOptions): Promise<HealthResult> {
   const target = new URL(opts.targetUrl);
   const auth: Record<string, string> =
     proxy.username !== ""
-      ? { "proxy-authorization": `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString("base64")}` }
+      ? {
+          "proxy-authorization": `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString("base64")}`,
+        }
       : {};
   try {
     const res = await withTimeout(

@@ -23,7 +23,9 @@ export interface AuthOptions {
 }
 
 /** The verdict on one call's `authorization` metadata. */
-export type Verdict = { readonly ok: true; readonly owner: TokenOwner | undefined } | { readonly ok: false; readonly code: grpc.status; readonly details: string };
+export type Verdict =
+  | { readonly ok: true; readonly owner: TokenOwner | undefined }
+  | { readonly ok: false; readonly code: grpc.status; readonly details: string };
 
 const BEARER = /^bearer\s+(\S+)\s*$/i;
 

@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
-import { statusSource } from "../status/snapshot.js";
-import type { StatusSnapshot } from "../status/snapshot.js";
-import { GrantHub } from "../service/grant-hub.js";
-import { MinuteCounts } from "../service/minute-counts.js";
-import { RecentRestrictions } from "../service/recent-restrictions.js";
-import type { BrokerCounts } from "../service/context.js";
-import type { HealthPass } from "../service/context.js";
-import { ReportBudget } from "../service/report-budget.js";
+import { statusSource } from "../observe/status/snapshot.js";
+import type { StatusSnapshot } from "../observe/status/snapshot.js";
+import { GrantHub } from "../observe/grant-hub.js";
+import { MinuteCounts } from "../observe/minute-counts.js";
+import { RecentRestrictions } from "../observe/recent-restrictions.js";
+import type { BrokerCounts } from "../observe/counts.js";
+import type { HealthPass } from "../health/pass.js";
+import { ReportBudget } from "../grpc/report-budget.js";
 import * as grpc from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
@@ -15,21 +15,23 @@ import { addService } from "@proxybroker/sdk/wire";
 import type { PolicyDefaults } from "@proxybroker/sdk/model";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 import type { Settings } from "../config/settings.js";
-import { adminHandlers } from "../service/admin-service.js";
-import { brokerHandlers } from "../service/broker-service.js";
-import type { BrokerContext } from "../service/context.js";
-import { BrokerError } from "../service/errors.js";
-import { domainPacingGauge } from "../service/domain-pacing.js";
-import { LeaseEngine } from "../service/lease-engine.js";
-import { Reservations } from "../service/reservations.js";
-import type { StreamHandle } from "../service/lease-stream.js";
-import { BrokerMetrics } from "../service/metrics.js";
-import { countProxies } from "../service/proxy-counts.js";
-import { RecoveryTimes } from "../service/recovery-times.js";
+import { adminHandlers } from "../grpc/admin-service.js";
+import { brokerHandlers } from "../grpc/broker-service.js";
+import type { BrokerContext } from "../grpc/context.js";
+import { BrokerError } from "../grpc/errors.js";
+import { domainPacingGauge } from "../observe/domain-pacing.js";
+import { DomainUseCache } from "../lease/domain-use-cache.js";
+import { LeaseEngine } from "../lease/lease-engine.js";
+import type { StateLoss } from "../lease/policy-cache.js";
+import { Reservations } from "../lease/reservations.js";
+import type { StreamHandle } from "../grpc/context.js";
+import { BrokerMetrics } from "../observe/metrics.js";
+import { countProxies } from "../observe/proxy-counts.js";
+import { RecoveryTimes } from "../observe/recovery-times.js";
 import { authInterceptor, serviceRoles } from "../security/auth.js";
 import type { TokenTable } from "../security/tokens.js";
 import { serverCredentials } from "../security/tls.js";
-import { addReflection } from "./reflection.js";
+import { addReflection } from "../grpc/reflection.js";
 
 /** What the server needs from the settings. */
 export type BrokerServerSettings = Pick<
@@ -68,7 +70,7 @@ export interface BrokerServerOptions {
   /** Collect process metrics too (off in tests). */
   readonly processMetrics?: boolean;
   /** The store lost a pool's state (e.g. re-seed the pool's proxies from the proxies file). */
-  readonly onStateLost?: (pool: string) => void;
+  readonly onStateLost?: (pool: string, loss: StateLoss) => void;
   /** The bearer tokens now in force (read again on each call); absent or undefined = no authentication. */
   readonly tokens?: () => TokenTable | undefined;
   /** Debug lines per lease call (with request ids) go here; absent: none. */
@@ -79,6 +81,18 @@ export interface BrokerServerOptions {
 
 const SERVICES = ["", ProxyBroker.typeName, ProxyAdmin.typeName];
 const STORE_CHECK_MS = 1000;
+/** A worker's use of a domain-key is listed at least this long after its last lease. */
+const MIN_DOMAIN_LISTING_MS = 60_000;
+
+/**
+ * How long a worker's use of a domain-key is listed after its last lease: as long as a worker may
+ * serve from its fallback pool (FALLBACK_WINDOW_MS, beyond which no listing would be used), and
+ * at least a minute.
+ */
+export function domainListingMs(fallbackWindowMs: number): number {
+  return Math.max(fallbackWindowMs, MIN_DOMAIN_LISTING_MS);
+}
+
 /** How often the reservations of silent workers' fallback shares are brought up to date. */
 const RESERVATIONS_MS = 1000;
 
@@ -103,7 +117,9 @@ export class BrokerServer {
   private storeTimer: NodeJS.Timeout | undefined;
   private readonly reservations: Reservations;
   /** Told when the store's server changed (for the log). */
-  onServerChanged: ((id: string) => void) | undefined;
+  onServerChanged: ((change: { readonly id: string; readonly lossless: boolean }) => void) | undefined;
+  /** The domain-keys workers used lately (snapshots list them; reservations follow them). */
+  readonly domainUses: DomainUseCache;
 
   private constructor(
     private readonly server: grpc.Server,
@@ -129,28 +145,44 @@ export class BrokerServer {
       ttlMaxMs: s.ttlMaxMs,
       maxWaitingPerKey: s.maxWaitingPerDomain,
       maxWaiting: s.maxWaiting,
-      onStateLost: (pool) => {
+      onStateLost: (pool, loss) => {
         // the store's record of silent workers went with the state: put it back (reservations.ts);
         // a failed rewrite is retried by the next tick (the pool's reservations count as stale)
-        this.reservations.lost(pool).catch((err: unknown) => opts.logger?.warn(`rewriting the reservations of pool ${pool} failed: ${String(err)}`));
-        opts.onStateLost?.(pool);
+        this.reservations
+          .lost(pool)
+          .catch((err: unknown) => opts.logger?.warn(`rewriting the reservations of pool ${pool} failed: ${String(err)}`));
+        opts.onStateLost?.(pool, loss);
       },
       ...(opts.clock ? { clock: opts.clock } : {}),
       liveSince: () => this.reservations.liveSince(),
       beforeFirstUse: (pool) => this.reservations.ensure(pool),
       onStoreDown: () => this.reservations.storeDown(),
-      onServerChanged: (id) => this.onServerChanged?.(id),
+      reservedFromOthers: (pool, workerId) => this.reservations.reservesFromOthers(pool, workerId),
+      onServerChanged: (change) => this.onServerChanged?.(change),
+      domainUseMs: domainListingMs(s.fallbackWindowMs),
       ...(opts.store.releaseFeed === undefined ? {} : { releases: opts.store.releaseFeed() }),
       onWaited: (ms, granted) => this.metrics.waitSeconds.observe({ result: granted ? "granted" : "denied" }, ms / 1000),
     });
+    this.domainUses = new DomainUseCache({
+      store: opts.store,
+      windowMs: domainListingMs(s.fallbackWindowMs),
+      clock: opts.clock ?? Date.now,
+    });
     this.reservations = new Reservations({
       store: opts.store,
+      domainUses: (pool) => this.domainUses.of(pool),
+      domainUseMs: domainListingMs(s.fallbackWindowMs),
       pools: () => this.engine.pools(),
       clock: opts.clock ?? Date.now,
       absentAfterMs: s.workerAbsentAfterMs,
       fallbackWindowMs: s.fallbackWindowMs,
       liveWindowMs: s.workerActiveWindowMs,
       intervalMs: RESERVATIONS_MS,
+      onReserved: (pool, r) =>
+        opts.logger?.info(
+          { pool, workers: r.workers },
+          r.workers.length === 0 ? `pool ${pool}: no reservations` : `pool ${pool}: reserved for ${r.workers.length} silent worker(s)`,
+        ),
     });
     this.status = statusSource({
       store: opts.store,
@@ -171,6 +203,7 @@ export class BrokerServer {
       proxies: (pool) => countProxies(opts.store, pool),
       liveLeases: () => this.engine.liveLeases,
       recoveries: () => recoveries.since(this.engine.servedPools()),
+      heldUntil: (pool) => this.engine.heldUntil(pool),
       defaultMetrics: opts.processMetrics === true,
     });
   }
@@ -217,10 +250,13 @@ export class BrokerServer {
     let admin: { server: grpc.Server; port: number } | undefined;
     if (s.adminListenAddress !== "") {
       const adminServer = create();
-      admin = { server: adminServer, port: await bind(adminServer, s.adminListenAddress).catch((err: unknown) => {
-        server.forceShutdown();
-        throw err;
-      }) };
+      admin = {
+        server: adminServer,
+        port: await bind(adminServer, s.adminListenAddress).catch((err: unknown) => {
+          server.forceShutdown();
+          throw err;
+        }),
+      };
     }
     const broker = new BrokerServer(server, opts, port, admin);
     metrics = broker.metrics;
@@ -245,6 +281,7 @@ export class BrokerServer {
       policyDefaults: this.defaults,
       workerActiveWindowMs: s.workerActiveWindowMs,
       fallbackWindowMs: s.fallbackWindowMs,
+      domainUses: this.domainUses,
       clock: this.opts.clock ?? Date.now,
       metrics: this.metrics,
       reportBudget: new ReportBudget({ perMinute: s.reportOutcomesPerMinute, clock: this.opts.clock ?? Date.now }),
@@ -273,8 +310,12 @@ export class BrokerServer {
       const ok = this.draining ? false : await this.opts.store.ping().catch(() => false);
       if (ok !== last) for (const svc of SERVICES) this.health.setStatus(svc, ok ? "SERVING" : "NOT_SERVING");
       last = ok;
-      // holds grants on every pool served when the server changed; tried again at the next check when it fails
-      if (ok) await this.engine.checkServer().catch(() => undefined);
+      // holds grants on every pool served when the server changed and may have lost writes; tried
+      // again at the next check when it fails. Then the pools' hold state and longest TTL lately.
+      if (ok) {
+        await this.engine.checkServer().catch(() => undefined);
+        await this.engine.refreshHolds().catch(() => undefined);
+      }
     };
     void check();
     this.storeTimer = setInterval(() => void check(), STORE_CHECK_MS);
@@ -299,10 +340,13 @@ export class BrokerServer {
     for (const h of this.streams) h.close("broker is shutting down");
     const stop = (server: grpc.Server) =>
       new Promise<void>((resolve) => {
-        const force = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, Math.max(0, deadline - Date.now()));
+        const force = setTimeout(
+          () => {
+            server.forceShutdown();
+            resolve();
+          },
+          Math.max(0, deadline - Date.now()),
+        );
         force.unref();
         server.tryShutdown(() => {
           clearTimeout(force);
