@@ -12,7 +12,9 @@ _TOKEN = re.compile(r"^[\x21-\x7e]{1,4096}$")
 
 
 class _Details(
-    collections.namedtuple("_Details", ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression")),
+    collections.namedtuple(
+        "_Details", ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression")
+    ),
     grpc.ClientCallDetails,
 ):
     pass
@@ -32,7 +34,10 @@ class TokenInterceptor(
 
     def _details(self, d: grpc.ClientCallDetails) -> grpc.ClientCallDetails:
         metadata = [m for m in (d.metadata or ()) if m[0] != "authorization"] + [self._header]
-        return _Details(d.method, d.timeout, metadata, d.credentials, getattr(d, "wait_for_ready", None), getattr(d, "compression", None))
+        return _Details(
+            d.method, d.timeout, metadata, d.credentials,
+            getattr(d, "wait_for_ready", None), getattr(d, "compression", None),
+        )
 
     def intercept_unary_unary(self, continuation, client_call_details, request):
         return continuation(self._details(client_call_details), request)

@@ -57,7 +57,10 @@ KINDS = ("SUCCESS", "RATE_LIMITED", "BLOCKED", "PROXY_ERROR", "TARGET_ERROR", "A
 PATTERN_FLAGS = re.IGNORECASE | re.ASCII
 
 # JavaScript's \s and String.prototype.trim() whitespace (WhiteSpace and LineTerminator).
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_SPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 _WS = "[" + re.escape(_JS_SPACE) + "]"
 
 
@@ -65,7 +68,9 @@ def _re(source: str) -> Pattern[str]:
     return re.compile(source, PATTERN_FLAGS)
 
 
-DEFAULT_CAPTCHA_URL_PATTERNS: Tuple[Pattern[str], ...] = (_re(r"captcha"), _re(r"/challenge"), _re(r"__cf_chl"), _re(r"/sorry/"))
+DEFAULT_CAPTCHA_URL_PATTERNS: Tuple[Pattern[str], ...] = (
+    _re(r"captcha"), _re(r"/challenge"), _re(r"__cf_chl"), _re(r"/sorry/"),
+)
 DEFAULT_LOGIN_URL_PATTERNS: Tuple[Pattern[str], ...] = (_re(r"/(?:log[-_]?in|sign[-_]?in|auth)(?:[/?#.;]|\Z)"),)
 DEFAULT_CAPTCHA_BODY_PATTERNS: Tuple[Pattern[str], ...] = (
     _re(r"\bcaptcha\b"),
@@ -191,7 +196,9 @@ def _describe(pattern: TextPattern) -> str:
 
 # -- Retry-After --------------------------------------------------------------------------------
 
-_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
+_MONTHS = {
+    m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))
+}
 _MON = "(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
 _TIME = r"(\d{2}):(\d{2}):(\d{2})"
 # Sun, 06 Nov 1994 08:49:37 GMT
@@ -304,7 +311,8 @@ def parse_marker(marker: str) -> ParsedMarker:
 
 
 def _attribute(attrs: str, name: str) -> Optional[str]:
-    m = re.search(rf"(?:^|{_WS}){name}{_WS}*={_WS}*(?:\"([^\"]*)\"|'([^']*)'|([^{re.escape(_JS_SPACE)}\"'=<>`]+))", attrs, PATTERN_FLAGS)
+    unquoted = rf"([^{re.escape(_JS_SPACE)}\"'=<>`]+)"
+    m = re.search(rf"(?:^|{_WS}){name}{_WS}*={_WS}*(?:\"([^\"]*)\"|'([^']*)'|{unquoted})", attrs, PATTERN_FLAGS)
     if m is None:
         return None
     return next((g for g in m.groups() if g is not None), None)
@@ -400,7 +408,8 @@ def _rate_limited(status: int, headers: Mapping[str, str], rules: Rules, now_ms:
         return Classification("RATE_LIMITED", None, f"{why} without Retry-After")
     ms = _retry_after_ms(raw, now_ms)
     if ms is None:
-        return Classification("RATE_LIMITED", None, f"{why} with invalid Retry-After {json.dumps(raw, ensure_ascii=False)}")
+        invalid = json.dumps(raw, ensure_ascii=False)
+        return Classification("RATE_LIMITED", None, f"{why} with invalid Retry-After {invalid}")
     capped = min(ms, rules.max_retry_after * 1000)
     form = "" if re.fullmatch(r"\s*[0-9]+\s*", raw) else " (HTTP date)"
     cap = f", capped to {math.ceil(capped / 1000)} s" if capped < ms else ""
@@ -432,7 +441,9 @@ def _resolve(location: str, base: str) -> str:
         return location
 
 
-def _url_verdict(status: int, url: str, request_url: Optional[str], headers: Mapping[str, str], rules: Rules) -> Optional[str]:
+def _url_verdict(
+    status: int, url: str, request_url: Optional[str], headers: Mapping[str, str], rules: Rules
+) -> Optional[str]:
     targets = [("final URL", url)]
     location = headers.get("location") if 300 <= status < 400 else None
     if location is not None:
@@ -502,7 +513,9 @@ def classify_response(
     mapped = rules.status_kinds.get(status)
     if mapped is not None:
         why = f"{status} mapped to {mapped} by rule"
-        return _rate_limited(status, hdrs, rules, now_ms, why) if mapped == "RATE_LIMITED" else Classification(mapped, None, why)
+        if mapped == "RATE_LIMITED":
+            return _rate_limited(status, hdrs, rules, now_ms, why)
+        return Classification(mapped, None, why)
 
     if 200 <= status < 400:
         by_url = _url_verdict(status, url, request_url, hdrs, rules)
@@ -522,7 +535,8 @@ def classify_response(
             if wanted and text is not None:
                 missing = _find_missing_marker(text, wanted, lower)
                 if missing is not None:
-                    return Classification(placeholder, None, f"marker {json.dumps(missing, ensure_ascii=False)} missing from the body")
+                    marker = json.dumps(missing, ensure_ascii=False)
+                    return Classification(placeholder, None, f"marker {marker} missing from the body")
         return Classification("SUCCESS", None, f"{status}")
     if status == 407:
         return Classification("PROXY_ERROR", None, "407 proxy authentication required")
@@ -551,7 +565,9 @@ def compile_patterns(patterns: Iterable[str]) -> Optional[Pattern[str]]:
 
 
 _DEFAULT = compile_patterns(DEFAULT_BLOCK_PATTERNS)
-_NO_PATTERNS = dataclasses.replace(DEFAULT_RULES, captcha_url_patterns=(), login_url_patterns=(), captcha_body_patterns=())
+_NO_PATTERNS = dataclasses.replace(
+    DEFAULT_RULES, captcha_url_patterns=(), login_url_patterns=(), captcha_body_patterns=()
+)
 
 
 def classify(
@@ -578,6 +594,8 @@ def classify(
     elif block_pattern == _DEFAULT:
         rules = DEFAULT_RULES
     else:
-        rules = dataclasses.replace(DEFAULT_RULES, captcha_url_patterns=(block_pattern,), captcha_body_patterns=(block_pattern,))
+        rules = dataclasses.replace(
+            DEFAULT_RULES, captcha_url_patterns=(block_pattern,), captcha_body_patterns=(block_pattern,)
+        )
     c = classify_response(status, url="", headers=headers, body=body, rules=rules)
     return c.kind, c.retry_after

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import socket
@@ -15,15 +16,24 @@ import grpc
 
 from . import wire
 from .auth import TokenInterceptor, tls_credentials
-from .errors import BrokerError, BrokerUnavailable, LeaseLost
+from .errors import BrokerError, BrokerUnavailable, LeaseLost, denied_error
 from .gen.proxybroker.v1 import admin_pb2_grpc, broker_pb2 as pb, broker_pb2_grpc
 from .heartbeat import Heartbeats
-from .lease import MIN_DEADLINE_MARGIN, Lease, _denied_error, deadline_margin
+from .lease import Lease
+from .lease_state import MIN_DEADLINE_MARGIN, LeaseState, deadline_margin
 from .stream import LeaseStream
 
 log = logging.getLogger("proxybroker_client")
 
 _STARTED_MS = int(time.time() * 1000)
+
+#: After the Lease stream broke, the broker counts as gone when the channel is not ready again
+#: within this many seconds (a draining replica's clients reach another one sooner).
+GONE_AFTER = 0.3
+#: Outcomes kept for replay at most (the oldest go first).
+MAX_REPLAY = 10_000
+#: Outcomes per ReportOutcomes call.
+REPLAY_CHUNK = 1_000
 
 #: Channel options: reconnect quickly after a broker restart (gRPC's default backoff grows to 120 s).
 DEFAULT_CHANNEL_OPTIONS: Tuple[Tuple[str, int], ...] = (
@@ -51,6 +61,29 @@ class AcquireFuture(Future):
         self._lease: Optional[Lease] = None  # the lease handed to it (set before its result)
 
 
+class _Link:
+    """How the leases of a client reach it (a :class:`~proxybroker_client.lease.LeaseLink`)."""
+
+    def __init__(self, client: "BrokerClient") -> None:
+        self._client = client
+
+    @property
+    def request_timeout(self) -> float:
+        return self._client.request_timeout
+
+    def send_renew(self, state: LeaseState) -> Future:
+        return self._client._send_renew(state)
+
+    def send_release(self, state: LeaseState, outcome: pb.Outcome) -> Future:
+        return self._client._send_release(state, outcome)
+
+    def report_later(self, lease: Lease, outcome: pb.Outcome) -> None:
+        self._client._report_later(lease, outcome)
+
+    def watch_deadline(self, state: LeaseState) -> None:
+        self._client._watch_deadline(state)
+
+
 class BrokerClient:
     """A worker's connection to the broker.
 
@@ -75,6 +108,13 @@ class BrokerClient:
     :param tls_cert: with ``tls_key``, this worker's certificate (PEM) for a broker that requires
         client certificates (mTLS).
     :param credentials: channel credentials built by hand (instead of ``tls_*``).
+    :param yield_leases: when the broker is gone (its connection refused or reset, and not back
+        within ``GONE_AFTER`` seconds), give up every held lease at once (``lost`` is set, reason
+        ``REVOKED``, :attr:`Lease.yielded` true: start nothing new through it; a request already
+        sent may finish), and release them on the broker, with their outcomes, when it is back
+        (else it would keep their pairs closed for the rest of their TTL). Workers with a fallback
+        pool (the TypeScript SDK) then take those proxies after a second instead of a whole lease
+        TTL. Default True; the broker is told with each acquire.
     """
 
     def __init__(
@@ -93,6 +133,7 @@ class BrokerClient:
         tls_ca: Optional[bytes] = None,
         tls_cert: Optional[bytes] = None,
         tls_key: Optional[bytes] = None,
+        yield_leases: bool = True,
     ) -> None:
         if deadline_margin < 0:
             raise ValueError(f"deadline_margin must not be negative: {deadline_margin}")
@@ -119,15 +160,26 @@ class BrokerClient:
         #: Raw stubs, for calls the wrapper does not cover (snapshot, admin).
         self.stub = broker_pb2_grpc.ProxyBrokerStub(self._channel)
         self.admin = admin_pb2_grpc.ProxyAdminStub(self._channel)
-        self._held: Dict[str, Lease] = {}
+        # Held leases by id: the handle, and the state its heartbeats and deadline work on.
+        self._held: Dict[str, Tuple[Lease, LeaseState]] = {}
+        self._link = _Link(self)
         self._held_lock = threading.Lock()
         # Hands a grant to its acquire's future, or gives it back when the caller gave up: never
         # both (reentrant: a future's callbacks may give up on it from inside).
         self._handoff = threading.RLock()
         self._closed = False
+        self.yield_leases = yield_leases
+        # Outcomes of leases given up while the broker was gone, for ReportOutcomes.
+        self._replay: "collections.deque[pb.ObservedOutcome]" = collections.deque(maxlen=MAX_REPLAY)
+        # Their releases, owed to the broker: sent when it is back, so that it frees their pairs
+        # (their outcomes with them) rather than keeping them closed for the rest of their TTL.
+        self._owed: "collections.deque[pb.ReleaseLeaseRequest]" = collections.deque(maxlen=MAX_REPLAY)
+        self._replay_lock = threading.Lock()
+        self._watching = False  # a check whether the broker is gone runs
         self._stream = LeaseStream(
             lambda requests: self.stub.Lease(requests, wait_for_ready=True),
             self._abandon_unmatched,
+            on_break=self._stream_broke if yield_leases else None,
         )
         self._heartbeats = Heartbeats(self._send_renew, clock)
 
@@ -193,6 +245,7 @@ class BrokerClient:
             session_key=session_key,
             tier=tier,
             labels=dict(labels or {}),
+            yields_leases=self.yield_leases,
         )
         if "://" in target:
             req.target_url = target
@@ -220,13 +273,13 @@ class BrokerClient:
                 return
             kind, body = f.result()
             if kind != "granted":
-                self._settle(out, error=_denied_error(body))
+                self._settle(out, error=denied_error(body))
                 return
-            lease = self._lease_of(body.lease, ttl, sent_at)
-            if lease.deadline - self.clock() >= (lease.ttl - self._margin(lease.ttl)) / 2:
-                self._settle(out, lease=lease, beat=beat)
+            lease, state = self._lease_of(body.lease, ttl, sent_at)
+            if state.deadline - self.clock() >= (state.ttl - self._margin(state.ttl)) / 2:
+                self._settle(out, lease=lease, state=state, beat=beat)
             else:  # it waited long in the broker (or on the way): confirm it first
-                self._confirm(out, lease, beat)
+                self._confirm(out, lease, state, beat)
 
         raw.add_done_callback(answered)
         return out
@@ -243,25 +296,36 @@ class BrokerClient:
         if lease is not None:
             lease.release_async("ABANDONED")
 
-    def _lease_of(self, msg: pb.Lease, ttl: Optional[float], sent_at: float) -> Lease:
+    def _lease_of(self, msg: pb.Lease, ttl: Optional[float], sent_at: float) -> Tuple[Lease, LeaseState]:
         if ttl is None:  # broker default: derive it from the expiry (same-host clocks assumed)
             ttl_eff = min(max(wire.epoch_of(msg.expire_time) - time.time(), 1.0), 3600.0)
         else:
             ttl_eff = ttl
-        return Lease(self, msg, ttl_eff, ttl is not None, sent_at, self._margin)
+        state = LeaseState(
+            lease_id=msg.lease_id,
+            fencing_token=msg.fencing_token,
+            ttl=ttl_eff,
+            ttl_requested=ttl is not None,
+            sent_at=sent_at,
+            expire_time=wire.epoch_of(msg.expire_time),
+            clock=self.clock,
+            margin=self._margin,
+            on_end=self._forget,
+        )
+        return Lease(msg, state, self._link), state
 
     def _margin(self, ttl: float) -> float:
         return deadline_margin(ttl, self.deadline_margin)
 
-    def _confirm(self, out: AcquireFuture, lease: Lease, beat: bool) -> None:
+    def _confirm(self, out: AcquireFuture, lease: Lease, state: LeaseState, beat: bool) -> None:
         """Renew a grant that arrived late before handing it over; its deadline then counts
         from this renew."""
         if out._abandoned or out.cancelled():
             self._give_back(lease)
             return
-        sent, ttl = self.clock(), lease.ttl
+        sent, ttl = self.clock(), state.ttl
         try:
-            fut = self._send_renew(lease)
+            fut = self._send_renew(state)
         except RuntimeError as err:  # the client is closed
             self._settle(out, error=BrokerUnavailable(str(err)))
             return
@@ -275,12 +339,12 @@ class BrokerClient:
                 self._settle(out, error=f.exception())
                 return
             kind, body = f.result()
-            lease._on_renew_answer(kind, body, sent, ttl)
+            state.on_renew_answer(kind, body, sent, ttl)
             if kind == "renewed" and lease.held:
-                self._settle(out, lease=lease, beat=beat)
+                self._settle(out, lease=lease, state=state, beat=beat)
             elif kind == "denied":
                 self._give_back(lease)  # it could not be confirmed: nobody may rely on it
-                self._settle(out, error=_denied_error(body))
+                self._settle(out, error=denied_error(body))
             else:
                 self._settle(out, error=LeaseLost(lease.lease_id, lease.lost_reason or "EXPIRED"))
 
@@ -290,6 +354,7 @@ class BrokerClient:
         self,
         out: AcquireFuture,
         lease: Optional[Lease] = None,
+        state: Optional[LeaseState] = None,
         beat: bool = False,
         error: Optional[BaseException] = None,
     ) -> None:
@@ -297,11 +362,11 @@ class BrokerClient:
         released as ABANDONED, without ever being renewed."""
         with self._handoff:
             taken = not out._abandoned and out.set_running_or_notify_cancel()
-            if taken and lease is not None:
+            if taken and lease is not None and state is not None:
                 out._lease = lease
                 with self._held_lock:
-                    self._held[lease.lease_id] = lease
-                self._heartbeats.add(lease, beat)
+                    self._held[lease.lease_id] = (lease, state)
+                self._heartbeats.add(state, beat)
         if not taken:
             if lease is not None:
                 self._give_back(lease)
@@ -315,17 +380,24 @@ class BrokerClient:
         log.info("proxybroker: releasing unclaimed lease %s as ABANDONED", lease.lease_id)
         lease.release_async("ABANDONED")
 
-    def _watch_deadline(self, lease: Lease) -> None:
+    def _watch_deadline(self, state: LeaseState) -> None:
         """A release failed: the lease is held again, so its deadline is watched again."""
         with self._held_lock:
-            held = self._held.get(lease.lease_id) is lease
-        if held and not self._closed:
-            self._heartbeats.watch(lease)
+            entry = self._held.get(state.lease_id)
+        if entry is not None and entry[1] is state and not self._closed:
+            self._heartbeats.watch(state)
 
     def held_leases(self) -> Sequence[Lease]:
         """Leases acquired by this client and neither released nor lost."""
         with self._held_lock:
-            return list(self._held.values())
+            return [lease for lease, _ in self._held.values()]
+
+    @property
+    def outcomes_to_replay(self) -> int:
+        """Outcomes of leases given up while the broker was gone, waiting for the broker (with
+        their releases, or for replay)."""
+        with self._replay_lock:
+            return len(self._replay) + len(self._owed)
 
     @property
     def streams_opened(self) -> int:
@@ -368,24 +440,126 @@ class BrokerClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # -- used by Lease and the heartbeat thread --------------------------------------------
+    # -- used by the leases (through _Link) and the heartbeat thread ------------------------
 
-    def _send_renew(self, lease: Lease) -> Future:
+    def _send_renew(self, state: LeaseState) -> Future:
         # worker_id: the broker counts the renewing worker as live, and extends no lease of it on a
         # proxy it holds in reserve for another worker's fallback share (an empty one: on none).
-        req = pb.RenewLeaseRequest(lease_id=lease.lease_id, fencing_token=lease.fencing_token, worker_id=self.worker_id)
-        ttl = lease._renew_ttl()
+        req = pb.RenewLeaseRequest(lease_id=state.lease_id, fencing_token=state.fencing_token, worker_id=self.worker_id)
+        ttl = state.renew_ttl()
         if ttl is not None:
             req.ttl.CopyFrom(wire.duration(ttl))
-        return self._stream.lease_op(lease.lease_id, "renew", pb.LeaseRequest(renew=req))
+        return self._stream.lease_op(state.lease_id, "renew", pb.LeaseRequest(renew=req))
 
-    def _send_release(self, lease: Lease, outcome: pb.Outcome) -> Future:
-        req = pb.ReleaseLeaseRequest(lease_id=lease.lease_id, fencing_token=lease.fencing_token, outcome=outcome)
-        return self._stream.lease_op(lease.lease_id, "release", pb.LeaseRequest(release=req))
+    def _send_release(self, state: LeaseState, outcome: pb.Outcome) -> Future:
+        req = pb.ReleaseLeaseRequest(lease_id=state.lease_id, fencing_token=state.fencing_token, outcome=outcome)
+        return self._stream.lease_op(state.lease_id, "release", pb.LeaseRequest(release=req))
 
-    def _forget(self, lease: Lease) -> None:
+    # -- when the broker is gone -----------------------------------------------------------
+
+    def _stream_broke(self) -> None:
+        """The Lease stream broke: in a thread, check whether the broker is gone (its channel not
+        ready again soon); if so, give up every held lease, then replay outcomes once it is back."""
+        with self._replay_lock:
+            if self._watching or self._closed:
+                return
+            self._watching = True
+        threading.Thread(target=self._watch_broker, name="proxybroker-gone", daemon=True).start()
+
+    def _watch_broker(self) -> None:
+        try:
+            ready = grpc.channel_ready_future(self._raw_channel)
+            try:
+                ready.result(timeout=GONE_AFTER)
+            except grpc.FutureTimeoutError:
+                self._yield_held()
+                while not self._closed:
+                    try:
+                        ready.result(timeout=1.0)
+                        break
+                    except grpc.FutureTimeoutError:
+                        continue
+            finally:
+                ready.cancel()
+            if not self._closed:
+                self._flush_replay()
+        finally:
+            with self._replay_lock:
+                self._watching = False
+
+    def _yield_held(self) -> None:
+        """Give up every held lease (the broker is gone): workers in fallback may take the proxies."""
+        n = 0
+        for lease, state in self._held_pairs():
+            if state.mark_yielded():
+                n += 1
+                log.debug("proxybroker: gave up lease %s of %s (broker gone)", lease.lease_id, lease.proxy.id)
+        if n > 0:
+            log.warning("proxybroker: the broker is gone: gave up %d held lease(s); released there when it is back", n)
+
+    def _held_pairs(self) -> Sequence[Tuple[Lease, LeaseState]]:
         with self._held_lock:
-            self._held.pop(lease.lease_id, None)
+            return list(self._held.values())
+
+    def _report_later(self, lease: Lease, outcome: pb.Outcome) -> None:
+        owed = pb.ReleaseLeaseRequest(lease_id=lease.lease_id, fencing_token=lease.fencing_token, outcome=outcome)
+        with self._replay_lock:
+            if len(self._owed) < MAX_REPLAY:
+                self._owed.append(owed)
+                return
+            self._replay.append(self._observed(lease.proxy.id, lease.domain, outcome))
+
+    @staticmethod
+    def _observed(proxy_id: str, domain: str, outcome: pb.Outcome) -> pb.ObservedOutcome:
+        observed = pb.ObservedOutcome(proxy_id=proxy_id, domain=domain, outcome=outcome)
+        observed.observe_time.CopyFrom(wire.timestamp(time.time()))
+        return observed
+
+    def _flush_replay(self) -> None:
+        """Send the releases and outcomes kept while the broker was gone; what fails is kept."""
+        if self._release_owed():
+            self._replay_outcomes()
+
+    def _release_owed(self) -> bool:
+        """Release the given-up leases on the broker (an expired one still takes its outcome).
+        False when the broker cannot be reached again (the rest stays owed)."""
+        while True:
+            with self._replay_lock:
+                if not self._owed:
+                    return True
+                req = self._owed.popleft()
+            try:
+                self.stub.ReleaseLease(req, timeout=self.request_timeout)
+            except grpc.RpcError as err:
+                if err.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                    with self._replay_lock:
+                        self._owed.appendleft(req)
+                    return False
+                # lost: expired (its outcome counted all the same) or gone with the store's data
+
+    def _replay_outcomes(self) -> None:
+        """Send the outcomes kept for ReportOutcomes; what fails is kept."""
+        while True:
+            with self._replay_lock:
+                chunk = [self._replay.popleft() for _ in range(min(REPLAY_CHUNK, len(self._replay)))]
+            if not chunk:
+                return
+            try:
+                self.stub.ReportOutcomes(
+                    pb.ReportOutcomesRequest(pool=self.pool, worker_id=self.worker_id, outcomes=chunk),
+                    timeout=self.request_timeout,
+                )
+            except grpc.RpcError as err:
+                log.info("proxybroker: replaying %d outcome(s) failed: %s", len(chunk), err.code())
+                with self._replay_lock:
+                    self._replay.extendleft(reversed(chunk))
+                return
+
+    def _forget(self, state: LeaseState) -> None:
+        with self._held_lock:
+            entry = self._held.get(state.lease_id)
+            if entry is not None and entry[1] is state:
+                del self._held[state.lease_id]
 
     def _abandon_unmatched(self, msg: pb.Lease) -> None:
         """A grant nobody waits for any more (its acquire was given up): give it back at once."""

@@ -1,8 +1,11 @@
-"""Errors raised by the ProxyBroker client."""
+"""Errors raised by the ProxyBroker client, and the error each denial of the broker stands for."""
 
 from __future__ import annotations
 
 from typing import Optional
+
+from . import wire
+from .gen.proxybroker.v1 import broker_pb2 as pb
 
 
 class BrokerError(Exception):
@@ -48,3 +51,15 @@ class LeaseLost(BrokerError):
         super().__init__("LEASE_LOST", f"lease {lease_id} lost ({lost_reason})")
         self.lease_id = lease_id
         self.lost_reason = lost_reason
+
+
+def denied_error(body: pb.LeaseDenied) -> BrokerError:
+    """The error a ``LeaseDenied`` answer stands for: :class:`NoProxyAvailable` (with its
+    ``retry_after``), :class:`BrokerUnavailable`, else a :class:`BrokerError` with the reason."""
+    reason = wire.short_name(pb.DenyReason, body.reason, "DENY_REASON_")
+    if reason == "NO_PROXY_AVAILABLE":
+        retry = wire.seconds_of(body.retry_after) if body.HasField("retry_after") else None
+        return NoProxyAvailable(body.message, retry)
+    if reason == "UNAVAILABLE":
+        return BrokerUnavailable(body.message)
+    return BrokerError(reason, body.message)

@@ -4,7 +4,7 @@ A heartbeat sends a renew without waiting for it; the answer updates the lease (
 from the renew's send time, or ``lost``). While a renew is unanswered (stream down) no second one
 is sent: the stream sends it again once it is back.
 
-Every lease, with heartbeats or without, is also watched at its deadline (see :mod:`.lease`): when
+Every lease, with heartbeats or without, is also watched at its deadline (see :mod:`.lease_state`): when
 it passes with no renewal confirmed meanwhile, the lease is marked lost with reason ``EXPIRED``,
 at that moment, whether or not the broker can be reached.
 """
@@ -16,12 +16,10 @@ import itertools
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Callable, List, Tuple
+from concurrent.futures import Future
+from typing import Callable, List, Tuple
 
-if TYPE_CHECKING:  # pragma: no cover
-    from concurrent.futures import Future
-
-    from .lease import Lease
+from .lease_state import LeaseState
 
 log = logging.getLogger("proxybroker_client")
 
@@ -36,27 +34,27 @@ class Heartbeats:
     for it; an injected clock is read again whenever the thread wakes).
     """
 
-    def __init__(self, send_renew: Callable[["Lease"], "Future"], clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, send_renew: Callable[[LeaseState], Future], clock: Callable[[], float] = time.monotonic) -> None:
         self._send_renew = send_renew
         self._clock = clock
         self._cond = threading.Condition()
-        self._heap: List[Tuple[float, int, str, "Lease"]] = []
+        self._heap: List[Tuple[float, int, str, LeaseState]] = []
         self._seq = itertools.count()
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="proxybroker-heartbeats", daemon=True)
         self._thread.start()
 
-    def add(self, lease: "Lease", beat: bool = True) -> None:
+    def add(self, lease: LeaseState, beat: bool = True) -> None:
         """Watch ``lease``'s deadline, and with ``beat`` renew it every ttl/3, until it is released
         or lost. The first renew comes early enough to be answered before the deadline."""
-        lease._heartbeat = beat
+        lease.heartbeat = beat
         self.watch(lease)
         if beat:
             now = self._clock()
             first = min(lease.ttl / 3, max(0.0, lease.deadline - now) / 2)
             self._push(now + first, _BEAT, lease)
 
-    def watch(self, lease: "Lease") -> None:
+    def watch(self, lease: LeaseState) -> None:
         """Give ``lease`` up at its deadline unless a renewal moves it."""
         self._push(lease.deadline, _DEADLINE, lease)
 
@@ -66,7 +64,7 @@ class Heartbeats:
             self._cond.notify()
         self._thread.join(timeout=5)
 
-    def _push(self, when: float, kind: str, lease: "Lease") -> None:
+    def _push(self, when: float, kind: str, lease: LeaseState) -> None:
         with self._cond:
             heapq.heappush(self._heap, (when, next(self._seq), kind, lease))
             self._cond.notify()
@@ -88,38 +86,38 @@ class Heartbeats:
             except Exception:  # never let one lease stop the others' timers
                 log.exception("proxybroker: %s of lease %s failed", kind, lease.lease_id)
 
-    def _at_deadline(self, lease: "Lease") -> None:
-        if lease.released or lease._lost.is_set() or lease._release_future is not None:
+    def _at_deadline(self, lease: LeaseState) -> None:
+        if lease.released or lease.lost.is_set() or lease.release_future is not None:
             return  # over, or given back (a release that fails watches the deadline again)
-        if lease._check_deadline():
+        if lease.check_deadline():
             # With heartbeats, none was answered in time; without, the holder kept it too long.
-            level = logging.WARNING if lease._heartbeat else logging.INFO
+            level = logging.WARNING if lease.heartbeat else logging.INFO
             log.log(level, "proxybroker: lease %s lost: no renewal confirmed before its deadline", lease.lease_id)
             return
         self.watch(lease)  # a renewal moved it
 
-    def _beat(self, lease: "Lease") -> None:
+    def _beat(self, lease: LeaseState) -> None:
         if not lease.held:
             return
-        if not lease._renewing:
+        if not lease.renewing:
             self._renew(lease)
         if lease.held:
             self._push(self._clock() + lease.ttl / 3, _BEAT, lease)
 
-    def _renew(self, lease: "Lease") -> None:
-        lease._renewing = True
+    def _renew(self, lease: LeaseState) -> None:
+        lease.renewing = True
         sent, ttl = self._clock(), lease.ttl
         try:
             fut = self._send_renew(lease)
         except RuntimeError:  # the client is closed
-            lease._renewing = False
+            lease.renewing = False
             return
         fut.add_done_callback(lambda f: self._answered(lease, f, sent, ttl))
 
     @staticmethod
-    def _answered(lease: "Lease", fut: "Future", sent: float, ttl: float) -> None:
-        lease._renewing = False
+    def _answered(lease: LeaseState, fut: Future, sent: float, ttl: float) -> None:
+        lease.renewing = False
         if fut.cancelled() or fut.exception() is not None:  # closed, or the token refused: the deadline decides
             return
         kind, body = fut.result()
-        lease._on_renew_answer(kind, body, sent, ttl)
+        lease.on_renew_answer(kind, body, sent, ttl)

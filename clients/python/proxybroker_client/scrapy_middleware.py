@@ -152,12 +152,17 @@ class ProxyBrokerMiddleware:
 
     def process_response(self, request, response, spider):
         lease = request.meta.get(META_LEASE)
-        if isinstance(lease, Lease) and lease.held:
+        if isinstance(lease, Lease) and (lease.held or lease.yielded):
+            # (a lease given up while the broker was gone: its outcome is kept for replay)
             c = self.classify(request, response)
-            self._release(lease, c.kind, response.status, c.retry_after, self._latency(request), len(response.body), c.reason[:200])
+            latency = self._latency(request)
+            self._release(lease, c.kind, response.status, c.retry_after, latency, len(response.body), c.reason[:200])
         elif isinstance(lease, Lease) and lease.lost.is_set():
             request.meta[META_LOST] = lease.lost_reason
-            log.warning("proxybroker: lease %s of %s was lost (%s) before the answer came", lease.lease_id, request.url, lease.lost_reason)
+            log.warning(
+                "proxybroker: lease %s of %s was lost (%s) before the answer came",
+                lease.lease_id, request.url, lease.lost_reason,
+            )
         return response
 
     def classify(self, request, response) -> Classification:
@@ -175,7 +180,7 @@ class ProxyBrokerMiddleware:
 
     def process_exception(self, request, exception, spider):
         lease = request.meta.get(META_LEASE)
-        if isinstance(lease, Lease) and lease.held:
+        if isinstance(lease, Lease) and (lease.held or lease.yielded):
             self._release(lease, "PROXY_ERROR", detail=f"{type(exception).__name__}: {exception}"[:200],
                           latency=self._latency(request))
         return None
@@ -183,7 +188,9 @@ class ProxyBrokerMiddleware:
     # -- helpers ---------------------------------------------------------------------------
 
     def _release(self, lease: Lease, kind: str, status: int = 0, retry_after=None, latency=None, size=0, detail=""):
-        fut = lease.release_async(kind, http_status=status, retry_after=retry_after, latency=latency, bytes=size, detail=detail)
+        fut = lease.release_async(
+            kind, http_status=status, retry_after=retry_after, latency=latency, bytes=size, detail=detail
+        )
 
         def done(f):
             err = f.exception()

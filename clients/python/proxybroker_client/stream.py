@@ -69,9 +69,11 @@ class LeaseStream:
         on_unmatched_grant: Callable[[pb.Lease], None],
         min_backoff: float = 0.05,
         max_backoff: float = 2.0,
+        on_break: Optional[Callable[[], None]] = None,
     ) -> None:
         self._open_call = open_call
         self._on_unmatched_grant = on_unmatched_grant
+        self._on_break = on_break
         self._min_backoff = min_backoff
         self._max_backoff = max_backoff
         self._lock = threading.Lock()
@@ -172,6 +174,8 @@ class LeaseStream:
                 if refused is not None:
                     # the broker's answer, not a failure to reach it: what waits gets it now
                     self._fail_pending(refused)
+                elif self._on_break is not None:
+                    self._on_break()  # the broker may be gone: the client checks
             except Exception:  # a bug in dispatch must not end the client
                 log.exception("proxybroker: error on the Lease stream; reopening")
             finally:

@@ -33,6 +33,13 @@ def epoch_of(ts: timestamp_pb2.Timestamp) -> float:
     return ts.seconds + ts.nanos / 1e9
 
 
+def timestamp(epoch_seconds: float) -> timestamp_pb2.Timestamp:
+    """Float seconds since the epoch to a Timestamp."""
+    ts = timestamp_pb2.Timestamp()
+    ts.FromNanoseconds(int(round(epoch_seconds * 1e9)))
+    return ts
+
+
 def outcome_kind(kind: Union[str, int]) -> int:
     """``"SUCCESS"``, ``"OUTCOME_KIND_SUCCESS"`` or the enum number, to the enum number."""
     if isinstance(kind, int):

@@ -1,4 +1,4 @@
-"""Start and stop a real ProxyBroker process (the TypeScript broker in /work/main) for tests."""
+"""Start and stop a real ProxyBroker process (the TypeScript broker of this repository) for tests."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def free_port() -> int:
 
 
 class BrokerProcess:
-    """``node --conditions=@proxybroker/source --import tsx src/main.ts`` (what ``npm start`` runs) on a loopback port, embedded store, sample pool."""
+    """``node --conditions=@proxybroker/source --import tsx src/main.ts`` (what ``npm start`` runs) on a
+    loopback port, embedded store, sample pool."""
 
     def __init__(self, port: Optional[int] = None, **env: str) -> None:
         self.port = port or free_port()

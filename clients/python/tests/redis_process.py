@@ -34,7 +34,8 @@ class RedisProcess:
     def start(self) -> "RedisProcess":
         self.proc = subprocess.Popen(self._args(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
-        while subprocess.run(["redis-cli", "-u", self.url, "ping"], capture_output=True, text=True).stdout.strip() != "PONG":
+        ping = ["redis-cli", "-u", self.url, "ping"]
+        while subprocess.run(ping, capture_output=True, text=True).stdout.strip() != "PONG":
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 self.stop()
                 raise RuntimeError("redis-server did not start")

@@ -33,7 +33,8 @@ class Spider(scrapy.Spider):
         })
 
     def failed(self, failure):
-        records.append({"url": failure.request.url, "error": type(failure.value).__name__, "detail": str(failure.value)})
+        error = type(failure.value).__name__
+        records.append({"url": failure.request.url, "error": error, "detail": str(failure.value)})
 
     def closed(self, reason):
         with open(out_file, "w") as f:

@@ -78,8 +78,8 @@ class AbandonedAcquireTest(unittest.TestCase):
             self.client.acquire(domain, ttl=10, max_wait=5, timeout=0.3)  # still waiting in the broker
         held[0].release("SUCCESS")  # now the broker grants it
         self.assert_given_back(domain, held[0])
-        for l in held[1:]:
-            l.release("SUCCESS")
+        for held_lease in held[1:]:
+            held_lease.release("SUCCESS")
 
     def test_a_grant_after_the_future_was_cancelled_is_released(self) -> None:
         domain = fresh_domain()
@@ -89,8 +89,8 @@ class AbandonedAcquireTest(unittest.TestCase):
         self.assertTrue(fut.cancel())
         held[0].release("SUCCESS")
         self.assert_given_back(domain, held[0])
-        for l in held[1:]:
-            l.release("SUCCESS")
+        for held_lease in held[1:]:
+            held_lease.release("SUCCESS")
 
     def test_an_acquire_interrupted_while_waiting_releases_its_late_grant(self) -> None:
         domain = fresh_domain()
@@ -106,8 +106,8 @@ class AbandonedAcquireTest(unittest.TestCase):
             self.client.acquire(domain, ttl=10, max_wait=5)  # waits in the broker; interrupted
         held[0].release("SUCCESS")  # the broker grants the acquire the caller left
         self.assert_given_back(domain, held[0])
-        for l in held[1:]:
-            l.release("SUCCESS")
+        for held_lease in held[1:]:
+            held_lease.release("SUCCESS")
 
     def test_the_grant_of_the_first_try_lost_with_the_stream_is_released(self) -> None:
         relay = TcpRelay(broker.port)
@@ -129,11 +129,11 @@ class AbandonedAcquireTest(unittest.TestCase):
         # client releases at once. (Polled without waiting in the broker: while an acquire waits
         # there for the domain, the broker denies the retry before it looks up its request id.)
         last = acquire_soon(self.other, domain, within=5)
-        self.assertNotIn(last.proxy.id, {l.proxy.id for l in held})
+        self.assertNotIn(last.proxy.id, {held_lease.proxy.id for held_lease in held})
         self.assertEqual(client.held_leases(), [])
         self.assertGreaterEqual(client.streams_opened, 2)
-        for l in held + [last]:
-            l.release("SUCCESS")
+        for held_lease in held + [last]:
+            held_lease.release("SUCCESS")
 
 
 if __name__ == "__main__":

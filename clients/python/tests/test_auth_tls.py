@@ -22,12 +22,22 @@ def _openssl(*args: str, cwd: str) -> None:
 
 
 def make_certs(d: str) -> None:
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=py-test-ca", cwd=d)
-    for name, ext in (("server", "subjectAltName=IP:127.0.0.1,DNS:localhost\n"), ("client", "extendedKeyUsage=clientAuth\n")):
+    _openssl(
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+        "-days", "2", "-subj", "/CN=py-test-ca", cwd=d,
+    )
+    exts = (("server", "subjectAltName=IP:127.0.0.1,DNS:localhost\n"), ("client", "extendedKeyUsage=clientAuth\n"))
+    for name, ext in exts:
         with open(os.path.join(d, f"{name}.ext"), "w") as f:
             f.write(ext)
-        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-subj", f"/CN={name}", "-out", f"{name}.csr", cwd=d)
-        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2", "-out", f"{name}.pem", "-extfile", f"{name}.ext", cwd=d)
+        _openssl(
+            "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-subj", f"/CN={name}",
+            "-out", f"{name}.csr", cwd=d,
+        )
+        _openssl(
+            "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-days", "2", "-out", f"{name}.pem", "-extfile", f"{name}.ext", cwd=d,
+        )
 
 
 def read(d: str, name: str) -> bytes:
@@ -59,7 +69,8 @@ class AuthTlsTest(unittest.TestCase):
         shutil.rmtree(cls.dir, ignore_errors=True)
 
     def client(self, **kw) -> BrokerClient:
-        c = BrokerClient(self.broker.address, worker_id=f"py-auth-{len(kw)}-{time.monotonic_ns()}", request_timeout=3.0, **kw)
+        worker_id = f"py-auth-{len(kw)}-{time.monotonic_ns()}"
+        c = BrokerClient(self.broker.address, worker_id=worker_id, request_timeout=3.0, **kw)
         self.addCleanup(c.close)
         return c
 

@@ -68,7 +68,9 @@ class ClassifyParityTest(unittest.TestCase):
                     self.assertEqual(got.kind, expect["kind"], got.reason)
                     if "retryAfterMs" in expect:
                         # The TypeScript classifier says 0 for "no delay"; Python None (or 0.0).
-                        self.assertAlmostEqual(got.retry_after or 0.0, expect["retryAfterMs"] / 1000, places=6, msg=got.reason)
+                        self.assertAlmostEqual(
+                            got.retry_after or 0.0, expect["retryAfterMs"] / 1000, places=6, msg=got.reason
+                        )
 
 
 class ClassifyResponseInputsTest(unittest.TestCase):
@@ -84,7 +86,8 @@ class ClassifyResponseInputsTest(unittest.TestCase):
     def test_body_bytes_counts_over_a_truncated_body(self) -> None:
         got = classify_response(200, url="https://a.example/", body=b"x" * 10, body_bytes=5000, min_bytes=1000)
         self.assertEqual(got.kind, "SUCCESS")
-        self.assertEqual(classify_response(200, url="https://a.example/", body=None, body_bytes=10, min_bytes=1000).kind, "BLOCKED")
+        small = classify_response(200, url="https://a.example/", body=None, body_bytes=10, min_bytes=1000)
+        self.assertEqual(small.kind, "BLOCKED")
 
     def test_malformed_marker_is_an_error(self) -> None:
         with self.assertRaises(ValueError):

@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from broker_process import BrokerProcess, free_port  # noqa: E402
 
 from proxybroker_client import BrokerClient, LeaseLost, NoProxyAvailable  # noqa: E402
+from proxybroker_client.gen.proxybroker.v1 import admin_pb2 as admin_pb  # noqa: E402
 from proxybroker_client.gen.proxybroker.v1 import broker_pb2 as pb  # noqa: E402
 
 SAMPLE_POOL_SIZE = 5  # examples/proxies.txt
@@ -61,7 +62,7 @@ class ClientTest(unittest.TestCase):
     def test_denied_with_retry_after_when_the_pool_is_busy_for_the_domain(self) -> None:
         domain = fresh_domain()
         leases = [self.client.acquire(domain, ttl=5) for _ in range(SAMPLE_POOL_SIZE)]
-        self.assertEqual(len({l.proxy.id for l in leases}), SAMPLE_POOL_SIZE, "exclusive per domain")
+        self.assertEqual(len({held_lease.proxy.id for held_lease in leases}), SAMPLE_POOL_SIZE, "exclusive per domain")
         with self.assertRaises(NoProxyAvailable) as ctx:
             self.client.acquire(domain, ttl=5)
         self.assertIsNotNone(ctx.exception.retry_after)
@@ -72,8 +73,8 @@ class ClientTest(unittest.TestCase):
         leases[0].release("SUCCESS")
         again = self.client.acquire(domain, ttl=5)
         self.assertEqual(again.proxy.id, leases[0].proxy.id)
-        for l in leases[1:] + [again]:
-            l.release("SUCCESS")
+        for held_lease in leases[1:] + [again]:
+            held_lease.release("SUCCESS")
 
     def test_max_wait_is_granted_when_a_proxy_is_released(self) -> None:
         domain = fresh_domain()
@@ -84,8 +85,8 @@ class ClientTest(unittest.TestCase):
         leases[2].release("SUCCESS")
         waited = fut.result(timeout=5)
         self.assertEqual(waited.proxy.id, leases[2].proxy.id)
-        for l in leases[:2] + leases[3:] + [waited]:
-            l.release("SUCCESS")
+        for held_lease in leases[:2] + leases[3:] + [waited]:
+            held_lease.release("SUCCESS")
 
     def test_heartbeats_keep_a_lease_alive_past_its_ttl(self) -> None:
         domain = fresh_domain()
@@ -154,7 +155,7 @@ class ClientTest(unittest.TestCase):
         other = BrokerClient(broker.address, worker_id="py-test-close")
         leases = [other.acquire(domain, ttl=30) for _ in range(SAMPLE_POOL_SIZE)]
         other.close()
-        self.assertTrue(all(l.released for l in leases))
+        self.assertTrue(all(held_lease.released for held_lease in leases))
         self.client.acquire(domain, ttl=5).release("SUCCESS")  # the pool is free again
 
     def test_close_leaves_the_pool(self) -> None:
@@ -162,7 +163,8 @@ class ClientTest(unittest.TestCase):
         other.acquire(fresh_domain(), ttl=5).release("SUCCESS")
 
         def live() -> list:
-            snap = self.client.stub.GetPoolSnapshot(pb.GetPoolSnapshotRequest(pool="default", workers_only=True), timeout=5)
+            request = pb.GetPoolSnapshotRequest(pool="default", workers_only=True)
+            snap = self.client.stub.GetPoolSnapshot(request, timeout=5)
             return [w.worker_id for w in snap.live_workers]
 
         self.assertIn("py-test-leaves", live())
@@ -227,7 +229,8 @@ class StreamBreakTest(unittest.TestCase):
         self.redis.wait()
 
     def test_lease_survives_a_broker_restart(self) -> None:
-        client = BrokerClient(self.broker.address, worker_id="py-test-break")
+        # (without yield_leases: by default a lease is given up when the broker is gone)
+        client = BrokerClient(self.broker.address, worker_id="py-test-break", yield_leases=False)
         self.addCleanup(client.close)
         ttl = 5.0  # heartbeats every 1.7 s; a broker restart takes 1-2 s
         acquired = time.monotonic()
@@ -244,6 +247,40 @@ class StreamBreakTest(unittest.TestCase):
         self.assertFalse(lease.lost.is_set(), lease.lost_reason)
         self.assertGreater(lease.renew(), time.time())
         self.assertTrue(lease.release("SUCCESS"))
+
+    def test_gives_up_its_leases_when_the_broker_is_gone_and_releases_them_when_it_is_back(self) -> None:
+        client = BrokerClient(self.broker.address, worker_id="py-test-yield")
+        self.addCleanup(client.close)
+        domain = fresh_domain()
+        lease = client.acquire(domain, ttl=30)
+        listed = admin_pb.ListProxiesRequest(page_size=100)
+        before = {p.id: p.success_count for p in client.admin.ListProxies(listed).proxies}
+        self.broker.stop(signal.SIGKILL)
+        killed = time.monotonic()
+        # given up within about GONE_AFTER, not at the lease's deadline (30 s)
+        self.assertTrue(lease.lost.wait(5), "not given up")
+        self.assertLess(time.monotonic() - killed, 2.0)
+        self.assertTrue(lease.yielded)
+        self.assertEqual(lease.lost_reason, "REVOKED")
+        # the request sent through it finished: its outcome waits for the broker
+        self.assertFalse(lease.release("SUCCESS", http_status=200))
+        self.assertEqual(client.outcomes_to_replay, 1)
+        self.broker.start()
+        deadline = time.monotonic() + 15
+        while client.outcomes_to_replay > 0:
+            self.assertLess(time.monotonic(), deadline, "not replayed")
+            time.sleep(0.05)
+        after = {p.id: p.success_count for p in client.admin.ListProxies(listed).proxies}
+        self.assertEqual(after[lease.proxy.id], before[lease.proxy.id] + 1)
+        # released there: the pair is free again, not closed for the rest of its 30 s TTL
+        again = client.stub.AcquireLease(
+            pb.AcquireLeaseRequest(pool="default", worker_id="py-test-other", domain=domain, proxy_id=lease.proxy.id)
+        )
+        self.assertEqual(again.lease.proxy.id, lease.proxy.id)
+        # and the broker lists it as a worker that yields its leases
+        snap = client.stub.GetPoolSnapshot(pb.GetPoolSnapshotRequest(pool="default"))
+        me = [w for w in snap.live_workers if w.worker_id == "py-test-yield"]
+        self.assertTrue(me and me[0].yields_leases and not me[0].fallback_pool, snap.live_workers)
 
 
 if __name__ == "__main__":

@@ -101,8 +101,8 @@ class InjectedClockTest(unittest.TestCase):
         lease = fut.result(timeout=5)
         self.assertEqual(lease.deadline, START + 10 - 1.0, "counted from the send time, not the arrival")
         self.assertTrue(lease.held)
-        for l in held[1:] + [lease]:
-            l.release("SUCCESS")
+        for held_lease in held[1:] + [lease]:
+            held_lease.release("SUCCESS")
 
     def test_a_grant_that_waited_most_of_its_ttl_is_confirmed_before_it_is_handed_over(self) -> None:
         domain = fresh_domain()
@@ -115,8 +115,8 @@ class InjectedClockTest(unittest.TestCase):
         # Not handed over dead: a renew sent on arrival confirmed it, and the deadline counts from it.
         self.assertTrue(lease.held)
         self.assertEqual(lease.deadline, START + 12 + 10 - 1.0)
-        for l in held[1:] + [lease]:
-            l.release("SUCCESS")
+        for held_lease in held[1:] + [lease]:
+            held_lease.release("SUCCESS")
 
 
 class RealClockTest(unittest.TestCase):

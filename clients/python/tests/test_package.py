@@ -27,7 +27,8 @@ c = BrokerClient(os.environ["BROKER"], worker_id="venv-worker")
 lease = c.acquire("https://shop.example.com/")
 lease.release("SUCCESS")
 c.close()
-print(json.dumps({"file": proxybroker_client.__file__, "typed": files("proxybroker_client").joinpath("py.typed").is_file(),
+typed = files("proxybroker_client").joinpath("py.typed").is_file()
+print(json.dumps({"file": proxybroker_client.__file__, "typed": typed,
                   "proxy": lease.proxy.url, "middleware": ProxyBrokerMiddleware.__name__}))
 """
 
@@ -36,17 +37,24 @@ class PackageTest(unittest.TestCase):
     def test_pip_install_in_a_venv_and_use_it(self) -> None:
         with tempfile.TemporaryDirectory(prefix="pb-py-venv-") as d:
             venv = os.path.join(d, "venv")
-            subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv], check=True, capture_output=True)
+            subprocess.run(
+                [sys.executable, "-m", "venv", "--system-site-packages", venv], check=True, capture_output=True
+            )
             # built from a copy: an in-tree build would leave build/ and *.egg-info in the checkout
             source = os.path.join(d, "source")
-            shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("tests", "__pycache__", "build", "*.egg-info"))
+            ignore = shutil.ignore_patterns("tests", "__pycache__", "build", "*.egg-info")
+            shutil.copytree(PACKAGE, source, ignore=ignore)
             pip = os.path.join(venv, "bin", "pip")
-            subprocess.run([pip, "install", "--no-build-isolation", "--no-deps", "--no-index", source], check=True, capture_output=True, cwd=d)
+            subprocess.run(
+                [pip, "install", "--no-build-isolation", "--no-deps", "--no-index", source],
+                check=True, capture_output=True, cwd=d,
+            )
             broker = BrokerProcess().start()
             try:
                 out = subprocess.run(
                     [os.path.join(venv, "bin", "python"), "-c", SCRIPT],
-                    check=True, capture_output=True, text=True, cwd=d, env={**os.environ, "BROKER": broker.address, "PYTHONPATH": ""},
+                    check=True, capture_output=True, text=True, cwd=d,
+                    env={**os.environ, "BROKER": broker.address, "PYTHONPATH": ""},
                 )
             finally:
                 broker.stop()
