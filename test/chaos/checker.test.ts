@@ -18,11 +18,38 @@ function req(start: number, end: number, o: { ip?: string; site?: string; answer
 }
 
 function grant(lease: string, token: string | number, at: number, o: Partial<GrantLine> = {}): GrantLine {
-  return { t: "grant", worker: "w1", gen: 0, kind: "stub", api: "unary", lease, proxy: P1, domain: D1, token: String(token), source: "broker", at, ...o };
+  return {
+    t: "grant",
+    worker: "w1",
+    gen: 0,
+    kind: "stub",
+    api: "unary",
+    lease,
+    proxy: P1,
+    domain: D1,
+    token: String(token),
+    source: "broker",
+    at,
+    ...o,
+  };
 }
 
 function end(lease: string, at: number, o: Partial<EndLine> = {}): EndLine {
-  return { t: "end", worker: "w1", gen: 0, lease, finalLease: lease, finalToken: "", finalSource: "broker", at, releasedAt: at + 1, how: "released", requests: 1, pages: 1, ...o };
+  return {
+    t: "end",
+    worker: "w1",
+    gen: 0,
+    lease,
+    finalLease: lease,
+    finalToken: "",
+    finalSource: "broker",
+    at,
+    releasedAt: at + 1,
+    how: "released",
+    requests: 1,
+    pages: 1,
+    ...o,
+  };
 }
 
 /** Leases from grant/end lines (end tokens default to the grant's). */
@@ -111,7 +138,9 @@ describe("checkFencing", () => {
   });
 
   it("keeps pairs apart: the same token on another proxy or domain is fine", () => {
-    expect(checkFencing(leases(grant("a", 5, 10), grant("b", 5, 20, { proxy: "127.0.0.1:3002" }), grant("c", 5, 30, { domain: "127.0.1.2" })))).toEqual([]);
+    expect(
+      checkFencing(leases(grant("a", 5, 10), grant("b", 5, 20, { proxy: "127.0.0.1:3002" }), grant("c", 5, 30, { domain: "127.0.1.2" }))),
+    ).toEqual([]);
   });
 
   it("orders grants that arrived in the same millisecond by token", () => {
@@ -134,14 +163,27 @@ describe("checkFencing", () => {
   });
 
   it("fails a hand-over to a token not above the lease's own", () => {
-    const v = checkFencing(leases(grant("fb-1", 100, 10, { source: "fallback" }), end("fb-1", 50, { finalLease: "b-2", finalToken: "90", finalSource: "broker" })));
+    const v = checkFencing(
+      leases(
+        grant("fb-1", 100, 10, { source: "fallback" }),
+        end("fb-1", 50, { finalLease: "b-2", finalToken: "90", finalSource: "broker" }),
+      ),
+    );
     expect(v.map((x) => x.kind)).toEqual(["handover"]);
   });
 });
 
 describe("proxiesNotBack and busyPairs", () => {
   it("names proxies missing from the pool or not ACTIVE", () => {
-    expect(proxiesNotBack(["a:1", "b:1", "c:1"], [{ id: "a:1", state: "ACTIVE" }, { id: "b:1", state: "QUARANTINED" }])).toEqual([
+    expect(
+      proxiesNotBack(
+        ["a:1", "b:1", "c:1"],
+        [
+          { id: "a:1", state: "ACTIVE" },
+          { id: "b:1", state: "QUARANTINED" },
+        ],
+      ),
+    ).toEqual([
       { id: "b:1", why: "QUARANTINED" },
       { id: "c:1", why: "missing from the pool" },
     ]);
@@ -189,6 +231,9 @@ describe("check", () => {
   });
 
   it("fails a run where nothing was leased or probed", () => {
-    expect(check({ ...CLEAN, leases: [], probes: [] }).failures).toEqual(["no (proxy, domain) pair was probed at the end", "no lease was granted"]);
+    expect(check({ ...CLEAN, leases: [], probes: [] }).failures).toEqual([
+      "no (proxy, domain) pair was probed at the end",
+      "no lease was granted",
+    ]);
   });
 });

@@ -20,7 +20,12 @@ describe("runFailures", () => {
   });
 
   it("fails a run with a fault whose target did not come back, by kind", () => {
-    const events = [fault("broker-kill", "broker exited (1): failed to start"), fault("broker-term", "broker exited (1)"), fault("broker-kill", "broker exited (1)"), fault("redis-wipe")];
+    const events = [
+      fault("broker-kill", "broker exited (1): failed to start"),
+      fault("broker-term", "broker exited (1)"),
+      fault("broker-kill", "broker exited (1)"),
+      fault("redis-wipe"),
+    ];
     expect(runFailures({ check: CLEAN, exits: [], notStopped: [], faultEvents: events })).toEqual([
       "3 faults whose target did not come back (broker-kill 2, broker-term 1)",
     ]);

@@ -29,7 +29,9 @@ describe("the SDK package", () => {
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
-  it("packs, installs in a project of its own, leases a proxy from the broker, and type-checks a worker", { timeout: 240_000 }, async () => {
+  it("packs, installs in a project of its own, leases a proxy from the broker, and type-checks a worker", {
+    timeout: 240_000,
+  }, async () => {
     await run("npm", ["pack", "--workspace", "sdk", "--pack-destination", dir], { cwd: REPO, timeout: 120_000 });
     const tarball = (await readdir(dir)).find((f) => f.endsWith(".tgz"));
     expect(tarball).toMatch(/^proxybroker-sdk-\d+\.\d+\.\d+\.tgz$/);
@@ -56,7 +58,11 @@ await lease.release({ kind: "SUCCESS", httpStatus: 200 });
 await client.close();
 `,
     );
-    const { stdout } = await run(process.execPath, ["worker.mjs"], { cwd: project, env: { ...process.env, BROKER: broker.address }, timeout: 30_000 });
+    const { stdout } = await run(process.execPath, ["worker.mjs"], {
+      cwd: project,
+      env: { ...process.env, BROKER: broker.address },
+      timeout: 30_000,
+    });
     const got = JSON.parse(stdout.trim()) as { proxy: string; source: string; token: string };
     expect(got.source).toBe("broker");
     expect(got.proxy).toMatch(/^127\.0\.0\.1:\d+$/);
@@ -81,7 +87,18 @@ export const service: string = ProxyBroker.typeName;
     );
     await writeFile(
       join(project, "tsconfig.json"),
-      JSON.stringify({ compilerOptions: { strict: true, module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", noEmit: true, skipLibCheck: false, types: [] }, files: ["worker.ts"] }),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          target: "ES2022",
+          noEmit: true,
+          skipLibCheck: false,
+          types: [],
+        },
+        files: ["worker.ts"],
+      }),
     );
     await run(process.execPath, [join(REPO, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], { cwd: project, timeout: 60_000 });
   });
@@ -100,12 +117,18 @@ export const service: string = ProxyBroker.typeName;
     const app = join(dir, "ops");
     await run("mkdir", ["-p", app]);
     await writeFile(join(app, "package.json"), JSON.stringify({ name: "ops", version: "1.0.0", private: true }));
-    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(packs, sdk!), join(packs, root!)], { cwd: app, timeout: 180_000 });
+    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(packs, sdk!), join(packs, root!)], {
+      cwd: app,
+      timeout: 180_000,
+    });
     const { stdout: version } = await run("npx", ["proxybroker", "--version"], { cwd: app });
     expect(version.trim()).toMatch(/^\d+\.\d+\.\d+$/);
     const port = await freePort();
     // the installed command itself, not through npx: a SIGTERM to npx left the server running
-    const serve = spawn(join(app, "node_modules/.bin/proxybroker"), ["serve"], { cwd: app, env: { ...process.env, REDIS_URL: "", LISTEN_ADDRESS: `127.0.0.1:${port}` } });
+    const serve = spawn(join(app, "node_modules/.bin/proxybroker"), ["serve"], {
+      cwd: app,
+      env: { ...process.env, REDIS_URL: "", LISTEN_ADDRESS: `127.0.0.1:${port}` },
+    });
     const exited = new Promise<number | null>((resolve) => serve.once("exit", (code) => resolve(code)));
     let out = "";
     serve.stderr.on("data", (d: Buffer) => (out += d.toString()));

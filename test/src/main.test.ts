@@ -17,7 +17,11 @@ import { startRedisServer } from "../support/redis-server.js";
 
 const run = promisify(execFile);
 
-function startProcess(env: Record<string, string>): { proc: ChildProcessWithoutNullStreams; output: () => string; exited: Promise<number | null> } {
+function startProcess(env: Record<string, string>): {
+  proc: ChildProcessWithoutNullStreams;
+  output: () => string;
+  exited: Promise<number | null>;
+} {
   const proc = spawn(process.execPath, tsEntryArgs("src/main.ts"), { env: { ...process.env, REDIS_URL: "", ...env } });
   let out = "";
   proc.stderr.on("data", (d: Buffer) => (out += d.toString()));
@@ -67,7 +71,9 @@ describe("broker process", () => {
     await expect(run("npx", ["proxybroker", "no-such-command"])).rejects.toMatchObject({ code: 2 });
     const port = await freePort();
     // the bin itself (npx runs it; npm exec, when signalled, exits by the signal itself)
-    const proc = spawn(process.execPath, ["bin/proxybroker.js", "serve"], { env: { ...process.env, REDIS_URL: "", LISTEN_ADDRESS: `127.0.0.1:${port}`, SHUTDOWN_GRACE_MS: "1000" } });
+    const proc = spawn(process.execPath, ["bin/proxybroker.js", "serve"], {
+      env: { ...process.env, REDIS_URL: "", LISTEN_ADDRESS: `127.0.0.1:${port}`, SHUTDOWN_GRACE_MS: "1000" },
+    });
     procs.push(proc);
     let out = "";
     proc.stderr.on("data", (d: Buffer) => (out += d.toString()));
@@ -93,10 +99,23 @@ describe("broker process", () => {
     const base = `http://127.0.0.1:${port}`;
     const buf = "node_modules/.bin/buf";
     const listed = await run(buf, ["curl", "--protocol", "grpc", "--http2-prior-knowledge", "--list-methods", base]);
-    for (const m of ["proxybroker.v1.ProxyBroker/Lease", "proxybroker.v1.ProxyBroker/AcquireLease", "proxybroker.v1.ProxyAdmin/SetDomainPolicy", "grpc.health.v1.Health/Check"]) {
+    for (const m of [
+      "proxybroker.v1.ProxyBroker/Lease",
+      "proxybroker.v1.ProxyBroker/AcquireLease",
+      "proxybroker.v1.ProxyAdmin/SetDomainPolicy",
+      "grpc.health.v1.Health/Check",
+    ]) {
       expect(listed.stdout).toContain(m);
     }
-    const acquired = await run(buf, ["curl", "--protocol", "grpc", "--http2-prior-knowledge", "-d", '{"workerId":"curl","domain":"example.com"}', `${base}/proxybroker.v1.ProxyBroker/AcquireLease`]);
+    const acquired = await run(buf, [
+      "curl",
+      "--protocol",
+      "grpc",
+      "--http2-prior-knowledge",
+      "-d",
+      '{"workerId":"curl","domain":"example.com"}',
+      `${base}/proxybroker.v1.ProxyBroker/AcquireLease`,
+    ]);
     expect(JSON.parse(acquired.stdout).lease.proxy.id).toMatch(/:\d+$/);
     const health = await run(buf, ["curl", "--protocol", "grpc", "--http2-prior-knowledge", `${base}/grpc.health.v1.Health/Check`]);
     expect(JSON.parse(health.stdout).status).toBe("SERVING");

@@ -40,6 +40,8 @@ export interface BrokerProcessOptions {
 }
 
 const TEST_DEFAULTS: Readonly<Record<string, string>> = { LEASE_TTL_MIN_MS: "50", WAIT_POLL_MS: "50" };
+/** The broker's output kept (its tail): a crawl at LOG_LEVEL=debug writes about 1 MB in all. */
+const OUTPUT_KEPT_CHARS = 4_000_000;
 const START_TIMEOUT_MS = 30_000;
 
 export { freePort } from "./free-port.js";
@@ -81,10 +83,13 @@ export async function brokerProcess(opts: BrokerProcessOptions): Promise<BrokerP
       process.once("exit", killOnExit);
       let fresh = "";
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`broker did not listen within ${START_TIMEOUT_MS} ms: ${out.slice(-500)}`)), START_TIMEOUT_MS);
+        const timer = setTimeout(
+          () => reject(new Error(`broker did not listen within ${START_TIMEOUT_MS} ms: ${out.slice(-500)}`)),
+          START_TIMEOUT_MS,
+        );
         const onData = (d: Buffer): void => {
           const text = d.toString();
-          out = (out + text).slice(-200_000);
+          out = (out + text).slice(-OUTPUT_KEPT_CHARS);
           fresh = (fresh + text).slice(-4_000);
           if (fresh.includes(`listening on ${address}`)) {
             clearTimeout(timer);

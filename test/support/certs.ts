@@ -28,13 +28,35 @@ async function openssl(args: readonly string[], cwd: string): Promise<void> {
 async function leaf(dir: string, name: string, subject: string, ext: string): Promise<void> {
   await writeFile(join(dir, `${name}.ext`), ext);
   await openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-subj", subject, "-out", `${name}.csr`], dir);
-  await openssl(["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2", "-out", `${name}.pem`, "-extfile", `${name}.ext`], dir);
+  await openssl(
+    [
+      "x509",
+      "-req",
+      "-in",
+      `${name}.csr`,
+      "-CA",
+      "ca.pem",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-days",
+      "2",
+      "-out",
+      `${name}.pem`,
+      "-extfile",
+      `${name}.ext`,
+    ],
+    dir,
+  );
 }
 
 /** A CA (`name` in its subject) with a server and a client certificate. */
 export async function makeCerts(name = "proxybroker-test-ca"): Promise<TestCerts> {
   const dir = await mkdtemp(join(tmpdir(), "pb-certs-"));
-  await openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", `/CN=${name}`], dir);
+  await openssl(
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", `/CN=${name}`],
+    dir,
+  );
   await leaf(dir, "server", "/CN=localhost", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
   await leaf(dir, "client", "/CN=worker-1", "extendedKeyUsage=clientAuth\n");
   return {

@@ -10,7 +10,22 @@ import { ScalarType } from "@bufbuild/protobuf";
 
 export type Random = () => number;
 
-const WORDS = ["", "*", "default", "shop.example.com", "http://x.example/p", "10.0.0.1:3128", "a=b", "..", "[::1]", "xn--", "\u0000", "ü.example", " ", "\n"];
+const WORDS = [
+  "",
+  "*",
+  "default",
+  "shop.example.com",
+  "http://x.example/p",
+  "10.0.0.1:3128",
+  "a=b",
+  "..",
+  "[::1]",
+  "xn--",
+  "\u0000",
+  "ü.example",
+  " ",
+  "\n",
+];
 
 function int(r: Random, lo: number, hi: number): number {
   return lo + Math.floor(r() * (hi - lo + 1));
@@ -76,7 +91,11 @@ function randomFieldValue(r: Random, field: DescField, depth: number): unknown {
     case "list": {
       const n = r() < 0.9 ? int(r, 0, 4) : int(r, 50, 400);
       return Array.from({ length: n }, () =>
-        field.listKind === "scalar" ? randomScalar(r, field.scalar) : field.listKind === "enum" ? randomEnum(r, field.enum.values) : randomInit(r, field.message, depth + 1),
+        field.listKind === "scalar"
+          ? randomScalar(r, field.scalar)
+          : field.listKind === "enum"
+            ? randomEnum(r, field.enum.values)
+            : randomInit(r, field.message, depth + 1),
       );
     }
     case "map": {
@@ -84,7 +103,12 @@ function randomFieldValue(r: Random, field: DescField, depth: number): unknown {
       const n = r() < 0.9 ? int(r, 0, 4) : int(r, 40, 200);
       for (let i = 0; i < n; i++) {
         const key = field.mapKey === ScalarType.STRING ? `${randomString(r).slice(0, 300)}${i}` : String(int(r, 0, 1e6));
-        out[key] = field.mapKind === "scalar" ? randomScalar(r, field.scalar) : field.mapKind === "enum" ? randomEnum(r, field.enum.values) : randomInit(r, field.message, depth + 1);
+        out[key] =
+          field.mapKind === "scalar"
+            ? randomScalar(r, field.scalar)
+            : field.mapKind === "enum"
+              ? randomEnum(r, field.enum.values)
+              : randomInit(r, field.message, depth + 1);
       }
       return out;
     }

@@ -63,7 +63,11 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       });
       nodes.push({ server, address: `127.0.0.1:${server.port}` });
     }
-    await run("redis-cli", ["--cluster", "create", ...nodes.map((n) => n.address), "--cluster-replicas", String(replicas), "--cluster-yes"], { timeout: 60_000 });
+    await run(
+      "redis-cli",
+      ["--cluster", "create", ...nodes.map((n) => n.address), "--cluster-replicas", String(replicas), "--cluster-yes"],
+      { timeout: 60_000 },
+    );
   } catch (err) {
     await Promise.all(nodes.map((n) => n.server.stop()));
     await rm(root, { recursive: true, force: true });
@@ -128,7 +132,7 @@ async function healthy(nodes: readonly ClusterNode[]): Promise<boolean> {
     const probe = new Redis(n.server.port, "127.0.0.1", { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 500 });
     try {
       await probe.connect();
-      if (!(await probe.call("CLUSTER", "INFO") as string).includes("cluster_state:ok")) return false;
+      if (!((await probe.call("CLUSTER", "INFO")) as string).includes("cluster_state:ok")) return false;
       const repl = await probe.info("replication");
       if (repl.includes("role:slave") && !repl.includes("master_link_status:up")) return false;
     } catch {

@@ -55,9 +55,7 @@ const STOP_GRACE_MS = 3_000;
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const binary = findOnPath("redis-server");
   if (binary === undefined) {
-    throw new Error(
-      "redis-server is not on PATH: the Redis store tests need it (Debian: apt-get install redis-server)",
-    );
+    throw new Error("redis-server is not on PATH: the Redis store tests need it (Debian: apt-get install redis-server)");
   }
   const port = await freePort();
   let proc: RunningRedis | undefined = await launch(binary, port, options);
@@ -99,13 +97,19 @@ async function launch(binary: string, port: number, options: RedisServerOptions)
   const dir = persistence?.dir ?? options.dir ?? (await mkdtemp(join(tmpdir(), "pb-redis-")));
   const storage = persistence === undefined ? ["--appendonly", "no"] : ["--appendonly", "yes", "--appendfsync", persistence.appendfsync];
   const args = [
-    "--port", String(port),
-    "--bind", "127.0.0.1",
-    "--save", "",
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
     ...storage,
-    "--dir", dir,
-    "--daemonize", "no",
-    "--logfile", "",
+    "--dir",
+    dir,
+    "--daemonize",
+    "no",
+    "--logfile",
+    "",
     ...(options.args ?? []),
   ];
   const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });

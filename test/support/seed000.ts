@@ -48,10 +48,7 @@ export class Seed000 {
    * then reads the score and blacklists the proxy below the floor.
    */
   async giveBack(addr: string, domain: string, result: Seed000Result = "success"): Promise<void> {
-    const [, score] = await Promise.all([
-      this.redis.del(lockKey(addr, domain)),
-      this.redis.zincrby(SEED000_POOL_KEY, DELTA[result], addr),
-    ]);
+    const [, score] = await Promise.all([this.redis.del(lockKey(addr, domain)), this.redis.zincrby(SEED000_POOL_KEY, DELTA[result], addr)]);
     if (result !== "success" && Number(score) < FLOOR) {
       await this.redis.zrem(SEED000_POOL_KEY, addr);
       await this.redis.sadd(BLACKLIST_KEY, addr);

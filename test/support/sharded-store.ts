@@ -47,10 +47,21 @@ function withFaults<T extends object>(target: T, fail: (method: string, args: re
 export function openShards(redis: FileRedis, options: OpenShardsOptions = {}): OpenedShards {
   const prefix = options.prefix ?? `pbs-${randomBytes(6).toString("hex")}:`;
   const clock = fakeClock();
-  const inner = new RedisStore({ client: createRedisClient({ url: redis.url() }), scoring: DEFAULT_SCORING, clock: () => clock.now(), random: seededRandom(11), prefix });
+  const inner = new RedisStore({
+    client: createRedisClient({ url: redis.url() }),
+    scoring: DEFAULT_SCORING,
+    clock: () => clock.now(),
+    random: seededRandom(11),
+    prefix,
+  });
   const host = options.fail === undefined ? inner : withFaults(inner, options.fail);
   const shards = new ShardMap({ all: options.shards ?? 3, byPool: {} });
-  const store = new ShardedStore({ inner: host, shards, eventRoundMs: 50, ...(options.onError === undefined ? {} : { onError: options.onError }) });
+  const store = new ShardedStore({
+    inner: host,
+    shards,
+    eventRoundMs: 50,
+    ...(options.onError === undefined ? {} : { onError: options.onError }),
+  });
   onTestFinished(async () => {
     await store.close();
     if (options.prefix === undefined) await redis.deleteKeys(`${prefix}*`);

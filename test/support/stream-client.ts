@@ -6,11 +6,7 @@ import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
-import {
-  AcquireLeaseRequestSchema,
-  LeaseRequestSchema,
-  OutcomeKind,
-} from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import { AcquireLeaseRequestSchema, LeaseRequestSchema, OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { LeaseResponse, ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { ClientOf } from "@proxybroker/sdk/wire";
 import { answerKey } from "../../sdk/src/client/lease-channel.js";
@@ -76,7 +72,10 @@ export class StreamClient {
 
   release(leaseId: string, fencingToken: bigint, kind: OutcomeKind = OutcomeKind.SUCCESS, next?: AcquireInit): Promise<Answer> {
     const p = this.expect(`lease:${leaseId}`);
-    const nextReq = next === undefined ? undefined : create(AcquireLeaseRequestSchema, { workerId: "test-worker", requestId: `${this.idPrefix}-${++this.seq}`, ...next });
+    const nextReq =
+      next === undefined
+        ? undefined
+        : create(AcquireLeaseRequestSchema, { workerId: "test-worker", requestId: `${this.idPrefix}-${++this.seq}`, ...next });
     this.call.write(
       create(LeaseRequestSchema, {
         kind: { case: "release", value: { leaseId, fencingToken, outcome: { kind }, ...(nextReq ? { next: nextReq } : {}) } },

@@ -11,8 +11,12 @@ export interface TcpRelay {
   readonly address: string;
   /** Drop every byte from now on, keeping every connection open. */
   cut(): void;
+  /** Drop only what the server sends (its answers), forwarding what clients send. */
+  muteServer(): void;
   /** Forward again (connections opened meanwhile start forwarding too). */
   heal(): void;
+  /** Close every connection now (a reset, as when the server process dies); new ones are accepted. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -20,16 +24,17 @@ export interface TcpRelay {
 export async function startTcpRelay(target: string): Promise<TcpRelay> {
   const [host, port] = splitHostPort(target);
   let cut = false;
+  let muted = false;
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = connect({ host, port });
     sockets.add(client).add(upstream);
-    const forward = (from: Socket, to: Socket) =>
+    const forward = (from: Socket, to: Socket, fromServer: boolean) =>
       from.on("data", (chunk: Buffer) => {
-        if (!cut) to.write(chunk);
+        if (!cut && !(fromServer && muted)) to.write(chunk);
       });
-    forward(client, upstream);
-    forward(upstream, client);
+    forward(client, upstream, false);
+    forward(upstream, client, true);
     const end = () => {
       client.destroy();
       upstream.destroy();
@@ -50,8 +55,16 @@ export async function startTcpRelay(target: string): Promise<TcpRelay> {
     cut: () => {
       cut = true;
     },
+    muteServer: () => {
+      muted = true;
+    },
     heal: () => {
       cut = false;
+      muted = false;
+    },
+    reset: () => {
+      for (const s of sockets) s.destroy();
+      sockets.clear();
     },
     close: async () => {
       for (const s of sockets) s.destroy();

@@ -37,7 +37,14 @@ describe("@proxybroker/crawlee", () => {
 
   beforeAll(async () => {
     redis = await startRedisServer();
-    const rules = { minIntervalMs: RULE_MS, toleranceMs: 0, violationsToBan: 3, violationWindowMs: 60_000, banMs: 20_000, pageDelayMs: [2, 8] as const };
+    const rules = {
+      minIntervalMs: RULE_MS,
+      toleranceMs: 0,
+      violationsToBan: 3,
+      violationWindowMs: 60_000,
+      banMs: 20_000,
+      pageDelayMs: [2, 8] as const,
+    };
     sites = await startSites({ rules: [rules, rules] });
     tiny = await startTinyproxies({ count: 4 });
     dir = await mkdtemp(join(tmpdir(), "pb-crawlee-"));
@@ -47,7 +54,8 @@ describe("@proxybroker/crawlee", () => {
     await broker.start();
     const channel = new grpc.Client(broker.address, grpc.credentials.createInsecure());
     const admin = createClient(ProxyAdmin, channel);
-    for (const s of sites.sites) await admin.setDomainPolicy({ policy: { pattern: s.host.split(":")[0]!, minInterval: durationFromMs(RULE_MS) } });
+    for (const s of sites.sites)
+      await admin.setDomainPolicy({ policy: { pattern: s.host.split(":")[0]!, minInterval: durationFromMs(RULE_MS) } });
     channel.close();
   }, 60_000);
 
@@ -64,19 +72,30 @@ describe("@proxybroker/crawlee", () => {
     const halves = [urls.filter((_, i) => i % 2 === 0), urls.filter((_, i) => i % 2 === 1)];
     const outputs = await Promise.all(
       halves.map((part, w) =>
-        run(process.execPath, [...tsEntryArgs("test/integrations/crawlee/crawlee-worker.ts"), JSON.stringify({ broker: broker.address, workerId: `crawlee-${w}`, urls: part, concurrency: 4 })], {
-          timeout: 110_000,
-          maxBuffer: 4 * 1024 * 1024,
-        }),
+        run(
+          process.execPath,
+          [
+            ...tsEntryArgs("test/integrations/crawlee/crawlee-worker.ts"),
+            JSON.stringify({ broker: broker.address, workerId: `crawlee-${w}`, urls: part, concurrency: 4 }),
+          ],
+          {
+            timeout: 110_000,
+            maxBuffer: 4 * 1024 * 1024,
+          },
+        ),
       ),
     );
-    const reports = outputs.map((o) => JSON.parse(o.stdout.trim().split("\n").at(-1) ?? "{}") as { taken: string[]; failed: string[]; leasesLeft: number });
+    const reports = outputs.map(
+      (o) => JSON.parse(o.stdout.trim().split("\n").at(-1) ?? "{}") as { taken: string[]; failed: string[]; leasesLeft: number },
+    );
     const taken = new Set(reports.flatMap((r) => r.taken));
     expect(reports.flatMap((r) => r.failed)).toEqual([]);
     expect(taken.size).toBe(urls.length);
     expect(reports.map((r) => r.leasesLeft)).toEqual([0, 0]);
     const c = sites.counters();
-    console.log(`crawlee: ${taken.size} pages by 2 HttpCrawler processes; the sites saw ${c.requests} requests, ${c.rateLimited} × 429, ${c.bans} bans`);
+    console.log(
+      `crawlee: ${taken.size} pages by 2 HttpCrawler processes; the sites saw ${c.requests} requests, ${c.rateLimited} × 429, ${c.bans} bans`,
+    );
     expect(countOverlaps(sites.log)).toBe(0);
     expect(c.rateLimited).toBe(0);
     expect(c.bans).toBe(0);

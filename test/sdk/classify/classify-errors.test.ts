@@ -74,7 +74,10 @@ describe("classifyError (synthetic errors)", () => {
   });
 
   it("anything unrecognised is ABANDONED, and says what it was", () => {
-    expect(classifyError(new RangeError("parser bug"))).toMatchObject({ kind: "ABANDONED", reason: "unrecognised error (RangeError: parser bug)" });
+    expect(classifyError(new RangeError("parser bug"))).toMatchObject({
+      kind: "ABANDONED",
+      reason: "unrecognised error (RangeError: parser bug)",
+    });
     expect(classifyError("boom").reason).toBe("unrecognised error (boom)");
     const cyclic: { cause?: unknown } = {};
     cyclic.cause = cyclic;
@@ -116,7 +119,11 @@ describe("classifyError (real undici errors on loopback)", () => {
     await new Promise<void>((resolve) => silent.close(() => resolve()));
   });
 
-  const caught = async (p: Promise<unknown>): Promise<unknown> => p.then(() => expect.fail("expected a failure"), (e: unknown) => e);
+  const caught = async (p: Promise<unknown>): Promise<unknown> =>
+    p.then(
+      () => expect.fail("expected a failure"),
+      (e: unknown) => e,
+    );
 
   it("fetch through a proxy that answers CONNECT with 407 → PROXY_ERROR", async () => {
     const dispatcher = new ProxyAgent(denying.url);

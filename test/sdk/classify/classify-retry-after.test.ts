@@ -30,7 +30,18 @@ describe("parseRetryAfter", () => {
   });
 
   it("gives undefined for anything else", () => {
-    for (const bad of [undefined, "", "soon", "-5", "1.5", "30s", "Tue, 14 Nov 2023 22:15:20", "Tue, 31 Feb 2023 10:00:00 GMT", "Tue, 14 Nov 2023 25:00:00 GMT", "2023-11-14T22:15:20Z"]) {
+    for (const bad of [
+      undefined,
+      "",
+      "soon",
+      "-5",
+      "1.5",
+      "30s",
+      "Tue, 14 Nov 2023 22:15:20",
+      "Tue, 31 Feb 2023 10:00:00 GMT",
+      "Tue, 14 Nov 2023 25:00:00 GMT",
+      "2023-11-14T22:15:20Z",
+    ]) {
       expect(parseRetryAfter(bad, NOW), String(bad)).toBeUndefined();
     }
   });
@@ -60,7 +71,11 @@ describe("Retry-After in classifications", () => {
 
   it("an invalid or missing Retry-After leaves retryAfterMs 0 and says so", () => {
     const classifier = new Classifier({ now: fakeClock().now });
-    expect(classifier.classify(r429("soon"))).toMatchObject({ kind: "RATE_LIMITED", retryAfterMs: 0, reason: '429 with invalid Retry-After "soon"' });
+    expect(classifier.classify(r429("soon"))).toMatchObject({
+      kind: "RATE_LIMITED",
+      retryAfterMs: 0,
+      reason: '429 with invalid Retry-After "soon"',
+    });
     expect(classifier.classify(r429())).toMatchObject({ kind: "RATE_LIMITED", retryAfterMs: 0 });
   });
 

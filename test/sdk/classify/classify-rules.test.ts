@@ -43,7 +43,13 @@ describe("RuleBook.rulesFor", () => {
   it("lists replace, status and error maps merge key by key", () => {
     const b = new RuleBook({
       defaults: { statusKinds: { 502: "PROXY_ERROR" }, errorKinds: { EPIPE: "TARGET_ERROR" } },
-      perDomain: { "a.com": { statusKinds: { 503: "RATE_LIMITED" }, errorKinds: { EAI_AGAIN: "PROXY_ERROR" }, captchaBodyPatterns: ["checking your browser"] } },
+      perDomain: {
+        "a.com": {
+          statusKinds: { 503: "RATE_LIMITED" },
+          errorKinds: { EAI_AGAIN: "PROXY_ERROR" },
+          captchaBodyPatterns: ["checking your browser"],
+        },
+      },
     });
     const a = b.rulesFor("a.com");
     expect(a.statusKinds).toEqual({ 502: "PROXY_ERROR", 503: "RATE_LIMITED" });
@@ -81,7 +87,13 @@ describe("per-domain rules in a Classifier", () => {
       "*.news.example": { loginUrlPatterns: [], captchaBodyPatterns: [] },
     },
   });
-  const r = (over: Partial<ResponseFacts>): ResponseFacts => ({ status: 200, url: "https://shop.example.com/p/1", headers: {}, body: "", ...over });
+  const r = (over: Partial<ResponseFacts>): ResponseFacts => ({
+    status: 200,
+    url: "https://shop.example.com/p/1",
+    headers: {},
+    body: "",
+    ...over,
+  });
 
   it("a rule for one domain leaves other domains on the defaults", () => {
     expect(classifier.classify(r({ status: 503 })).kind).toBe("RATE_LIMITED");

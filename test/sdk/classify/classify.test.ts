@@ -130,7 +130,11 @@ describe("captcha and login redirects", () => {
   });
 
   it("a 200 whose final URL is a login page is BLOCKED", () => {
-    for (const url of ["https://shop.example.com/login?next=/p/1", "https://shop.example.com/users/sign_in", "https://shop.example.com/auth/start"]) {
+    for (const url of [
+      "https://shop.example.com/login?next=/p/1",
+      "https://shop.example.com/users/sign_in",
+      "https://shop.example.com/auth/start",
+    ]) {
       const c = classify(res({ url }));
       expect(c.kind, url).toBe("BLOCKED");
       expect(c.reason).toMatch(/login pattern/);
@@ -138,7 +142,11 @@ describe("captcha and login redirects", () => {
   });
 
   it("URL patterns do not fire on ordinary paths that merely contain the words", () => {
-    for (const url of ["https://shop.example.com/authors/jane", "https://shop.example.com/blog/ice-bucket-challenge", "https://shop.example.com/logistics"]) {
+    for (const url of [
+      "https://shop.example.com/authors/jane",
+      "https://shop.example.com/blog/ice-bucket-challenge",
+      "https://shop.example.com/logistics",
+    ]) {
       expect(classify(res({ url })).kind, url).toBe("SUCCESS");
     }
   });

@@ -7,16 +7,20 @@ import { ProxyBrokerClient } from "@proxybroker/sdk";
 import { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { createClient } from "@proxybroker/sdk/wire";
 import type { ClientOptions, Lease } from "@proxybroker/sdk";
+import { fallbackReadyFor } from "../../support/fallback-ready.js";
 import { brokerProcess } from "../../support/broker-process.js";
 import type { BrokerProcess } from "../../support/broker-process.js";
 import { startRedisServer } from "../../support/redis-server.js";
 import type { RedisServer } from "../../support/redis-server.js";
 import { StreamClient, granted } from "../../support/stream-client.js";
 import { startTcpRelay } from "../../support/tcp-relay.js";
+import { LIST_LAG_MS } from "../../../src/lease/sole-domains.js";
+import { LIFT_AFTER_MS } from "../../../src/lease/reservations.js";
 import type { TcpRelay } from "../../support/tcp-relay.js";
 
 const PROXIES = Array.from({ length: 8 }, (_, i) => `10.5.0.${i + 1}:3128`);
 const DOMAIN = "strict.example";
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** When one client's broker lease of a proxy ended, and when another client's fallback got it. */
 interface Handoff {
@@ -110,6 +114,9 @@ describe("fallback and broker leases of other workers", () => {
     const holder = client(broker.address, "holder");
     const taker = client(broker.address, "taker");
     const { held, aborted } = await holdAll(holder, 5_000); // heartbeats only from here on
+    // both are listed with the site (the taker asked for it, and was denied): each uses its share
+    await fallbackReadyFor(holder, [`https://${DOMAIN}/`]);
+    await fallbackReadyFor(taker, [`https://${DOMAIN}/`]);
     await expect.poll(() => holder.fallbackUsable && taker.fallbackUsable, { timeout: 5_000 }).toBe(true);
     expect(holder.fallback.snapshot?.liveWorkers).toEqual(expect.arrayContaining(["holder", "taker"]));
     const takerShare = [...taker.fallback.share];
@@ -131,6 +138,7 @@ describe("fallback and broker leases of other workers", () => {
     // a raw-stub worker (no snapshot, no fallback pool) holds a lease it keeps to its end
     expect(granted(await stub.acquire({ domain: DOMAIN, workerId: "raw-stub", ttlMs: 1_500 })).leaseId).not.toBe("");
     const taker = client(broker.address, "taker");
+    await fallbackReadyFor(taker, [`https://${DOMAIN}/`]);
     await expect.poll(() => taker.fallbackUsable && taker.fallback.snapshot?.workersWithoutFallback === 1, { timeout: 5_000 }).toBe(true);
     await broker.kill();
     const killedAt = Date.now();
@@ -149,10 +157,14 @@ describe("fallback and broker leases of other workers", () => {
     const cutOff = client(relay.address, "cut-off");
     const other = client(broker.address, "other");
     const { held, aborted } = await holdAll(other, 1_500);
+    await fallbackReadyFor(other, [`https://${DOMAIN}/`]);
+    await fallbackReadyFor(cutOff, [`https://${DOMAIN}/`]);
     await expect.poll(() => cutOff.fallbackUsable && other.fallbackUsable, { timeout: 5_000 }).toBe(true);
     const share = [...cutOff.fallback.share];
     expect(share.length).toBeGreaterThan(0);
     expect(cutOff.fallback.snapshot?.longestTtlMs).toBe(1_500);
+    // the other worker's use of the site is old enough to be in the lists the cut-off worker says it holds
+    await sleep(LIST_LAG_MS + 500);
     relay.cut();
     const cutAt = Date.now();
     const got = await grabShare(cutOff, Date.now() + 8_000);
@@ -161,8 +173,61 @@ describe("fallback and broker leases of other workers", () => {
     expect(got[0]!.at - cutAt).toBeGreaterThanOrEqual(1_500 + 1_500 - 300);
     const window = overlapMs(got.map((g) => ({ proxy: g.proxy, abortedAt: aborted.get(g.proxy), grantedAt: g.at })));
     expect(window).toBeLessThanOrEqual(0);
-    // the other worker lost exactly the leases of the cut-off worker's share (renewals refused)
+    // the other worker lost every lease the cut-off worker might use (renewals refused): its share,
+    // and only that — the cut-off worker's lists showed the other on the site, so it claims no
+    // more than its share, and the broker reserves no more
     for (const l of held) expect(l.signal.aborted).toBe(share.includes(l.proxy.id));
     console.info(`silent cut: fallback ${got[0]!.at - cutAt} ms after the cut, ${-window} ms after the other worker gave the last pair up`);
+  });
+
+  it("back with the broker: a fallback lease released while its hand-over was asked for leaves its pair free", async () => {
+    // a leaked hand-over grant would hold its pair for this long
+    await startBroker({ LEASE_TTL_DEFAULT_MS: "20000" });
+    const solo = client(broker.address, "solo");
+    await fallbackReadyFor(solo, [`https://${DOMAIN}/`]);
+    await broker.kill();
+    // alone on the site: in fallback it may use every proxy
+    const leases: Lease[] = [];
+    const until = Date.now() + 5_000;
+    while (leases.length < PROXIES.length && Date.now() < until) {
+      try {
+        leases.push(await solo.acquire(`https://${DOMAIN}/fallback`, { maxWaitMs: 200 }));
+      } catch {
+        // not yet in fallback
+      }
+    }
+    expect(leases.length).toBe(PROXIES.length);
+    expect(leases.every((l) => l.source === "fallback")).toBe(true);
+    // the requests end one by one, while the hand-overs of their leases are on their way
+    solo.on("mode", (mode) => {
+      if (mode === "broker") for (const [i, l] of leases.entries()) setTimeout(() => void l.release({ kind: "SUCCESS" }), i);
+    });
+    await broker.start();
+    // its next acquire finds the broker back (the breaker's probe), and the switch starts
+    await expect
+      .poll(
+        async () => {
+          const l = await solo.acquire(`https://next.${DOMAIN}/`, { maxWaitMs: 100 }).catch(() => undefined);
+          await l?.release({ kind: "SUCCESS" });
+          return leases.every((x) => x.ended);
+        },
+        { timeout: 5_000, interval: 100 },
+      )
+      .toBe(true);
+    // once the broker lifted solo's reservations, every pair is free for another worker
+    await sleep(LIFT_AFTER_MS + 1_500);
+    const grpcClient = new grpc.Client(broker.address, grpc.credentials.createInsecure());
+    const other = new StreamClient(createClient(ProxyBroker, grpcClient));
+    try {
+      const refused: string[] = [];
+      for (const l of leases) {
+        const a = await other.acquire({ domain: DOMAIN, workerId: "other", proxyId: l.proxy.id, ttlMs: 1_000, maxWaitMs: 1_500 });
+        if (a.case !== "granted") refused.push(l.proxy.id);
+      }
+      expect(refused).toEqual([]);
+    } finally {
+      other.cancel();
+      grpcClient.close();
+    }
   });
 });

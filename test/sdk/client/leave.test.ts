@@ -4,8 +4,10 @@ import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import { OutcomeKind, ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { createClient } from "@proxybroker/sdk/wire";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { LIST_LAG_MS } from "../../../src/lease/sole-domains.js";
 import { NoProxyAvailableError, ProxyBrokerClient } from "@proxybroker/sdk";
 import type { Lease } from "@proxybroker/sdk";
 import { brokerProcess } from "../../support/broker-process.js";
@@ -54,7 +56,10 @@ describe("ProxyBrokerClient.close: leaving the pool", () => {
     redis = await startRedisServer();
     dir = await mkdtemp(join(tmpdir(), "pb-leave-"));
     await writeFile(join(dir, "proxies.txt"), PROXIES.join("\n"));
-    broker = await brokerProcess({ redisUrl: redis.url, env: { PROXIES_FILE: join(dir, "proxies.txt"), WORKER_ABSENT_AFTER_MS: String(ABSENT_MS) } });
+    broker = await brokerProcess({
+      redisUrl: redis.url,
+      env: { PROXIES_FILE: join(dir, "proxies.txt"), WORKER_ABSENT_AFTER_MS: String(ABSENT_MS) },
+    });
     await broker.start();
     raw = new grpc.Client(broker.address, grpc.credentials.createInsecure());
   });
@@ -70,21 +75,41 @@ describe("ProxyBrokerClient.close: leaving the pool", () => {
     const first = newClient("fleet-1-worker");
     const held = await grab(first, "a.example"); // its acquires say it keeps a fallback pool
     expect(held).toHaveLength(PROXIES.length);
+    const alsoB = await grab(first, "b.example");
     await sleep(300);
     await first.close();
+    expect(alsoB).toHaveLength(PROXIES.length);
 
-    // a silent worker that keeps a fallback pool (it fetched a snapshot, then went quiet)
+    // a silent worker that keeps a fallback pool: it fetched a snapshot, saying it holds a list
+    // that showed the first worker on b.example (so it claims no more than its share of it),
+    // leased for b.example, then went quiet
+    await sleep(LIST_LAG_MS + 500);
+    const mark = broker.output().length;
     const stub = createClient(ProxyBroker, raw);
-    await stub.getPoolSnapshot({ pool: "default", workerId: "ghost" });
+    await stub.getPoolSnapshot({ pool: "default", workerId: "ghost", listsTime: timestampFromMs(Date.now() - 100) });
+    const ghostLease = (await stub.acquireLease({ pool: "default", workerId: "ghost", domain: "b.example", fallbackPool: true })).lease!;
+    await stub.releaseLease({ leaseId: ghostLease.leaseId, fencingToken: ghostLease.fencingToken, outcome: { kind: OutcomeKind.SUCCESS } });
 
     // the next fleet, under a new worker id, once the broker has counted both as absent
     const next = newClient("fleet-2-worker");
     await sleep(ABSENT_MS + 1_500);
+    // the broker's reservations pass runs every second: wait for the one that reserved for the ghost
+    const reservedForGhost = () =>
+      broker
+        .output()
+        .slice(mark)
+        .split("\n")
+        .some((line) => line.includes('"workerId":"ghost"') && line.includes('"msg":"pool default: reserved for'));
+    await expect.poll(reservedForGhost, { timeout: 10_000 }).toBe(true);
     const got = await grab(next, "b.example");
     // the ghost's share (over the workers live at its last contact) is reserved; the closed worker's is not
     expect(got.length).toBeGreaterThan(0);
     expect(got.length).toBeLessThan(PROXIES.length);
     await Promise.all(got.map((l) => l.release({ kind: "SUCCESS" })));
+    // only for the domain-keys the ghost may lease in fallback (those it is listed with)
+    const elsewhere = await grab(next, "d.example");
+    expect(elsewhere).toHaveLength(PROXIES.length);
+    await Promise.all(elsewhere.map((l) => l.release({ kind: "SUCCESS" })));
 
     // the ghost leaves too: its share is free a few seconds later (the reservations' lift delay)
     expect((await stub.leavePool({ pool: "default", workerId: "ghost" })).left).toBe(true);

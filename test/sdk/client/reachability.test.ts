@@ -14,7 +14,10 @@ function setup(o: { absentAfterMs?: number; leaseHoldMs?: number; windowMs?: num
   return { reach, advance: (ms: number) => (now += ms) };
 }
 
-const refused = new BrokerClientError(status.UNAVAILABLE, "broker stream broke: 14 UNAVAILABLE: No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:5");
+const refused = new BrokerClientError(
+  status.UNAVAILABLE,
+  "broker stream broke: 14 UNAVAILABLE: No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:5",
+);
 const dropped = new BrokerClientError(status.UNAVAILABLE, "broker stream broke: 14 UNAVAILABLE: Connection dropped");
 const timeout = new BrokerClientError(status.DEADLINE_EXCEEDED, "no answer from the broker within 2000 ms");
 

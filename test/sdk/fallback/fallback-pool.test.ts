@@ -6,7 +6,14 @@ import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { policySpec, type DomainPolicySpec, type OutcomeInput, type OutcomeKindName, type ProxyStateName, type ProxyView } from "@proxybroker/sdk/model";
+import {
+  policySpec,
+  type DomainPolicySpec,
+  type OutcomeInput,
+  type OutcomeKindName,
+  type ProxyStateName,
+  type ProxyView,
+} from "@proxybroker/sdk/model";
 import { FallbackPool, type FallbackAcquireRequest, type FallbackPoolOptions } from "../../../sdk/src/fallback/fallback-pool.js";
 import { loadSnapshotFile, saveSnapshotFile, type PoolSnapshot } from "../../../sdk/src/fallback/snapshot.js";
 import { fakeClock, seededRandom, type FakeClock } from "../../support/fake-clock.js";

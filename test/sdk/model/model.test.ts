@@ -36,9 +36,19 @@ describe("domain policies", () => {
 
   it("applies the most specific pattern; a group maps hosts to one domain-key", () => {
     expect(effectivePolicy(policies, "shop.example.com", defaults)).toMatchObject({ domainKey: "example", minIntervalMs: 2_000 });
-    expect(effectivePolicy(policies, "api.example.com", defaults)).toMatchObject({ domainKey: "api.example.com", maxConcurrency: 4, minIntervalMs: 0 });
+    expect(effectivePolicy(policies, "api.example.com", defaults)).toMatchObject({
+      domainKey: "api.example.com",
+      maxConcurrency: 4,
+      minIntervalMs: 0,
+    });
     expect(effectivePolicy(policies, "example.com", defaults)).toMatchObject({ domainKey: "example.com", minIntervalMs: 100 });
-    expect(effectivePolicy([], "a.org", defaults)).toEqual({ domainKey: "a.org", ...defaults, pacing: "release", jitterMs: 0, adaptive: true });
+    expect(effectivePolicy([], "a.org", defaults)).toEqual({
+      domainKey: "a.org",
+      ...defaults,
+      pacing: "release",
+      jitterMs: 0,
+      adaptive: true,
+    });
   });
 
   it("validates patterns", () => {
@@ -49,7 +59,10 @@ describe("domain policies", () => {
 
 describe("proxy specs", () => {
   it("takes bare host:port as http and keeps credentials in the url, not the id", () => {
-    expect(parseProxySpec({ url: "10.0.0.1:3128", tier: "", labels: {} })).toMatchObject({ id: "10.0.0.1:3128", url: "http://10.0.0.1:3128" });
+    expect(parseProxySpec({ url: "10.0.0.1:3128", tier: "", labels: {} })).toMatchObject({
+      id: "10.0.0.1:3128",
+      url: "http://10.0.0.1:3128",
+    });
     expect(parseProxySpec({ url: "http://u:p@Proxy.Example:8080", tier: "dc", labels: { country: "de" } })).toMatchObject({
       id: "proxy.example:8080",
       url: "http://u:p@proxy.example:8080",
@@ -57,7 +70,10 @@ describe("proxy specs", () => {
     });
     expect(parseProxySpec({ url: "socks5://10.0.0.2:1080", tier: "", labels: {} }).url).toBe("socks5://10.0.0.2:1080");
     // A scheme's default port is still the proxy's port.
-    expect(parseProxySpec({ url: "http://10.0.0.3:80", tier: "", labels: {} })).toMatchObject({ id: "10.0.0.3:80", url: "http://10.0.0.3:80" });
+    expect(parseProxySpec({ url: "http://10.0.0.3:80", tier: "", labels: {} })).toMatchObject({
+      id: "10.0.0.3:80",
+      url: "http://10.0.0.3:80",
+    });
     expect(parseProxySpec({ url: "https://p.example:443", tier: "", labels: {} }).id).toBe("p.example:443");
   });
 

@@ -31,7 +31,7 @@ describe("rendezvous weight", () => {
       ["", ""],
       ["w1", "10.0.0.1:8080"],
       ["höst-ß-😀", "proxy.example.com:3128"],
-      ["worker-" + "x".repeat(300), "1.2.3.4:1"],
+      [`worker-${"x".repeat(300)}`, "1.2.3.4:1"],
     ];
     for (const [w, p] of pairs) expect(rendezvousWeight(w, p)).toBe(referenceWeight(w, p));
     for (const [i, p] of proxies(500).entries()) expect(rendezvousWeight(`w${i}`, p)).toBe(referenceWeight(`w${i}`, p));

@@ -38,7 +38,11 @@ describe("proxybroker admin commands", () => {
 
   const cli = async (...args: string[]): Promise<Ran> => {
     try {
-      const { stdout, stderr } = await execFileP(process.execPath, ["bin/proxybroker.js", ...args, "--address", broker.address, "--token", ADMIN], { timeout: 60_000 });
+      const { stdout, stderr } = await execFileP(
+        process.execPath,
+        ["bin/proxybroker.js", ...args, "--address", broker.address, "--token", ADMIN],
+        { timeout: 60_000 },
+      );
       return { code: 0, stdout, stderr };
     } catch (err) {
       const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -77,11 +81,21 @@ describe("proxybroker admin commands", () => {
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
-  it("import: a summary of added, updated and rejected (with the line and why), exit 3 when something was rejected", { timeout: 60_000 }, async () => {
+  it("import: a summary of added, updated and rejected (with the line and why), exit 3 when something was rejected", {
+    timeout: 60_000,
+  }, async () => {
     const file = join(dir, "proxies.txt");
     await writeFile(
       file,
-      ["# the fleet's proxies", `${proxy.url.replace("http://", "http://user:secret@")} tier=dc country=de`, `${idle2} tier=res`, "not a proxy", "ftp://127.0.0.1:21", `${idle4} country=us`, ""].join("\n"),
+      [
+        "# the fleet's proxies",
+        `${proxy.url.replace("http://", "http://user:secret@")} tier=dc country=de`,
+        `${idle2} tier=res`,
+        "not a proxy",
+        "ftp://127.0.0.1:21",
+        `${idle4} country=us`,
+        "",
+      ].join("\n"),
     );
     const r = await cli("import", file);
     expect(r.code).toBe(3);
@@ -121,12 +135,22 @@ describe("proxybroker admin commands", () => {
 
   it("policy set, list, delete; stats per pool and domain-key", { timeout: 60_000 }, async () => {
     expect((await cli("policy", "set", "*.example.com", "--min-interval", "2s", "--group", "example", "--jitter", "200ms")).code).toBe(0);
-    const policies = json<{ pattern: string; group: string; minIntervalMs: number; jitterMs: number; maxConcurrency: number }[]>(await cli("policy", "list", "--json"));
-    expect(policies).toEqual([expect.objectContaining({ pattern: "*.example.com", group: "example", minIntervalMs: 2_000, jitterMs: 200, maxConcurrency: 1 })]);
+    const policies = json<{ pattern: string; group: string; minIntervalMs: number; jitterMs: number; maxConcurrency: number }[]>(
+      await cli("policy", "list", "--json"),
+    );
+    expect(policies).toEqual([
+      expect.objectContaining({ pattern: "*.example.com", group: "example", minIntervalMs: 2_000, jitterMs: 200, maxConcurrency: 1 }),
+    ]);
     await cli("ban", idle2, "--domain", "a.example.com", "--ttl", "1m");
-    const stats = json<{ total: number; disabled: number; domains: { domain: string; bansLastHour: number; effectiveIntervalMs: number }[] }>(await cli("stats", "--json"));
+    const stats = json<{
+      total: number;
+      disabled: number;
+      domains: { domain: string; bansLastHour: number; effectiveIntervalMs: number }[];
+    }>(await cli("stats", "--json"));
     expect(stats.total).toBe(3);
-    expect(stats.domains).toEqual(expect.arrayContaining([expect.objectContaining({ domain: "example", bansLastHour: 1, effectiveIntervalMs: 2_000 })]));
+    expect(stats.domains).toEqual(
+      expect.arrayContaining([expect.objectContaining({ domain: "example", bansLastHour: 1, effectiveIntervalMs: 2_000 })]),
+    );
     expect((await cli("policy", "delete", "*.example.com")).code).toBe(0);
     expect((await cli("policy", "delete", "*.example.com")).code).toBe(3);
   });
@@ -143,7 +167,10 @@ describe("proxybroker admin commands", () => {
     await cli("enable", idle2);
     const watched = await watching;
     expect(watched.code).toBe(0);
-    const events = watched.stdout.trim().split("\n").map((l) => JSON.parse(l) as { kind: string; proxy: string; detail: string });
+    const events = watched.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { kind: string; proxy: string; detail: string });
     expect(events.map((e) => [e.kind, e.proxy, e.detail])).toEqual([
       ["ADMIN", idle2, "disable"],
       ["ADMIN", idle2, "enable"],
@@ -154,28 +181,43 @@ describe("proxybroker admin commands", () => {
   });
 
   it("a wrong or a worker token, an unreachable broker: exit 1 and why", { timeout: 60_000 }, async () => {
-    const worker = await execFileP(process.execPath, ["bin/proxybroker.js", "list", "--address", broker.address, "--token", WORKER]).catch((e: { code: number; stderr: string }) => e);
+    const worker = await execFileP(process.execPath, ["bin/proxybroker.js", "list", "--address", broker.address, "--token", WORKER]).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect(worker).toMatchObject({ code: 1, stderr: expect.stringMatching(/PERMISSION_DENIED/) });
-    const none = await execFileP(process.execPath, ["bin/proxybroker.js", "stats", "--address", broker.address]).catch((e: { code: number; stderr: string }) => e);
+    const none = await execFileP(process.execPath, ["bin/proxybroker.js", "stats", "--address", broker.address]).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect(none).toMatchObject({ code: 1, stderr: expect.stringMatching(/UNAUTHENTICATED/) });
-    const away = await execFileP(process.execPath, ["bin/proxybroker.js", "stats", "--address", `127.0.0.1:${await freePort()}`]).catch((e: { code: number; stderr: string }) => e);
+    const away = await execFileP(process.execPath, ["bin/proxybroker.js", "stats", "--address", `127.0.0.1:${await freePort()}`]).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect(away).toMatchObject({ code: 1, stderr: expect.stringMatching(/UNAVAILABLE|DEADLINE/) });
   });
 
-  it("takes the token from PROXYBROKER_TOKEN without ever printing it; a reader that stops early ends the command quietly", { timeout: 60_000 }, async () => {
+  it("takes the token from PROXYBROKER_TOKEN without ever printing it; a reader that stops early ends the command quietly", {
+    timeout: 60_000,
+  }, async () => {
     const env = { ...process.env, PROXYBROKER_TOKEN: ADMIN, PROXYBROKER_ADDRESS: broker.address };
     // a pool whose listing is larger than a pipe's buffer (loopback ports nobody contacts)
     const bulk = join(dir, "bulk.txt");
     await writeFile(bulk, Array.from({ length: 2_000 }, (_, i) => `http://user:pw@127.0.0.1:${30_000 + i} tier=bulk`).join("\n"));
     await execFileP(process.execPath, ["bin/proxybroker.js", "import", bulk, "--pool", "bulk"], { env });
-    const listed = await execFileP(process.execPath, ["bin/proxybroker.js", "list", "--json", "--pool", "bulk"], { env, maxBuffer: 16 * 1024 * 1024 });
+    const listed = await execFileP(process.execPath, ["bin/proxybroker.js", "list", "--json", "--pool", "bulk"], {
+      env,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     expect(JSON.parse(listed.stdout)).toHaveLength(2_000);
     expect(listed.stdout.length).toBeGreaterThan(200_000);
     const help = await execFileP(process.execPath, ["bin/proxybroker.js", "ban", "--help"], { env });
     expect(help.stdout).toContain("PROXYBROKER_TOKEN");
     expect(help.stdout + help.stderr).not.toContain(ADMIN);
     // `proxybroker list --json | head -c 1`: the pipe closes under the command
-    const piped = await execFileP("bash", ["-o", "pipefail", "-c", `${process.execPath} bin/proxybroker.js list --json --pool bulk | head -c 1 >/dev/null`], { env });
+    const piped = await execFileP(
+      "bash",
+      ["-o", "pipefail", "-c", `${process.execPath} bin/proxybroker.js list --json --pool bulk | head -c 1 >/dev/null`],
+      { env },
+    );
     expect(piped.stderr).not.toMatch(/EPIPE|Error/);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SettingsError, loadSettings } from "../../../src/config/settings.js";
-import { parseProxiesFile } from "../../../src/proxies-file.js";
+import { parseProxiesFile } from "../../../src/config/proxies-file.js";
 
 describe("settings", () => {
   it("has the documented defaults", () => {
@@ -16,7 +16,15 @@ describe("settings", () => {
   });
 
   it("reads every value from the environment", () => {
-    const s = loadSettings({ LISTEN_ADDRESS: "0.0.0.0:6000", REDIS_URL: "redis://r:6379", SCORE_FLOOR: "20", MAX_QUARANTINES: "5", HEALTH_CHECK_URL: "http://x.example/", LOG_LEVEL: "Debug", HEALTH_CHECK_URLS: "eu=http://eu.example/" });
+    const s = loadSettings({
+      LISTEN_ADDRESS: "0.0.0.0:6000",
+      REDIS_URL: "redis://r:6379",
+      SCORE_FLOOR: "20",
+      MAX_QUARANTINES: "5",
+      HEALTH_CHECK_URL: "http://x.example/",
+      LOG_LEVEL: "Debug",
+      HEALTH_CHECK_URLS: "eu=http://eu.example/",
+    });
     expect(s.healthCheckUrls["eu"]).toBe("http://eu.example/");
     expect(s.listenAddress).toBe("0.0.0.0:6000");
     expect(s.scoring.floor).toBe(20);

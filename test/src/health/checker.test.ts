@@ -56,7 +56,15 @@ describe("health checker", () => {
       { id: dead, url: `http://${dead}`, tier: "", labels: {} },
       { id: "127.0.0.9:1080", url: "socks5://127.0.0.9:1080", tier: "", labels: {} },
     ]);
-    const checker = new HealthChecker({ store, targets: new Map([["default", targetUrl]]), intervalMs: 60_000, timeoutMs: 2_000, concurrency: 4, probe: probeProxy, clock: () => now });
+    const checker = new HealthChecker({
+      store,
+      targets: new Map([["default", targetUrl]]),
+      intervalMs: 60_000,
+      timeoutMs: 2_000,
+      concurrency: 4,
+      probe: probeProxy,
+      clock: () => now,
+    });
     // the socks5 proxy is not checked
     expect(await checker.round()).toMatchObject({ total: 3, checked: 3, passed: 1, failed: 1, errors: 1 });
     const scores = Object.fromEntries((await store.listProxies("default", { size: 10, after: "" })).proxies.map((p) => [p.id, p.score]));
@@ -85,7 +93,15 @@ describe("health checker", () => {
       { id: denying.url.slice(7), url: denying.url, tier: "", labels: {} },
     ]);
     const interval = 60_000;
-    const checker = new HealthChecker({ store, targets: new Map([["default", targetUrl]]), intervalMs: interval, timeoutMs: 2_000, concurrency: 2, probe: probeProxy, clock: () => now });
+    const checker = new HealthChecker({
+      store,
+      targets: new Map([["default", targetUrl]]),
+      intervalMs: interval,
+      timeoutMs: 2_000,
+      concurrency: 2,
+      probe: probeProxy,
+      clock: () => now,
+    });
     const checkedAt: number[] = [];
     for (let round = 0; round < 12; round++) {
       const r = await checker.round();

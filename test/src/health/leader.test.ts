@@ -78,8 +78,12 @@ describe("health checker, one leader across replicas", () => {
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
-  it("one replica checks; a stopped proxy loses score; the standby takes over within one TTL after the leader is killed", { timeout: 60_000 }, async () => {
-    await expect.poll(async () => (await Promise.all(brokers.map((b) => leaderGauge(b.metrics)))).sort().join(","), { timeout: 10_000 }).toBe("0,1");
+  it("one replica checks; a stopped proxy loses score; the standby takes over within one TTL after the leader is killed", {
+    timeout: 60_000,
+  }, async () => {
+    await expect
+      .poll(async () => (await Promise.all(brokers.map((b) => leaderGauge(b.metrics)))).sort().join(","), { timeout: 10_000 })
+      .toBe("0,1");
     const gauges = await Promise.all(brokers.map((b) => leaderGauge(b.metrics)));
     const leader = brokers[gauges.indexOf(1)]!;
     const standby = brokers[gauges.indexOf(0)]!;

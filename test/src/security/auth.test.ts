@@ -43,16 +43,17 @@ describe("authentication and roles", () => {
     broker = await startBroker({ kind: "embedded", tokens: TABLE });
     const b = broker;
     await b.admin.addProxies({ proxies: [{ url: "127.0.0.1:3128" }] }, { metadata: bearer(ADMIN) });
-    const acquire = (metadata?: grpc.Metadata) => b.broker.acquireLease({ workerId: "w1", requestId: `r${Math.random()}`, domain: "auth.example" }, metadata ? { metadata } : {});
+    const acquire = (metadata?: grpc.Metadata) =>
+      b.broker.acquireLease({ workerId: "w1", requestId: `r${Math.random()}`, domain: "auth.example" }, metadata ? { metadata } : {});
     expect(await codeOf(acquire())).toBe(grpc.status.UNAUTHENTICATED);
     expect(await codeOf(acquire(bearer("x".repeat(MIN_TOKEN_LENGTH))))).toBe(grpc.status.UNAUTHENTICATED);
     const raw = new grpc.Metadata();
     raw.set("authorization", WORKER); // no "Bearer " scheme
     expect(await codeOf(acquire(raw))).toBe(grpc.status.UNAUTHENTICATED);
     expect(await codeOf(b.admin.listProxies({ pool: "default" }, { metadata: bearer(WORKER) }))).toBe(grpc.status.PERMISSION_DENIED);
-    expect(await codeOf(b.admin.addProxies({ pool: "default", proxies: [{ url: "http://10.9.9.9:1" }] }, { metadata: bearer(WORKER) }))).toBe(
-      grpc.status.PERMISSION_DENIED,
-    );
+    expect(
+      await codeOf(b.admin.addProxies({ pool: "default", proxies: [{ url: "http://10.9.9.9:1" }] }, { metadata: bearer(WORKER) })),
+    ).toBe(grpc.status.PERMISSION_DENIED);
     expect(await codeOf(b.admin.setDomainPolicy({ policy: { pattern: "*", maxConcurrency: 1000 } }, {}))).toBe(grpc.status.UNAUTHENTICATED);
 
     const lease = await acquire(bearer(WORKER));
@@ -72,7 +73,10 @@ describe("authentication and roles", () => {
 
   it("a token's name is the caller's identity: last_used_by and the caller metric; a client cannot claim another name", async () => {
     const nameless = "n".repeat(MIN_TOKEN_LENGTH);
-    broker = await startBroker({ kind: "embedded", tokens: TokenTable.parse(`${WORKER} worker fleet\n${ADMIN} admin ops\n${nameless} worker\n`) });
+    broker = await startBroker({
+      kind: "embedded",
+      tokens: TokenTable.parse(`${WORKER} worker fleet\n${ADMIN} admin ops\n${nameless} worker\n`),
+    });
     const b = broker;
     await b.admin.addProxies({ proxies: [{ url: "127.0.0.1:3128" }, { url: "127.0.0.1:3129" }] }, { metadata: bearer(ADMIN) });
     const spoofed = bearer(nameless);
@@ -85,7 +89,12 @@ describe("authentication and roles", () => {
     expect(by[a.lease!.proxy!.id]).toBe("fleet");
     expect(by[c.lease!.proxy!.id]).toBe("host-2");
     const values = (await b.server.metrics.callerGrants.get()).values.map((v) => [v.labels.caller, v.value]);
-    expect(values).toEqual(expect.arrayContaining([["fleet", 1], ["-", 1]]));
+    expect(values).toEqual(
+      expect.arrayContaining([
+        ["fleet", 1],
+        ["-", 1],
+      ]),
+    );
     expect(values.some(([caller]) => caller === "ops")).toBe(false);
   });
 
@@ -104,7 +113,12 @@ describe("authentication and roles", () => {
     broker = await startBroker({ kind: "embedded", tokens: TABLE });
     await broker.admin.addProxies({ proxies: [{ url: "127.0.0.1:3128" }] }, { metadata: bearer(ADMIN) });
     const good = new ProxyBrokerClient({ address: broker.address, workerId: "good", token: WORKER });
-    const bad = new ProxyBrokerClient({ address: broker.address, workerId: "bad", token: "z".repeat(MIN_TOKEN_LENGTH), breaker: { callTimeoutMs: 1_000 } });
+    const bad = new ProxyBrokerClient({
+      address: broker.address,
+      workerId: "bad",
+      token: "z".repeat(MIN_TOKEN_LENGTH),
+      breaker: { callTimeoutMs: 1_000 },
+    });
     clients.push(good, bad);
     const lease = await good.acquire("https://sdk.example/");
     expect(lease.source).toBe("broker");
@@ -140,13 +154,19 @@ describe("authentication and roles", () => {
   it("never shows a proxy password outside a worker's own lease and the snapshot", async () => {
     broker = await startBroker({ kind: "embedded", tokens: TABLE });
     const admin = bearer(ADMIN);
-    const added = await broker.admin.addProxies({ proxies: [{ url: "http://alice:s3cret@127.0.0.1:3128" }, { url: "ftp://bob:hunter2@10.0.0.1:21" }] }, { metadata: admin });
+    const added = await broker.admin.addProxies(
+      { proxies: [{ url: "http://alice:s3cret@127.0.0.1:3128" }, { url: "ftp://bob:hunter2@10.0.0.1:21" }] },
+      { metadata: admin },
+    );
     expect(added.added).toEqual(["127.0.0.1:3128"]);
     expect(added.rejected[0]?.url).toBe("ftp://bob:***@10.0.0.1:21");
     expect(JSON.stringify(added.rejected)).not.toContain("hunter2");
     const listed = await broker.admin.listProxies({ pool: "default" }, { metadata: admin });
     expect(listed.proxies[0]?.url).toBe("http://alice:***@127.0.0.1:3128");
-    const lease = await broker.broker.acquireLease({ workerId: "w", requestId: "secret-1", domain: "s.example" }, { metadata: bearer(WORKER) });
+    const lease = await broker.broker.acquireLease(
+      { workerId: "w", requestId: "secret-1", domain: "s.example" },
+      { metadata: bearer(WORKER) },
+    );
     expect(lease.lease?.proxy?.url).toBe("http://alice:s3cret@127.0.0.1:3128");
     const snapshot = await broker.broker.getPoolSnapshot({ pool: "default" }, { metadata: bearer(WORKER) });
     expect(snapshot.proxies[0]?.url).toBe("http://alice:s3cret@127.0.0.1:3128");

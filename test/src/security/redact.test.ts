@@ -14,6 +14,7 @@ describe("redactSecrets", () => {
   });
 
   it("leaves URLs without a password alone", () => {
-    for (const s of ["http://10.0.0.1:3128", "http://user@h:1", "10.0.0.1:3128", "https://example.com/a:b@c"]) expect(redactSecrets(s)).toBe(s);
+    for (const s of ["http://10.0.0.1:3128", "http://user@h:1", "10.0.0.1:3128", "https://example.com/a:b@c"])
+      expect(redactSecrets(s)).toBe(s);
   });
 });

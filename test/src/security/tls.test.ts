@@ -62,7 +62,9 @@ describe("TLS and the admin address", () => {
     await lease.release({ kind: "SUCCESS" });
 
     const plain = createClient(ProxyBroker, plainChannel(broker.address));
-    expect(await codeOf(plain.acquireLease({ workerId: "p", requestId: "1", domain: "tls.example" }, { deadline: 2_000 }))).toBe(grpc.status.UNAVAILABLE);
+    expect(await codeOf(plain.acquireLease({ workerId: "p", requestId: "1", domain: "tls.example" }, { deadline: 2_000 }))).toBe(
+      grpc.status.UNAVAILABLE,
+    );
     const wrongCa = sdk(broker.address, { tls: { ca: await other.read(other.caFile) } });
     expect(await codeOf(wrongCa.acquire("https://tls.example/"))).not.toBe("OK");
   });

@@ -5,7 +5,18 @@
  */
 import { describe, expect, it } from "vitest";
 import type { AcquireParams, LeaseView } from "@proxybroker/sdk/model";
-import { acq, addProxies, DOMAIN, grant, openStore, release, type Harness, type StoreFactory, type ConformanceOptions, poolWide } from "./harness.js";
+import {
+  acq,
+  addProxies,
+  DOMAIN,
+  grant,
+  openStore,
+  release,
+  type Harness,
+  type StoreFactory,
+  type ConformanceOptions,
+  poolWide,
+} from "./harness.js";
 
 /** The adaptive interval of the test domain-key now. */
 async function adaptiveMs(h: Harness, domainKey = DOMAIN): Promise<number> {

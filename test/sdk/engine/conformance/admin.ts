@@ -89,14 +89,35 @@ export function adminSuite(factory: StoreFactory): void {
       const ids = [
         ...Array.from({ length: 12 }, (_, i) => `10.0.0.${i}:8080`),
         ...["a", "b", "c", "d", "e"].map((x) => `proxy-${x}.example:3128`),
-        "192.168.1.1:1080", "8.8.8.8:80", "9.9.9.9:9", "a:1", "a.b:1", "z.example:65535", "10.0.0.1:80", "10.0.0.1:8",
+        "192.168.1.1:1080",
+        "8.8.8.8:80",
+        "9.9.9.9:9",
+        "a:1",
+        "a.b:1",
+        "z.example:65535",
+        "10.0.0.1:80",
+        "10.0.0.1:8",
       ];
       expect(ids).toHaveLength(25);
-      const shuffled = ids.map((id, i) => ({ id, k: (i * 7) % 25 })).sort((x, y) => x.k - y.k).map((x) => x.id);
-      await h.store.addProxies("default", shuffled.slice(0, 13).map((id) => proxySpec(0, { id })));
-      await h.store.addProxies("default", shuffled.slice(13).map((id) => proxySpec(0, { id })));
+      const shuffled = ids
+        .map((id, i) => ({ id, k: (i * 7) % 25 }))
+        .sort((x, y) => x.k - y.k)
+        .map((x) => x.id);
+      await h.store.addProxies(
+        "default",
+        shuffled.slice(0, 13).map((id) => proxySpec(0, { id })),
+      );
+      await h.store.addProxies(
+        "default",
+        shuffled.slice(13).map((id) => proxySpec(0, { id })),
+      );
       const expected = sorted(ids);
-      for (const [size, sizes] of [[7, [7, 7, 7, 4]], [5, [5, 5, 5, 5, 5]], [25, [25]], [100, [25]]] as const) {
+      for (const [size, sizes] of [
+        [7, [7, 7, 7, 4]],
+        [5, [5, 5, 5, 5, 5]],
+        [25, [25]],
+        [100, [25]],
+      ] as const) {
         const seen: string[] = [];
         const pageSizes: number[] = [];
         let after = "";
@@ -124,7 +145,11 @@ export function adminSuite(factory: StoreFactory): void {
       const [a] = await addProxies(h, 1);
       await h.store.recordHealth("default", a!, "pass"); // score 53
       const lease = await grant(h, acq({ domainKey: "x.example" }));
-      expect(await h.store.proxyAction("default", [a!, "10.9.9.9:1"], { kind: "disable" })).toEqual({ changed: [a], unchanged: [], notFound: ["10.9.9.9:1"] });
+      expect(await h.store.proxyAction("default", [a!, "10.9.9.9:1"], { kind: "disable" })).toEqual({
+        changed: [a],
+        unchanged: [],
+        notFound: ["10.9.9.9:1"],
+      });
       expect(await h.store.proxyAction("default", [a!], { kind: "disable" })).toEqual({ changed: [], unchanged: [a], notFound: [] });
       expect((await proxyView(h, a!)).state).toBe("DISABLED");
       await deny(h);
@@ -139,7 +164,9 @@ export function adminSuite(factory: StoreFactory): void {
     it("ban on one domain-key for a TTL: that pair is refused until then, other domain-keys keep the proxy; unban lifts it", async () => {
       const h = await openStore(factory);
       const [a] = await addProxies(h, 1);
-      expect((await h.store.proxyAction("default", [a!], { kind: "ban", domainKey: "shop.example.com", ttlMs: 60_000 })).changed).toEqual([a]);
+      expect((await h.store.proxyAction("default", [a!], { kind: "ban", domainKey: "shop.example.com", ttlMs: 60_000 })).changed).toEqual([
+        a,
+      ]);
       expect(await deny(h)).toBe(60_000);
       const other = await grant(h, acq({ domainKey: "other.example" }));
       await release(h, other);

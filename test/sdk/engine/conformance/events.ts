@@ -32,7 +32,9 @@ export function eventSuite(factory: StoreFactory, options: ConformanceOptions = 
         const fresh = await h.store.readEvents("default", "$", { count: 10, blockMs: 0 });
         expect(fresh.events).toEqual([]);
         await h.store.appendEvent("default", { kind: "ADMIN", proxyId: a!, domainKey: "", detail: "restore" });
-        expect((await h.store.readEvents("default", fresh.cursor, { count: 10, blockMs: 0 })).events.map((e) => e.detail)).toEqual(["restore"]);
+        expect((await h.store.readEvents("default", fresh.cursor, { count: 10, blockMs: 0 })).events.map((e) => e.detail)).toEqual([
+          "restore",
+        ]);
         expect((await h.store.readEvents("elsewhere", "", { count: 10, blockMs: 0 })).events).toEqual([]);
       });
     }

@@ -22,9 +22,7 @@ export function exclusivitySuite(factory: StoreFactory): void {
       const ids = await addProxies(h, 5);
       let held: LeaseView[] = [];
       for (let round = 0; round < 4; round++) {
-        const results = await Promise.all(
-          Array.from({ length: 50 }, (_, i) => h.store.acquire(acq({ workerId: `w${i}` }))),
-        );
+        const results = await Promise.all(Array.from({ length: 50 }, (_, i) => h.store.acquire(acq({ workerId: `w${i}` }))));
         const got = grants(results);
         expect(got, `round ${round}`).toHaveLength(5);
         expect(new Set(got.map((l) => l.proxy.id))).toEqual(new Set(ids));
@@ -57,9 +55,7 @@ export function exclusivitySuite(factory: StoreFactory): void {
       const h = await openStore(factory);
       await addProxies(h, 5);
       for (let round = 0; round < 3; round++) {
-        const got = grants(
-          await Promise.all(Array.from({ length: 50 }, () => h.store.acquire(acq({ maxConcurrency: 2 })))),
-        );
+        const got = grants(await Promise.all(Array.from({ length: 50 }, () => h.store.acquire(acq({ maxConcurrency: 2 })))));
         expect(got, `round ${round}`).toHaveLength(10);
         for (const [id, n] of countBy(got, (l) => l.proxy.id)) expect(n, `${id} in round ${round}`).toBe(2);
         expect(new Set(got.map((l) => l.leaseId)).size).toBe(10);
@@ -82,9 +78,7 @@ export function exclusivitySuite(factory: StoreFactory): void {
     it("different domain-keys share a proxy, each exclusively", async () => {
       const h = await openStore(factory);
       const ids = await addProxies(h, 5);
-      const results = await Promise.all(
-        Array.from({ length: 60 }, (_, i) => h.store.acquire(acq({ domainKey: `site${i % 3}.example` }))),
-      );
+      const results = await Promise.all(Array.from({ length: 60 }, (_, i) => h.store.acquire(acq({ domainKey: `site${i % 3}.example` }))));
       const got = grants(results);
       expect(got).toHaveLength(15);
       for (const [key, n] of countBy(got, (l) => `${l.domainKey} ${l.proxy.id}`)) expect(n, key).toBe(1);

@@ -119,12 +119,7 @@ export function proxySpec(i: number, over: Partial<ProxySpecInput> = {}): ProxyS
 }
 
 /** Add `n` proxies (0 … n−1) to `pool`; returns their ids. */
-export async function addProxies(
-  h: Harness,
-  n: number,
-  over: Partial<ProxySpecInput> = {},
-  pool: string = POOL,
-): Promise<string[]> {
+export async function addProxies(h: Harness, n: number, over: Partial<ProxySpecInput> = {}, pool: string = POOL): Promise<string[]> {
   const specs = Array.from({ length: n }, (_, i) => proxySpec(i, over));
   await h.store.addProxies(pool, specs);
   return specs.map((s) => s.id);
@@ -153,7 +148,12 @@ export async function deny(h: Harness, params: AcquireParams = acq()): Promise<n
 }
 
 /** Release a lease with an outcome (no `next`). */
-export function release(h: Harness, lease: LeaseView, kind: OutcomeKindName = "SUCCESS", over: Partial<OutcomeInput> = {}): Promise<ReleaseResult> {
+export function release(
+  h: Harness,
+  lease: LeaseView,
+  kind: OutcomeKindName = "SUCCESS",
+  over: Partial<OutcomeInput> = {},
+): Promise<ReleaseResult> {
   return h.store.release({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: outcome(kind, over) });
 }
 

@@ -12,6 +12,7 @@ import { leaseSuite, proxyIdSuite, reservationSuite, retrySuite } from "./leases
 import { pacingSuite } from "./pacing.js";
 import { epochSuite, poolSuite } from "./pools.js";
 import { eventSuite } from "./events.js";
+import { latelySuite } from "./lately.js";
 import { leaderSuite } from "./leader.js";
 import { reportSuite } from "./reports.js";
 import { selectionSuite } from "./selection.js";
@@ -39,5 +40,6 @@ export function describeStoreConformance(name: string, factory: StoreFactory, op
     selectionSuite(factory, options);
     eventSuite(factory, options);
     leaderSuite(factory);
+    latelySuite(factory);
   });
 }

@@ -12,9 +12,19 @@ export function leaderSuite(factory: StoreFactory): void {
       const h = await openStore(factory);
       const a = await h.store.campaign("health", "broker-a", 3_000);
       expect(a).toMatchObject({ leader: true, holder: "broker-a" });
-      expect(await h.store.campaign("health", "broker-b", 3_000)).toEqual({ leader: false, term: a.term, holder: "broker-a", remainingMs: 3_000 });
+      expect(await h.store.campaign("health", "broker-b", 3_000)).toEqual({
+        leader: false,
+        term: a.term,
+        holder: "broker-a",
+        remainingMs: 3_000,
+      });
       h.clock.advance(2_000);
-      expect(await h.store.campaign("health", "broker-a", 3_000)).toEqual({ leader: true, term: a.term, holder: "broker-a", remainingMs: 3_000 });
+      expect(await h.store.campaign("health", "broker-a", 3_000)).toEqual({
+        leader: true,
+        term: a.term,
+        holder: "broker-a",
+        remainingMs: 3_000,
+      });
       h.clock.advance(2_500);
       expect((await h.store.campaign("health", "broker-b", 3_000)).leader).toBe(false); // renewed 2.5 s ago
       h.clock.advance(600);

@@ -3,19 +3,7 @@
  * answers to renews and releases of leases the caller no longer holds.
  */
 import { describe, expect, it } from "vitest";
-import {
-  acq,
-  addProxies,
-  deny,
-  grant,
-  openStore,
-  outcome,
-  proxyView,
-  release,
-  renew,
-  TTL,
-  type StoreFactory,
-} from "./harness.js";
+import { acq, addProxies, DOMAIN, deny, grant, openStore, outcome, proxyView, release, renew, TTL, type StoreFactory } from "./harness.js";
 
 export function leaseSuite(factory: StoreFactory): void {
   describe("G3 TTL expiry", () => {
@@ -263,19 +251,19 @@ export function reservationSuite(factory: StoreFactory): void {
     it("a reserved proxy is granted to its worker only, until the reservation is lifted", async () => {
       const h = await openStore(factory);
       const ids = await addProxies(h, 2);
-      await h.store.reserve("default", { [ids[0]!]: "silent-worker" });
+      await h.store.reserve("default", { proxies: { [ids[0]!]: "silent-worker" }, domains: {} });
       const others = await grant(h, acq({ workerId: "w1" }));
       expect(others.proxy.id).toBe(ids[1]);
       expect(await deny(h, acq({ workerId: "w2" }))).toBeGreaterThan(0);
       expect(await deny(h, acq({ workerId: "w2", proxyId: ids[0]! }))).toBe(-1);
       // the silent worker itself, back, gets it (its hand-over)
       expect((await grant(h, acq({ workerId: "silent-worker", proxyId: ids[0]! }))).proxy.id).toBe(ids[0]);
-      await h.store.reserve("default", {});
+      await h.store.reserve("default", { proxies: {}, domains: {} });
       expect((await grant(h, acq({ workerId: "w2", domainKey: "other.example" }))).proxy.id).toBeDefined();
       // many at once
       const many = Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`10.77.${i >> 8}.${i & 255}:3128`, `w${i}`]));
-      await h.store.reserve("default", many);
-      await h.store.reserve("default", {});
+      await h.store.reserve("default", { proxies: many, domains: {} });
+      await h.store.reserve("default", { proxies: {}, domains: {} });
     });
 
     it("a lease on a proxy reserved for another worker is not extended: REVOKED, and it runs out at its expiry", async () => {
@@ -284,16 +272,49 @@ export function reservationSuite(factory: StoreFactory): void {
       const l = await grant(h, acq({ workerId: "w1", ttlMs: 1_000 }));
       expect(l.proxy.id).toBe(ids[0]);
       // its own worker's reservation does not stop it
-      await h.store.reserve("default", { [ids[0]!]: "w1" });
-      expect((await h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 1_000, workerId: "w1" })).kind).toBe("renewed");
-      await h.store.reserve("default", { [ids[0]!]: "silent-worker" });
+      await h.store.reserve("default", { proxies: { [ids[0]!]: "w1" }, domains: {} });
+      expect((await h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 1_000, workerId: "w1" })).kind).toBe(
+        "renewed",
+      );
+      await h.store.reserve("default", { proxies: { [ids[0]!]: "silent-worker" }, domains: {} });
       h.clock.advance(100);
-      expect(await h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 1_000, workerId: "w1" })).toEqual({ kind: "lost", reason: "REVOKED" });
-      expect(await h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 1_000 })).toEqual({ kind: "lost", reason: "REVOKED" });
+      expect(await h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 1_000, workerId: "w1" })).toEqual({
+        kind: "lost",
+        reason: "REVOKED",
+      });
+      expect(await h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 1_000 })).toEqual({
+        kind: "lost",
+        reason: "REVOKED",
+      });
       // still held until its expiry: not even the reserved worker gets the pair before that
       expect(await deny(h, acq({ workerId: "silent-worker", proxyId: ids[0]! }))).toBeGreaterThan(0);
       h.clock.advance(1_000);
       expect((await grant(h, acq({ workerId: "silent-worker", proxyId: ids[0]! }))).proxy.id).toBe(ids[0]);
+    });
+
+    it("a proxy reserved for a worker's domain-keys is granted to others for the rest", async () => {
+      const h = await openStore(factory);
+      const ids = await addProxies(h, 1);
+      const other = "other.example";
+      const onOther = await grant(h, acq({ workerId: "w1", domainKey: other, ttlMs: 1_000 }));
+      const onShop = await grant(h, acq({ workerId: "w1", ttlMs: 1_000 }));
+      await h.store.reserve("default", { proxies: { [ids[0]!]: "silent-worker" }, domains: {}, scopes: { "silent-worker": [DOMAIN] } });
+      h.clock.advance(100);
+      const renew = (l: typeof onOther) =>
+        h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 1_000, workerId: "w1" });
+      expect((await renew(onOther)).kind).toBe("renewed");
+      expect(await renew(onShop)).toEqual({ kind: "lost", reason: "REVOKED" });
+      h.clock.advance(1_000);
+      expect(await deny(h, acq({ workerId: "w2" }))).toBe(-1);
+      expect(await deny(h, acq({ workerId: "w2", proxyId: ids[0]! }))).toBe(-1);
+      await release(h, onOther);
+      h.clock.advance(1_000);
+      expect((await grant(h, acq({ workerId: "w2", domainKey: other, proxyId: ids[0]! }))).proxy.id).toBe(ids[0]);
+      // an empty scope: reserved for no domain-key; none given: for every one
+      await h.store.reserve("default", { proxies: { [ids[0]!]: "silent-worker" }, domains: {}, scopes: { "silent-worker": [] } });
+      expect((await grant(h, acq({ workerId: "w3", domainKey: "third.example" }))).proxy.id).toBe(ids[0]);
+      await h.store.reserve("default", { proxies: { [ids[0]!]: "silent-worker" }, domains: {} });
+      expect(await deny(h, acq({ workerId: "w3", domainKey: "fourth.example", proxyId: ids[0]! }))).toBe(-1);
     });
 
     it("lists which workers keep a fallback pool: an acquire that says so, or a snapshot request", async () => {
@@ -315,7 +336,8 @@ export function reservationSuite(factory: StoreFactory): void {
       const h = await openStore(factory);
       await addProxies(h, 1);
       const l = await grant(h, acq({ workerId: "long-download", ttlMs: 120_000 }));
-      const renewAs = (liveSince: number) => h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 0, workerId: "long-download", liveSince });
+      const renewAs = (liveSince: number) =>
+        h.store.renew({ leaseId: l.leaseId, fencingToken: l.fencingToken, ttlMs: 0, workerId: "long-download", liveSince });
       const seen = async () => (await h.store.liveWorkers("default", h.clock.now() - 1)).map((w) => w.workerId);
       h.clock.advance(5_000);
       expect((await renewAs(h.clock.now() - 8_000)).kind).toBe("renewed"); // seen 5 s ago: live

@@ -137,6 +137,29 @@ export function poolSuite(factory: StoreFactory): void {
       expect(await h.store.liveWorkers("default", t0 - 2_000)).toHaveLength(2);
     });
 
+    it("keeps the latest list a worker said it holds, never moved back, and puts it back after a loss", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const t0 = h.clock.now();
+      await h.store.touchWorker("default", "lister", { listsAt: t0 - 3_000 });
+      await h.store.touchWorker("default", "lister", { listsAt: t0 - 8_000 }); // an older list: not moved back
+      await h.store.touchWorker("default", "lister"); // none said: kept
+      await h.store.touchWorker("default", "mute");
+      expect(await h.store.liveWorkers("default", 0)).toEqual([
+        { workerId: "lister", lastSeenAt: t0, fallbackPoolAt: t0, listsAt: t0 - 3_000 },
+        { workerId: "mute", lastSeenAt: t0, fallbackPoolAt: t0 },
+      ]);
+      await h.store.rememberWorkers("default", [
+        { workerId: "lister", lastSeenAt: t0, fallbackPoolAt: t0, listsAt: t0 - 1_000 },
+        { workerId: "back", lastSeenAt: t0 - 2_000, fallbackPoolAt: t0 - 2_000, listsAt: t0 - 4_000 },
+      ]);
+      expect((await h.store.liveWorkers("default", 0)).map((w) => [w.workerId, w.listsAt])).toEqual([
+        ["back", t0 - 4_000],
+        ["lister", t0 - 1_000],
+        ["mute", undefined],
+      ]);
+    });
+
     it("poolStats counts proxies by state and live workers", async () => {
       const h = await openStore(factory, { scoring: { initialScore: 20, scoreAfterQuarantine: 20, maxQuarantines: 1 } });
       const [a, b] = await addProxies(h, 4);
@@ -251,7 +274,11 @@ export function poolSuite(factory: StoreFactory): void {
       await h.store.renew({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, ttlMs: TTL });
       h.clock.advance(2);
       expect((await h.store.acquire(moved)).kind).toBe("denied");
-      await h.store.release({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: { kind: "SUCCESS", httpStatus: 200, latencyMs: 0, retryAfterMs: 0 } });
+      await h.store.release({
+        leaseId: lease.leaseId,
+        fencingToken: lease.fencingToken,
+        outcome: { kind: "SUCCESS", httpStatus: 200, latencyMs: 0, retryAfterMs: 0 },
+      });
       // the old key's pacing still applies after the release
       expect((await h.store.acquire(moved)).kind).toBe("denied");
       h.clock.advance(2_000);
@@ -293,18 +320,25 @@ export function epochSuite(factory: StoreFactory): void {
       expect(await deny(h, acq({ policyVersion: version }))).toBe(30_000);
       h.clock.advance(30_000);
       await grant(h, acq({ policyVersion: version }));
-      // writes lost under the same epoch (a restart, a failover): held again, never shortened
+      // writes lost under the same epoch (a restart, a failover): held again, never shortened, for
+      // the longer of holdMs and the TTL the pool granted lately (the lease just granted: 30 s)
       const lost = await h.store.ensureEpoch("default", { expected: e.epoch, holdMs: 10_000, lost: true });
-      expect(lost.grantsFrom).toBe(h.clock.now() + 10_000);
+      expect(lost.grantsFrom).toBe(h.clock.now() + 30_000);
       expect((await h.store.ensureEpoch("default", { expected: e.epoch, holdMs: 1_000, lost: true })).grantsFrom).toBe(lost.grantsFrom);
-      expect(await deny(h, acq({ policyVersion: version }))).toBe(10_000);
+      expect(await deny(h, acq({ policyVersion: version }))).toBe(30_000);
+      h.clock.advance(30_000);
+      // once no lease of that TTL can run any more, holdMs alone counts
+      h.clock.advance(2_000);
+      expect((await h.store.ensureEpoch("default", { expected: e.epoch, holdMs: 10_000, lost: true })).grantsFrom).toBe(
+        h.clock.now() + 10_000,
+      );
     });
 
     it("the server id is stable while the store lives", async () => {
       const h = await openStore(factory);
-      const id = await h.store.serverId();
+      const { id } = await h.store.server();
       expect(id).not.toBe("");
-      expect(await h.store.serverId()).toBe(id);
+      expect((await h.store.server()).id).toBe(id);
     });
   });
 }

@@ -4,17 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { LeaseView } from "@proxybroker/sdk/model";
 import { quarantineLengthMs, type ScoringConfig } from "@proxybroker/sdk/model";
-import {
-  acq,
-  addProxies,
-  deny,
-  grant,
-  openStore,
-  proxyView,
-  release,
-  type Harness,
-  type StoreFactory,
-} from "./harness.js";
+import { acq, addProxies, deny, grant, openStore, proxyView, release, type Harness, type StoreFactory } from "./harness.js";
 
 /** Small numbers: one PROXY_ERROR (20 → 5) drops a proxy below the floor (10). */
 const FRAGILE: Partial<ScoringConfig> = {

@@ -86,7 +86,9 @@ export function selectionSuite(factory: StoreFactory, options: ConformanceOption
     if (poolWide(options)) {
       it("grants a label whenever a matching proxy is free, wherever it sits in the score order", async () => {
         const h = await openStore(factory);
-        const specs = Array.from({ length: 5_000 }, (_, i) => proxySpec(i, i % 100 === 7 ? { labels: { country: "de" }, tier: "residential" } : {}));
+        const specs = Array.from({ length: 5_000 }, (_, i) =>
+          proxySpec(i, i % 100 === 7 ? { labels: { country: "de" }, tier: "residential" } : {}),
+        );
         await h.store.addProxies("default", specs);
         const de = specs.filter((s) => s.labels["country"] === "de").map((s) => s.id);
         expect(de).toHaveLength(50);

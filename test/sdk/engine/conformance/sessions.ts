@@ -3,17 +3,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { AcquireParams } from "@proxybroker/sdk/model";
-import {
-  acq,
-  addProxies,
-  deny,
-  grant,
-  openStore,
-  proxySpec,
-  release,
-  TTL,
-  type StoreFactory,
-} from "./harness.js";
+import { acq, addProxies, deny, grant, openStore, proxySpec, release, TTL, type StoreFactory } from "./harness.js";
 
 const SESSION = "cart-42";
 

@@ -11,6 +11,7 @@ import { acquireArgs, acquireKeys, scriptConstants } from "../../../../src/store
 import { KeyBuilder } from "../../../../src/store/redis/keys.js";
 import { LeaseBatcher } from "../../../../src/store/redis/lease-batch.js";
 import { ScriptRunner } from "../../../../src/store/redis/scripts.js";
+import { SCRIPT_ARGS } from "../../../../src/store/redis/script-args.js";
 import { fakeClock, seededRandom } from "../../../support/fake-clock.js";
 import { startRedisServer, type RedisServer } from "../../../support/redis-server.js";
 
@@ -49,13 +50,32 @@ async function openStore(maxBatch?: number) {
     ...(maxBatch === undefined ? {} : { maxBatch }),
   });
   const params = async (pool: string, over: Partial<AcquireParams> = {}): Promise<AcquireParams> => ({
-    pool, domainKey: "shop.example.com", workerId: "w", ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 0,
-    pacing: "release", jitterMs: 0, adaptive: true, maxIntervalMs: 60_000, shadowKeys: [], requestId: "", proxyId: "",
-    banTtlMs: 60_000, policyVersion: (await store.listPolicies(pool)).version, sessionKey: "", sessionTtlMs: 600_000,
-    tier: "", labels: {}, ...over,
+    pool,
+    domainKey: "shop.example.com",
+    workerId: "w",
+    ttlMs: 30_000,
+    maxConcurrency: 1,
+    minIntervalMs: 0,
+    pacing: "release",
+    jitterMs: 0,
+    adaptive: true,
+    maxIntervalMs: 60_000,
+    shadowKeys: [],
+    requestId: "",
+    proxyId: "",
+    banTtlMs: 60_000,
+    policyVersion: (await store.listPolicies(pool)).version,
+    sessionKey: "",
+    sessionTtlMs: 600_000,
+    tier: "",
+    labels: {},
+    ...over,
   });
   const addProxies = (pool: string, n: number) =>
-    store.addProxies(pool, Array.from({ length: n }, (_, i) => ({ id: `10.4.0.${i + 1}:3128`, url: `http://10.4.0.${i + 1}:3128`, tier: "", labels: {} })));
+    store.addProxies(
+      pool,
+      Array.from({ length: n }, (_, i) => ({ id: `10.4.0.${i + 1}:3128`, url: `http://10.4.0.${i + 1}:3128`, tier: "", labels: {} })),
+    );
   return { store, clock, params, addProxies, prefix };
 }
 
@@ -84,7 +104,9 @@ describe("RedisStore lease batches", () => {
       expect(results.filter((r) => r.kind === "denied")).toHaveLength(10);
       // tokens of one pair strictly increase inside a batch too
       await admin.config("RESETSTAT");
-      const released = await Promise.all(leases.map((l) => store.release({ leaseId: l.leaseId, fencingToken: l.fencingToken, outcome: SUCCESS, next: p })));
+      const released = await Promise.all(
+        leases.map((l) => store.release({ leaseId: l.leaseId, fencingToken: l.fencingToken, outcome: SUCCESS, next: p })),
+      );
       expect(await scriptCalls()).toBe(1);
       expect(released.every((r) => r.kind === "released")).toBe(true);
       const again = released.flatMap((r) => (r.next?.kind === "granted" ? [r.next.lease] : []));
@@ -96,7 +118,10 @@ describe("RedisStore lease batches", () => {
         ...leases.slice(0, 5).map((l) => store.release({ leaseId: l.leaseId, fencingToken: l.fencingToken, outcome: SUCCESS })),
         ...leases.slice(0, 5).map((l) => store.release({ leaseId: l.leaseId, fencingToken: l.fencingToken + 1, outcome: SUCCESS })),
       ]);
-      expect(retried.map((r) => r.kind === "lost" ? r.reason : r.kind)).toEqual([...Array(5).fill("released"), ...Array(5).fill("REVOKED")]);
+      expect(retried.map((r) => (r.kind === "lost" ? r.reason : r.kind))).toEqual([
+        ...Array(5).fill("released"),
+        ...Array(5).fill("REVOKED"),
+      ]);
     } finally {
       await store.close();
     }
@@ -114,13 +139,19 @@ describe("RedisStore lease batches", () => {
       await warmUp(batched.store, pa);
       await warmUp(batched.store, pb);
       await admin.config("RESETSTAT");
-      const r = await Promise.all([...Array.from({ length: 5 }, () => batched.store.acquire(pa)), ...Array.from({ length: 5 }, () => batched.store.acquire(pb))]);
+      const r = await Promise.all([
+        ...Array.from({ length: 5 }, () => batched.store.acquire(pa)),
+        ...Array.from({ length: 5 }, () => batched.store.acquire(pb)),
+      ]);
       expect(await scriptCalls()).toBe(2);
       expect(granted(r)).toHaveLength(10);
       const [qa, qb] = [await alone.params("a"), await alone.params("b")];
       await warmUp(alone.store, qa);
       await admin.config("RESETSTAT");
-      const s = await Promise.all([...Array.from({ length: 5 }, () => alone.store.acquire(qa)), ...Array.from({ length: 5 }, () => alone.store.acquire(qb))]);
+      const s = await Promise.all([
+        ...Array.from({ length: 5 }, () => alone.store.acquire(qa)),
+        ...Array.from({ length: 5 }, () => alone.store.acquire(qb)),
+      ]);
       expect(await scriptCalls()).toBe(10);
       expect(granted(s)).toHaveLength(10);
     } finally {
@@ -139,12 +170,16 @@ describe("RedisStore lease batches", () => {
       const batcher = new LeaseBatcher({ runner });
       const keys = new KeyBuilder(prefix).pool("default");
       const op = (i: number, ttl: string) => {
-        const args = acquireArgs(keys, p, randomBytes(16).toString("hex"), i);
-        args[4] = ttl; // ARGV[5] ttlMs
+        const args = acquireArgs(keys, p, { hex: randomBytes(16).toString("hex"), seed: i });
+        args[SCRIPT_ARGS.acquire.indexOf("ttlMs")] = ttl;
         const k = acquireKeys(keys, p);
         return { code: "A" as const, keys: k, args, now: String(Date.now()), alone: () => Promise.reject(new Error("not alone")) };
       };
-      const answers = await Promise.allSettled([batcher.submit("default", op(1, "30000")), batcher.submit("default", op(2, "not a number")), batcher.submit("default", op(3, "30000"))]);
+      const answers = await Promise.allSettled([
+        batcher.submit("default", op(1, "30000")),
+        batcher.submit("default", op(2, "not a number")),
+        batcher.submit("default", op(3, "30000")),
+      ]);
       expect(answers.map((a) => a.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
       const [first, failed, third] = answers;
       if (first?.status === "fulfilled" && third?.status === "fulfilled") {

@@ -69,12 +69,16 @@ describe("RedisStore on a Redis Cluster", () => {
     const owners = new Set<string>();
     for (let i = 0; i < 12; i++) owners.add((await cluster.masterOf(keys.pool(`pool-${i}`).meta)).address);
     expect(owners.size).toBe(3);
-    const store = new RedisStore({ client: createRedisCluster({ nodes: cluster.addresses }), scoring: DEFAULT_SCORING, prefix: `pbt-${randomBytes(4).toString("hex")}:` });
+    const store = new RedisStore({
+      client: createRedisCluster({ nodes: cluster.addresses }),
+      scoring: DEFAULT_SCORING,
+      prefix: `pbt-${randomBytes(4).toString("hex")}:`,
+    });
     try {
       for (let i = 0; i < 6; i++) {
         await store.addProxies(`pool-${i}`, [{ id: `10.3.0.${i}:1`, url: `http://10.3.0.${i}:1`, tier: "", labels: {} }]);
       }
-      const ids = (await store.serverId()).split(",");
+      const ids = (await store.server()).id.split(",");
       expect(ids.length).toBe(3);
       for (let i = 0; i < 6; i++) expect((await store.listPolicies(`pool-${i}`)).proxies).toBe(1);
     } finally {
@@ -91,13 +95,15 @@ describe("a sharded pool on a Redis Cluster", () => {
     try {
       const keys = new KeyBuilder(prefix);
       const owners = new Set<string>();
-      for (const name of new ShardMap({ all: 6, byPool: {} }).names("default")) owners.add((await cluster.masterOf(keys.pool(name).meta)).address);
+      for (const name of new ShardMap({ all: 6, byPool: {} }).names("default"))
+        owners.add((await cluster.masterOf(keys.pool(name).meta)).address);
       expect(owners.size).toBeGreaterThan(1);
       const urls = Array.from({ length: 24 }, (_, i) => `10.6.0.${i + 1}:8080`);
       await a.admin.addProxies({ proxies: urls.map((url) => ({ url })) });
       const got = new Set<string>();
       const clients = [new StreamClient(a.broker), new StreamClient(b.broker)];
-      for (let i = 0; i < 24; i++) got.add(granted(await clients[i % 2]!.acquire({ domain: "big.example", workerId: `w${i}` })).proxy?.id ?? "");
+      for (let i = 0; i < 24; i++)
+        got.add(granted(await clients[i % 2]!.acquire({ domain: "big.example", workerId: `w${i}` })).proxy?.id ?? "");
       expect(got.size).toBe(24);
       const denied = await clients[0]!.acquire({ domain: "big.example", workerId: "w-late" });
       expect(denied.case).toBe("denied");
@@ -116,7 +122,9 @@ interface Held {
 }
 
 describe("the broker on a Redis Cluster", () => {
-  it("two replicas: a release through one grants a waiter on the other at once (sharded pub/sub in the pool's slot)", { timeout: 30_000 }, async () => {
+  it("two replicas: a release through one grants a waiter on the other at once (sharded pub/sub in the pool's slot)", {
+    timeout: 30_000,
+  }, async () => {
     const prefix = uniquePrefix();
     const settings = { waitPollMs: 10_000 };
     const a = await startBroker({ kind: "cluster", clusterNodes: cluster.addresses, prefix, settings });
@@ -141,7 +149,9 @@ describe("the broker on a Redis Cluster", () => {
 
   for (const shards of [1, 3]) {
     const what = shards === 1 ? "its pool's master" : `the master of one of its pool's ${shards} shards (POOL_SHARDS)`;
-    it(`goes on by itself through a failover of ${what}: grants held after it, no pair leased twice, tokens increasing`, { timeout: 90_000 }, async () => {
+    it(`goes on by itself through a failover of ${what}: grants held after it, no pair leased twice, tokens increasing`, {
+      timeout: 90_000,
+    }, async () => {
       const dir = mkdtempSync(join(tmpdir(), "pb-cluster-broker-"));
       const file = join(dir, "proxies.txt");
       writeFileSync(file, Array.from({ length: 4 }, (_, i) => `http://10.4.0.${i + 1}:3128`).join("\n"));
@@ -170,13 +180,21 @@ describe("the broker on a Redis Cluster", () => {
         for (let n = 0; !stop; n++) {
           try {
             const asked = Date.now();
-            const { lease } = await api.acquireLease({ workerId: `w${i}`, requestId: `w${i}-${n}`, domain: `d${i % 2}.example`, ttl: durationFromMs(1_000), maxWait: durationFromMs(300) });
+            const { lease } = await api.acquireLease({
+              workerId: `w${i}`,
+              requestId: `w${i}-${n}`,
+              domain: `d${i % 2}.example`,
+              ttl: durationFromMs(1_000),
+              maxWait: durationFromMs(300),
+            });
             const from = Date.now();
             grantsAt.push(from);
             askedAt.push(asked);
             grantedProxy.push(lease!.proxy!.id);
             await new Promise((r) => setTimeout(r, 15));
-            await api.releaseLease({ leaseId: lease!.leaseId, fencingToken: lease!.fencingToken, outcome: { kind: OutcomeKind.SUCCESS } }).catch(() => undefined);
+            await api
+              .releaseLease({ leaseId: lease!.leaseId, fencingToken: lease!.fencingToken, outcome: { kind: OutcomeKind.SUCCESS } })
+              .catch(() => undefined);
             held.push({ pair: `${lease!.proxy!.id} ${lease!.domain}`, token: lease!.fencingToken, from, to: Date.now() });
           } catch {
             failures.push(Date.now());
@@ -194,7 +212,8 @@ describe("the broker on a Redis Cluster", () => {
         const master = await cluster.masterOf(`${prefix}:{${shardPool}}:m`);
         // every shard that master holds
         const onMaster = new Set<number>();
-        for (let i = 0; i < shards; i++) if ((await cluster.masterOf(`${prefix}:{${map.name("default", i)}}:m`)).address === master.address) onMaster.add(i);
+        for (let i = 0; i < shards; i++)
+          if ((await cluster.masterOf(`${prefix}:{${map.name("default", i)}}:m`)).address === master.address) onMaster.add(i);
         const killedAt = Date.now();
         await master.server.kill();
         // the cluster promotes the replica; the broker finds it by itself
@@ -202,7 +221,9 @@ describe("the broker on a Redis Cluster", () => {
         const back = grantsAt.find((t) => t > killedAt + 100)!;
         stop = true;
         await Promise.all(loops);
-        console.log(`cluster failover: master of {${shardPool}} killed; first grant ${back - killedAt} ms later; ${held.length} leases, ${failures.length} failed acquires meanwhile`);
+        console.log(
+          `cluster failover: master of {${shardPool}} killed; first grant ${back - killedAt} ms later; ${held.length} leases, ${failures.length} failed acquires meanwhile`,
+        );
         // the promoted replica may have missed the last writes: no acquire sent after the kill is
         // granted within a lease TTL of it (the broker holds grants for the longest TTL once it sees
         // another server); an acquire sent before may have been granted by the old master, its

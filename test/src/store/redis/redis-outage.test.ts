@@ -38,13 +38,33 @@ afterAll(async () => {
 
 function acq(workerId: string): AcquireParams {
   return {
-    pool: "default", domainKey: "shop.example.com", workerId, ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 0,
-    pacing: "release", jitterMs: 0, adaptive: true, maxIntervalMs: 60_000, shadowKeys: [], requestId: "", proxyId: "", banTtlMs: 3_600_000, policyVersion: ".0", sessionKey: "", sessionTtlMs: 600_000, tier: "", labels: {},
+    pool: "default",
+    domainKey: "shop.example.com",
+    workerId,
+    ttlMs: 30_000,
+    maxConcurrency: 1,
+    minIntervalMs: 0,
+    pacing: "release",
+    jitterMs: 0,
+    adaptive: true,
+    maxIntervalMs: 60_000,
+    shadowKeys: [],
+    requestId: "",
+    proxyId: "",
+    banTtlMs: 3_600_000,
+    policyVersion: ".0",
+    sessionKey: "",
+    sessionTtlMs: 600_000,
+    tier: "",
+    labels: {},
   };
 }
 
 const PROXIES = Array.from({ length: 3 }, (_, i) => ({
-  id: `10.3.0.${i}:3128`, url: `http://10.3.0.${i}:3128`, tier: "datacenter", labels: {},
+  id: `10.3.0.${i}:3128`,
+  url: `http://10.3.0.${i}:3128`,
+  tier: "datacenter",
+  labels: {},
 }));
 
 /** A call that has not settled after this long is reported as hanging (the test goes on). */

@@ -35,9 +35,25 @@ function prefixedStore(seed: number, workerRefreshMs = 0) {
 /** Acquire parameters of the default pool for shop.example.com at policy `version`. */
 function shopParams(version: string): AcquireParams {
   return {
-    pool: "default", domainKey: "shop.example.com", workerId: "w", ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 0,
-    pacing: "release", jitterMs: 0, adaptive: true, maxIntervalMs: 60_000, shadowKeys: [], requestId: "", proxyId: "",
-    banTtlMs: 60_000, policyVersion: version, sessionKey: "", sessionTtlMs: 600_000, tier: "", labels: {},
+    pool: "default",
+    domainKey: "shop.example.com",
+    workerId: "w",
+    ttlMs: 30_000,
+    maxConcurrency: 1,
+    minIntervalMs: 0,
+    pacing: "release",
+    jitterMs: 0,
+    adaptive: true,
+    maxIntervalMs: 60_000,
+    shadowKeys: [],
+    requestId: "",
+    proxyId: "",
+    banTtlMs: 60_000,
+    policyVersion: version,
+    sessionKey: "",
+    sessionTtlMs: 600_000,
+    tier: "",
+    labels: {},
   };
 }
 
@@ -63,17 +79,33 @@ describe("RedisStore keys", () => {
       await store.setPolicy(pool, policySpec({ pattern: "*", maxConcurrency: 1 }));
       await store.setPolicy(pool, policySpec({ pattern: "*", maxConcurrency: 1, group: "all" }));
       const params: AcquireParams = {
-        pool, domainKey: "all", workerId: "w", ttlMs: 30_000, maxConcurrency: 1, minIntervalMs: 1_000,
-        pacing: "release", jitterMs: 100, adaptive: true, maxIntervalMs: 60_000, shadowKeys: ["shop.example.com"], requestId: "", proxyId: "",
-        banTtlMs: 60_000, policyVersion: (await store.listPolicies(pool)).version, sessionKey: "s", sessionTtlMs: 600_000,
-        tier: "datacenter", labels: { country: "de" },
+        pool,
+        domainKey: "all",
+        workerId: "w",
+        ttlMs: 30_000,
+        maxConcurrency: 1,
+        minIntervalMs: 1_000,
+        pacing: "release",
+        jitterMs: 100,
+        adaptive: true,
+        maxIntervalMs: 60_000,
+        shadowKeys: ["shop.example.com"],
+        requestId: "",
+        proxyId: "",
+        banTtlMs: 60_000,
+        policyVersion: (await store.listPolicies(pool)).version,
+        sessionKey: "s",
+        sessionTtlMs: 600_000,
+        tier: "datacenter",
+        labels: { country: "de" },
       };
       for (const kind of ["RATE_LIMITED", "BLOCKED"] as const) {
         const r = await store.acquire(params);
         expect(r.kind).toBe("granted");
         if (r.kind === "granted") {
           await store.release({
-            leaseId: r.lease.leaseId, fencingToken: r.lease.fencingToken,
+            leaseId: r.lease.leaseId,
+            fencingToken: r.lease.fencingToken,
             outcome: { kind, httpStatus: 403, latencyMs: 10, retryAfterMs: 0 },
           });
         }
@@ -83,7 +115,10 @@ describe("RedisStore keys", () => {
       const all = await redis.admin().keys("*");
       const mine = all.filter((k) => k.includes(token));
       expect(mine.length).toBeGreaterThan(0);
-      expect(all.filter((k) => !k.includes("pbt-")), "keys without a test prefix").toEqual([]);
+      expect(
+        all.filter((k) => !k.includes("pbt-")),
+        "keys without a test prefix",
+      ).toEqual([]);
       const tags = new Set(mine.map((k) => /\{([^}]*)\}/.exec(k)?.[1]));
       expect(tags.size, `hash tags of ${JSON.stringify(mine)}`).toBe(1);
       expect([...tags][0]).toContain(pool);
@@ -166,18 +201,28 @@ describe("RedisStore released leases", () => {
       for (let i = 0; i < 50; i++) {
         const r = await store.acquire(params);
         if (r.kind !== "granted") throw new Error(`expected a grant, got ${r.kind}`);
-        expect(await store.release({ leaseId: r.lease.leaseId, fencingToken: r.lease.fencingToken, outcome: success })).toEqual({ kind: "released" });
+        expect(await store.release({ leaseId: r.lease.leaseId, fencingToken: r.lease.fencingToken, outcome: success })).toEqual({
+          kind: "released",
+        });
         leases.push(r.lease);
         clock.advance(1);
       }
       const keys = (await redis.admin().keys(`*${token}*`)).filter((k) => /:l:[0-9a-f]+$/.test(k));
       expect(keys, "lease tombstones").toEqual([]);
       for (const lease of leases.slice(-4)) {
-        expect(await store.release({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: success })).toEqual({ kind: "released" });
-        expect(await store.release({ leaseId: lease.leaseId, fencingToken: lease.fencingToken + 1, outcome: success })).toEqual({ kind: "lost", reason: "REVOKED" });
+        expect(await store.release({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: success })).toEqual({
+          kind: "released",
+        });
+        expect(await store.release({ leaseId: lease.leaseId, fencingToken: lease.fencingToken + 1, outcome: success })).toEqual({
+          kind: "lost",
+          reason: "REVOKED",
+        });
       }
       const older = leases[45]!;
-      expect(await store.release({ leaseId: older.leaseId, fencingToken: older.fencingToken, outcome: success })).toEqual({ kind: "lost", reason: "NOT_FOUND" });
+      expect(await store.release({ leaseId: older.leaseId, fencingToken: older.fencingToken, outcome: success })).toEqual({
+        kind: "lost",
+        reason: "NOT_FOUND",
+      });
       const view = (await store.listProxies("default", { size: 10, after: "" })).proxies[0];
       expect(view?.successCount).toBe(50);
     } finally {

@@ -16,7 +16,12 @@ describe("composite values of a sharded pool", () => {
     expect(joinVersions([".0", ".0", ".0"])).toBe(".0");
     expect(joinVersions(["1.4", "2.4", "3.4"])).toBe("1+2+3.4");
     expect(joinVersions(["1.4", "2.0", "3.4"])).toBe("1+2+3.4+0+4");
-    for (const v of [["1.4", "2.4", "3.4"], ["1.4", "2.0", "3.4"], [".0", ".0", ".0"]]) expect(splitVersion(joinVersions(v), 3)).toEqual(v);
+    for (const v of [
+      ["1.4", "2.4", "3.4"],
+      ["1.4", "2.0", "3.4"],
+      [".0", ".0", ".0"],
+    ])
+      expect(splitVersion(joinVersions(v), 3)).toEqual(v);
     // a shard without an epoch: the pool has none, and every shard gets a version without one
     expect(joinVersions(["1.4", ".0", "3.4"])).toBe(".4+0+4");
     expect(splitVersion(".4+0+4", 3)).toEqual([".4", ".0", ".4"]);

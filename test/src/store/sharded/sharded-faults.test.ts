@@ -60,7 +60,11 @@ describe("ShardedStore layout", () => {
       const page = await three.inner.listProxies(SHARDS.name("mixed", i), { size: 100, after: "" });
       ids.push(...page.proxies.map((p) => p.id));
     }
-    expect(ids.sort()).toEqual(specs(9).map((s) => s.id).sort());
+    expect(ids.sort()).toEqual(
+      specs(9)
+        .map((s) => s.id)
+        .sort(),
+    );
   });
 });
 
@@ -72,7 +76,12 @@ describe("ShardedStore best-effort steps", () => {
     const p = acq({ adaptive: true, minIntervalMs: 400 });
     const first = await store.acquire(p);
     if (first.kind !== "granted") throw new Error("expected a grant");
-    const r = await store.release({ leaseId: first.lease.leaseId, fencingToken: first.lease.fencingToken, outcome: outcome("RATE_LIMITED"), next: p });
+    const r = await store.release({
+      leaseId: first.lease.leaseId,
+      fencingToken: first.lease.fencingToken,
+      outcome: outcome("RATE_LIMITED"),
+      next: p,
+    });
     expect(r.kind).toBe("released");
     expect(r.next?.kind).toBe("granted");
     expect(errors).toEqual(["spreading the raised interval of shop.example.com in pool default"]);
@@ -94,20 +103,24 @@ describe("ShardedStore best-effort steps", () => {
     const held = await store.acquire(acq({ proxyId: elsewhere }));
     if (held.kind !== "granted") throw new Error("expected a grant");
     failLease = held.lease.leaseId;
-    await expect(store.release({ leaseId: held.lease.leaseId, fencingToken: held.lease.fencingToken, outcome: outcome("SUCCESS"), next: nextParams })).rejects.toThrow(/injected/);
+    await expect(
+      store.release({ leaseId: held.lease.leaseId, fencingToken: held.lease.fencingToken, outcome: outcome("SUCCESS"), next: nextParams }),
+    ).rejects.toThrow(/injected/);
     failLease = "";
     // the next lease was granted and given back: every proxy is free for next.example
-    await expect.poll(async () => {
-      const got: string[] = [];
-      for (let i = 0; i < 30; i++) {
-        const r = await store.acquire(acq({ domainKey: "next.example", workerId: `probe-${Date.now()}-${i}` }));
-        if (r.kind === "granted") {
-          got.push(r.lease.proxy.id);
-          await store.release({ leaseId: r.lease.leaseId, fencingToken: r.lease.fencingToken, outcome: outcome("ABANDONED") });
+    await expect
+      .poll(async () => {
+        const got: string[] = [];
+        for (let i = 0; i < 30; i++) {
+          const r = await store.acquire(acq({ domainKey: "next.example", workerId: `probe-${Date.now()}-${i}` }));
+          if (r.kind === "granted") {
+            got.push(r.lease.proxy.id);
+            await store.release({ leaseId: r.lease.leaseId, fencingToken: r.lease.fencingToken, outcome: outcome("ABANDONED") });
+          }
         }
-      }
-      return got.length;
-    }).toBe(30);
+        return got.length;
+      })
+      .toBe(30);
     expect(errors).toEqual([]);
   });
 });
@@ -139,7 +152,12 @@ describe("ShardedStore policies", () => {
 describe("ShardedStore events", () => {
   it("blocked reads that find no free connection wait out their rounds instead of spinning", async () => {
     let reads = 0;
-    const { store } = openShards(redis, { fail: (m) => (m === "readEvents" ? (reads++, false) : false) });
+    const { store } = openShards(redis, {
+      fail: (m) => {
+        if (m === "readEvents") reads++;
+        return false;
+      },
+    });
     await store.addProxies("default", specs(9));
     // more blocked reads than the store has blocking connections (16) for 3 shards
     const started = Date.now();

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { PoolEvent } from "@proxybroker/sdk/model";
-import { ShardedStore } from "../../../../src/store/sharded/sharded-store.js";
+import type { ShardedStore } from "../../../../src/store/sharded/sharded-store.js";
 import { ShardMap } from "../../../../src/store/sharded/shard-map.js";
 import { openShards, type OpenedShards } from "../../../support/sharded-store.js";
 import { redisForFile } from "../../../support/redis-for-file.js";
@@ -18,7 +18,10 @@ const SHARDS = new ShardMap({ all: 3, byPool: {} });
 /** A store of 3 shards per pool with `n` proxies in pool "default". */
 async function open(n: number): Promise<OpenedShards> {
   const opened = openShards(redis);
-  await opened.store.addProxies("default", Array.from({ length: n }, (_, i) => proxySpec(i)));
+  await opened.store.addProxies(
+    "default",
+    Array.from({ length: n }, (_, i) => proxySpec(i)),
+  );
   return opened;
 }
 
@@ -81,7 +84,10 @@ describe("ShardedStore", () => {
     // shard 1's keys are gone (a master that failed over to a replica that missed them)
     const keys = await redis.admin().keys(`${prefix}{default~1}:*`);
     await redis.admin().del(...keys);
-    await store.addProxies("default", Array.from({ length: 30 }, (_, i) => proxySpec(i)).filter((p) => SHARDS.shardOf("default", p.id) === 1));
+    await store.addProxies(
+      "default",
+      Array.from({ length: 30 }, (_, i) => proxySpec(i)).filter((p) => SHARDS.shardOf("default", p.id) === 1),
+    );
     const after = await store.listPolicies("default");
     expect(after.epoch).toBe("");
     await store.ensureEpoch("default", { expected: known.epoch, holdMs: 30_000, lost: false });
@@ -98,7 +104,8 @@ describe("ShardedStore", () => {
     const lease = await granted(store, p);
     const from = SHARDS.shardOf("default", lease.proxy.id);
     await store.release({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: outcome("RATE_LIMITED") });
-    const per = async () => Promise.all(SHARDS.names("default").map(async (name) => (await inner.domainPacing(name, ["shop.example.com"], 1))[0]?.adaptiveMs));
+    const per = async () =>
+      Promise.all(SHARDS.names("default").map(async (name) => (await inner.domainPacing(name, ["shop.example.com"], 1))[0]?.adaptiveMs));
     expect(await per()).toEqual([800, 800, 800]);
     // a success of a lease granted at 800 lowers its own shard's interval only
     clock.advance(10_000);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore } from "@proxybroker/sdk/engine";
 import { DEFAULT_SCORING } from "@proxybroker/sdk/model";
-import { RecentRestrictions } from "../../../src/service/recent-restrictions.js";
+import { RecentRestrictions } from "../../../src/observe/recent-restrictions.js";
 import { fakeClock } from "../../support/fake-clock.js";
 
 describe("RecentRestrictions", () => {
@@ -9,7 +9,8 @@ describe("RecentRestrictions", () => {
     const clock = fakeClock();
     const store = new MemoryStore({ scoring: DEFAULT_SCORING, clock: () => clock.now() });
     const recent = new RecentRestrictions();
-    const ban = (domainKey: string) => store.appendEvent("default", { kind: "BAN", proxyId: "p:1", domainKey, detail: String(clock.now() + 1_000) });
+    const ban = (domainKey: string) =>
+      store.appendEvent("default", { kind: "BAN", proxyId: "p:1", domainKey, detail: String(clock.now() + 1_000) });
     await ban("shop");
     await store.appendEvent("default", { kind: "COOL_DOWN", proxyId: "p:1", domainKey: "news", detail: String(clock.now() + 1_000) });
     await store.appendEvent("default", { kind: "ADMIN", proxyId: "p:2", domainKey: "shop", detail: "ban on shop for 60 s" });

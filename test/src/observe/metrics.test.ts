@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { BrokerMetrics } from "../../../src/service/metrics.js";
+import { BrokerMetrics } from "../../../src/observe/metrics.js";
 
 const DASHBOARD = new URL("../../../docs/grafana-dashboard.json", import.meta.url);
 
@@ -16,7 +16,8 @@ function metrics(): BrokerMetrics {
     domainPacing: () => Promise.resolve([]),
     servesPool: (pool) => pool === "default",
     pools: () => ["default"],
-    proxies: () => Promise.resolve({ byState: { ACTIVE: 1, QUARANTINED: 0, BLACKLISTED: 0, DISABLED: 0 }, byTier: { "": { ACTIVE: 1 } }, counted: 1 }),
+    proxies: () =>
+      Promise.resolve({ byState: { ACTIVE: 1, QUARANTINED: 0, BLACKLISTED: 0, DISABLED: 0 }, byTier: { "": { ACTIVE: 1 } }, counted: 1 }),
     liveLeases: () => 0,
     recoveries: () => Promise.resolve([]),
   });
@@ -25,8 +26,14 @@ function metrics(): BrokerMetrics {
 describe("metrics and the Grafana dashboard (docs/grafana-dashboard.json)", () => {
   const dashboard = JSON.parse(readFileSync(DASHBOARD, "utf8")) as { panels: Panel[]; templating: { list: { query: unknown }[] } };
   const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
-  const queried = new Set(exprs.flatMap((e) => [...e.matchAll(/proxybroker_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, ""))));
-  const exported = new Set(metrics().registry.getMetricsAsArray().map((m) => m.name));
+  const queried = new Set(
+    exprs.flatMap((e) => [...e.matchAll(/proxybroker_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, ""))),
+  );
+  const exported = new Set(
+    metrics()
+      .registry.getMetricsAsArray()
+      .map((m) => m.name),
+  );
 
   it("queries only metrics the broker exports", () => {
     expect(exprs.length).toBeGreaterThan(10);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { Writable } from "node:stream";
-import { createLogger } from "../../src/log.js";
-import { logLevel } from "../../src/config/log-level.js";
-import { startBroker } from "../support/broker.js";
-import { StreamClient, granted } from "../support/stream-client.js";
+import { createLogger } from "../../../src/observe/log.js";
+import { logLevel } from "../../../src/config/log-level.js";
+import { startBroker } from "../../support/broker.js";
+import { StreamClient, granted } from "../../support/stream-client.js";
 
 function sink(): { stream: Writable; lines: () => Record<string, unknown>[] } {
   const chunks: string[] = [];

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, type LeaseStore } from "@proxybroker/sdk/engine";
 import { DEFAULT_SCORING, shareOf } from "@proxybroker/sdk/model";
-import { LIFT_AFTER_MS, Reservations } from "../../../src/service/reservations.js";
+import type { DomainUse } from "@proxybroker/sdk/model";
+import { LIFT_AFTER_MS, Reservations } from "../../../src/lease/reservations.js";
 import { fakeClock } from "../../support/fake-clock.js";
 import { createRedisClient, RedisStore } from "../../../src/store/redis/index.js";
 import { redisForFile } from "../../support/redis-for-file.js";
@@ -17,8 +18,8 @@ function acquire(workerId: string, proxyId = "") {
 
 const redis = redisForFile();
 
-/** A broker's reservations (as if it started now) on `store`. */
-function reservationsOn(store: LeaseStore, clock: FakeClock): Reservations {
+/** A broker's reservations (as if it started now) on `store`; `uses`: the domain-keys workers used. */
+function reservationsOn(store: LeaseStore, clock: FakeClock, uses?: (pool: string) => Promise<readonly DomainUse[]>): Reservations {
   return new Reservations({
     store,
     pools: () => ["default"],
@@ -27,6 +28,7 @@ function reservationsOn(store: LeaseStore, clock: FakeClock): Reservations {
     fallbackWindowMs: 600_000,
     liveWindowMs: 60_000,
     intervalMs: 1_000,
+    ...(uses === undefined ? {} : { domainUses: uses, domainUseMs: 60_000 }),
   });
 }
 
@@ -34,7 +36,10 @@ function reservationsOn(store: LeaseStore, clock: FakeClock): Reservations {
 async function setup() {
   const clock = fakeClock();
   const store = new MemoryStore({ scoring: DEFAULT_SCORING, clock: () => clock.now() });
-  await store.addProxies("default", PROXIES.map((id) => ({ id, url: `http://${id}`, tier: "", labels: {} })));
+  await store.addProxies(
+    "default",
+    PROXIES.map((id) => ({ id, url: `http://${id}`, tier: "", labels: {} })),
+  );
   return { clock, store, reservations: reservationsOn(store, clock) };
 }
 
@@ -73,6 +78,51 @@ describe("Reservations", () => {
     await store.touchWorker("default", "a");
     await reservations.tick();
     for (const id of shareOfA.slice(1)) expect((await store.acquire(acquire("b", id))).kind).toBe("granted");
+  });
+
+  it("reserve a silent worker's share only for the domain-keys it is listed with", async () => {
+    const { clock, store } = await setup();
+    const reservations = reservationsOn(store, clock, (pool) => store.domainUses(pool, clock.now() - 60_000));
+    clock.advance(10);
+    // a and b both lease for shop.example.com (so neither is alone on it); b also for other.example
+    for (const w of ["a", "b"])
+      expect((await store.acquire(acq({ workerId: w, fallbackPool: true, domainUseMs: 60_000 }))).kind).toBe("granted");
+    await store.touchWorker("default", "a");
+    const shareOfA = shareOf(PROXIES, ["a", "b"], "a");
+    clock.advance(ABSENT_MS + 1);
+    await store.touchWorker("default", "b");
+    await reservations.tick();
+    const grantedTo = async (domainKey: string) => {
+      const got: string[] = [];
+      for (let i = 0; i < PROXIES.length; i++) {
+        const r = await store.acquire(acq({ workerId: "b", domainKey, fallbackPool: true, domainUseMs: 60_000 }));
+        if (r.kind === "granted") got.push(r.lease.proxy.id);
+      }
+      return got.sort();
+    };
+    const shop = await grantedTo("shop.example.com");
+    for (const id of shareOfA) expect(shop).not.toContain(id);
+    // other.example: a may not use it in fallback, so nothing of it is reserved for a
+    expect(await grantedTo("other.example")).toEqual([...PROXIES].sort());
+  });
+
+  it("write the reservations again when a silent worker's listed domain-keys change, not only when the silent workers do", async () => {
+    const { clock, store } = await setup();
+    let uses: DomainUse[] = [];
+    const reservations = reservationsOn(store, clock, async () => uses);
+    clock.advance(10);
+    await store.touchWorker("default", "a");
+    await store.touchWorker("default", "b");
+    clock.advance(ABSENT_MS + 1);
+    await store.touchWorker("default", "b");
+    // a is silent, but the read of the uses did not show its domain-key yet: nothing of it reserved
+    await reservations.tick();
+    expect((await store.acquire(acq({ workerId: "b", domainKey: "late.example", proxyId: PROXIES[0]! }))).kind).toBe("granted");
+    // the next read shows it (alone on it): reserved whole at the next pass, not 30 s later
+    uses = [{ workerId: "a", domainKey: "late.example", firstUsedAt: clock.now() - 20_000, lastUsedAt: clock.now() - ABSENT_MS }];
+    clock.advance(1_000);
+    await reservations.tick();
+    expect((await store.acquire(acq({ workerId: "b", domainKey: "late.example", proxyId: PROXIES[1]! }))).kind).toBe("denied");
   });
 
   it("count every worker seen before a restarted broker started as silent", async () => {
@@ -139,7 +189,16 @@ describe("Reservations after the store lost its state", () => {
       await store.touchWorker("default", "b");
       await reservations.lost("default");
       for (const id of shareOfA) expect((await store.acquire(acquire("b", id))).kind, id).toBe("denied");
-      expect((await store.acquire(acquire("b", PROXIES.find((p) => !shareOfA.includes(p))))).kind).toBe("granted");
+      expect(
+        (
+          await store.acquire(
+            acquire(
+              "b",
+              PROXIES.find((p) => !shareOfA.includes(p)),
+            ),
+          )
+        ).kind,
+      ).toBe("granted");
       // and stays so while a is silent, however long past the loss (up to the fallback window),
       // also for a replica that started after the loss and never saw a itself
       clock.advance(LIFT_AFTER_MS * 3);

@@ -108,7 +108,12 @@ describe("replicas", () => {
     let done = 0;
     let stop = false;
     const worker = async (i: number) => {
-      const c = new ProxyBrokerClient({ address: target, workerId: `drain-${i}`, fallback: { enabled: false }, breaker: { callTimeoutMs: 2_000 } });
+      const c = new ProxyBrokerClient({
+        address: target,
+        workerId: `drain-${i}`,
+        fallback: { enabled: false },
+        breaker: { callTimeoutMs: 2_000 },
+      });
       clients.push(c);
       while (!stop) {
         try {

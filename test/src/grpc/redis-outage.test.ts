@@ -56,7 +56,14 @@ describe("Redis outage through the broker", () => {
     await redis.restart();
     // The restarted Redis is empty (no persistence): the pool is loaded again once it answers.
     await expect
-      .poll(async () => b.admin.addProxies({ proxies: [{ url: "10.3.0.1:8080" }] }).then(() => true, () => false), { timeout: 8_000, interval: 100 })
+      .poll(
+        async () =>
+          b.admin.addProxies({ proxies: [{ url: "10.3.0.1:8080" }] }).then(
+            () => true,
+            () => false,
+          ),
+        { timeout: 8_000, interval: 100 },
+      )
       .toBe(true);
     // The lease granted before may still be in use: nothing is granted for the longest TTL (600 ms).
     const held = await s.acquire({ domain: "a.example" });

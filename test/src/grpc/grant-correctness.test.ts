@@ -119,12 +119,18 @@ describe.each<StoreKind>(["embedded", "redis"])("grant correctness (%s store)", 
 
   it("GetDomainPacing shows a policy's interval and the interval adaptive pacing learned", async () => {
     await start(2);
-    await b.admin.setDomainPolicy({ policy: { pattern: "slow.example", minInterval: durationFromMs(400), pacing: PacingMode.AFTER_GRANT, jitter: durationFromMs(50) } });
+    await b.admin.setDomainPolicy({
+      policy: { pattern: "slow.example", minInterval: durationFromMs(400), pacing: PacingMode.AFTER_GRANT, jitter: durationFromMs(50) },
+    });
     const policies = await b.admin.listDomainPolicies({});
     expect(policies.policies[0]).toMatchObject({ pattern: "slow.example", pacing: PacingMode.AFTER_GRANT });
     expect(durationMs(policies.policies[0]!.jitter!)).toBe(50);
     const lease = (await b.broker.acquireLease({ workerId: "w", domain: "free.example" })).lease!;
-    await b.broker.releaseLease({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: { kind: OutcomeKind.RATE_LIMITED, httpStatus: 429 } });
+    await b.broker.releaseLease({
+      leaseId: lease.leaseId,
+      fencingToken: lease.fencingToken,
+      outcome: { kind: OutcomeKind.RATE_LIMITED, httpStatus: 429 },
+    });
     const all = await b.admin.getDomainPacing({});
     expect(all.domains.map((d) => [d.domain, durationMs(d.effectiveInterval!)])).toEqual([["free.example", 1_000]]);
     const asked = await b.admin.getDomainPacing({ domains: ["slow.example", "free.example", "other.example"] });

@@ -1,6 +1,6 @@
-/** Reported outcomes per caller (src/service/report-budget.ts), on a fake clock. */
+/** Reported outcomes per caller (src/grpc/report-budget.ts), on a fake clock. */
 import { describe, expect, it } from "vitest";
-import { ReportBudget } from "../../../src/service/report-budget.js";
+import { ReportBudget } from "../../../src/grpc/report-budget.js";
 import { fakeClock } from "../../support/fake-clock.js";
 
 describe("ReportBudget", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { policySpec, type PolicySet } from "@proxybroker/sdk/model";
-import { HostPolicies, MAX_HOSTS_PER_SET } from "../../../src/service/host-policies.js";
+import { HostPolicies, MAX_HOSTS_PER_SET } from "../../../src/lease/host-policies.js";
 
 const DEFAULTS = { maxConcurrency: 1, minIntervalMs: 0, defaultTtlMs: 30_000, banTtlMs: 3_600_000, maxIntervalMs: 60_000 };
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Server } from "node:http";
-import { startMetricsServer } from "../../src/metrics-server.js";
-import { startBroker } from "../support/broker.js";
-import type { TestBroker } from "../support/broker.js";
-import { freePort } from "../support/broker-process.js";
+import { startMetricsServer } from "../../../src/observe/metrics-server.js";
+import { startBroker } from "../../support/broker.js";
+import type { TestBroker } from "../../support/broker.js";
+import { freePort } from "../../support/broker-process.js";
 import { OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 
@@ -14,7 +14,8 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
     const m = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (m === null || m[1] !== name) continue;
     const have = Object.fromEntries([...(m[2] ?? "").matchAll(/([a-z_]+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v) && Object.keys(have).length === Object.keys(labels).length) return Number(m[3]);
+    if (Object.entries(labels).every(([k, v]) => have[k] === v) && Object.keys(have).length === Object.keys(labels).length)
+      return Number(m[3]);
   }
   return undefined;
 }
@@ -48,7 +49,12 @@ describe("metrics endpoint", () => {
   });
 
   it("shows proxies by pool, tier and state, live leases, denials by reason, waits, reported outcomes and recovery times", async () => {
-    await b.admin.addProxies({ proxies: [{ url: "10.4.0.2:8080", tier: "premium" }, { url: "10.4.0.3:8080", tier: "premium" }] });
+    await b.admin.addProxies({
+      proxies: [
+        { url: "10.4.0.2:8080", tier: "premium" },
+        { url: "10.4.0.3:8080", tier: "premium" },
+      ],
+    });
     await b.admin.disableProxies({ pool: "default", ids: ["10.4.0.3:8080"] });
     const before = await (await fetch(url)).text(); // the first scrape starts reading the event streams
     expect(sample(before, "proxybroker_proxies", { pool: "default", tier: "", state: "ACTIVE" })).toBe(1);
@@ -66,11 +72,21 @@ describe("metrics endpoint", () => {
     await expect(b.broker.acquireLease({ workerId: "m", domain: "live.example", maxWait: durationFromMs(150) })).rejects.toThrow();
 
     // a ban (BLOCKED) and a cool-down (RATE_LIMITED, retry_after 120 s) of the held lease's pair and another
-    await b.broker.releaseLease({ leaseId: held.lease!.leaseId, fencingToken: held.lease!.fencingToken, outcome: { kind: OutcomeKind.BLOCKED } });
+    await b.broker.releaseLease({
+      leaseId: held.lease!.leaseId,
+      fencingToken: held.lease!.fencingToken,
+      outcome: { kind: OutcomeKind.BLOCKED },
+    });
     await b.broker.reportOutcomes({
       workerId: "m",
       pool: "default",
-      outcomes: [{ proxyId: "10.4.0.1:8080", domain: "other.example", outcome: { kind: OutcomeKind.RATE_LIMITED, retryAfter: durationFromMs(120_000) } }],
+      outcomes: [
+        {
+          proxyId: "10.4.0.1:8080",
+          domain: "other.example",
+          outcome: { kind: OutcomeKind.RATE_LIMITED, retryAfter: durationFromMs(120_000) },
+        },
+      ],
     });
 
     const text = await (await fetch(url)).text();

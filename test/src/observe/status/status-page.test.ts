@@ -2,7 +2,7 @@
  * The status page in a real browser (Debian's chromium through playwright-core): a broker process
  * with proxies in every state, leases granted and released with bans and cool-downs; the page's
  * figures must match what ProxyAdmin says, and it refreshes by itself. The screenshot goes to
- * .tmp/status-page.png (docs/status-page.png, in the README, shows one taken of a broker under load).
+ * .tmp/status-page.png (docs/status-page.png, in docs/operations.md, shows one taken of a broker under load).
  */
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -16,8 +16,8 @@ import type { Browser } from "playwright-core";
 import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { OutcomeKind, ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { createClient } from "@proxybroker/sdk/wire";
-import { brokerProcess, freePort } from "../../support/broker-process.js";
-import type { BrokerProcess } from "../../support/broker-process.js";
+import { brokerProcess, freePort } from "../../../support/broker-process.js";
+import type { BrokerProcess } from "../../../support/broker-process.js";
 
 const CHROMIUM = process.env["CHROMIUM"] ?? "/usr/bin/chromium";
 
@@ -55,10 +55,25 @@ describe("the status page", () => {
     await admin.disableProxies({ ids: ["127.0.0.1:20000"] });
     await admin.banProxies({ ids: ["127.0.0.1:20001"], ttl: durationFromMs(600_000) });
     // two workers crawl two sites: successes, a rate limit, a block
-    const outcomes = [OutcomeKind.SUCCESS, OutcomeKind.SUCCESS, OutcomeKind.RATE_LIMITED, OutcomeKind.SUCCESS, OutcomeKind.BLOCKED, OutcomeKind.SUCCESS];
+    const outcomes = [
+      OutcomeKind.SUCCESS,
+      OutcomeKind.SUCCESS,
+      OutcomeKind.RATE_LIMITED,
+      OutcomeKind.SUCCESS,
+      OutcomeKind.BLOCKED,
+      OutcomeKind.SUCCESS,
+    ];
     for (const [i, kind] of outcomes.entries()) {
-      const { lease } = await api.acquireLease({ workerId: i % 2 === 0 ? "crawler-a" : "crawler-b", requestId: `r${i}`, domain: i < 3 ? "shop.example" : "news.example" });
-      await api.releaseLease({ leaseId: lease!.leaseId, fencingToken: lease!.fencingToken, outcome: { kind, ...(kind === OutcomeKind.RATE_LIMITED ? { retryAfter: durationFromMs(30_000) } : {}) } });
+      const { lease } = await api.acquireLease({
+        workerId: i % 2 === 0 ? "crawler-a" : "crawler-b",
+        requestId: `r${i}`,
+        domain: i < 3 ? "shop.example" : "news.example",
+      });
+      await api.releaseLease({
+        leaseId: lease!.leaseId,
+        fencingToken: lease!.fencingToken,
+        outcome: { kind, ...(kind === OutcomeKind.RATE_LIMITED ? { retryAfter: durationFromMs(30_000) } : {}) },
+      });
     }
     const stats = await admin.getPoolStats({ pool: "default" });
     const tab = await browser.newPage({ viewport: { width: 1280, height: 720 } });
@@ -69,7 +84,9 @@ describe("the status page", () => {
     expect(Number(await card("DISABLED"))).toBe(1);
     expect(Number(await card("QUARANTINED"))).toBe(1);
     expect(Number(await tab.textContent("[data-figure=workers]"))).toBe(2);
-    const domains = await tab.$$eval("[data-table=domains] tr", (rows) => rows.slice(1).map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent ?? "")));
+    const domains = await tab.$$eval("[data-table=domains] tr", (rows) =>
+      rows.slice(1).map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent ?? "")),
+    );
     expect(domains).toEqual(
       expect.arrayContaining([
         // the 429 raised the site's interval (adaptive pacing starts at 1 s)
@@ -77,13 +94,17 @@ describe("the status page", () => {
         ["news.example", "3", "1", "0", "–"],
       ]),
     );
-    const workers = await tab.$$eval("[data-table=workers] tr", (rows) => rows.slice(1).map((r) => r.querySelector("td")?.textContent ?? ""));
+    const workers = await tab.$$eval("[data-table=workers] tr", (rows) =>
+      rows.slice(1).map((r) => r.querySelector("td")?.textContent ?? ""),
+    );
     expect(workers.sort()).toEqual(["crawler-a", "crawler-b"]);
     // by itself, the next refresh shows what happened since
     const before = Number(await tab.getAttribute("body", "data-updated"));
     await admin.enableProxies({ ids: ["127.0.0.1:20000"] });
     await tab.waitForFunction(`Number(document.body.dataset.updated) > ${before}`, undefined, { timeout: 10_000 });
-    await tab.waitForFunction(`document.querySelector(".card[data-state=DISABLED] .n")?.textContent === "0"`, undefined, { timeout: 10_000 });
+    await tab.waitForFunction(`document.querySelector(".card[data-state=DISABLED] .n")?.textContent === "0"`, undefined, {
+      timeout: 10_000,
+    });
     await mkdir(".tmp", { recursive: true });
     await tab.screenshot({ path: ".tmp/status-page.png", fullPage: true });
     await tab.close();

@@ -40,7 +40,14 @@ const MAX_IN_FLIGHT = 1_000;
 const REPORTS_PER_MINUTE = 10_000;
 
 /** Statuses a hostile request may get: each says what was wrong (INTERNAL only for an undecodable frame). */
-const CLEAR = new Set([status("OK"), status("INVALID_ARGUMENT"), status("NOT_FOUND"), status("ABORTED"), status("RESOURCE_EXHAUSTED"), status("FAILED_PRECONDITION")]);
+const CLEAR = new Set([
+  status("OK"),
+  status("INVALID_ARGUMENT"),
+  status("NOT_FOUND"),
+  status("ABORTED"),
+  status("RESOURCE_EXHAUSTED"),
+  status("FAILED_PRECONDITION"),
+]);
 
 function status(name: keyof typeof grpc.status): number {
   return grpc.status[name];
@@ -103,7 +110,11 @@ class RawStream {
     this.call = client.makeBidiStreamRequest("/proxybroker.v1.ProxyBroker/Lease", identity, identity);
     this.call.on("data", (b: Buffer) => {
       this.answers.push(fromBinary(LeaseResponseSchema, b));
-      this.waiters = this.waiters.filter((w) => (this.answers.length >= w.n ? (w.resolve(), false) : true));
+      this.waiters = this.waiters.filter((w) => {
+        if (this.answers.length < w.n) return true;
+        w.resolve();
+        return false;
+      });
     });
     this.call.on("error", (err: grpc.ServiceError) => {
       this.ended = { code: err.code, details: err.details };
@@ -127,7 +138,13 @@ class RawStream {
     if (this.answers.length >= n || this.ended !== undefined) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${this.answers.length} of ${n} answers after ${timeoutMs} ms`)), timeoutMs);
-      this.waiters.push({ n, resolve: () => (clearTimeout(timer), resolve()) });
+      this.waiters.push({
+        n,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
     });
   }
 
@@ -141,7 +158,9 @@ function rssMb(pid: number): number {
   return Number(m?.[1] ?? 0) / 1024;
 }
 
-function acquireFrame(over: Partial<{ requestId: string; domain: string; pool: string; workerId: string; maxWaitMs: number; ttlMs: number }>): Parameters<typeof create<typeof LeaseRequestSchema>>[1] {
+function acquireFrame(
+  over: Partial<{ requestId: string; domain: string; pool: string; workerId: string; maxWaitMs: number; ttlMs: number }>,
+): Parameters<typeof create<typeof LeaseRequestSchema>>[1] {
   return {
     kind: {
       case: "acquire",
@@ -182,6 +201,10 @@ describe("hostile input (broker process on Redis)", () => {
         METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
         MAX_IN_FLIGHT_PER_STREAM: String(MAX_IN_FLIGHT),
         REPORT_OUTCOMES_PER_MINUTE: String(REPORTS_PER_MINUTE),
+        // these floods load 2 cores with Redis, broker and client at once: what they check are the
+        // broker's limits, not how it answers a Redis slower than the 1 s command timeout
+        // (UNAVAILABLE "store unavailable", which a loaded CI machine then saw)
+        REDIS_COMMAND_TIMEOUT_MS: "10000",
       },
     });
     await broker.start();
@@ -223,14 +246,16 @@ describe("hostile input (broker process on Redis)", () => {
         ...Array.from({ length: 10 }, () => mutatedFrame(r, AcquireLeaseRequestSchema)),
       ];
       const outcomes = await Promise.all(frames.map((f) => rawUnary(client, path, f)));
-      outcomes.forEach((o, i) => expectClear(o, `${method.name} frame ${i}`));
+      for (const [i, o] of outcomes.entries()) expectClear(o, `${method.name} frame ${i}`);
       // most of it is refused, and says why
       expect(outcomes.filter((o) => o.code === status("INVALID_ARGUMENT")).length, method.name).toBeGreaterThan(0);
     }
     await stillServing();
   });
 
-  it("structured-random requests on one Lease stream are answered in-band and leave it open; an undecodable frame ends only that stream", { timeout: 60_000 }, async () => {
+  it("structured-random requests on one Lease stream are answered in-band and leave it open; an undecodable frame ends only that stream", {
+    timeout: 60_000,
+  }, async () => {
     const r = seededRandom(0x5eed);
     const s = new RawStream(client);
     const n = 600;
@@ -238,7 +263,9 @@ describe("hostile input (broker process on Redis)", () => {
     // then a well-formed acquire on the same stream: it is answered (granted) after all the rest
     s.send(acquireFrame({ requestId: "after-fuzz", domain: "after-fuzz.example" }));
     await s.until(1, 30_000);
-    await expect.poll(() => s.answers.some((a) => a.kind.case === "granted" && a.kind.value.requestId === "after-fuzz"), { timeout: 30_000 }).toBe(true);
+    await expect
+      .poll(() => s.answers.some((a) => a.kind.case === "granted" && a.kind.value.requestId === "after-fuzz"), { timeout: 30_000 })
+      .toBe(true);
     expect(s.ended).toBeUndefined();
     const denied = s.answers.filter((a) => a.kind.case === "denied");
     expect(denied.length).toBeGreaterThan(n / 2);
@@ -251,12 +278,22 @@ describe("hostile input (broker process on Redis)", () => {
     await stillServing();
   });
 
-  it("oversized frames: RESOURCE_EXHAUSTED (gRPC's message limit, MAX_MESSAGE_BYTES), nothing else happens", { timeout: 60_000 }, async () => {
-    const huge = toBinary(AcquireLeaseRequestSchema, create(AcquireLeaseRequestSchema, { workerId: "w", requestId: "big", targetUrl: `http://x.example/${"a".repeat(5 * 1024 * 1024)}` }));
+  it("oversized frames: RESOURCE_EXHAUSTED (gRPC's message limit, MAX_MESSAGE_BYTES), nothing else happens", {
+    timeout: 60_000,
+  }, async () => {
+    const huge = toBinary(
+      AcquireLeaseRequestSchema,
+      create(AcquireLeaseRequestSchema, { workerId: "w", requestId: "big", targetUrl: `http://x.example/${"a".repeat(5 * 1024 * 1024)}` }),
+    );
     const o = await rawUnary(client, `/${ProxyBroker.typeName}/AcquireLease`, huge);
     expect(o.code).toBe(status("RESOURCE_EXHAUSTED"));
     const s = new RawStream(client);
-    s.write(toBinary(LeaseRequestSchema, create(LeaseRequestSchema, { kind: { case: "acquire", value: fromBinary(AcquireLeaseRequestSchema, huge) } })));
+    s.write(
+      toBinary(
+        LeaseRequestSchema,
+        create(LeaseRequestSchema, { kind: { case: "acquire", value: fromBinary(AcquireLeaseRequestSchema, huge) } }),
+      ),
+    );
     await expect.poll(() => s.ended?.code, { timeout: 10_000 }).toBe(status("RESOURCE_EXHAUSTED"));
     // a long but allowed target_url is refused by name
     const api = createClient(ProxyBroker, client);
@@ -267,7 +304,9 @@ describe("hostile input (broker process on Redis)", () => {
     await stillServing();
   });
 
-  it("10,000 renews per second on one stream: each answered, the stream stays open, the excess over MAX_IN_FLIGHT_PER_STREAM denied in-band", { timeout: 60_000 }, async () => {
+  it("10,000 renews per second on one stream: each answered, the stream stays open, the excess over MAX_IN_FLIGHT_PER_STREAM denied in-band", {
+    timeout: 60_000,
+  }, async () => {
     const s = new RawStream(client);
     s.send(acquireFrame({ requestId: "held", domain: "renew-flood.example", ttlMs: 60_000 }));
     await s.until(1);
@@ -278,7 +317,8 @@ describe("hostile input (broker process on Redis)", () => {
     const total = 20_000;
     const started = Date.now();
     for (let sent = 0; sent < total; sent += 100) {
-      for (let i = 0; i < 100; i++) s.send({ kind: { case: "renew", value: { leaseId: lease.leaseId, fencingToken: lease.fencingToken } } });
+      for (let i = 0; i < 100; i++)
+        s.send({ kind: { case: "renew", value: { leaseId: lease.leaseId, fencingToken: lease.fencingToken } } });
       await new Promise((res) => setTimeout(res, 10));
     }
     const sendSeconds = (Date.now() - started) / 1000;
@@ -299,61 +339,89 @@ describe("hostile input (broker process on Redis)", () => {
     for (let i = 0; i < burst; i++) s.send(acquireFrame({ requestId: `burst-${i}`, domain: "renew-flood.example", maxWaitMs: 2_000 }));
     await s.until(total + 1 + burst, 30_000);
     const burstAnswers = s.answers.slice(total + 1);
-    const burstLimited = burstAnswers.filter((a) => a.kind.case === "denied" && a.kind.value.message.includes("MAX_IN_FLIGHT_PER_STREAM")).length;
+    const burstLimited = burstAnswers.filter(
+      (a) => a.kind.case === "denied" && a.kind.value.message.includes("MAX_IN_FLIGHT_PER_STREAM"),
+    ).length;
     expect(burstLimited).toBe(burst - MAX_IN_FLIGHT);
     expect(burstAnswers.every((a) => a.kind.case === "denied" && a.kind.value.reason === DenyReason.NO_PROXY_AVAILABLE)).toBe(true);
     expect(s.ended).toBeUndefined();
     others.close();
-    console.log(`renew flood: ${total} renews in ${sendSeconds.toFixed(1)} s on one stream → ${renewed} renewed, ${limited} denied in-band; ${burst} waiting acquires at once → ${burstLimited} denied in-band at once (MAX_IN_FLIGHT_PER_STREAM ${MAX_IN_FLIGHT})`);
-    s.send({ kind: { case: "release", value: { leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: { kind: OutcomeKind.SUCCESS } } } });
+    console.log(
+      `renew flood: ${total} renews in ${sendSeconds.toFixed(1)} s on one stream → ${renewed} renewed, ${limited} denied in-band; ${burst} waiting acquires at once → ${burstLimited} denied in-band at once (MAX_IN_FLIGHT_PER_STREAM ${MAX_IN_FLIGHT})`,
+    );
+    s.send({
+      kind: {
+        case: "release",
+        value: { leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: { kind: OutcomeKind.SUCCESS } },
+      },
+    });
     await s.until(total + burst + 2);
     expect(s.answers.at(-1)?.kind.case).toBe("released");
     s.close();
     await stillServing();
   });
 
-  it("100,000 acquires that would wait: MAX_WAITING (50,000) wait and are denied at their max_wait, the rest are refused in-band at once; memory stays bounded", { timeout: 120_000 }, async () => {
+  it("100,000 acquires that would wait: MAX_WAITING (50,000) wait and are denied at their max_wait, the rest are refused in-band with a retry_after; memory stays bounded", {
+    timeout: 180_000,
+  }, async () => {
     const rssBefore = rss.at(-1) ?? 0;
     // every proxy busy for 25 domain-keys, so that every acquire for them waits
     const holder = new RawStream(client);
     const domains = Array.from({ length: 25 }, (_, i) => `wait-${i}.example`);
-    for (const d of domains) for (let p = 0; p < PROXIES; p++) holder.send(acquireFrame({ requestId: `hold-${d}-${p}`, domain: d, ttlMs: 60_000 }));
+    // held far longer than the test may take on a loaded machine: no waiting acquire is granted
+    for (const d of domains)
+      for (let p = 0; p < PROXIES; p++) holder.send(acquireFrame({ requestId: `hold-${d}-${p}`, domain: d, ttlMs: 600_000 }));
     await holder.until(domains.length * PROXIES);
     expect(holder.answers.filter((a) => a.kind.case === "granted").length).toBe(domains.length * PROXIES);
 
     // connections of their own (grpc-js shares one per address otherwise, and MAX_STREAMS_PER_CONNECTION is 100)
-    const channels = [0, 1].map(() => new grpc.Client(broker.address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }));
+    const channels = [0, 1].map(
+      () => new grpc.Client(broker.address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }),
+    );
     const streams: RawStream[] = [];
     for (let k = 0; k < 100; k++) {
       const s = new RawStream(channels[k % 2]!);
-      for (let i = 0; i < MAX_IN_FLIGHT; i++) s.send(acquireFrame({ requestId: `w${k}-${i}`, domain: domains[k % domains.length]!, maxWaitMs: 15_000 }));
+      for (let i = 0; i < MAX_IN_FLIGHT; i++)
+        s.send(acquireFrame({ requestId: `w${k}-${i}`, domain: domains[k % domains.length]!, maxWaitMs: 15_000 }));
       streams.push(s);
     }
-    const waiting = async (): Promise<number> => Number(/proxybroker_waiting_acquires (\d+)/.exec(await (await fetch(metricsUrl)).text())?.[1] ?? 0);
+    const waiting = async (): Promise<number> =>
+      Number(/proxybroker_waiting_acquires (\d+)/.exec(await (await fetch(metricsUrl)).text())?.[1] ?? 0);
     await expect.poll(waiting, { timeout: 14_000, interval: 250 }).toBe(50_000);
     const peak = rss.at(-1) ?? 0;
-    // the refusals come at once, the rest at max_wait
-    const refused = () => streams.flatMap((s) => s.answers).filter((a) => a.kind.case === "denied" && /MAX_WAITING\)/.test(a.kind.value.message));
-    await expect.poll(() => refused().length, { timeout: 10_000 }).toBe(50_000);
-    expect(refused().every((a) => a.kind.case === "denied" && a.kind.value.reason === DenyReason.NO_PROXY_AVAILABLE && a.kind.value.retryAfter !== undefined)).toBe(true);
-    await Promise.all(streams.map((s) => s.until(MAX_IN_FLIGHT, 60_000)));
+    // every acquire is answered: the refusals at once, the rest at their max_wait (100,000 answers
+    // take a while to arrive on a busy machine, so this waits for them all and then counts)
+    await Promise.all(streams.map((s) => s.until(MAX_IN_FLIGHT, 100_000)));
     const answers = streams.flatMap((s) => s.answers);
     expect(answers.length).toBe(100 * MAX_IN_FLIGHT);
-    expect(answers.every((a) => a.kind.case === "denied" && a.kind.value.reason === DenyReason.NO_PROXY_AVAILABLE)).toBe(true);
+    const others = answers.filter((a) => !(a.kind.case === "denied" && a.kind.value.reason === DenyReason.NO_PROXY_AVAILABLE));
+    expect(others.slice(0, 3).map((a) => `${String(a.kind.case)} ${a.kind.case === "denied" ? a.kind.value.message : ""}`)).toEqual([]);
+    const refused = answers.filter((a) => a.kind.case === "denied" && /MAX_WAITING\)/.test(a.kind.value.message));
+    expect(refused.length).toBe(50_000);
+    expect(refused.every((a) => a.kind.case === "denied" && a.kind.value.retryAfter !== undefined)).toBe(true);
+    expect(answers.filter((a) => a.kind.case === "denied" && a.kind.value.message === "no eligible proxy").length).toBe(50_000);
     expect(await waiting()).toBe(0);
     const maxRss = Math.max(...rss);
-    console.log(`waiting flood: 100,000 acquires, 50,000 waited; broker RSS ${rssBefore.toFixed(0)} MB before, ${peak.toFixed(0)} MB with all waiting, ${maxRss.toFixed(0)} MB at most`);
+    console.log(
+      `waiting flood: 100,000 acquires, 50,000 waited; broker RSS ${rssBefore.toFixed(0)} MB before, ${peak.toFixed(0)} MB with all waiting, ${maxRss.toFixed(0)} MB at most`,
+    );
     expect(maxRss).toBeLessThan(1_024);
     for (const s of [...streams, holder]) s.close();
     for (const c of channels) c.close();
     await stillServing();
   });
 
-  it("a flood of reported PROXY_ERRORs quarantines nothing, and a caller's reports are bounded per minute", { timeout: 60_000 }, async () => {
+  it("a flood of reported PROXY_ERRORs quarantines nothing, and a caller's reports are bounded per minute", {
+    timeout: 60_000,
+  }, async () => {
     const api = createClient(ProxyBroker, client);
     const admin = createClient(ProxyAdmin, client);
     const ids = Array.from({ length: PROXIES }, (_, i) => `10.77.0.${i + 1}:3128`);
-    const outcomes = Array.from({ length: REPORTS_PER_MINUTE }, (_, i) => ({ proxyId: ids[i % PROXIES]!, domain: "reports.example", outcome: { kind: OutcomeKind.PROXY_ERROR } }));
+    const outcomes = Array.from({ length: REPORTS_PER_MINUTE }, (_, i) => ({
+      proxyId: ids[i % PROXIES]!,
+      domain: "reports.example",
+      outcome: { kind: OutcomeKind.PROXY_ERROR },
+    }));
     const first = await api.reportOutcomes({ pool: "default", workerId: "flooder", outcomes });
     expect(first.applied).toBe(REPORTS_PER_MINUTE);
     const { proxies } = await admin.listProxies({ pool: "default", pageSize: 100 });
@@ -364,7 +432,15 @@ describe("hostile input (broker process on Redis)", () => {
       details: expect.stringMatching(/REPORT_OUTCOMES_PER_MINUTE/),
     });
     // another worker still reports
-    expect((await api.reportOutcomes({ pool: "default", workerId: "honest", outcomes: outcomes.slice(0, 5).map((o) => ({ ...o, outcome: { kind: OutcomeKind.SUCCESS } })) })).applied).toBe(5);
+    expect(
+      (
+        await api.reportOutcomes({
+          pool: "default",
+          workerId: "honest",
+          outcomes: outcomes.slice(0, 5).map((o) => ({ ...o, outcome: { kind: OutcomeKind.SUCCESS } })),
+        })
+      ).applied,
+    ).toBe(5);
     await stillServing();
   });
 
@@ -400,7 +476,9 @@ describe("hostile input (broker process on Redis)", () => {
     const allowed = /^(p:10\.77\.0\.\d+:3128|all|idx|m|ws|wf|pol|polh|ad|rsv)$/;
     expect(persistent.filter((k) => !k.startsWith(pool) || !allowed.test(k.slice(pool.length)))).toEqual([]);
   });
-  it("random, structured-random and mutated frames to every admin method (after the key check: admin calls may add proxies and policies): a clear status each time", { timeout: 60_000 }, async () => {
+  it("random, structured-random and mutated frames to every admin method (after the key check: admin calls may add proxies and policies): a clear status each time", {
+    timeout: 60_000,
+  }, async () => {
     const r = seededRandom(0xad);
     for (const method of ProxyAdmin.methods) {
       const path = `/${ProxyAdmin.typeName}/${method.name}`;
@@ -412,7 +490,7 @@ describe("hostile input (broker process on Redis)", () => {
       ];
       const call = method.methodKind === "server_streaming" ? rawServerStream : rawUnary;
       const outcomes = await Promise.all(frames.map((f) => call(client, path, f)));
-      outcomes.forEach((o, i) => expectClear(o, `${method.name} frame ${i}`));
+      for (const [i, o] of outcomes.entries()) expectClear(o, `${method.name} frame ${i}`);
     }
     const text = await (await fetch(metricsUrl)).text();
     expect(text).not.toMatch(/secret/);

@@ -69,7 +69,9 @@ describe.each<StoreKind>(["embedded", "redis", "cluster"])("unary RPC status cod
     const retry = st.details.map((d) => anyUnpack(d, RetryInfoSchema)).find((x) => x !== undefined);
     expect(Number(retry?.retryDelay?.seconds ?? 0)).toBeGreaterThan(25);
     const lost = await statusOf(b.broker.renewLease({ leaseId: "nope", fencingToken: 1n }));
-    const lostInfo = fromBinary(StatusSchema, lost.metadata.get("grpc-status-details-bin")[0] as Buffer).details.map((d) => anyUnpack(d, ErrorInfoSchema)).find((x) => x !== undefined);
+    const lostInfo = fromBinary(StatusSchema, lost.metadata.get("grpc-status-details-bin")[0] as Buffer)
+      .details.map((d) => anyUnpack(d, ErrorInfoSchema))
+      .find((x) => x !== undefined);
     expect(lostInfo?.reason).toBe("LEASE_NOT_FOUND");
   });
 

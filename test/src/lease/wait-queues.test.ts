@@ -1,10 +1,10 @@
 /**
- * The broker's wait queues (src/service/wait-queues.ts): their bounds, with attempts that are
+ * The broker's wait queues (src/lease/wait-queues.ts): their bounds, with attempts that are
  * plain functions and real timers of a few ms.
  */
 import { describe, expect, it } from "vitest";
-import { WaitQueues } from "../../../src/service/wait-queues.js";
-import type { AttemptResult, Waiter } from "../../../src/service/wait-queues.js";
+import { WaitQueues } from "../../../src/lease/wait-queues.js";
+import type { AttemptResult, Waiter } from "../../../src/lease/wait-queues.js";
 
 function waiter(deadline: number, narrow = false): Waiter<string> & { readonly settled: Promise<string> } {
   let done!: (v: string) => void;
@@ -42,7 +42,7 @@ describe("WaitQueues", () => {
   it("rejectAll settles every waiter and empties the count", async () => {
     const q = new WaitQueues<string>({ clock: Date.now, pollMs: 50, orphaned: () => undefined });
     const ws = Array.from({ length: 5 }, () => waiter(Date.now() + 60_000));
-    ws.forEach((w, i) => q.enqueue(`k${i % 2}`, w, -1));
+    for (const [i, w] of ws.entries()) q.enqueue(`k${i % 2}`, w, -1);
     q.rejectAll(new Error("shutdown"));
     expect(await Promise.all(ws.map((w) => w.settled))).toEqual(["error", "error", "error", "error", "error"]);
     expect(q.size).toBe(0);

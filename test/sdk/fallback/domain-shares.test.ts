@@ -1,0 +1,181 @@
+import { describe, expect, it } from "vitest";
+import { DomainShares } from "../../../sdk/src/fallback/domain-shares.js";
+import type { DomainListing } from "../../../sdk/src/fallback/domain-shares.js";
+import { shareOf } from "../../../sdk/src/model/rendezvous.js";
+
+const KNOWN_AFTER = 6_000;
+const MARGIN = 2_000;
+const REMEMBER = 60_000;
+
+function shares(self = "me"): DomainShares {
+  return new DomainShares({ self, knownAfterMs: KNOWN_AFTER, expiryMarginMs: MARGIN, rememberMs: REMEMBER });
+}
+
+const listing = (domainKey: string, expiresInMs = 600_000, listedForMs = 0): DomainListing => ({ domainKey, listedForMs, expiresInMs });
+const lists = (byWorker: Record<string, DomainListing[]>) => new Map(Object.entries(byWorker));
+
+describe("DomainShares", () => {
+  it("serves every domain-key from the share while the broker lists no domain-keys", () => {
+    const d = shares();
+    expect(d.route("a.example", 0)).toBe("share");
+    expect(d.any(0)).toBe(true);
+  });
+
+  it("uses a domain-key only once the lists named this worker with it for a membership period + 1 s", () => {
+    const d = shares();
+    d.update(lists({ me: [listing("a.example")] }), 0);
+    expect(d.route("a.example", 0)).toBe("none");
+    d.update(lists({ me: [listing("a.example")] }), 5_000);
+    expect(d.route("a.example", 5_000)).toBe("none");
+    expect(d.nextEstablishedAt(5_000)).toBe(KNOWN_AFTER);
+    d.update(lists({ me: [listing("a.example")] }), 6_000);
+    expect(d.route("a.example", 6_000)).toBe("sole");
+    // time alone does not establish a listing: a list fetched at that moment does
+    const e = shares();
+    e.update(lists({ me: [listing("a.example")] }), 0);
+    expect(e.route("a.example", 60_000)).toBe("none");
+    // a domain-key it was never listed for gets nothing
+    expect(d.route("b.example", 6_000)).toBe("none");
+  });
+
+  it("starts over when a list no longer names this worker with the domain-key", () => {
+    const d = shares();
+    d.update(lists({ me: [listing("a.example")] }), 0);
+    d.update(lists({ me: [] }), 3_000);
+    d.update(lists({ me: [listing("a.example")] }), 4_000);
+    d.update(lists({ me: [listing("a.example")] }), 9_000);
+    expect(d.route("a.example", 9_000)).toBe("none");
+    d.update(lists({ me: [listing("a.example")] }), 10_000);
+    expect(d.route("a.example", 10_000)).toBe("sole");
+  });
+
+  it("shares a domain-key another worker is listed for, and keeps that through fallback, when no lists arrive", () => {
+    const d = shares();
+    d.update(lists({ me: [listing("a.example")], other: [listing("a.example")] }), 0);
+    d.update(lists({ me: [listing("a.example")], other: [listing("a.example")] }), 6_000);
+    expect(d.route("a.example", 6_000)).toBe("share");
+    // minutes in fallback: the other worker stays in the picture
+    expect(d.route("a.example", 6_000 + 5 * REMEMBER)).toBe("share");
+    // a list that misses it (the broker lost its records) does not make this worker alone at once
+    d.update(lists({ me: [listing("a.example")] }), 7_000);
+    expect(d.route("a.example", 7_000)).toBe("share");
+    d.update(lists({ me: [listing("a.example")] }), 6_000 + REMEMBER + 1);
+    expect(d.route("a.example", 6_000 + REMEMBER + 1)).toBe("sole");
+  });
+
+  it("claims a domain-key alone only with lists at most 30 s older than its last contact with the broker", () => {
+    const d = shares();
+    d.update(lists({ me: [listing("a.example")] }), 0);
+    d.update(lists({ me: [listing("a.example")] }), 6_000);
+    d.contact(36_000);
+    expect(d.route("a.example", 36_000)).toBe("sole");
+    // answers went on while no list came: the broker cannot tell what this worker's lists showed
+    d.contact(36_001);
+    expect(d.route("a.example", 36_001)).toBe("share");
+    d.update(lists({ me: [listing("a.example")] }), 37_000);
+    expect(d.route("a.example", 37_000)).toBe("sole");
+  });
+
+  it("stops using a listing before the broker drops it", () => {
+    const d = shares();
+    d.update(lists({ me: [listing("a.example", 20_000)] }), 0);
+    d.update(lists({ me: [listing("a.example", 14_000)] }), 6_000);
+    expect(d.route("a.example", 6_000)).toBe("sole");
+    expect(d.route("a.example", 17_999)).toBe("sole");
+    expect(d.route("a.example", 18_000)).toBe("none");
+    expect(d.any(18_000)).toBe(false);
+  });
+
+  it("takes listings from a snapshot file for as long as the broker had listed them", () => {
+    const d = shares();
+    d.update(lists({ me: [listing("a.example", 300_000, 30_000), listing("b.example", 300_000, 1_000)] }), 100_000, true);
+    expect(d.route("a.example", 100_000)).toBe("sole");
+    expect(d.route("b.example", 100_000)).toBe("none");
+  });
+
+  /**
+   * The safety argument, tried on random histories: workers start and stop leasing domain-keys
+   * through a broker that lists them (with an expiry window), each refreshing its lists every
+   * membership period at its own phase; some are cut off from the broker earlier than the others
+   * (their lists stop then, while the others' go on); the broker then dies at a random moment, and
+   * from then on no (proxy, domain-key) pair may be usable by two workers, whatever each one's
+   * route says.
+   */
+  it("never lets two workers in fallback use one pair (random histories)", () => {
+    const PERIOD = 5_000;
+    const WINDOW = 30_000;
+    const proxies = Array.from({ length: 12 }, (_, i) => `10.1.0.${i + 1}:3128`);
+    const sites = ["a", "b", "c", "d"].map((s) => `${s}.example`);
+    let seed = 12345;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    let checked = 0;
+    let soleSeen = 0;
+    for (let run = 0; run < 60; run++) {
+      const workers = Array.from({ length: 2 + Math.floor(random() * 3) }, (_, i) => `w${i}`);
+      // the broker's records: worker → domain-key → first and last use
+      const uses = new Map<string, Map<string, { first: number; last: number }>>(workers.map((w) => [w, new Map()]));
+      const views = new Map(
+        workers.map((w) => [w, new DomainShares({ self: w, knownAfterMs: PERIOD + 1_000, expiryMarginMs: MARGIN, rememberMs: REMEMBER })]),
+      );
+      const phase = new Map(workers.map((w) => [w, 100 * Math.floor((random() * PERIOD) / 100)]));
+      const crawling = new Map(workers.map((w) => [w, new Set<string>()]));
+      const failAt = 20_000 + Math.floor(random() * 120_000);
+      // some workers are cut off from the broker earlier (a partial outage), and stop refreshing then
+      const cutAt = new Map(workers.map((w) => [w, random() < 0.5 ? failAt - Math.floor(random() * 60_000) : failAt]));
+      const listAt = (now: number) =>
+        new Map(
+          workers.map((w) => [
+            w,
+            [...uses.get(w)!]
+              .filter(([, u]) => u.last + WINDOW > now)
+              .map(([k, u]) => ({ domainKey: k, listedForMs: now - u.first, expiresInMs: u.last + WINDOW - now })),
+          ]),
+        );
+      for (let now = 0; now < failAt; now += 100) {
+        for (const w of workers) {
+          // now and then a worker starts or stops crawling a site
+          if (random() < 0.002) {
+            const site = sites[Math.floor(random() * sites.length)]!;
+            const set = crawling.get(w)!;
+            if (set.has(site)) set.delete(site);
+            else set.add(site);
+          }
+          // a worker cut off leases nothing from the broker any more
+          if (now >= cutAt.get(w)!) continue;
+          for (const site of crawling.get(w)!) {
+            const u = uses.get(w)!.get(site);
+            if (u === undefined || u.last + WINDOW <= now) uses.get(w)!.set(site, { first: now, last: now });
+            else u.last = now;
+          }
+          if ((now - phase.get(w)!) % PERIOD === 0 && now >= phase.get(w)! && now < cutAt.get(w)!) views.get(w)!.update(listAt(now), now);
+        }
+      }
+      // the broker is gone: no list arrives any more; check every moment of the next minute
+      for (let now = failAt; now < failAt + 60_000; now += 500) {
+        const used = new Map<string, string>();
+        for (const w of workers) {
+          // a worker no list ever named is not known to the others: it has no fallback at all
+          if (!views.get(w)!.enforced) continue;
+          for (const site of sites) {
+            const route = views.get(w)!.route(site, now);
+            if (route === "sole") soleSeen++;
+            const mine = route === "sole" ? proxies : route === "share" ? shareOf(proxies, workers, w) : [];
+            for (const p of mine) {
+              const pair = `${p}|${site}`;
+              const other = used.get(pair);
+              expect(other, `run ${run}: ${pair} used by ${other} and ${w} at ${now - failAt} ms into the outage`).toBeUndefined();
+              used.set(pair, w);
+              checked++;
+            }
+          }
+        }
+      }
+    }
+    // the histories did exercise both kinds of routes
+    expect(checked).toBeGreaterThan(1_000);
+    expect(soleSeen).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,375 @@
+import { execFile } from "node:child_process";
+import { createServer, request } from "node:http";
+import { connect } from "node:net";
+import type { IncomingHttpHeaders, Server } from "node:http";
+import { createServer as createTlsServer } from "node:https";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ProxyBrokerClient } from "@proxybroker/sdk";
+import type { Lease } from "@proxybroker/sdk";
+import { Gateway, LEASE_HEADERS } from "../../../src/gateway/gateway.js";
+import { TargetPolicy } from "../../../src/gateway/targets.js";
+import { TokenTable } from "../../../src/security/tokens.js";
+import { startBroker } from "../../support/broker.js";
+import type { TestBroker } from "../../support/broker.js";
+import { makeCerts } from "../../support/certs.js";
+import type { TestCerts } from "../../support/certs.js";
+import { HostCerts } from "../../../src/gateway/host-certs.js";
+import { startForwardProxy } from "../../support/forward-proxy.js";
+import type { ForwardProxy } from "../../support/forward-proxy.js";
+
+const run = promisify(execFile);
+
+interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** A plain-HTTP request through the gateway (absolute form, no keep-alive). */
+function viaGateway(gateway: string, url: string, opts: { headers?: Record<string, string>; auth?: string } = {}): Promise<Answer> {
+  const [host, port] = gateway.split(":");
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host,
+        port: Number(port),
+        path: url,
+        agent: false,
+        headers: {
+          host: new URL(url).host,
+          ...(opts.auth === undefined ? {} : { "proxy-authorization": `Basic ${Buffer.from(opts.auth).toString("base64")}` }),
+          ...opts.headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/**
+ * The gateway against a broker (embedded store, real gRPC on loopback), real HTTP proxies on
+ * loopback and real target servers; curl for CONNECT.
+ */
+describe("gateway", () => {
+  let b: TestBroker;
+  let proxies: ForwardProxy[];
+  let target: Server;
+  let base: string;
+  let tls: Server;
+  let tlsBase: string;
+  let certs: TestCerts;
+  /** Requests the target is serving right now, and the most at once. */
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let seenHeaders: IncomingHttpHeaders[] = [];
+  const clients: ProxyBrokerClient[] = [];
+  const gateways: Gateway[] = [];
+
+  const startGateway = async (over: Partial<ConstructorParameters<typeof Gateway>[0]> = {}): Promise<Gateway> => {
+    const byPool = new Map<string, ProxyBrokerClient>();
+    const gw = new Gateway({
+      host: "127.0.0.1",
+      port: 0,
+      client: (pool) => {
+        let c = byPool.get(pool);
+        if (c === undefined) {
+          c = new ProxyBrokerClient({ address: b.address, pool, workerId: `gateway-test-${gateways.length}` });
+          byPool.set(pool, c);
+          clients.push(c);
+        }
+        return c;
+      },
+      pool: "default",
+      targets: new TargetPolicy([]),
+      tokens: undefined,
+      waitMs: 2_000,
+      maxWaitMs: 5_000,
+      tunnels: { idleMs: 60_000, maxLifeMs: 600_000 },
+      maxConnections: 100,
+      requestTimeoutMs: 30_000,
+      upstreamTimeoutMs: 10_000,
+      ...over,
+    });
+    await gw.start();
+    gateways.push(gw);
+    return gw;
+  };
+
+  /** Interception with the test CA; `trusted`: the sites' certificates (signed by it) verify. */
+  const interception = async (trusted: boolean) => {
+    const caPem = (await certs.read(certs.caFile)).toString();
+    const caKey = (await certs.read(join(certs.dir, "ca.key"))).toString();
+    return { certs: new HostCerts(caPem, caKey), upstreamCa: trusted ? [caPem] : undefined };
+  };
+
+  /** curl through the gateway, trusting the test CA (the intercepting gateway's certificates). */
+  const curlTrusting = async (gw: Gateway, args: readonly string[]): Promise<string> =>
+    (await run("curl", ["-s", "--cacert", certs.caFile, "-x", `http://${gw.address}`, ...args])).stdout;
+
+  beforeAll(async () => {
+    target = createServer((req, res) => {
+      seenHeaders.push(req.headers);
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      const done = () => inFlight--;
+      if (req.url === "/hang") {
+        // answers long after the gateway's upstream timeout
+        setTimeout(() => res.writeHead(200).end("late"), 1_500);
+        done();
+        return;
+      }
+      if (req.url === "/stream") {
+        // a long download: a chunk every 100 ms for 1.2 s
+        res.writeHead(200, { "content-type": "text/plain" });
+        let n = 0;
+        const t = setInterval(() => {
+          res.write(`chunk ${++n}\n`);
+          if (n < 12) return;
+          clearInterval(t);
+          done();
+          res.end();
+        }, 100);
+        return;
+      }
+      if (req.url === "/slow") {
+        setTimeout(() => {
+          done();
+          res.writeHead(200, { "content-type": "text/html" }).end("<p>slow page</p>");
+        }, 150);
+        return;
+      }
+      done();
+      if (req.url === "/captcha") res.writeHead(200, { "content-type": "text/html" }).end("Please solve this CAPTCHA");
+      else res.writeHead(200, { "content-type": "text/html" }).end("<div class='price'>9.99</div>");
+    });
+    await new Promise<void>((r) => target.listen(0, "127.0.0.1", r));
+    const addr = target.address();
+    base = `http://127.0.0.1:${typeof addr === "object" && addr !== null ? addr.port : 0}`;
+    certs = await makeCerts();
+    tls = createTlsServer({ key: await certs.read(certs.serverKeyFile), cert: await certs.read(certs.serverCertFile) }, (req, res) => {
+      if (req.url === "/captcha") res.writeHead(200, { "content-type": "text/html" }).end("Please solve this CAPTCHA");
+      else res.writeHead(200, { "content-type": "text/html" }).end("secure page");
+    });
+    await new Promise<void>((r) => tls.listen(0, "127.0.0.1", r));
+    const tlsAddr = tls.address();
+    tlsBase = `https://127.0.0.1:${typeof tlsAddr === "object" && tlsAddr !== null ? tlsAddr.port : 0}`;
+    proxies = [await startForwardProxy(), await startForwardProxy()];
+    b = await startBroker({ kind: "embedded" });
+    await b.admin.addProxies({ proxies: proxies.map((p) => ({ url: p.url })) });
+  });
+  afterEach(async () => {
+    await Promise.all(gateways.splice(0).map((g) => g.stop()));
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+    seenHeaders = [];
+    maxInFlight = 0;
+  });
+  afterAll(async () => {
+    await b.stop();
+    await Promise.all(proxies.map((p) => p.close()));
+    target.closeAllConnections();
+    await new Promise<void>((r) => target.close(() => r()));
+    await new Promise<void>((r) => tls.close(() => r()));
+  });
+
+  it("forwards a plain-HTTP request through a leased proxy, says which, and releases the lease", async () => {
+    const gw = await startGateway();
+    const before = proxies.map((p) => p.requests());
+    const a = await viaGateway(gw.address, `${base}/page`);
+    expect(a.status).toBe(200);
+    expect(a.body).toContain("9.99");
+    expect(a.headers[LEASE_HEADERS.source]).toBe("broker");
+    const used = proxies.findIndex((p, i) => p.requests() === (before[i] ?? 0) + 1);
+    expect(a.headers[LEASE_HEADERS.proxy]).toBe(new URL(proxies[used]?.url ?? "").host);
+    // released: both proxies are free again for that host
+    const other = new ProxyBrokerClient({ address: b.address, workerId: "checker" });
+    clients.push(other);
+    const held: Lease[] = [await other.acquire(`${base}/x`), await other.acquire(`${base}/x`)];
+    expect(new Set(held.map((l) => l.proxy.id)).size).toBe(2);
+    for (const l of held) await l.release({ kind: "ABANDONED" });
+    const counted = await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total");
+    expect(counted).toContain('proxybroker_gateway_requests_total{kind="http",outcome="SUCCESS"} 1');
+  });
+
+  it("every request is a lease: concurrent requests for one site never exceed the proxies", async () => {
+    const gw = await startGateway();
+    const answers = await Promise.all(Array.from({ length: 6 }, () => viaGateway(gw.address, `${base}/slow`)));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    expect(maxInFlight).toBe(proxies.length);
+  });
+
+  it("takes parameters from the username and from headers, and never forwards those headers", async () => {
+    const gw = await startGateway();
+    const first = await viaGateway(gw.address, `${base}/a`, { auth: "session-cart42:" });
+    const second = await viaGateway(gw.address, `${base}/b`, { headers: { "x-proxybroker-session": "cart42" } });
+    expect(first.status).toBe(200);
+    expect(second.headers[LEASE_HEADERS.proxy]).toBe(first.headers[LEASE_HEADERS.proxy]);
+    expect(seenHeaders.every((h) => Object.keys(h).every((k) => !k.startsWith("x-proxybroker")))).toBe(true);
+  });
+
+  it("answers 407 to a malformed username, 503 with Retry-After when no proxy frees up, 403 to a refused target", async () => {
+    const gw = await startGateway({ targets: new TargetPolicy(["10.0.0.0/8"]) });
+    const bad = await viaGateway(gw.address, `${base}/a`, { auth: "sesion-x:" });
+    expect(bad.status).toBe(407);
+    expect(bad.body).toContain('unknown key "sesion"');
+    // every proxy held for the site by another worker: a request that may not wait gets 503
+    const other = new ProxyBrokerClient({ address: b.address, workerId: "hog" });
+    clients.push(other);
+    const held = [await other.acquire(`${base}/x`), await other.acquire(`${base}/x`)];
+    const busy = await viaGateway(gw.address, `${base}/a`, { auth: "wait-0:" });
+    expect(busy.status).toBe(503);
+    expect(Number(busy.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    for (const l of held) await l.release({ kind: "ABANDONED" });
+    const refused = await viaGateway(gw.address, "http://10.1.2.3/secret");
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain("GATEWAY_DENY_TARGETS");
+    const counted = await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total");
+    for (const status of [407, 503, 403]) expect(counted).toContain(`kind="http",outcome="refused_${status}"} 1`);
+  });
+
+  it("asks for credentials when it has client tokens, and takes a valid one", async () => {
+    const token = "gateway-client-token-0123456789";
+    const gw = await startGateway({ tokens: TokenTable.parse(`${token} worker crawler`) });
+    expect((await viaGateway(gw.address, `${base}/a`)).status).toBe(407);
+    expect((await viaGateway(gw.address, `${base}/a`, { auth: "user:wrong-token-0123456789" })).status).toBe(407);
+    expect((await viaGateway(gw.address, `${base}/a`, { auth: `session-s1:${token}` })).status).toBe(200);
+  });
+
+  it("holds one lease per CONNECT tunnel while it is open, and releases it when it closes", async () => {
+    const gw = await startGateway();
+    const { stdout } = await run("curl", ["-sk", "--max-time", "10", "-x", `http://${gw.address}`, `${tlsBase}/`]);
+    expect(stdout).toBe("secure page");
+    await expect.poll(() => gw.openTunnels, { timeout: 3_000 }).toBe(0);
+    expect(await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total")).toContain(
+      'kind="tunnel",outcome="SUCCESS"} 1',
+    );
+    // released: both proxies free again for that host
+    const other = new ProxyBrokerClient({ address: b.address, workerId: "tunnel-checker" });
+    clients.push(other);
+    const held = [await other.acquire(tlsBase), await other.acquire(tlsBase)];
+    expect(new Set(held.map((l) => l.proxy.id)).size).toBe(2);
+    for (const l of held) await l.release({ kind: "ABANDONED" });
+  });
+
+  it("retries a GET once through another proxy when the first proxy fails", async () => {
+    const dead = await startForwardProxy();
+    const deadUrl = dead.url;
+    await dead.close();
+    await b.admin.addProxies({ proxies: [{ url: deadUrl }] });
+    try {
+      const gw = await startGateway();
+      // the dead proxy is chosen for some of these; each still gets the page through a live one
+      const answers = [];
+      for (let i = 0; i < 6; i++) answers.push(await viaGateway(gw.address, `http://localhost:${new URL(base).port}/r${i}`));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+      expect(answers.every((a) => a.headers[LEASE_HEADERS.proxy] !== new URL(deadUrl).host)).toBe(true);
+    } finally {
+      await b.admin.removeProxies({ ids: [new URL(deadUrl).host] });
+    }
+  });
+
+  it("intercepts HTTPS with the operator's CA: a lease per request inside one tunnel, each classified", async () => {
+    const gw = await startGateway({ intercept: await interception(true) });
+    const site = `https://localhost:${new URL(tlsBase).port}`;
+    const before = proxies.reduce((n, p) => n + p.requests(), 0);
+    // two requests over one kept-alive tunnel; curl checks the gateway's certificate against the CA
+    const stdout = await curlTrusting(gw, ["-D", "-", `${site}/one`, `${site}/captcha`]);
+    expect(stdout).toContain("secure page");
+    expect(stdout.match(/x-proxybroker-proxy: /g)?.length).toBe(2);
+    // each request went through an upstream proxy on its own (a CONNECT there per lease)
+    expect(proxies.reduce((n, p) => n + p.requests(), 0)).toBe(before + 2);
+    // the captcha page was read as BLOCKED: that proxy is banned for the site, the other is free
+    const other = new ProxyBrokerClient({ address: b.address, workerId: "intercept-checker" });
+    clients.push(other);
+    const free = await other.acquire(site);
+    await expect(other.acquire(site)).rejects.toThrow(/no/i);
+    await free.release({ kind: "ABANDONED" });
+  });
+
+  it("verifies the site's certificate when it intercepts: one signed by an unknown CA is a 502", async () => {
+    const gw = await startGateway({ intercept: await interception(false) });
+    const stdout = await curlTrusting(gw, ["-o", "/dev/null", "-w", "%{http_code}", `${tlsBase}/x`]);
+    expect(stdout).toBe("502");
+  });
+
+  it("answers 504 when the site does not answer in time, and releases the lease as a PROXY_ERROR", async () => {
+    const gw = await startGateway({ upstreamTimeoutMs: 300 });
+    const site = `http://localhost:${new URL(base).port}`;
+    const a = await viaGateway(gw.address, `${site}/hang`);
+    expect(a.status).toBe(504);
+    expect(a.body).toContain("no answer within 300 ms");
+    await expect
+      .poll(() => gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total"))
+      .toContain('kind="http",outcome="PROXY_ERROR"} 1');
+  });
+
+  it("serves Python requests like any HTTP client: a session in the proxy URL keeps its proxy", async () => {
+    const gw = await startGateway();
+    // requests sends no Proxy-Authorization when the password is empty: any password will do
+    const script = [
+      "import requests, sys",
+      `proxies = {"http": "http://session-py1:unused@${gw.address}"}`,
+      "a = requests.get(sys.argv[1], proxies=proxies)",
+      "b = requests.get(sys.argv[1], proxies=proxies)",
+      'print(a.status_code, b.status_code, a.headers["x-proxybroker-proxy"] == b.headers["x-proxybroker-proxy"])',
+    ].join("\n");
+    const { stdout } = await run("/usr/bin/python3", ["-c", script, `${base}/py`]);
+    expect(stdout.trim()).toBe("200 200 True");
+  });
+
+  it("keeps a lease with heartbeats while a long answer streams: nobody else gets its proxy meanwhile", async () => {
+    const byPool = new Map<string, ProxyBrokerClient>();
+    // a short TTL: the 1.2 s download outlives it several times, heartbeats (every ttl/3) keep it
+    const gw = await startGateway({
+      client: (pool) => {
+        let c = byPool.get(pool);
+        if (c === undefined) {
+          c = new ProxyBrokerClient({ address: b.address, pool, workerId: "gateway-heartbeats", ttlMs: 300 });
+          byPool.set(pool, c);
+          clients.push(c);
+        }
+        return c;
+      },
+    });
+    const site = base;
+    const other = new ProxyBrokerClient({ address: b.address, workerId: "streaming-rival" });
+    clients.push(other);
+    // the rival holds one proxy for the site; the download gets the other
+    const held = await other.acquire(`${site}/x`);
+    const download = viaGateway(gw.address, `${site}/stream`);
+    await new Promise((r) => setTimeout(r, 800));
+    // 0.8 s in (past the 300 ms TTL): the download's proxy is still leased
+    await expect(other.acquire(`${site}/x`, { maxWaitMs: 0 })).rejects.toThrow(/no/i);
+    const a = await download;
+    expect(a.status).toBe(200);
+    expect(a.body).toContain("chunk 12");
+    expect(a.headers[LEASE_HEADERS.proxy]).not.toBe(held.proxy.id);
+    await held.release({ kind: "ABANDONED" });
+  });
+
+  it("closes an idle CONNECT tunnel and releases its lease", async () => {
+    const gw = await startGateway({ tunnels: { idleMs: 300, maxLifeMs: 60_000 } });
+    const [host, port] = gw.address.split(":");
+    const socket = connect(Number(port), host);
+    const closed = new Promise<number>((resolve) => socket.once("close", () => resolve(Date.now())));
+    socket.on("error", () => undefined);
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+    const authority = new URL(tlsBase).host;
+    socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
+    const head = await new Promise<string>((resolve) => socket.once("data", (d: Buffer) => resolve(d.toString())));
+    expect(head).toContain("200");
+    const openedAt = Date.now();
+    expect(gw.openTunnels).toBe(1);
+    // nothing sent: closed once idle for 300 ms (checked every 250 ms)
+    expect((await closed) - openedAt).toBeLessThan(2_000);
+    await expect.poll(() => gw.openTunnels, { timeout: 2_000 }).toBe(0);
+    expect(await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total")).toContain('kind="tunnel"');
+  });
+});

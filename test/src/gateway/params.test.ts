@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { mergeParams, ParamsError, paramsFromHeaders, paramsFromUsername } from "../../../src/gateway/params.js";
+import { GatewaySettingsError, gatewaySettings } from "../../../src/gateway/settings.js";
+import { TargetPolicy, denyTargetsOf } from "../../../src/gateway/targets.js";
+
+describe("gateway parameters", () => {
+  it("reads every key of the username grammar, in any order", () => {
+    expect(paramsFromUsername("session-cart42-tier-premium-label-country:de-label-kind=resi-pool-eu-wait-2.5")).toEqual({
+      session: "cart42",
+      tier: "premium",
+      labels: { country: "de", kind: "resi" },
+      pool: "eu",
+      maxWaitMs: 2_500,
+    });
+    expect(paramsFromUsername("")).toEqual({ labels: {} });
+  });
+
+  it("refuses a malformed username with a message naming what is wrong", () => {
+    expect(() => paramsFromUsername("session")).toThrow(/key-value pairs/);
+    expect(() => paramsFromUsername("sesion-x")).toThrow(/unknown key "sesion"/);
+    expect(() => paramsFromUsername("label-country")).toThrow(/NAME:VALUE/);
+    expect(() => paramsFromUsername("wait-soon")).toThrow(/seconds/);
+    expect(() => paramsFromUsername("session-a b")).toThrow(ParamsError);
+  });
+
+  it("reads the headers, and a header wins over the username", () => {
+    const headers = paramsFromHeaders({
+      "x-proxybroker-session": "s2",
+      "x-proxybroker-labels": "country=fr, kind=dc",
+      "x-proxybroker-max-wait": "1",
+    });
+    expect(headers).toEqual({ session: "s2", labels: { country: "fr", kind: "dc" }, maxWaitMs: 1_000 });
+    expect(mergeParams(paramsFromUsername("session-s1-label-country:de-tier-t"), headers)).toEqual({
+      session: "s2",
+      tier: "t",
+      labels: { country: "fr", kind: "dc" },
+      maxWaitMs: 1_000,
+    });
+  });
+});
+
+describe("gateway settings", () => {
+  it("binds loopback by default and refuses a real address without client tokens", () => {
+    const s = gatewaySettings({}, "gw");
+    expect([s.host, s.port, s.brokerTarget, s.pool]).toEqual(["127.0.0.1", 8899, "127.0.0.1:50051", "default"]);
+    expect(() => gatewaySettings({ listen: "0.0.0.0:8899" }, "gw")).toThrow(GatewaySettingsError);
+    expect(gatewaySettings({ listen: "0.0.0.0:8899", tokensFile: "/etc/tokens" }, "gw").host).toBe("0.0.0.0");
+  });
+
+  it("takes several brokers, and refuses bad numbers", () => {
+    expect(gatewaySettings({ address: "10.0.0.5:50051,10.0.0.6:50051" }, "gw").brokerTarget).toBe("ipv4:10.0.0.5:50051,10.0.0.6:50051");
+    expect(() => gatewaySettings({ waitMs: "soon" }, "gw")).toThrow(/GATEWAY_WAIT_MS/);
+    expect(() => gatewaySettings({ listen: "nowhere" }, "gw")).toThrow(/GATEWAY_LISTEN_ADDRESS/);
+  });
+});
+
+describe("gateway targets", () => {
+  it("refuses loopback, link-local and the metadata address by default, and the addresses it is given", async () => {
+    const t = new TargetPolicy(denyTargetsOf(undefined), ["10.9.9.9:50051"]);
+    expect(await t.refusal("10.9.9.9", 50051)).toMatch(/own address/);
+    expect(await t.refusal("10.9.9.9", 80)).toBeUndefined();
+    expect(await t.refusal("127.0.0.1")).toMatch(/refused/);
+    expect(await t.refusal("169.254.169.254")).toMatch(/refused/);
+    expect(await t.refusal("[::1]")).toMatch(/refused/);
+    expect(await t.refusal("localhost")).toMatch(/refused/);
+    expect(await t.refusal("93.184.216.34")).toBeUndefined();
+    expect(await new TargetPolicy(denyTargetsOf("none")).refusal("127.0.0.1")).toBeUndefined();
+    expect(() => new TargetPolicy(["10.0.0.0/33"])).toThrow(/CIDR/);
+  });
+});
