@@ -6,7 +6,7 @@
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { Redis } from "ioredis";
 import { freePort } from "../test/support/free-port.js";
 import { findOnPath } from "../test/support/redis-server.js";
@@ -16,6 +16,8 @@ export interface CallgrindRedis {
   readonly url: string;
   /** Instructions redis-server executed while `work` ran. */
   count(work: () => Promise<void>): Promise<number>;
+  /** The callgrind dumps copied into BENCH_IR_KEEP so far (none without it). */
+  readonly kept: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -28,7 +30,21 @@ export async function startCallgrindRedis(): Promise<CallgrindRedis> {
   const port = await freePort();
   const child: ChildProcess = spawn(
     "valgrind",
-    ["--tool=callgrind", `--callgrind-out-file=${join(dir, "cg.out")}`, "redis-server", "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    [
+      "--tool=callgrind",
+      `--callgrind-out-file=${join(dir, "cg.out")}`,
+      "redis-server",
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--dir",
+      dir,
+    ],
     { stdio: "ignore" },
   );
   const url = `redis://127.0.0.1:${port}`;
@@ -49,8 +65,10 @@ export async function startCallgrindRedis(): Promise<CallgrindRedis> {
   probe.disconnect();
   const pid = String(child.pid);
   let dumps = 0;
+  const kept: string[] = [];
   return {
     url,
+    kept,
     async count(work) {
       execFileSync("callgrind_control", ["-z", pid], { stdio: "ignore" });
       await work();
@@ -61,6 +79,7 @@ export async function startCallgrindRedis(): Promise<CallgrindRedis> {
       if (keep !== undefined && keep !== "") {
         mkdirSync(keep, { recursive: true });
         copyFileSync(file, join(keep, `callgrind.out.${dumps}`));
+        kept.push(resolve(keep, `callgrind.out.${dumps}`));
       }
       const summary = /^summary:\s+(\d+)/m.exec(readFileSync(file, "utf8"));
       if (summary === null) throw new Error(`${file} has no summary line`);

@@ -74,6 +74,9 @@ export function loadBenchConfig(env: Env = process.env): BenchConfig {
     holdMs: num(env, "BENCH_HOLD_MS", 0, 0),
     contentionHoldMs: num(env, "BENCH_CONTENTION_HOLD_MS", 20, 0),
     profile: env["BENCH_PROFILE"] === "1",
-    only: (env["BENCH_ONLY"] ?? "").split(",").map((s) => s.trim()).filter((s) => s !== ""),
+    only: (env["BENCH_ONLY"] ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== ""),
   };
 }

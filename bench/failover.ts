@@ -13,6 +13,7 @@ import { ProxyBrokerClient } from "@proxybroker/sdk";
 import type { LeaseSource } from "@proxybroker/sdk";
 import { brokerProcess } from "../test/support/broker-process.js";
 import { startRedisServer } from "../test/support/redis-server.js";
+import { recordsLine } from "../crawl/records-line.js";
 
 const TRIALS = Number(process.env["FAILOVER_TRIALS"] ?? 20);
 
@@ -23,6 +24,7 @@ function pct(sorted: readonly number[], p: number): number {
 async function main(): Promise<void> {
   const redis = await startRedisServer();
   const dir = await mkdtemp(join(tmpdir(), "pb-failover-"));
+  tempDir = dir;
   await writeFile(join(dir, "proxies.txt"), Array.from({ length: 50 }, (_, i) => `10.8.0.${i + 1}:3128`).join("\n"));
   const broker = await brokerProcess({ redisUrl: redis.url, env: { PROXIES_FILE: join(dir, "proxies.txt") } });
   await broker.start();
@@ -74,6 +76,7 @@ async function main(): Promise<void> {
   await broker.stop();
   await redis.stop();
   await rm(dir, { recursive: true, force: true });
+  tempDir = undefined;
 
   const show = (name: string, xs: number[]) => {
     const s = [...xs].sort((a, b) => a - b);
@@ -82,15 +85,24 @@ async function main(): Promise<void> {
   process.stdout.write(
     [
       `SDK failover/recovery over ${TRIALS} trials (broker SIGKILLed, then restarted on the same address):`,
-      show("failover", failover) + "   (kill → first fallback grant)",
-      show("recovery", recovery) + "   (broker listening → first broker grant)",
+      `${show("failover", failover)}   (kill → first fallback grant)`,
+      `${show("recovery", recovery)}   (broker listening → first broker grant)`,
       `acquire errors seen by the caller: ${errors}`,
       "",
     ].join("\n"),
   );
 }
 
-main().catch((err: unknown) => {
+/** The run's temporary directory (its proxy list) until it is removed: left behind only by a failure. */
+let tempDir: string | undefined;
+
+/** Last: where records went (a failed run may leave its temporary directory). */
+function recordsWritten(): void {
+  process.stdout.write(`${recordsLine("bench:failover", tempDir === undefined ? [] : [`${tempDir}/ (left behind by the failure)`])}\n`);
+}
+
+main().then(recordsWritten, (err: unknown) => {
   process.stderr.write(`failover bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  recordsWritten();
   process.exit(1);
 });

@@ -12,6 +12,7 @@ import { Seed000 } from "../test/support/seed000.js";
 import { addToSeedPool, proxyIds } from "./proxies.js";
 import { startCallgrindRedis, type CallgrindRedis } from "./callgrind-redis.js";
 import { int } from "./config.js";
+import { recordsLine } from "../crawl/records-line.js";
 
 const setting = (name: string, def: number): number => int(process.env, name, def, 1);
 
@@ -37,7 +38,9 @@ async function loops(cycles: number, one: (w: number, i: number) => Promise<bool
 async function perCycle(redis: CallgrindRedis, one: (w: number, i: number) => Promise<boolean>): Promise<number> {
   await loops(WARMUP, one);
   let done = 0;
-  const ir = await redis.count(async () => void (done = await loops(CYCLES, one)));
+  const ir = await redis.count(async () => {
+    done = await loops(CYCLES, one);
+  });
   return ir / done;
 }
 
@@ -66,17 +69,44 @@ async function storeRun(redis: CallgrindRedis, maxBatch: number, initialScore = 
   await admin.flushall();
   admin.disconnect();
   let s = 7;
-  const random = () => (s = (s * 16_807) % 2_147_483_647) / 2_147_483_647;
-  const store = new RedisStore({ client: createRedisClient({ url: redis.url, commandTimeoutMs: 60_000 }), scoring: { ...DEFAULT_SCORING, initialScore }, maxBatch, random, workerRefreshMs: 1_000 });
+  const random = () => {
+    s = (s * 16_807) % 2_147_483_647;
+    return s / 2_147_483_647;
+  };
+  const store = new RedisStore({
+    client: createRedisClient({ url: redis.url, commandTimeoutMs: 60_000 }),
+    scoring: { ...DEFAULT_SCORING, initialScore },
+    maxBatch,
+    random,
+    workerRefreshMs: 1_000,
+  });
   try {
-    await store.addProxies("default", proxyIds(PROXIES).map((id) => ({ id, url: `http://${id}`, tier: "", labels: {} })));
+    await store.addProxies(
+      "default",
+      proxyIds(PROXIES).map((id) => ({ id, url: `http://${id}`, tier: "", labels: {} })),
+    );
     await store.ensureEpoch("default", { expected: "", holdMs: 0, lost: false });
     const version = (await store.listPolicies("default")).version;
     const params = (w: number, i: number): AcquireParams => ({
-      pool: "default", domainKey: `d${(w + i) % DOMAINS}.example`, workerId: `w${w}`, ttlMs: 30_000, maxConcurrency: 1,
-      minIntervalMs: 0, pacing: "release", jitterMs: 0, adaptive: true, maxIntervalMs: 60_000, shadowKeys: [],
-      requestId: `r${w}-${i}`, proxyId: "", banTtlMs: 3_600_000, policyVersion: version, sessionKey: "",
-      sessionTtlMs: 600_000, tier: "", labels: {},
+      pool: "default",
+      domainKey: `d${(w + i) % DOMAINS}.example`,
+      workerId: `w${w}`,
+      ttlMs: 30_000,
+      maxConcurrency: 1,
+      minIntervalMs: 0,
+      pacing: "release",
+      jitterMs: 0,
+      adaptive: true,
+      maxIntervalMs: 60_000,
+      shadowKeys: [],
+      requestId: `r${w}-${i}`,
+      proxyId: "",
+      banTtlMs: 3_600_000,
+      policyVersion: version,
+      sessionKey: "",
+      sessionTtlMs: 600_000,
+      tier: "",
+      labels: {},
     });
     // each loop holds one lease and releases it with the next acquire
     const held = new Map<number, AcquireResult>();
@@ -86,7 +116,12 @@ async function storeRun(redis: CallgrindRedis, maxBatch: number, initialScore = 
         held.set(w, await store.acquire(params(w, i)));
         return false;
       }
-      const rel = await store.release({ leaseId: r.lease.leaseId, fencingToken: r.lease.fencingToken, outcome: SUCCESS, next: params(w, i) });
+      const rel = await store.release({
+        leaseId: r.lease.leaseId,
+        fencingToken: r.lease.fencingToken,
+        outcome: SUCCESS,
+        next: params(w, i),
+      });
       held.set(w, rel.next ?? { kind: "denied", retryAfterMs: 0 });
       return true;
     };
@@ -98,7 +133,9 @@ async function storeRun(redis: CallgrindRedis, maxBatch: number, initialScore = 
 
 const redis = await startCallgrindRedis();
 try {
-  process.stdout.write(`bench:instructions: redis-server under callgrind; W ${WORKERS} loops, P ${PROXIES}, D ${DOMAINS}, ${CYCLES} cycles each\n`);
+  process.stdout.write(
+    `bench:instructions: redis-server under callgrind; W ${WORKERS} loops, P ${PROXIES}, D ${DOMAINS}, ${CYCLES} cycles each\n`,
+  );
   const seed = await seedRun(redis);
   const batched = await storeRun(redis, 32);
   const alone = await storeRun(redis, 1);
@@ -112,4 +149,6 @@ try {
   process.stdout.write(row("store, batched, scores at the top (100)", top));
 } finally {
   await redis.stop();
+  // callgrind's own output lives in a temporary directory that the stop removes
+  process.stdout.write(`${recordsLine("bench:instructions", redis.kept, "set BENCH_IR_KEEP to keep the callgrind dumps")}\n`);
 }

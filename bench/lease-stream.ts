@@ -2,12 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import type { Duration } from "@bufbuild/protobuf/wkt";
 import type { ClientDuplexStream } from "@grpc/grpc-js";
-import {
-  DenyReason,
-  LeaseRequestSchema,
-  OutcomeKind,
-  OutcomeSchema,
-} from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import { DenyReason, LeaseRequestSchema, OutcomeKind, OutcomeSchema } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { Lease, LeaseRequest, LeaseResponse, ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { ClientOf } from "@proxybroker/sdk/wire";
 
@@ -104,10 +99,15 @@ export class BenchStream {
     const a = res.kind;
     switch (a.case) {
       case "granted":
-        return this.settleAcquire(a.value.requestId, a.value.lease ? { ok: true, lease: a.value.lease } : { ok: false, reason: "empty grant" });
+        this.settleAcquire(a.value.requestId, a.value.lease ? { ok: true, lease: a.value.lease } : { ok: false, reason: "empty grant" });
+        return;
       case "denied":
-        if (a.value.leaseId !== "") return this.settleRelease(a.value.leaseId, { released: false });
-        return this.settleAcquire(a.value.requestId, { ok: false, reason: DenyReason[a.value.reason] ?? String(a.value.reason) });
+        if (a.value.leaseId !== "") {
+          this.settleRelease(a.value.leaseId, { released: false });
+          return;
+        }
+        this.settleAcquire(a.value.requestId, { ok: false, reason: DenyReason[a.value.reason] ?? String(a.value.reason) });
+        return;
       case "released": {
         const n = a.value.next;
         const next: AcquireAnswer | undefined =
@@ -116,10 +116,12 @@ export class BenchStream {
             : n.case === "denied"
               ? { ok: false, reason: DenyReason[n.value.reason] ?? String(n.value.reason) }
               : undefined;
-        return this.settleRelease(a.value.leaseId, next === undefined ? { released: true } : { released: true, next });
+        this.settleRelease(a.value.leaseId, next === undefined ? { released: true } : { released: true, next });
+        return;
       }
       case "lost":
-        return this.settleRelease(a.value.leaseId, { released: false });
+        this.settleRelease(a.value.leaseId, { released: false });
+        return;
       default:
         this.strays++;
     }

@@ -41,7 +41,15 @@ const REPO = fileURLToPath(new URL("..", import.meta.url));
 
 function isCpuProfile(v: unknown): v is CpuProfile {
   if (typeof v !== "object" || v === null) return false;
-  return "nodes" in v && Array.isArray(v.nodes) && "samples" in v && Array.isArray(v.samples) && "timeDeltas" in v && Array.isArray(v.timeDeltas) && "startTime" in v;
+  return (
+    "nodes" in v &&
+    Array.isArray(v.nodes) &&
+    "samples" in v &&
+    Array.isArray(v.samples) &&
+    "timeDeltas" in v &&
+    Array.isArray(v.timeDeltas) &&
+    "startTime" in v
+  );
 }
 
 /**
@@ -104,7 +112,13 @@ export async function summariseProfile(opts: { file: string; ranges: readonly Ti
       .sort((a, b) => b[1] - a[1])
       .slice(0, n)
       .map(([name, us]) => ({ name, selfMs: us / 1000, percent: total > 0 ? (100 * us) / total : 0 }));
-  return { file: opts.file, samples: samples.length, windowed, functions: entries(byFunction, opts.top), packages: entries(byPackage, opts.top) };
+  return {
+    file: opts.file,
+    samples: samples.length,
+    windowed,
+    functions: entries(byFunction, opts.top),
+    packages: entries(byPackage, opts.top),
+  };
 }
 
 function add(m: Map<string, number>, key: string, us: number): void {

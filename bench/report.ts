@@ -72,9 +72,7 @@ export function ratioLines(list: readonly Ratio[]): string {
 }
 
 export function targetLines(list: readonly Target[]): string {
-  return list
-    .map((t) => `  [${t.met === undefined ? "n/a " : t.met ? "MET " : "MISS"}] ${t.text}: ${t.actual}`)
-    .join("\n");
+  return list.map((t) => `  [${t.met === undefined ? "n/a " : t.met ? "MET " : "MISS"}] ${t.text}: ${t.actual}`).join("\n");
 }
 
 export function profileLines(p: ProfileSummary): string {

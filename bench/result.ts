@@ -102,7 +102,12 @@ export function toResult(shape: ScenarioShape, slices: readonly Slice[]): Scenar
     redisCallsPerCycle: per(sum(used, (s) => s.redis.calls)),
     evalshaPerCycle: per(sum(used, (s) => s.redis.evalsha)),
     redisCpuUsPerCycle: per(sum(used, (s) => s.redis.cpuUs)),
-    busiestRedisShare: sum(used, (s) => s.redis.busiestCpuUs) / Math.max(1, sum(used, (s) => s.redis.cpuUs)),
+    busiestRedisShare:
+      sum(used, (s) => s.redis.busiestCpuUs) /
+      Math.max(
+        1,
+        sum(used, (s) => s.redis.cpuUs),
+      ),
     brokerCpuUsPerCycle: per(sum(used, (s) => s.brokerCpuUs)),
     clientCpuUsPerCycle: per(sum(used, (s) => s.clientCpuUs)),
     othersCores: sum(used, (s) => s.othersCpuUs) / 1e6 / seconds,

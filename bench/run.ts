@@ -21,11 +21,15 @@ import type { BenchContext } from "./scenarios.js";
 import { ratios, targets } from "./targets.js";
 import { startClusterTarget, type ClusterTarget } from "./cluster-target.js";
 import { measureWake, type WakeResult } from "./wake-latency.js";
+import { recordsLine } from "../crawl/records-line.js";
 
 /** Release → grant round trips of the wake-up measurement. */
 const WAKE_ROUNDS = 200;
 
 const OUT_DIR = fileURLToPath(new URL("../.bench/", import.meta.url));
+
+/** What this run wrote, printed at its end. */
+const written: string[] = [];
 
 function say(line: string): void {
   process.stderr.write(`${line}\n`);
@@ -35,7 +39,11 @@ async function runOne(ctx: BenchContext, sc: PlannedScenario): Promise<ScenarioR
   return sc.system === "seed000" ? runSeedScenario(ctx, sc) : (await runBrokerScenario(ctx, sc)).result;
 }
 
-async function profile(ctx: BenchContext, dir: string, sc: ReturnType<typeof profiledScenario>): Promise<{ result: ScenarioResult; summary: ProfileSummary }> {
+async function profile(
+  ctx: BenchContext,
+  dir: string,
+  sc: ReturnType<typeof profiledScenario>,
+): Promise<{ result: ScenarioResult; summary: ProfileSummary }> {
   await mkdir(dir, { recursive: true });
   const run = await runBrokerScenario(ctx, sc);
   const file = await mainThreadProfile(dir);
@@ -48,7 +56,9 @@ async function main(): Promise<void> {
   const config = loadBenchConfig();
   const scenarios = plan(config);
   const startedAt = new Date();
-  say(`bench: ${scenarios.length} scenarios × (${config.warmupSeconds} s warm-up + ${config.seconds} s)${config.profile ? " + 1 profiled" : ""}`);
+  say(
+    `bench: ${scenarios.length} scenarios × (${config.warmupSeconds} s warm-up + ${config.seconds} s)${config.profile ? " + 1 profiled" : ""}`,
+  );
   const redis = await startRedisServer();
   const stats = new Redis(redis.url);
   let cluster: Promise<ClusterTarget> | undefined;
@@ -80,6 +90,7 @@ async function main(): Promise<void> {
     }
     if (config.profile) {
       const dir = `${OUT_DIR}profiles/${startedAt.toISOString().replace(/[:.]/g, "-")}`;
+      written.push(`${dir}/ (broker CPU profiles)`);
       profiled = await profile(ctx, dir, profiledScenario(config, dir));
       say(`bench: profiled run: ${profiled.result.cyclesPerSec.toFixed(0)} cycles/s`);
     }
@@ -115,8 +126,12 @@ async function main(): Promise<void> {
     targetLines(targetList),
   ];
   if (wakes.length > 0) {
-    out.push("", `Cross-replica wake-up (a release through one broker → the grant of an acquire waiting on the other; WAIT_POLL_MS 10 s, ${WAKE_ROUNDS} rounds):`);
-    for (const w of wakes) out.push(`  ${w.label}: p50 ${w.p50Ms.toFixed(1)} ms, p99 ${w.p99Ms.toFixed(1)} ms, max ${w.maxMs.toFixed(1)} ms`);
+    out.push(
+      "",
+      `Cross-replica wake-up (a release through one broker → the grant of an acquire waiting on the other; WAIT_POLL_MS 10 s, ${WAKE_ROUNDS} rounds):`,
+    );
+    for (const w of wakes)
+      out.push(`  ${w.label}: p50 ${w.p50Ms.toFixed(1)} ms, p99 ${w.p99Ms.toFixed(1)} ms, max ${w.maxMs.toFixed(1)} ms`);
   }
   if (profiled !== undefined) out.push("", "Broker CPU profile (steady, release-and-next):", profileLines(profiled.summary));
   process.stdout.write(`${out.join("\n")}\n`);
@@ -131,12 +146,14 @@ async function main(): Promise<void> {
     wakes,
     ...(profiled !== undefined ? { profiled: { result: profiled.result, summary: profiled.summary } } : {}),
   });
-  say(`bench: wrote ${OUT_DIR}last.json`);
+  written.push(`${OUT_DIR}last.json`);
 }
 
 // Ctrl-C: exit through the 'exit' handlers, which kill redis-server and the broker.
 process.on("SIGINT", () => process.exit(130));
-main().catch((err: unknown) => {
+const recordsWritten = (): void => void process.stdout.write(`${recordsLine("bench", written)}\n`);
+main().then(recordsWritten, (err: unknown) => {
   say(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  recordsWritten();
   process.exit(1);
 });

@@ -18,6 +18,7 @@ import { seededRandom } from "../test/support/fake-clock.js";
 import { BenchStream, maxWaitOf } from "./lease-stream.js";
 import { addToBroker, proxyIds } from "./proxies.js";
 import { pause } from "./pause.js";
+import { recordsLine } from "../crawl/records-line.js";
 
 const env = process.env;
 const SECONDS = Number(env["SOAK_SECONDS"] ?? 600);
@@ -52,8 +53,9 @@ async function main(): Promise<void> {
   const metricsPort = await freePort();
   const broker = await brokerProcess({ redisUrl: redis.url, testDefaults: false, env: { METRICS_ADDRESS: `127.0.0.1:${metricsPort}` } });
   await broker.start();
-  const channels = Array.from({ length: Math.ceil(STREAMS / PER_CHANNEL) + 2 }, () =>
-    new grpc.Client(broker.address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }),
+  const channels = Array.from(
+    { length: Math.ceil(STREAMS / PER_CHANNEL) + 2 },
+    () => new grpc.Client(broker.address, grpc.credentials.createInsecure(), { "grpc.use_local_subchannel_pool": 1 }),
   );
   const random = seededRandom(20261201);
   let cycles = 0;
@@ -113,7 +115,9 @@ async function main(): Promise<void> {
       };
       lastCycles = cycles;
       samples.push(sample);
-      say(`soak: ${sample.at.toFixed(0)} s: broker RSS ${sample.rssMb.toFixed(0)} MB, heap ${sample.heapMb.toFixed(0)} MB; Redis ${sample.redisMb.toFixed(1)} MB, ${sample.keys} keys; ${sample.cyclesPerSec.toFixed(0)} cycles/s; ${errors} errors; ${generation} streams opened`);
+      say(
+        `soak: ${sample.at.toFixed(0)} s: broker RSS ${sample.rssMb.toFixed(0)} MB, heap ${sample.heapMb.toFixed(0)} MB; Redis ${sample.redisMb.toFixed(1)} MB, ${sample.keys} keys; ${sample.cyclesPerSec.toFixed(0)} cycles/s; ${errors} errors; ${generation} streams opened`,
+      );
       if (!broker.alive()) throw new Error(`the broker exited: ${broker.output().slice(-1000)}`);
     }
     clearInterval(churn);
@@ -146,7 +150,12 @@ async function main(): Promise<void> {
 }
 
 process.on("SIGINT", () => process.exit(130));
-main().catch((err: unknown) => {
-  say(`soak failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-  process.exit(1);
-});
+// Its redis-server's directory is temporary, removed at the stop: nothing is left behind.
+main().then(
+  () => process.stdout.write(`${recordsLine("soak", [])}\n`),
+  (err: unknown) => {
+    say(`soak failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.stdout.write(`${recordsLine("soak", [])}\n`);
+    process.exit(1);
+  },
+);

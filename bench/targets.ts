@@ -58,13 +58,19 @@ export function targets(results: readonly ScenarioResult[]): Target[] {
       const p = both("steady-next", "steady-seed000");
       if (!p) return undefined;
       const [b, s] = p;
-      return { actual: `${f(b.redisCpuUsPerCycle)} µs vs ${f(s.redisCpuUsPerCycle)} µs (${f(b.redisCpuUsPerCycle / s.redisCpuUsPerCycle, 2)}×)`, met: b.redisCpuUsPerCycle <= s.redisCpuUsPerCycle };
+      return {
+        actual: `${f(b.redisCpuUsPerCycle)} µs vs ${f(s.redisCpuUsPerCycle)} µs (${f(b.redisCpuUsPerCycle / s.redisCpuUsPerCycle, 2)}×)`,
+        met: b.redisCpuUsPerCycle <= s.redisCpuUsPerCycle,
+      };
     }),
     target("steady: cycles/s, broker (release-and-next) ≥ 1.0× seed 000", () => {
       const p = both("steady-next", "steady-seed000");
       if (!p) return undefined;
       const [b, s] = p;
-      return { actual: `${f(b.cyclesPerSec, 0)} vs ${f(s.cyclesPerSec, 0)} (${f(b.cyclesPerSec / s.cyclesPerSec, 2)}×)`, met: b.cyclesPerSec >= s.cyclesPerSec };
+      return {
+        actual: `${f(b.cyclesPerSec, 0)} vs ${f(s.cyclesPerSec, 0)} (${f(b.cyclesPerSec / s.cyclesPerSec, 2)}×)`,
+        met: b.cyclesPerSec >= s.cyclesPerSec,
+      };
     }),
     target("contention: 0 failed acquires for the broker (release-and-next)", () => {
       const b = by("contention-next");
@@ -74,19 +80,28 @@ export function targets(results: readonly ScenarioResult[]): Target[] {
       const p = both("contention-next", "contention-seed000");
       if (!p) return undefined;
       const [b, s] = p;
-      return { actual: `${f(b.cyclesPerSec, 0)} vs ${f(s.cyclesPerSec, 0)} (${f(b.cyclesPerSec / s.cyclesPerSec, 2)}×)`, met: b.cyclesPerSec >= s.cyclesPerSec };
+      return {
+        actual: `${f(b.cyclesPerSec, 0)} vs ${f(s.cyclesPerSec, 0)} (${f(b.cyclesPerSec / s.cyclesPerSec, 2)}×)`,
+        met: b.cyclesPerSec >= s.cyclesPerSec,
+      };
     }),
     target("contention: Redis CPU per cycle, broker ≤ ½ of seed 000", () => {
       const p = both("contention-next", "contention-seed000");
       if (!p) return undefined;
       const [b, s] = p;
-      return { actual: `${f(b.redisCpuUsPerCycle)} µs vs ${f(s.redisCpuUsPerCycle)} µs (${f(b.redisCpuUsPerCycle / s.redisCpuUsPerCycle, 2)}×)`, met: b.redisCpuUsPerCycle <= s.redisCpuUsPerCycle / 2 };
+      return {
+        actual: `${f(b.redisCpuUsPerCycle)} µs vs ${f(s.redisCpuUsPerCycle)} µs (${f(b.redisCpuUsPerCycle / s.redisCpuUsPerCycle, 2)}×)`,
+        met: b.redisCpuUsPerCycle <= s.redisCpuUsPerCycle / 2,
+      };
     }),
     target("scale: cycles/s at the large pool ≥ 1/1.5 of the steady pool", () => {
       const p = both("scale-next", "steady-next");
       if (!p) return undefined;
       const [l, s] = p;
-      return { actual: `${f(l.cyclesPerSec, 0)} vs ${f(s.cyclesPerSec, 0)} (${f(l.cyclesPerSec / s.cyclesPerSec, 2)}×, need ≥ 0.67×)`, met: l.cyclesPerSec * 1.5 >= s.cyclesPerSec };
+      return {
+        actual: `${f(l.cyclesPerSec, 0)} vs ${f(s.cyclesPerSec, 0)} (${f(l.cyclesPerSec / s.cyclesPerSec, 2)}×, need ≥ 0.67×)`,
+        met: l.cyclesPerSec * 1.5 >= s.cyclesPerSec,
+      };
     }),
   ];
 }

@@ -24,7 +24,9 @@ export interface WakeResult {
 
 export async function measureWake(target: StoreTarget, label: string, rounds: number): Promise<WakeResult> {
   await target.flush();
-  const brokers = await Promise.all([0, 1].map(() => brokerProcess({ redisUrl: "", env: { ...target.env, WAIT_POLL_MS: "10000" }, testDefaults: false })));
+  const brokers = await Promise.all(
+    [0, 1].map(() => brokerProcess({ redisUrl: "", env: { ...target.env, WAIT_POLL_MS: "10000" }, testDefaults: false })),
+  );
   await Promise.all(brokers.map((b) => b.start()));
   const channels = brokers.map((b) => new grpc.Client(b.address, grpc.credentials.createInsecure()));
   try {

@@ -136,7 +136,13 @@ export function checkFencing(leases: readonly LeaseRecord[]): TokenViolation[] {
       if (e.handover) {
         if (e.token <= big(l.token)) out.push({ proxy: l.proxy, domain: l.domain, kind: "handover", earlier: l, later: l });
       } else if (highest !== undefined && e.token <= highest.token) {
-        out.push({ proxy: l.proxy, domain: l.domain, kind: e.token === highest.token ? "repeated" : "decreasing", earlier: highest.lease, later: l });
+        out.push({
+          proxy: l.proxy,
+          domain: l.domain,
+          kind: e.token === highest.token ? "repeated" : "decreasing",
+          earlier: highest.lease,
+          later: l,
+        });
       }
       if (highest === undefined || e.token > highest.token) highest = { token: e.token, lease: l };
     }
@@ -187,9 +193,18 @@ export function busyPairs(probes: readonly PairProbe[]): PairProbe[] {
 }
 
 /** The leases of a pair that may have been in use at `at`: granted by then, not ended before. */
-export function leasesAt(leases: readonly LeaseRecord[], pair: { readonly proxy: string; readonly domain: string }, at: number, horizonMs: number): LeaseRecord[] {
+export function leasesAt(
+  leases: readonly LeaseRecord[],
+  pair: { readonly proxy: string; readonly domain: string },
+  at: number,
+  horizonMs: number,
+): LeaseRecord[] {
   return leases.filter(
-    (l) => l.proxy === pair.proxy && l.domain === pair.domain && l.grantedAt <= at && (l.end !== undefined ? l.end.at >= at : at - l.grantedAt <= horizonMs),
+    (l) =>
+      l.proxy === pair.proxy &&
+      l.domain === pair.domain &&
+      l.grantedAt <= at &&
+      (l.end !== undefined ? l.end.at >= at : at - l.grantedAt <= horizonMs),
   );
 }
 

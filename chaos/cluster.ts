@@ -77,7 +77,7 @@ export async function startCluster(options: ChaosOptions): Promise<Cluster> {
   });
   const proxies = await startTinyproxies({ count: options.proxies });
   const proxiesFile = join(dir, "proxies.txt");
-  await writeFile(proxiesFile, proxies.proxies.map((p) => `http://${p.address}`).join("\n") + "\n");
+  await writeFile(proxiesFile, `${proxies.proxies.map((p) => `http://${p.address}`).join("\n")}\n`);
   const replicas: Replica[] = [];
   const channels: grpc.Client[] = [];
   for (const name of ["A", "B"]) {

@@ -55,7 +55,13 @@ export function* faultSchedule(opts: {
       round[j] = a;
     }
     for (const kind of round) {
-      yield { kind, gapMs: between(opts.gapMs), pick: random(), downMs: between(opts.downMs), redisStop: random() < 0.5 ? "shutdown-nosave" : "sigkill" };
+      yield {
+        kind,
+        gapMs: between(opts.gapMs),
+        pick: random(),
+        downMs: between(opts.downMs),
+        redisStop: random() < 0.5 ? "shutdown-nosave" : "sigkill",
+      };
     }
   }
 }
@@ -74,7 +80,15 @@ export interface FaultEvent {
 export type FaultCounts = Record<FaultKind | "redis-restart-shutdown" | "redis-restart-sigkill", number>;
 
 export function noFaults(): FaultCounts {
-  return { "worker-kill": 0, "broker-kill": 0, "broker-term": 0, "redis-restart": 0, "redis-wipe": 0, "redis-restart-shutdown": 0, "redis-restart-sigkill": 0 };
+  return {
+    "worker-kill": 0,
+    "broker-kill": 0,
+    "broker-term": 0,
+    "redis-restart": 0,
+    "redis-wipe": 0,
+    "redis-restart-shutdown": 0,
+    "redis-restart-sigkill": 0,
+  };
 }
 
 function sleep(ms: number): Promise<void> {
@@ -146,7 +160,10 @@ export class FaultInjector {
         else await replica.process.stop();
         await sleep(f.downMs);
         await replica.process.start();
-        return { target: `broker ${replica.name} ${replica.process.address}`, detail: `${f.kind === "broker-kill" ? "SIGKILL" : "SIGTERM (drain)"}, restarted after ${f.downMs} ms` };
+        return {
+          target: `broker ${replica.name} ${replica.process.address}`,
+          detail: `${f.kind === "broker-kill" ? "SIGKILL" : "SIGTERM (drain)"}, restarted after ${f.downMs} ms`,
+        };
       }
       case "redis-restart": {
         const { redis } = cluster;
@@ -158,7 +175,10 @@ export class FaultInjector {
         }
         await sleep(f.downMs);
         await redis.restart();
-        return { target: `redis :${redis.port}`, detail: `${f.redisStop === "sigkill" ? "SIGKILL" : "SHUTDOWN NOSAVE"}, restarted on its AOF after ${f.downMs} ms` };
+        return {
+          target: `redis :${redis.port}`,
+          detail: `${f.redisStop === "sigkill" ? "SIGKILL" : "SHUTDOWN NOSAVE"}, restarted on its AOF after ${f.downMs} ms`,
+        };
       }
       case "redis-wipe": {
         const reply = await redisCommand({ port: cluster.redis.port, args: ["FLUSHALL"] });

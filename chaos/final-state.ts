@@ -44,25 +44,40 @@ export async function listPool(replicas: readonly Replica[], pool = "default"): 
 }
 
 /** Acquire (and release at once) every (proxy, domain-key) pair by proxy id. */
-export async function probePairs(opts: { readonly replicas: readonly Replica[]; readonly proxies: readonly string[]; readonly domains: readonly string[] }): Promise<PairProbe[]> {
+export async function probePairs(opts: {
+  readonly replicas: readonly Replica[];
+  readonly proxies: readonly string[];
+  readonly domains: readonly string[];
+}): Promise<PairProbe[]> {
   const out: PairProbe[] = [];
   for (const proxy of opts.proxies) {
     for (const domain of opts.domains) {
       try {
         const res = await onAnyReplica(opts.replicas, (r) =>
-          r.broker.acquireLease({ workerId: CHECKER_WORKER, domain, proxyId: proxy, ttl: durationFromMs(1_000), maxWait: durationFromMs(0) }, { deadline: 3_000 }),
+          r.broker.acquireLease(
+            { workerId: CHECKER_WORKER, domain, proxyId: proxy, ttl: durationFromMs(1_000), maxWait: durationFromMs(0) },
+            { deadline: 3_000 },
+          ),
         );
         const lease = res.lease;
         if (lease !== undefined) {
           await onAnyReplica(opts.replicas, (r) =>
-            r.broker.releaseLease({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: { kind: OutcomeKind.ABANDONED } }, { deadline: 3_000 }),
+            r.broker.releaseLease(
+              { leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: { kind: OutcomeKind.ABANDONED } },
+              { deadline: 3_000 },
+            ),
           ).catch(() => undefined);
         }
         out.push({ proxy, domain, granted: lease !== undefined, detail: lease === undefined ? "granted without a lease" : "" });
       } catch (err) {
         const retry = trailerOf(err, "retry-after-ms");
         const message = err instanceof Error ? err.message : String(err);
-        out.push({ proxy, domain, granted: false, detail: `${grpc.status[codeOf(err)]}${retry !== undefined ? ` retry-after ${retry} ms` : ""}: ${message}` });
+        out.push({
+          proxy,
+          domain,
+          granted: false,
+          detail: `${grpc.status[codeOf(err)]}${retry !== undefined ? ` retry-after ${retry} ms` : ""}: ${message}`,
+        });
       }
     }
   }

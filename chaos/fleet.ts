@@ -38,7 +38,10 @@ export interface FleetOptions {
   /** The last moment a worker may start a lease (a cap; the harness stops them with SIGTERM). */
   readonly endAt: number;
   /** Everything else of a worker's configuration. */
-  readonly worker: Pick<WorkerConfig, "concurrency" | "ttlMs" | "maxWaitMs" | "pagesPerLease" | "streamShare" | "streamMs" | "requestTimeoutMs" | "sdkFallback" | "sdkAddress">;
+  readonly worker: Pick<
+    WorkerConfig,
+    "concurrency" | "ttlMs" | "maxWaitMs" | "pagesPerLease" | "streamShare" | "streamMs" | "requestTimeoutMs" | "sdkFallback" | "sdkAddress"
+  >;
 }
 
 interface Slot {
@@ -190,7 +193,7 @@ export class Fleet {
           const p = JSON.parse(line) as Progress;
           if (slot.gen === gen && typeof p.grants === "number") slot.progress = p;
         } catch {
-          stderr = (stderr + `${line}\n`).slice(-4_000);
+          stderr = `${stderr}${line}\n`.slice(-4_000);
         }
       });
     }

@@ -65,7 +65,10 @@ function faultKinds(): readonly FaultKind[] {
   const raw = process.env["CHAOS_FAULTS"];
   if (raw === undefined || raw.trim() === "") return FAULT_KINDS;
   if (raw.trim() === "none") return [];
-  const wanted = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const wanted = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   const kinds = wanted.filter((s): s is FaultKind => (FAULT_KINDS as readonly string[]).includes(s));
   if (kinds.length !== wanted.length) throw new Error(`CHAOS_FAULTS: known faults are ${FAULT_KINDS.join(", ")}`);
   return kinds;
@@ -82,10 +85,16 @@ export function readOptions(): ChaosOptions {
   const leasesRaw = process.env["CHAOS_LEASES"];
   const leases = leasesRaw === undefined || leasesRaw.trim() === "" ? undefined : num("CHAOS_LEASES", 0, { min: 1 });
   const secondsRaw = process.env["CHAOS_SECONDS"];
-  const seconds = secondsRaw === undefined || secondsRaw.trim() === "" ? (leases === undefined ? 300 : undefined) : num("CHAOS_SECONDS", 300, { min: 10 });
+  const seconds =
+    secondsRaw === undefined || secondsRaw.trim() === ""
+      ? leases === undefined
+        ? 300
+        : undefined
+      : num("CHAOS_SECONDS", 300, { min: 10 });
   const ttlMs = num("CHAOS_TTL_MS", 2_000, { min: 500 });
   const appendfsync = process.env["CHAOS_APPENDFSYNC"] ?? "everysec";
-  if (appendfsync !== "always" && appendfsync !== "everysec") throw new Error(`CHAOS_APPENDFSYNC must be always or everysec, got "${appendfsync}"`);
+  if (appendfsync !== "always" && appendfsync !== "everysec")
+    throw new Error(`CHAOS_APPENDFSYNC must be always or everysec, got "${appendfsync}"`);
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   return {
     seed,

@@ -5,7 +5,11 @@
 import { createConnection } from "node:net";
 
 /** Send `args` to 127.0.0.1:`port`; resolves with the first reply line, or "" when the server closed without one (SHUTDOWN). */
-export function redisCommand(opts: { readonly port: number; readonly args: readonly string[]; readonly timeoutMs?: number }): Promise<string> {
+export function redisCommand(opts: {
+  readonly port: number;
+  readonly args: readonly string[];
+  readonly timeoutMs?: number;
+}): Promise<string> {
   const body = `*${opts.args.length}\r\n${opts.args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join("")}`;
   return new Promise((resolve, reject) => {
     const socket = createConnection({ host: "127.0.0.1", port: opts.port });

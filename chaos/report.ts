@@ -50,7 +50,8 @@ export function runFailures(facts: Pick<RunFacts, "check" | "exits" | "notStoppe
   // did not restart) is an outage a fleet would meet, not a fault the run may leave out
   const failed = facts.faultEvents.filter((e) => e.error !== undefined);
   if (failed.length > 0) out.push(`${failed.length} faults whose target did not come back (${list(count(failed, (e) => e.kind))})`);
-  if (facts.notStopped.length > 0) out.push(`${facts.notStopped.length} worker processes did not stop within the grace (a call that never settled?)`);
+  if (facts.notStopped.length > 0)
+    out.push(`${facts.notStopped.length} worker processes did not stop within the grace (a call that never settled?)`);
   return out;
 }
 
@@ -62,7 +63,12 @@ function count<T>(items: readonly T[], key: (t: T) => string): Map<string, numbe
 
 function list(m: ReadonlyMap<string, number> | Readonly<Record<string, number>>): string {
   const entries = m instanceof Map ? [...m] : Object.entries(m);
-  return entries.length === 0 ? "none" : entries.sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k} ${v}`).join(", ");
+  return entries.length === 0
+    ? "none"
+    : entries
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ");
 }
 
 /**
@@ -70,7 +76,9 @@ function list(m: ReadonlyMap<string, number> | Readonly<Record<string, number>>)
  * an SDK fallback lease among them, broker leases only, or none logged (a worker killed before
  * it wrote its grant, or a request outside any lease).
  */
-export function overlapCauses(facts: Pick<RunFacts, "leases" | "proxyOfIp" | "options"> & { readonly overlaps: RunFacts["check"]["overlaps"] }): Map<string, number> {
+export function overlapCauses(
+  facts: Pick<RunFacts, "leases" | "proxyOfIp" | "options"> & { readonly overlaps: RunFacts["check"]["overlaps"] },
+): Map<string, number> {
   const byPair = new Map<string, LeaseRecord[]>();
   for (const l of facts.leases) {
     const key = `${l.proxy} ${l.domain}`;
@@ -93,7 +101,10 @@ function iso(ms: number): string {
 }
 
 function leaseLine(l: LeaseRecord): string {
-  const end = l.end === undefined ? "no end (worker killed)" : `used until ${iso(l.end.at)}, ${l.end.how}${l.end.detail !== undefined ? ` (${l.end.detail})` : ""}${l.end.finalLease !== l.lease ? `, handed over → ${l.end.finalSource} token ${l.end.finalToken}` : ""}`;
+  const end =
+    l.end === undefined
+      ? "no end (worker killed)"
+      : `used until ${iso(l.end.at)}, ${l.end.how}${l.end.detail !== undefined ? ` (${l.end.detail})` : ""}${l.end.finalLease !== l.lease ? `, handed over → ${l.end.finalSource} token ${l.end.finalToken}` : ""}`;
   return `${l.worker}#${l.gen} ${l.api} ${l.source} lease ${l.lease.slice(0, 12)} token ${l.token} granted ${iso(l.grantedAt)}, ${end}`;
 }
 
@@ -137,17 +148,24 @@ export function formatReport(facts: RunFacts): string {
       `overlap at ${ov.site} from ${ov.ip} (proxy ${proxy}): ${ov.first.answer} ${iso(ov.first.start)}–${iso(ov.first.end)} and ${ov.second.answer} ${iso(ov.second.start)}–${iso(ov.second.end)}`,
     );
     for (const l of leasesAt(leases, { proxy, domain }, ov.second.start, 10 * o.ttlMs)) details.push(`    live lease: ${leaseLine(l)}`);
-    for (const l of leasesAt(leases, { proxy, domain }, ov.first.start, 10 * o.ttlMs)) details.push(`    live at the first request: ${leaseLine(l)}`);
+    for (const l of leasesAt(leases, { proxy, domain }, ov.first.start, 10 * o.ttlMs))
+      details.push(`    live at the first request: ${leaseLine(l)}`);
     const nearby = facts.faultEvents.filter((e) => e.at <= ov.second.start + 1_000 && e.backAt >= ov.first.start - 10_000);
     for (const e of nearby) details.push(`    fault nearby: ${e.kind} ${e.target} ${e.detail} at ${iso(e.at)}, back ${iso(e.backAt)}`);
   }
   if (check.overlaps.length > 10) details.push(`… and ${check.overlaps.length - 10} more overlaps`);
   for (const v of check.tokenViolations.slice(0, 10)) {
-    details.push(`token ${v.kind} on ${v.proxy} / ${v.domain}:`, `    earlier: ${leaseLine(v.earlier)}`, `    later:   ${leaseLine(v.later)}`);
+    details.push(
+      `token ${v.kind} on ${v.proxy} / ${v.domain}:`,
+      `    earlier: ${leaseLine(v.earlier)}`,
+      `    later:   ${leaseLine(v.later)}`,
+    );
   }
   for (const n of check.notBack) details.push(`proxy not back: ${n.id} (${n.why})`);
   for (const b of check.busy.slice(0, 20)) details.push(`busy: ${b.proxy} / ${b.domain}: ${b.detail}`);
-  for (const c of crashed) details.push(`worker ${c.workerId}#${c.gen} exited ${String(c.code ?? c.signal)}: ${c.stderr.trim().slice(-1_000)}`);
-  for (const e of facts.faultEvents.filter((x) => x.error !== undefined)) details.push(`fault ${e.kind} ${e.target} failed: ${e.error ?? ""}`);
+  for (const c of crashed)
+    details.push(`worker ${c.workerId}#${c.gen} exited ${String(c.code ?? c.signal)}: ${c.stderr.trim().slice(-1_000)}`);
+  for (const e of facts.faultEvents.filter((x) => x.error !== undefined))
+    details.push(`fault ${e.kind} ${e.target} failed: ${e.error ?? ""}`);
   return [...lines, ...(details.length > 0 ? ["", "details:", ...details] : [])].join("\n");
 }

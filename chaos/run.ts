@@ -5,8 +5,9 @@
  * (chaos/faults.ts). At the end the checker (chaos/checker.ts) reads the sites' request log, the
  * workers' lease logs and the broker's final state; exit 1 when a check fails. chaos/README.md.
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { recordsLine } from "../crawl/records-line.js";
 import { check, joinLeases } from "./checker.js";
 import { startCluster } from "./cluster.js";
 import type { Cluster } from "./cluster.js";
@@ -46,11 +47,16 @@ async function main(): Promise<number> {
   const wallStart = Date.now();
   const o = readOptions();
   const dir = resolve(o.dir);
+  runDir = dir;
   const logDir = join(dir, "workers");
   await mkdir(logDir, { recursive: true });
-  say(`seed ${o.seed}, ${o.durationMs !== undefined ? `${o.durationMs / 1000} s` : ""}${o.leases !== undefined ? ` until ${o.leases} leases` : ""}, logs in ${dir}`);
+  say(
+    `seed ${o.seed}, ${o.durationMs !== undefined ? `${o.durationMs / 1000} s` : ""}${o.leases !== undefined ? ` until ${o.leases} leases` : ""}, logs in ${dir}`,
+  );
   const cluster: Cluster = await startCluster(o);
-  say(`redis :${cluster.redis.port} (AOF ${o.appendfsync}), brokers ${cluster.replicas.map((r) => `${r.name} ${r.process.address}`).join(", ")}, ${cluster.proxyIds.length} proxies, sites ${cluster.sites.sites.map((s) => s.host).join(", ")}`);
+  say(
+    `redis :${cluster.redis.port} (AOF ${o.appendfsync}), brokers ${cluster.replicas.map((r) => `${r.name} ${r.process.address}`).join(", ")}, ${cluster.proxyIds.length} proxies, sites ${cluster.sites.sites.map((s) => s.host).join(", ")}`,
+  );
   let code = 2;
   try {
     const startAt = Date.now();
@@ -82,7 +88,9 @@ async function main(): Promise<number> {
     const injector = new FaultInjector({ cluster, fleet, logFile: join(dir, "faults.jsonl"), say });
     const progress = setInterval(() => say(`${fleet.grants()} leases, ${cluster.sites.log.length} site requests`), 10_000);
     // Faults until the quiet part before the end; then the run goes on until its end.
-    await injector.run(faultSchedule({ seed: o.seed, kinds: o.faults, gapMs: o.faultGapMs, downMs: o.downMs }), () => running(o, startAt, fleet, o.quietMs));
+    await injector.run(faultSchedule({ seed: o.seed, kinds: o.faults, gapMs: o.faultGapMs, downMs: o.downMs }), () =>
+      running(o, startAt, fleet, o.quietMs),
+    );
     const lastFaultBack = Math.max(startAt, ...injector.events.map((e) => e.backAt));
     if (o.durationMs !== undefined) await sleep(startAt + o.durationMs - Date.now());
     else await sleep(o.quietMs);
@@ -138,10 +146,35 @@ async function main(): Promise<number> {
 // Ctrl-C / SIGTERM: exit, so the exit hooks kill redis-server, the tinyproxies, brokers and workers.
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
 
+/** The run's directory, once it is known (everything the run writes goes there). */
+let runDir: string | undefined;
+
+/** What the run left in its directory: each file, and each directory with how many files it holds. */
+async function recordsIn(dir: string | undefined): Promise<string[]> {
+  if (dir === undefined) return [];
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  const out: string[] = [];
+  for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    const path = join(dir, e.name);
+    if (!e.isDirectory()) out.push(path);
+    else out.push(`${path}/ (${(await readdir(path, { recursive: true, withFileTypes: true })).filter((f) => f.isFile()).length} files)`);
+  }
+  return out;
+}
+
+/** Last, whatever the outcome: where the records went. */
+async function recordsWritten(): Promise<void> {
+  process.stdout.write(`${recordsLine("chaos", await recordsIn(runDir).catch(() => []))}\n`);
+}
+
 main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
+  async (code) => {
+    await recordsWritten();
+    process.exit(code);
+  },
+  async (err: unknown) => {
     say(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    await recordsWritten();
     process.exit(2);
   },
 );

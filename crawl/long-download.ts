@@ -76,8 +76,23 @@ export async function runLongDownload(o: LongDownloadOptions): Promise<LongDownl
   // Without Python: 2 TypeScript workers on one queue. With: 1 + 1, each on its own queue.
   const plan: readonly WorkerGroupPlan[] = o.python
     ? [
-        { label: "TypeScript", tag: "ts", queue: `${QUEUE_KEY}:ts`, count: 1, streams: streams.filter((_, i) => i % 2 === 0), pages: pages.slice(0, 100) },
-        { label: "Python", tag: "py", command: pythonWorkerCommand(), queue: `${QUEUE_KEY}:py`, count: 1, streams: streams.filter((_, i) => i % 2 === 1), pages: pages.slice(100) },
+        {
+          label: "TypeScript",
+          tag: "ts",
+          queue: `${QUEUE_KEY}:ts`,
+          count: 1,
+          streams: streams.filter((_, i) => i % 2 === 0),
+          pages: pages.slice(0, 100),
+        },
+        {
+          label: "Python",
+          tag: "py",
+          command: pythonWorkerCommand(),
+          queue: `${QUEUE_KEY}:py`,
+          count: 1,
+          streams: streams.filter((_, i) => i % 2 === 1),
+          pages: pages.slice(100),
+        },
       ]
     : [{ label: "TypeScript", tag: "ts", queue: QUEUE_KEY, count: 2, streams, pages }];
   for (const p of plan) await o.redis.rpush(p.queue, ...p.streams, ...p.pages);
@@ -108,7 +123,8 @@ export async function runLongDownload(o: LongDownloadOptions): Promise<LongDownl
     })),
   );
   const isStream = (url: string): boolean => new URL(url).pathname === "/stream";
-  const complete = (reports: typeof run.reports): number => new Set(reports.filter((r) => isStream(r.url) && r.accepted).map((r) => r.url)).size;
+  const complete = (reports: typeof run.reports): number =>
+    new Set(reports.filter((r) => isStream(r.url) && r.accepted).map((r) => r.url)).size;
   return {
     heartbeat: o.heartbeat,
     streams: streams.length,

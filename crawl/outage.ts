@@ -22,6 +22,8 @@ export interface OutageTimeline {
   readonly before: Phase;
   readonly during: Phase;
   readonly after: Phase;
+  /** From 2 s after the broker listened again to the end: the speed it is back to. */
+  readonly afterSettled: Phase;
   /** ms from the kill to the first page taken after it (undefined: none). */
   readonly firstPageAfterKillMs: number | undefined;
   /** ms from the broker listening again to the first page a broker lease fetched (undefined: none). */
@@ -30,11 +32,20 @@ export interface OutageTimeline {
   readonly perSecond: readonly number[];
 }
 
+/** "Back within 2 s": the after phase counted from this long after the broker listened again. */
+const SETTLE_MS = 2_000;
+
 function phase(reports: readonly FetchReport[], log: readonly RequestLogEntry[], from: number, to: number): Phase {
   const pages = new Set(reports.filter((r) => r.t >= from && r.t < to && r.accepted && r.real).map((r) => r.url)).size;
   const seconds = Math.max(0.001, (to - from) / 1000);
   const entries = log.filter((e) => e.start >= from && e.start < to);
-  return { seconds, pages, pagesPerSecond: pages / seconds, overlaps: countOverlaps(entries), rateLimited: entries.filter((e) => e.answer === "429").length };
+  return {
+    seconds,
+    pages,
+    pagesPerSecond: pages / seconds,
+    overlaps: countOverlaps(entries),
+    rateLimited: entries.filter((e) => e.answer === "429").length,
+  };
 }
 
 export function outageTimeline(
@@ -59,21 +70,29 @@ export function outageTimeline(
     before: phase(reports, log, window.startAt, crash.killedAt),
     during: phase(reports, log, crash.killedAt, crash.listeningAt),
     after: phase(reports, log, crash.listeningAt, window.endAt),
+    afterSettled: phase(reports, log, crash.listeningAt + SETTLE_MS, window.endAt),
     firstPageAfterKillMs: firstAfter(crash.killedAt),
     firstBrokerPageAfterRestartMs: firstAfter(crash.listeningAt, "broker"),
     perSecond,
   };
 }
 
-const fmt = (p: Phase): string => `${p.pagesPerSecond.toFixed(1)} pages/s (${p.pages} pages, ${p.overlaps} overlaps, ${p.rateLimited} × 429)`;
+const fmt = (p: Phase): string =>
+  `${p.pagesPerSecond.toFixed(1)} pages/s (${p.pages} pages, ${p.overlaps} overlaps, ${p.rateLimited} × 429)`;
 
-export function formatOutage(t: OutageTimeline): string {
+function ratio(p: Phase, base: Phase): string {
+  return base.pagesPerSecond > 0 ? `${(p.pagesPerSecond / base.pagesPerSecond).toFixed(2)}×` : "n/a";
+}
+
+export function formatOutage(t: OutageTimeline, who = "ProxyBroker"): string {
   const ms = (v: number | undefined): string => (v === undefined ? "none" : `${v} ms`);
   return [
-    `ProxyBroker with the broker SIGKILLed at ${t.killedAtS.toFixed(1)} s and listening again at ${t.listeningAtS.toFixed(1)} s:`,
+    `${who} with the broker SIGKILLed at ${t.killedAtS.toFixed(1)} s and listening again at ${t.listeningAtS.toFixed(1)} s:`,
     `  before ${fmt(t.before)}`,
     `  during ${fmt(t.during)}; first page after the kill: ${ms(t.firstPageAfterKillMs)}`,
     `  after  ${fmt(t.after)}; first page through a broker lease after the restart: ${ms(t.firstBrokerPageAfterRestartMs)}`,
+    `  from 2 s after the restart: ${fmt(t.afterSettled)}`,
+    `  ratios to before: during ${ratio(t.during, t.before)}, from 2 s after the restart ${ratio(t.afterSettled, t.before)}`,
     `  pages per second: ${t.perSecond.join(" ")}`,
   ].join("\n");
 }

@@ -165,8 +165,13 @@ const SITE_COLUMNS: Columns<SiteRow> = [
 function table<T>(columns: Columns<T>, rows: readonly T[]): string {
   const cells = rows.map((r) => columns.map(([, f]) => f(r)));
   const widths = columns.map(([h], i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? "").length)));
-  const line = (values: readonly string[]): string => `| ${values.map((v, i) => (i === 0 ? v.padEnd(widths[i] ?? 0) : v.padStart(widths[i] ?? 0))).join(" | ")} |`;
-  return [line(columns.map(([h]) => h)), `|${widths.map((w, i) => (i === 0 ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`, ...cells.map(line)].join("\n");
+  const line = (values: readonly string[]): string =>
+    `| ${values.map((v, i) => (i === 0 ? v.padEnd(widths[i] ?? 0) : v.padStart(widths[i] ?? 0))).join(" | ")} |`;
+  return [
+    line(columns.map(([h]) => h)),
+    `|${widths.map((w, i) => (i === 0 ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`,
+    ...cells.map(line),
+  ].join("\n");
 }
 
 /** The strategies as a Markdown table. */
@@ -188,7 +193,8 @@ export function gateFailures(row: Row, sites: readonly SiteRow[], maxFree429: nu
   if (row.workerFailures > 0) out.push(`${row.workerFailures} workers failed`);
   for (const s of sites) {
     if (s.policyMs !== undefined && s.rateLimited > 0) out.push(`${s.rateLimited} × 429 on ${s.host} (it has a policy)`);
-    if (s.policyMs === undefined && s.rateLimited > maxFree429) out.push(`${s.rateLimited} × 429 on ${s.host} (no policy; at most ${maxFree429})`);
+    if (s.policyMs === undefined && s.rateLimited > maxFree429)
+      out.push(`${s.rateLimited} × 429 on ${s.host} (no policy; at most ${maxFree429})`);
     if (s.pages === 0) out.push(`no page of ${s.host}`);
   }
   return out;

@@ -12,12 +12,15 @@
  * download that overlapped or broke.
  */
 import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { recordsLine } from "./records-line.js";
 import { durationFromMs, durationMs } from "@bufbuild/protobuf/wkt";
 import { Redis } from "ioredis";
 import { startRedisServer } from "../test/support/redis-server.js";
 import { PacingMode } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { startPhaseBroker, type PhaseBroker } from "./phase-broker.js";
+import { startGatewayProcess } from "./gateway-process.js";
+import type { GatewayProcess } from "./gateway-process.js";
 import { computeRow, computeSiteRows, formatSiteTable, formatTable, gateFailures, pagesTaken, theoreticalMaxPerMinute } from "./report.js";
 import { formatOutage, outageTimeline, type OutageTimeline } from "./outage.js";
 import type { Row, SiteRow } from "./report.js";
@@ -32,7 +35,11 @@ import type { WorkerConfig } from "./workers/common.js";
 import { SEED000_POOL_KEY } from "../test/support/seed000.js";
 import { QUEUE_KEY, SEED003_POOL_KEY } from "./workers/keys.js";
 
-const STRATEGIES = ["naive", "seed000", "seed003", "proxybroker"] as const;
+/** "gateway": crawlers that know nothing of ProxyBroker and only set its gateway as their proxy. */
+const STRATEGIES = ["naive", "seed000", "seed003", "proxybroker", "gateway"] as const;
+
+/** The files this run wrote (with CRAWL_LOG_DIR), printed at its end. */
+const written: string[] = [];
 type Strategy = (typeof STRATEGIES)[number];
 
 interface HarnessOptions {
@@ -57,6 +64,11 @@ interface HarnessOptions {
   readonly jitterMs: number;
   readonly workers: number;
   readonly concurrency: number;
+  /**
+   * Which sites a worker crawls (CRAWL_SHAPE): "spread" (default) — its loops over every site;
+   * "site" — worker w crawls site w mod the number of sites only (a spider per site).
+   */
+  readonly shape: "spread" | "site";
   readonly banMs: number;
   readonly strategies: readonly Strategy[];
   readonly gate: boolean;
@@ -117,6 +129,7 @@ function readOptions(): HarnessOptions {
     jitterMs: envCount("CRAWL_JITTER_MS", 0),
     workers,
     concurrency: envInt("CRAWL_CONCURRENCY", 4),
+    shape: shapeOf(process.env["CRAWL_SHAPE"]),
     banMs: envInt("CRAWL_BAN_SECONDS", 20) * 1000,
     strategies,
     gate: process.env["CRAWL_GATE"] === "1",
@@ -137,7 +150,12 @@ async function samplePacing(env: Env, pb: PhaseBroker, endAt: number, startAt: n
     try {
       const r = await pb.admin.getDomainPacing({ pool: "default", domains });
       for (const d of r.domains) {
-        samples.push({ t: Date.now() - startAt, domain: d.domain, effectiveMs: d.effectiveInterval ? durationMs(d.effectiveInterval) : 0, learnedMs: d.learnedLimit ? durationMs(d.learnedLimit) : 0 });
+        samples.push({
+          t: Date.now() - startAt,
+          domain: d.domain,
+          effectiveMs: d.effectiveInterval ? durationMs(d.effectiveInterval) : 0,
+          learnedMs: d.learnedLimit ? durationMs(d.learnedLimit) : 0,
+        });
       }
     } catch {
       // the broker may be restarting (chaos modes); the next sample will tell
@@ -178,8 +196,15 @@ async function fillQueues(redis: Redis, sites: readonly Site[], perSite: number)
 }
 
 /** Worker `w`'s queues, rotated so that the loops of all workers spread evenly over the sites. */
-function queuesFor(w: number, concurrency: number, sites: number): string[] {
+function queuesFor(w: number, concurrency: number, sites: number, shape: HarnessOptions["shape"]): string[] {
+  if (shape === "site") return [queueOf(w % sites)];
   return Array.from({ length: sites }, (_, k) => queueOf((w * concurrency + k) % sites));
+}
+
+function shapeOf(raw: string | undefined): HarnessOptions["shape"] {
+  if (raw === undefined || raw === "" || raw === "spread") return "spread";
+  if (raw === "site") return "site";
+  throw new Error(`CRAWL_SHAPE must be spread or site, got "${raw}"`);
 }
 
 /** Whether the broker gets site `i`'s rule as a policy (the first CRAWL_SITES do). */
@@ -248,15 +273,17 @@ interface StrategyResult {
 async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult> {
   await env.redis.flushall();
   env.sites.reset();
-  const pb = strategy === "proxybroker" ? await startPhaseBroker(env.redisUrl, strategy) : undefined;
+  const pb = strategy === "proxybroker" || strategy === "gateway" ? await startPhaseBroker(env.redisUrl, strategy) : undefined;
+  const gw = strategy === "gateway" && pb !== undefined ? await startGatewayProcess(pb.address) : undefined;
   try {
-    return await runWith(env, strategy, pb);
+    return await runWith(env, strategy, pb, gw);
   } finally {
+    await gw?.stop();
     await pb?.close();
   }
 }
 
-async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined): Promise<StrategyResult> {
+async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined, gw: GatewayProcess | undefined): Promise<StrategyResult> {
   const { options } = env;
   await setUp(env, strategy, pb);
   const intervals = env.sites.sites.map((s) => s.rules.minIntervalMs);
@@ -267,9 +294,10 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
   const config = (id: string, w: number): WorkerConfig => ({
     workerId: id,
     redisUrl: env.redisUrl,
-    queueKeys: queuesFor(w, options.concurrency, env.sites.sites.length),
+    queueKeys: queuesFor(w, options.concurrency, env.sites.sites.length, options.shape),
     proxies: env.proxies,
     brokerAddress: pb?.address ?? "",
+    ...(gw === undefined ? {} : { gatewayAddress: gw.address }),
     startAt,
     endAt,
     concurrency: options.concurrency,
@@ -281,7 +309,13 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
   const pacing = pb !== undefined ? samplePacing(env, pb, endAt, startAt) : Promise.resolve([]);
   const outage = pb !== undefined && options.killAtMs > 0 ? crashBroker(pb, startAt + options.killAtMs, options.restartAfterMs) : undefined;
   const { all: run, groups } = await runWorkerGroups([
-    { label: "TypeScript", entry: strategy, count: options.workers - python, killAt, config: (i) => config(python > 0 ? `${strategy}-ts-${i}` : `${strategy}-${i}`, i) },
+    {
+      label: "TypeScript",
+      entry: strategy,
+      count: options.workers - python,
+      killAt,
+      config: (i) => config(python > 0 ? `${strategy}-ts-${i}` : `${strategy}-${i}`, i),
+    },
     {
       label: "Python Scrapy",
       entry: strategy,
@@ -296,9 +330,23 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
   const logDir = process.env["CRAWL_LOG_DIR"];
   if (logDir !== undefined && logDir !== "") {
     await mkdir(logDir, { recursive: true });
-    await writeFile(join(logDir, `${strategy}.sites.json`), JSON.stringify(env.sites.log));
-    await writeFile(join(logDir, `${strategy}.reports.json`), JSON.stringify(run.reports));
-    await writeFile(join(logDir, `${strategy}.pacing.json`), JSON.stringify(pacingSamples));
+    const logs: [string, unknown][] = [
+      [`${strategy}.sites.json`, env.sites.log],
+      [`${strategy}.reports.json`, run.reports],
+      [`${strategy}.pacing.json`, pacingSamples],
+    ];
+    for (const [name, data] of logs) {
+      await writeFile(join(logDir, name), JSON.stringify(data));
+      written.push(resolve(logDir, name));
+    }
+    if (pb !== undefined) {
+      await writeFile(join(logDir, `${strategy}.broker.log`), pb.process.output());
+      written.push(resolve(logDir, `${strategy}.broker.log`));
+    }
+    if (logDir !== undefined && logDir !== "" && gw !== undefined) {
+      await writeFile(join(logDir, `${strategy}.gateway.log`), gw.output());
+      written.push(resolve(logDir, `${strategy}.gateway.log`));
+    }
   }
   const row = computeRow({
     strategy,
@@ -314,7 +362,7 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
   });
   const sites = computeSiteRows({
     sites: env.sites.sites,
-    policyMs: (site) => (strategy === "proxybroker" && configured(options, env.sites.sites.indexOf(site)) ? site.rules.minIntervalMs : undefined),
+    policyMs: (site) => (pb !== undefined && configured(options, env.sites.sites.indexOf(site)) ? site.rules.minIntervalMs : undefined),
     counters: (site) => env.sites.counters(site.host),
     reports: run.reports,
     log: env.sites.log,
@@ -322,7 +370,9 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
     endAt,
     proxies: options.proxies,
   });
-  const languages = groups.filter((g) => g.count > 0).map((g) => ({ label: g.label, workers: g.count, pages: pagesTaken(g.reports, endAt) }));
+  const languages = groups
+    .filter((g) => g.count > 0)
+    .map((g) => ({ label: g.label, workers: g.count, pages: pagesTaken(g.reports, endAt) }));
   const timeline = crash === undefined ? undefined : outageTimeline(run.reports, env.sites.log, crash, { startAt, endAt });
   return { row, sites, languages, ...(timeline !== undefined ? { timeline } : {}) };
 }
@@ -357,6 +407,8 @@ async function main(): Promise<number> {
   const rows: Row[] = [];
   let pbSites: readonly SiteRow[] = [];
   let pbTimeline: OutageTimeline | undefined;
+  let gwSites: readonly SiteRow[] = [];
+  let gwTimeline: OutageTimeline | undefined;
   const mixes: string[] = [];
   const mixFailures: string[] = [];
   const long: LongDownloadResult[] = [];
@@ -368,8 +420,14 @@ async function main(): Promise<number> {
         pbSites = siteRows;
         pbTimeline = timeline;
       }
+      if (strategy === "gateway") {
+        gwSites = siteRows;
+        gwTimeline = timeline;
+      }
       if (languages.length > 1) {
-        mixes.push(`${row.strategy} workers: ${languages.map((l) => `${l.label} ${l.workers} × ${options.concurrency} → ${l.pages} pages`).join(", ")}`);
+        mixes.push(
+          `${row.strategy} workers: ${languages.map((l) => `${l.label} ${l.workers} × ${options.concurrency} → ${l.pages} pages`).join(", ")}`,
+        );
         for (const l of languages) if (l.pages === 0) mixFailures.push(`the ${l.label} workers took no page`);
       }
       process.stderr.write(`crawl: ${strategy} done (${row.pages} pages)\n`);
@@ -407,17 +465,22 @@ async function main(): Promise<number> {
   const max = theoreticalMaxPerMinute(options.proxies, intervals);
   const siteTable =
     (pbSites.length > 0 ? `\nProxyBroker per site:\n\n${formatSiteTable(pbSites)}\n` : "") +
-    (pbTimeline !== undefined ? `\n${formatOutage(pbTimeline)}\n` : "");
+    (pbTimeline !== undefined ? `\n${formatOutage(pbTimeline)}\n` : "") +
+    (gwSites.length > 0 ? `\nGateway per site:\n\n${formatSiteTable(gwSites)}\n` : "") +
+    (gwTimeline !== undefined ? `\n${formatOutage(gwTimeline, "The gateway")}\n` : "");
   process.stdout.write(
     `${describe(options)}, ${options.seconds} s each; theoretical max ${max.toFixed(0)} pages/min\n\n${formatTable(rows)}\n${siteTable}${mixes.map((m) => `\n${m}`).join("")}${mixes.length > 0 ? "\n" : ""}${long.map((r) => `\n${formatLongDownload(r, options.leaseTtlMs)}`).join("")}\n`,
   );
   const pb = rows.find((r) => r.strategy === "proxybroker");
+  const gwRow = rows.find((r) => r.strategy === "gateway");
   if (options.gate) {
     const why = pb === undefined ? [] : [...gateFailures(pb, pbSites, options.maxFree429), ...mixFailures];
+    if (gwRow !== undefined) why.push(...gateFailures(gwRow, gwSites, options.maxFree429).map((w) => `gateway: ${w}`));
     if (pbTimeline !== undefined && pbTimeline.during.pages === 0) why.push("no page while the broker was down");
     if (pbTimeline !== undefined && pbTimeline.after.pages === 0) why.push("no page after the broker came back");
     const lh = long.find((r) => r.heartbeat);
-    if (lh !== undefined && (lh.overlaps > 0 || lh.streamsComplete < lh.streams)) why.push(`long downloads: ${lh.overlaps} overlaps, ${lh.streamsComplete}/${lh.streams} complete`);
+    if (lh !== undefined && (lh.overlaps > 0 || lh.streamsComplete < lh.streams))
+      why.push(`long downloads: ${lh.overlaps} overlaps, ${lh.streamsComplete}/${lh.streams} complete`);
     if (why.length > 0) {
       process.stdout.write(`\nCRAWL_GATE: ProxyBroker failed: ${why.join(", ")}\n`);
       return 1;
@@ -429,10 +492,19 @@ async function main(): Promise<number> {
 // Ctrl-C / SIGTERM: exit, so the exit hooks kill redis-server, the tinyproxies and the broker.
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
 
+/** Last, whatever the outcome: where the records went. */
+function recordsWritten(): void {
+  process.stdout.write(`${recordsLine("crawl", written, "set CRAWL_LOG_DIR to keep the site logs, worker reports and pacing samples")}\n`);
+}
+
 main().then(
-  (code) => process.exit(code),
+  (code) => {
+    recordsWritten();
+    process.exit(code);
+  },
   (err: unknown) => {
     process.stderr.write(`crawl: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    recordsWritten();
     process.exit(2);
   },
 );

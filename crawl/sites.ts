@@ -132,9 +132,10 @@ function page(site: Site, path: string): string {
   return `<html><head><title>${site.host}${path}</title></head><body>${CONTENT_MARKER}<h1>${path}</h1><p>${FILLER}</p></div></body></html>`;
 }
 
-const BLOCK_PAGE = "<html><head><title>Access denied</title></head><body><h1>403 Forbidden</h1><p>Your IP has been blocked.</p></body></html>";
+const BLOCK_PAGE =
+  "<html><head><title>Access denied</title></head><body><h1>403 Forbidden</h1><p>Your IP has been blocked.</p></body></html>";
 const CAPTCHA_PAGE =
-  "<html><head><title>Security check</title></head><body><h1>Please verify you are a human</h1><form><div class=\"g-recaptcha\">captcha</div></form></body></html>";
+  '<html><head><title>Security check</title></head><body><h1>Please verify you are a human</h1><form><div class="g-recaptcha">captcha</div></form></body></html>';
 
 function streamBody(res: ServerResponse, durationMs: number, onDone: () => void): void {
   res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
@@ -161,7 +162,15 @@ function handle(ctx: SiteContext, req: IncomingMessage, res: ServerResponse): vo
   counters.requests += 1;
   const verdict = judge(ctx, s, start);
   const answer: Answer =
-    verdict === "429" ? "429" : verdict === "banned" ? ctx.site.banMode : url.pathname === "/stream" ? "stream" : url.pathname.startsWith("/page/") ? "page" : "404";
+    verdict === "429"
+      ? "429"
+      : verdict === "banned"
+        ? ctx.site.banMode
+        : url.pathname === "/stream"
+          ? "stream"
+          : url.pathname.startsWith("/page/")
+            ? "page"
+            : "404";
   const entry: RequestLogEntry = { site: ctx.site.host, ip, start, end: start, answer };
   ctx.log.push(entry);
   s.inFlight += 1;
@@ -238,7 +247,12 @@ export async function startSites(options: SitesOptions): Promise<Sites> {
       if (holder.ctx !== undefined) handle(holder.ctx, req, res);
     });
     const port = await listen(server, address);
-    const site: Site = { host: `${address}:${port}`, origin: `http://${address}:${port}`, banMode: i % 2 === 0 ? "block" : "captcha", rules };
+    const site: Site = {
+      host: `${address}:${port}`,
+      origin: `http://${address}:${port}`,
+      banMode: i % 2 === 0 ? "block" : "captcha",
+      rules,
+    };
     holder.ctx = { site, rules, states, log, counters: () => countersOf(site.host) };
     servers.push(server);
     sites.push(site);

@@ -66,9 +66,17 @@ export interface GroupRun extends WorkerRun {
 }
 
 /** Several groups of workers at the same time (e.g. TypeScript and Python on one queue). */
-export async function runWorkerGroups(groups: ReadonlyArray<SpawnOptions & { readonly label: string }>): Promise<{ readonly all: WorkerRun; readonly groups: readonly GroupRun[] }> {
+export async function runWorkerGroups(
+  groups: ReadonlyArray<SpawnOptions & { readonly label: string }>,
+): Promise<{ readonly all: WorkerRun; readonly groups: readonly GroupRun[] }> {
   const runs = await Promise.all(
-    groups.map(async (g): Promise<GroupRun> => ({ label: g.label, count: g.count, ...(g.count > 0 ? await runWorkers(g) : { reports: [], failures: 0 }) })),
+    groups.map(
+      async (g): Promise<GroupRun> => ({
+        label: g.label,
+        count: g.count,
+        ...(g.count > 0 ? await runWorkers(g) : { reports: [], failures: 0 }),
+      }),
+    ),
   );
   return { all: { reports: runs.flatMap((r) => r.reports), failures: runs.reduce((n, r) => n + r.failures, 0) }, groups: runs };
 }

@@ -39,7 +39,9 @@ export function getThroughProxy(opts: ProxiedGet): Promise<ProxiedAnswer> {
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, page: Buffer.concat(chunks).toString("utf8").includes(CONTENT_MARKER) }));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, page: Buffer.concat(chunks).toString("utf8").includes(CONTENT_MARKER) }),
+        );
         res.on("error", reject);
         res.on("aborted", () => reject(new Error("response aborted")));
       },

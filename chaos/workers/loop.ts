@@ -40,7 +40,12 @@ export interface LeaseUse {
 }
 
 /** Fetch the plan's URLs through `proxy` one after the other; stops at once when `signal` aborts. */
-export async function useLease(opts: { readonly proxy: string; readonly plan: LeasePlan; readonly signal: AbortSignal; readonly timeoutMs: number }): Promise<LeaseUse> {
+export async function useLease(opts: {
+  readonly proxy: string;
+  readonly plan: LeasePlan;
+  readonly signal: AbortSignal;
+  readonly timeoutMs: number;
+}): Promise<LeaseUse> {
   let requests = 0;
   let pages = 0;
   let lastStatus = 200;

@@ -5,7 +5,7 @@
  * `acquire` + `release`. Each lease fetches its plan (crawl/sites.ts pages, or one long stream)
  * through the leased proxy and stops when the lease's signal aborts. Lease log: chaos/records.ts.
  */
-import { BrokerClientError, NoProxyAvailableError, ProxyBrokerClient } from "@proxybroker/sdk";
+import { BrokerClientError, LeaseLostError, NoProxyAvailableError, ProxyBrokerClient } from "@proxybroker/sdk";
 import type { Lease } from "@proxybroker/sdk";
 import type { LeaseApi } from "../records.js";
 import { readConfig } from "./config.js";
@@ -22,9 +22,14 @@ runWorkerProcess("chaos sdk worker", async () => {
   const address = config.sdkAddress === "all" && config.brokers.length > 1 ? `ipv4:${config.brokers.join(",")}` : first;
   const log = new LeaseLog(config.logFile, { worker: config.workerId, gen: config.gen });
   const failures = new FailureCounts();
-  const client = new ProxyBrokerClient({ address, workerId: config.workerId, ttlMs: config.ttlMs, fallback: { enabled: config.sdkFallback } });
-  client.on("mode", (value: string) => log.event({ event: "mode", value, at: Date.now() }));
-  client.on("breaker", (value: string) => log.event({ event: "breaker", value, at: Date.now() }));
+  const client = new ProxyBrokerClient({
+    address,
+    workerId: config.workerId,
+    ttlMs: config.ttlMs,
+    fallback: { enabled: config.sdkFallback },
+  });
+  client.on("mode", (value) => log.event({ event: "mode", value, at: Date.now() }));
+  client.on("breaker", (value) => log.event({ event: "breaker", value, at: Date.now() }));
   try {
     await runLoops({
       config,
@@ -56,7 +61,16 @@ interface Once {
 
 /** Log the grant of an SDK lease. */
 function logGrant(log: LeaseLog, lease: Lease, api: LeaseApi): void {
-  log.grant({ kind: "sdk", api, lease: lease.id, proxy: lease.proxy.id, domain: lease.domain, token: String(lease.fencingToken), source: lease.source, at: Date.now() });
+  log.grant({
+    kind: "sdk",
+    api,
+    lease: lease.id,
+    proxy: lease.proxy.id,
+    domain: lease.domain,
+    token: String(lease.fencingToken),
+    source: lease.source,
+    at: Date.now(),
+  });
 }
 
 /** Log the end of an SDK lease: under which identity it ended (a hand-over changes it) and how. */
@@ -126,7 +140,8 @@ async function pauseAfter(err: unknown, failures: FailureCounts): Promise<void> 
     await sleep(Math.min(200, Math.max(10, err.retryAfterMs)));
     return;
   }
-  if (err instanceof BrokerClientError) {
+  // A lost lease (a BrokerClientError too) is counted by its name, as before it was one.
+  if (err instanceof BrokerClientError && !(err instanceof LeaseLostError)) {
     failures.add(`code ${err.code}`);
     await sleep(100);
     return;

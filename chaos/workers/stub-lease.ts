@@ -55,7 +55,10 @@ export class StubLease {
   }
 
   /** Stop heartbeats, release with `outcome`; says how the lease ended. */
-  async release(outcome: { readonly kind: OutcomeName; readonly httpStatus: number }): Promise<{ readonly how: LeaseEnd; readonly detail?: string }> {
+  async release(outcome: {
+    readonly kind: OutcomeName;
+    readonly httpStatus: number;
+  }): Promise<{ readonly how: LeaseEnd; readonly detail?: string }> {
     const before = this.endedAs;
     this.stop();
     const { replicas } = this.opts;
@@ -63,7 +66,11 @@ export class StubLease {
     for (let i = 0; i < RELEASE_ATTEMPTS; i++) {
       try {
         await replicas.current.releaseLease(
-          { leaseId: this.lease.leaseId, fencingToken: this.lease.fencingToken, outcome: { kind: KIND[outcome.kind], httpStatus: outcome.httpStatus } },
+          {
+            leaseId: this.lease.leaseId,
+            fencingToken: this.lease.fencingToken,
+            outcome: { kind: KIND[outcome.kind], httpStatus: outcome.httpStatus },
+          },
           { deadline: 1_000 },
         );
         return before ?? { how: "released" };

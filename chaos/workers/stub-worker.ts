@@ -48,7 +48,9 @@ runWorkerProcess("chaos stub worker", async () => {
   }
 });
 
-type Acquired = { readonly kind: "granted"; readonly lease: WireLease; readonly sentAt: number } | { readonly kind: "none"; readonly pauseMs: number };
+type Acquired =
+  | { readonly kind: "granted"; readonly lease: WireLease; readonly sentAt: number }
+  | { readonly kind: "none"; readonly pauseMs: number };
 
 /**
  * AcquireLease for the plan's first URL. A replica that cannot serve is left for the next, with
@@ -56,7 +58,12 @@ type Acquired = { readonly kind: "granted"; readonly lease: WireLease; readonly 
  * deadline counts from the earliest attempt that may have been granted: one sent less than a TTL
  * before the answer (an older grant would have expired, and is not answered again).
  */
-async function acquire(o: { readonly replicas: Replicas; readonly config: WorkerConfig; readonly failures: FailureCounts; readonly plan: LeasePlan }): Promise<Acquired> {
+async function acquire(o: {
+  readonly replicas: Replicas;
+  readonly config: WorkerConfig;
+  readonly failures: FailureCounts;
+  readonly plan: LeasePlan;
+}): Promise<Acquired> {
   const { replicas, config, failures } = o;
   const requestId = randomUUID();
   const attempts: number[] = [];

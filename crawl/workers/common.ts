@@ -6,6 +6,7 @@
  * and the JSON-line reports on stdout.
  */
 import { request } from "node:http";
+import type { IncomingHttpHeaders } from "node:http";
 import { Redis } from "ioredis";
 import { CONTENT_MARKER } from "../sites.js";
 
@@ -17,6 +18,8 @@ export interface WorkerConfig {
   /** `127.0.0.1:port` of every proxy. */
   readonly proxies: readonly string[];
   readonly brokerAddress: string;
+  /** Strategy "gateway": `127.0.0.1:port` of the gateway. */
+  readonly gatewayAddress?: string;
   /** Epoch ms: start crawling at, stop starting requests at. */
   readonly startAt: number;
   readonly endAt: number;
@@ -49,12 +52,20 @@ export interface FetchReport {
 
 export interface HttpResult {
   readonly status: number;
+  readonly headers: IncomingHttpHeaders;
   readonly body: string;
 }
 
 /** What a strategy did with one URL: a report, or "no proxy" (retry later). */
 export type Attempt =
-  | { readonly kind: "fetched"; readonly proxy: string; readonly status: number; readonly body: string; readonly accepted: boolean; readonly source?: string }
+  | {
+      readonly kind: "fetched";
+      readonly proxy: string;
+      readonly status: number;
+      readonly body: string;
+      readonly accepted: boolean;
+      readonly source?: string;
+    }
   | { readonly kind: "no-proxy" };
 
 export function readConfig(): WorkerConfig {
@@ -68,15 +79,30 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** GET `url` through the HTTP proxy `proxy` (`host:port`), absolute-URI form, no keep-alive. */
-export function getViaProxy(proxy: string, url: string, timeoutMs: number): Promise<HttpResult> {
+export function getViaProxy(
+  proxy: string,
+  url: string,
+  timeoutMs: number,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<HttpResult> {
   const [host, port] = proxy.split(":");
   return new Promise((resolve, reject) => {
-    const req = request({ host, port: Number(port), method: "GET", path: url, agent: false, headers: { host: new URL(url).host, connection: "close" } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
-      res.on("error", reject);
-    });
+    const req = request(
+      {
+        host,
+        port: Number(port),
+        method: "GET",
+        path: url,
+        agent: false,
+        headers: { ...headers, host: new URL(url).host, connection: "close" },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
+        res.on("error", reject);
+      },
+    );
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`timeout after ${timeoutMs} ms`)));
     req.on("error", reject);
     req.end();
@@ -88,7 +114,11 @@ function emit(report: FetchReport): void {
 }
 
 /** Run `concurrency` loops over the shared queue until `endAt`, then exit the process. */
-export async function crawl(config: WorkerConfig, attempt: (url: string) => Promise<Attempt>, close: () => Promise<void> = async () => undefined): Promise<void> {
+export async function crawl(
+  config: WorkerConfig,
+  attempt: (url: string) => Promise<Attempt>,
+  close: () => Promise<void> = async () => undefined,
+): Promise<void> {
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
   await sleep(Math.max(0, config.startAt - Date.now()));
   const loop = async (queueKey: string): Promise<void> => {
@@ -124,7 +154,9 @@ export async function crawl(config: WorkerConfig, attempt: (url: string) => Prom
 }
 
 /** Start a worker: read the config, crawl, exit 0 (or 1 on an error, with the message on stderr). */
-export function runWorker(build: (config: WorkerConfig) => Promise<{ attempt: (url: string) => Promise<Attempt>; close?: () => Promise<void> }>): void {
+export function runWorker(
+  build: (config: WorkerConfig) => Promise<{ attempt: (url: string) => Promise<Attempt>; close?: () => Promise<void> }>,
+): void {
   const config = readConfig();
   build(config)
     .then(async ({ attempt, close }) => crawl(config, attempt, close))

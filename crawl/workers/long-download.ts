@@ -22,13 +22,30 @@ runWorker(async (config) => {
       async (lease) => {
         const r = await getViaProxy(lease.proxy.id, url, config.timeoutMs);
         const complete = r.status === 200 && r.body.endsWith(STREAM_END);
-        return { kind: "fetched", proxy: lease.proxy.id, status: r.status, body: r.body, accepted: complete && !lease.signal.aborted } as const;
+        return {
+          kind: "fetched",
+          proxy: lease.proxy.id,
+          status: r.status,
+          body: r.body,
+          accepted: complete && !lease.signal.aborted,
+        } as const;
       },
       { ttlMs, maxWaitMs: waitBudget(), heartbeat: config.heartbeat ?? true },
     );
   const page = async (url: string): Promise<Attempt> => {
-    const r = await client.fetch(url, { ttlMs, maxWaitMs: waitBudget(), timeoutMs: config.timeoutMs, expectations: { markers: ["#content"] } });
-    return { kind: "fetched", proxy: r.proxy.id, status: r.response.status, body: r.body.toString("utf8"), accepted: r.outcome.kind === "SUCCESS" };
+    const r = await client.fetch(url, {
+      ttlMs,
+      maxWaitMs: waitBudget(),
+      timeoutMs: config.timeoutMs,
+      expectations: { markers: ["#content"] },
+    });
+    return {
+      kind: "fetched",
+      proxy: r.proxy.id,
+      status: r.response.status,
+      body: r.body.toString("utf8"),
+      accepted: r.outcome.kind === "SUCCESS",
+    };
   };
   const attempt = async (url: string): Promise<Attempt> => {
     try {

@@ -13,7 +13,7 @@ runWorker(async (config) => {
   /** Wait inside the broker, but not past the end of the run. */
   const waitBudget = (): number => Math.max(1, Math.min(MAX_WAIT_MS, config.endAt - Date.now()));
   const client = new ProxyBrokerClient({ address: config.brokerAddress, workerId: config.workerId });
-  if (process.env["CRAWL_DEBUG"] === "1") client.on("mode", (m: string) => process.stderr.write(`${Date.now()} ${config.workerId} mode ${m}\n`));
+  if (process.env["CRAWL_DEBUG"] === "1") client.on("mode", (m) => process.stderr.write(`${Date.now()} ${config.workerId} mode ${m}\n`));
   const attempt = async (url: string): Promise<Attempt> => {
     try {
       const r = await client.fetch(url, { maxWaitMs: waitBudget(), timeoutMs: config.timeoutMs, expectations: { markers: ["#content"] } });

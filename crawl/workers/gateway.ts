@@ -1,0 +1,35 @@
+/**
+ * Strategy "gateway": a crawler that knows nothing of ProxyBroker — a plain HTTP GET with the
+ * gateway as its proxy (the wait for a free proxy in a header), as curl or `requests` would send
+ * it. A page is accepted when it carries the site's content (the crawler's own check); a 503 from
+ * the gateway means no proxy was free within the wait.
+ */
+import { CONTENT_MARKER } from "../sites.js";
+import { getViaProxy, runWorker } from "./common.js";
+import type { Attempt } from "./common.js";
+
+const MAX_WAIT_MS = 5_000;
+
+runWorker(async (config) => {
+  const waitSeconds = (): string => (Math.max(1, Math.min(MAX_WAIT_MS, config.endAt - Date.now())) / 1_000).toFixed(3);
+  const attempt = async (url: string): Promise<Attempt> => {
+    try {
+      const r = await getViaProxy(config.gatewayAddress ?? "", url, config.timeoutMs + MAX_WAIT_MS, {
+        "x-proxybroker-max-wait": waitSeconds(),
+      });
+      if (r.status === 503 && r.headers["x-proxybroker-proxy"] === undefined) return { kind: "no-proxy" };
+      const source = r.headers["x-proxybroker-source"];
+      return {
+        kind: "fetched",
+        proxy: typeof r.headers["x-proxybroker-proxy"] === "string" ? r.headers["x-proxybroker-proxy"] : "",
+        status: r.status,
+        body: r.body,
+        accepted: r.status === 200 && r.body.includes(CONTENT_MARKER),
+        ...(typeof source === "string" ? { source } : {}),
+      };
+    } catch {
+      return { kind: "fetched", proxy: "", status: 0, body: "", accepted: false };
+    }
+  };
+  return { attempt };
+});
