@@ -17,6 +17,13 @@ export interface RedisClientOptions {
   readonly onError?: (err: Error) => void;
 }
 
+/**
+ * How often a client whose Redis is loading its data asks again whether it is done. ioredis
+ * would otherwise wait for the server's own loading estimate, which can be seconds longer than
+ * the load, and the broker would stay unavailable after Redis was back.
+ */
+export const LOADING_RECHECK_MS = 100;
+
 /** Longest wait between two reconnection attempts. */
 export const MAX_RECONNECT_DELAY_MS = 1_000;
 
@@ -33,6 +40,7 @@ export function createRedisClient(options: RedisClientOptions): Redis {
     commandTimeout: options.commandTimeoutMs ?? 1_000,
     connectTimeout: options.connectTimeoutMs ?? 1_000,
     retryStrategy: reconnectDelayMs,
+    maxLoadingRetryTime: LOADING_RECHECK_MS,
     lazyConnect: false,
     enableAutoPipelining: false,
   });
@@ -89,6 +97,7 @@ export function createRedisCluster(options: RedisClusterOptions): Cluster {
       maxRetriesPerRequest: 0,
       commandTimeout: options.commandTimeoutMs ?? 1_000,
       connectTimeout: options.connectTimeoutMs ?? 1_000,
+      maxLoadingRetryTime: LOADING_RECHECK_MS,
     },
   });
   const onError = options.onError;

@@ -9,7 +9,7 @@
 import type { Redis } from "ioredis";
 import { StoreUnavailableError } from "@proxybroker/sdk/engine";
 import type { StoreServer } from "@proxybroker/sdk/model";
-import { ScriptReplyError } from "./errors.js";
+import { ScriptReplyError, toStoreError } from "./errors.js";
 import { masters } from "./nodes.js";
 import type { RedisClient } from "./scripts.js";
 
@@ -18,8 +18,29 @@ function field(info: string, name: string): string | undefined {
   return new RegExp(`^${name}:(.*?)\\r?$`, "m").exec(info)?.[1];
 }
 
-/** One server's id and durability; rejects while it loads its data. */
-async function inspect(node: Redis): Promise<StoreServer> {
+/**
+ * Whether the server's `appendfsync` is `always`. Only an error reply (CONFIG refused or renamed,
+ * as on managed Redis) means "unknown, so not durable"; anything else (the connection not ready,
+ * a timeout) rejects as unavailable, so a passing hiccup is never read as a server that may lose
+ * writes.
+ */
+export async function fsyncAlways(node: Redis): Promise<boolean> {
+  try {
+    const conf: unknown = await node.call("CONFIG", "GET", "appendfsync");
+    return Array.isArray(conf) && conf[1] === "always";
+  } catch (err) {
+    const mapped = toStoreError(err);
+    if (mapped instanceof StoreUnavailableError) throw mapped;
+    return false;
+  }
+}
+
+/**
+ * One server's id and durability; rejects while it loads its data, and while the client's ready
+ * check is still waiting (ioredis lets loading-safe commands such as INFO through before it ends,
+ * but not CONFIG).
+ */
+export async function inspect(node: Redis): Promise<StoreServer> {
   const reply: unknown = await node.call("INFO", "server", "persistence", "replication");
   const info = typeof reply === "string" ? reply : Buffer.isBuffer(reply) ? reply.toString("utf8") : "";
   const id = field(info, "run_id");
@@ -29,14 +50,8 @@ async function inspect(node: Redis): Promise<StoreServer> {
   }
   // promoted from replica in this run: it has a second replication id
   const promoted = (field(info, "second_repl_offset") ?? "-1") !== "-1";
-  let fsyncAlways = false;
-  try {
-    const conf: unknown = await node.call("CONFIG", "GET", "appendfsync");
-    fsyncAlways = Array.isArray(conf) && conf[1] === "always";
-  } catch {
-    // CONFIG not allowed (managed Redis): durability unknown, so not durable
-  }
-  return { id, durable: field(info, "aof_enabled") === "1" && fsyncAlways && !promoted };
+  const always = await fsyncAlways(node);
+  return { id, durable: field(info, "aof_enabled") === "1" && always && !promoted };
 }
 
 /** The servers' id (every master's `run_id`, sorted) and whether all of them are durable. */
