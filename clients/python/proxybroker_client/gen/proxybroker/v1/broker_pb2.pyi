@@ -92,9 +92,10 @@ class DomainPacing(_message.Message):
     def __init__(self, domain: _Optional[str] = ..., policy_pattern: _Optional[str] = ..., min_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., effective_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., learned_limit: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., learned_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class DomainPolicy(_message.Message):
-    __slots__ = ["ban_ttl", "default_ttl", "fixed_interval", "group", "jitter", "max_concurrency", "max_interval", "min_interval", "pacing", "pattern"]
+    __slots__ = ["ban_ttl", "default_ttl", "expectations", "fixed_interval", "group", "jitter", "max_concurrency", "max_interval", "min_interval", "pacing", "pattern"]
     BAN_TTL_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_TTL_FIELD_NUMBER: _ClassVar[int]
+    EXPECTATIONS_FIELD_NUMBER: _ClassVar[int]
     FIXED_INTERVAL_FIELD_NUMBER: _ClassVar[int]
     GROUP_FIELD_NUMBER: _ClassVar[int]
     JITTER_FIELD_NUMBER: _ClassVar[int]
@@ -105,6 +106,7 @@ class DomainPolicy(_message.Message):
     PATTERN_FIELD_NUMBER: _ClassVar[int]
     ban_ttl: _duration_pb2.Duration
     default_ttl: _duration_pb2.Duration
+    expectations: ResponseExpectations
     fixed_interval: bool
     group: str
     jitter: _duration_pb2.Duration
@@ -113,7 +115,7 @@ class DomainPolicy(_message.Message):
     min_interval: _duration_pb2.Duration
     pacing: PacingMode
     pattern: str
-    def __init__(self, pattern: _Optional[str] = ..., group: _Optional[str] = ..., max_concurrency: _Optional[int] = ..., min_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., default_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., ban_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., pacing: _Optional[_Union[PacingMode, str]] = ..., jitter: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fixed_interval: bool = ...) -> None: ...
+    def __init__(self, pattern: _Optional[str] = ..., group: _Optional[str] = ..., max_concurrency: _Optional[int] = ..., min_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., default_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., ban_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., pacing: _Optional[_Union[PacingMode, str]] = ..., jitter: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fixed_interval: bool = ..., expectations: _Optional[_Union[ResponseExpectations, _Mapping]] = ...) -> None: ...
 
 class DomainUse(_message.Message):
     __slots__ = ["domain", "expires_in", "listed_for"]
@@ -389,6 +391,18 @@ class ReportOutcomesResponse(_message.Message):
     APPLIED_FIELD_NUMBER: _ClassVar[int]
     applied: int
     def __init__(self, applied: _Optional[int] = ...) -> None: ...
+
+class ResponseExpectations(_message.Message):
+    __slots__ = ["block_markers", "min_bytes", "required_markers", "slow_down_patterns"]
+    BLOCK_MARKERS_FIELD_NUMBER: _ClassVar[int]
+    MIN_BYTES_FIELD_NUMBER: _ClassVar[int]
+    REQUIRED_MARKERS_FIELD_NUMBER: _ClassVar[int]
+    SLOW_DOWN_PATTERNS_FIELD_NUMBER: _ClassVar[int]
+    block_markers: _containers.RepeatedScalarFieldContainer[str]
+    min_bytes: int
+    required_markers: _containers.RepeatedScalarFieldContainer[str]
+    slow_down_patterns: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, block_markers: _Optional[_Iterable[str]] = ..., required_markers: _Optional[_Iterable[str]] = ..., min_bytes: _Optional[int] = ..., slow_down_patterns: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class WorkerInfo(_message.Message):
     __slots__ = ["domains", "fallback_pool", "last_seen_time", "worker_id", "yields_leases"]
