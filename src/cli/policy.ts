@@ -6,8 +6,9 @@ import { msOf } from "@proxybroker/sdk/wire";
 import { connect, type ConnectionOptions } from "./connection.js";
 import { CliExit, EXIT, fromRpc } from "./exit.js";
 import { formatMs, parseDuration, print, printJson, table } from "./format.js";
+import { describeExpectations, expectationOptions, expectationsOf, type ExpectationFlags } from "./policy-expectations.js";
 
-interface SetOptions extends ConnectionOptions {
+interface SetOptions extends ConnectionOptions, ExpectationFlags {
   readonly group?: string;
   readonly maxConcurrency?: string;
   readonly minInterval?: string;
@@ -51,6 +52,7 @@ async function setPolicy(pattern: string, o: SetOptions): Promise<void> {
     ...optional("banTtl", duration("ban-ttl", o.banTtl)),
     ...optional("defaultTtl", duration("default-ttl", o.defaultTtl)),
     ...optional("maxInterval", duration("max-interval", o.maxInterval)),
+    ...optional("expectations", expectationsOf(o)),
   };
   const c = connect(o);
   try {
@@ -82,13 +84,23 @@ async function listPolicies(o: ConnectionOptions): Promise<void> {
           jitterMs: msOf(p.jitter),
           banTtlMs: msOf(p.banTtl),
           pacing: PacingMode[p.pacing],
+          ...(p.expectations === undefined
+            ? {}
+            : {
+                expectations: {
+                  blockMarkers: p.expectations.blockMarkers,
+                  requiredMarkers: p.expectations.requiredMarkers,
+                  minBytes: p.expectations.minBytes,
+                  slowDownPatterns: p.expectations.slowDownPatterns,
+                },
+              }),
         })),
       );
       return;
     }
     print(
       table(
-        ["pattern", "group", "max concurrency", "min interval", "jitter", "ban ttl", "pacing"],
+        ["pattern", "group", "max concurrency", "min interval", "jitter", "ban ttl", "pacing", "expects"],
         policies.map((p) => [
           p.pattern,
           p.group,
@@ -97,6 +109,7 @@ async function listPolicies(o: ConnectionOptions): Promise<void> {
           formatMs(msOf(p.jitter)),
           formatMs(msOf(p.banTtl)),
           p.pacing === PacingMode.AFTER_GRANT ? "grant" : "release",
+          describeExpectations(p.expectations),
         ]),
       ),
     );
@@ -123,7 +136,9 @@ async function deletePolicy(pattern: string, o: ConnectionOptions): Promise<void
 
 export function addPolicyCommands(program: Command, common: (c: Command) => Command): void {
   const policy = program.command("policy").description("domain policies of a pool: set, list, delete");
-  common(policy.command("set").argument("<pattern>", "shop.example.com, *.example.com or *").description("create or replace a policy"))
+  expectationOptions(
+    common(policy.command("set").argument("<pattern>", "shop.example.com, *.example.com or *").description("create or replace a policy")),
+  )
     .option("--group <name>", "hosts of this policy share one domain-key")
     .option("--max-concurrency <n>", "live leases per proxy and domain-key (default 1)")
     .option("--min-interval <duration>", "between two requests of one proxy to the domain-key")

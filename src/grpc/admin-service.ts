@@ -25,6 +25,7 @@ import type { BrokerContext } from "./context.js";
 import { describeDomainPacing, DOMAIN_PACING_LIMIT } from "../observe/domain-pacing.js";
 import { unary } from "./unary.js";
 import { checkPool } from "./validate.js";
+import { checkPolicyExpectations } from "./validate-expectations.js";
 import { callerName } from "../security/auth.js";
 import { audit } from "./audit.js";
 import { adminActionHandlers } from "./admin-actions.js";
@@ -200,6 +201,7 @@ function checkPolicy(p: DomainPolicy, ctx: BrokerContext): DomainPolicySpec {
   if (p.pacing !== PacingMode.UNSPECIFIED && p.pacing !== PacingMode.AFTER_RELEASE && p.pacing !== PacingMode.AFTER_GRANT) {
     throw new InvalidInputError(`pacing ${p.pacing} is not a PacingMode`);
   }
+  if (spec.expectations !== undefined) checkPolicyExpectations(spec.expectations);
   return { ...spec, pattern: normalizePattern(p.pattern), group: normalizeGroup(p.group) };
 }
 

@@ -1,6 +1,8 @@
 import { bodySize } from "./content.js";
 import { classify } from "./classify.js";
 import { classifyError, type ErrorContext } from "./errors.js";
+import type { DomainPolicySpec } from "../model/model.js";
+import { PolicyRules } from "./policy-rules.js";
 import { RuleBook, ruleHost } from "./rules.js";
 import { SizeBook } from "./size-book.js";
 import type { Classification, ClassifyRules, Expectations, ResponseFacts, RulesConfig, SizeStats } from "./types.js";
@@ -17,6 +19,14 @@ export interface ClassifierOptions extends RulesConfig {
   readonly now?: () => number;
   /** How many hosts (× size keys) keep a median; the least recently used is dropped. Default 10 000. */
   readonly maxSizeKeys?: number;
+  /**
+   * The broker's domain policies as this worker knows them now (the client passes its pool
+   * snapshot's). A host matched by no `perDomain` entry is classified by the response
+   * expectations of the policy that applies to it, if it has any: its block markers and
+   * slow-down patterns join the defaults', its required markers and minimum size apply to a call
+   * that gives no `markers` / `minBytes` of its own.
+   */
+  readonly policies?: () => readonly DomainPolicySpec[] | undefined;
 }
 
 /** The host a response is filed under: the requested URL's (the lease's domain), else the final URL's. */
@@ -35,25 +45,28 @@ function hostOf(response: ResponseFacts): string {
 /** Decides the outcome of each request made through a leased proxy. Not safe to share across processes. */
 export class Classifier {
   private readonly book: RuleBook;
+  private readonly policyRules: PolicyRules | undefined;
   private readonly sizes: SizeBook;
   private readonly now: () => number;
 
   /** Throws RangeError / InvalidInputError for a bad pattern or value in the rules. */
   constructor(options: ClassifierOptions = {}) {
     this.book = new RuleBook(options);
+    this.policyRules = options.policies === undefined ? undefined : new PolicyRules(options.policies);
     this.sizes = new SizeBook(options.maxSizeKeys);
     this.now = options.now ?? Date.now;
   }
 
-  /** The rules that apply to `host`. */
+  /** The rules that apply to `host`: its `perDomain` entry's, else its policy's expectations', else the defaults. */
   rulesFor(host: string): ClassifyRules {
-    return this.book.rulesFor(host);
+    const h = ruleHost(host);
+    return this.book.ownRulesFor(h) ?? this.policyRules?.rulesFor(h, this.book.defaults) ?? this.book.defaults;
   }
 
   /** Classify a response and, when it is a 2xx SUCCESS, feed its size to the median. */
   classify(response: ResponseFacts, expectations: Expectations = {}): Classification {
     const host = hostOf(response);
-    const rules = this.book.rulesFor(host);
+    const rules = this.rulesFor(host);
     const sizes = this.sizes.stats(host, expectations.sizeKey);
     const c = classify(response, expectations, { rules, now: this.now, ...(sizes === undefined ? {} : { sizes }) });
     const bytes = bodySize(response);

@@ -112,7 +112,12 @@ export class RuleBook {
 
   /** The defaults merged with the most specific `perDomain` entry matching `host`. */
   rulesFor(host: string): ClassifyRules {
+    return this.ownRulesFor(host) ?? this.defaults;
+  }
+
+  /** The rules of the most specific `perDomain` entry matching `host`; undefined when none does. */
+  ownRulesFor(host: string): ClassifyRules | undefined {
     const h = ruleHost(host);
-    return this.entries.find((e) => patternMatches(e.pattern, h))?.rules ?? this.defaults;
+    return this.entries.find((e) => patternMatches(e.pattern, h))?.rules;
   }
 }

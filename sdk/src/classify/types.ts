@@ -12,7 +12,10 @@ export interface ResponseFacts {
   readonly url: string;
   /** Header names in lowercase. */
   readonly headers: Readonly<Record<string, string>>;
-  /** Body text, may be truncated by the caller (then give `bodyBytes`). */
+  /**
+   * Body text, may be truncated by the caller (then give `bodyBytes`; a marker not found in a
+   * truncated body is not judged missing).
+   */
   readonly body?: string;
   /** Size of the whole body in bytes; when absent, the UTF-8 length of `body` is used. */
   readonly bodyBytes?: number;

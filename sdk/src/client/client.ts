@@ -107,7 +107,8 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
   constructor(options: ClientOptions) {
     super();
     this.opts = resolveOptions(options);
-    this.classifier = classifierOf(this.opts.classifier, this.opts.clock);
+    // the broker's response expectations come with the pool snapshot's policies
+    this.classifier = classifierOf({ policies: () => this.fallbackPool.snapshot?.policies, ...this.opts.classifier }, this.opts.clock);
     this.owed = new OwedToBroker(this.opts.fallback.maxBufferedOutcomes);
     this.workerId = this.opts.workerId;
     this.pool = this.opts.pool;

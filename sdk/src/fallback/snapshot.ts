@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { storedExpectations } from "../model/expectations.js";
 import type { DomainPolicySpec, ProxyStateName, ProxyView } from "../model/model.js";
 import type { DomainListing } from "./domain-shares.js";
 
@@ -120,6 +121,7 @@ function asPolicy(v: unknown): DomainPolicySpec | undefined {
   if (!isRecord(v) || typeof v["pattern"] !== "string" || typeof v["group"] !== "string") return undefined;
   if (!POLICY_NUMBERS.every((k) => Number.isFinite(v[k]))) return undefined;
   const n = (k: string): number => (typeof v[k] === "number" && Number.isFinite(v[k]) ? v[k] : 0);
+  const expectations = storedExpectations(v["expectations"]);
   return {
     pattern: v["pattern"],
     group: v["group"],
@@ -131,6 +133,7 @@ function asPolicy(v: unknown): DomainPolicySpec | undefined {
     jitterMs: n("jitterMs"),
     maxIntervalMs: n("maxIntervalMs"),
     fixedInterval: v["fixedInterval"] === true,
+    ...(expectations === undefined ? {} : { expectations }),
   };
 }
 

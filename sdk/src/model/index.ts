@@ -5,6 +5,15 @@
  */
 export { InvalidInputError, isValidHost, normalizeHost, hostFromDomain, hostFromUrl, targetHost } from "./domain-key.js";
 export { BROKER_DEFAULTS } from "./broker-defaults.js";
+export {
+  MAX_EXPECTATION_MIN_BYTES,
+  MAX_EXPECTATION_TEXT_LENGTH,
+  MAX_EXPECTATION_TEXTS,
+  checkExpectations,
+  expectsNothing,
+  storedExpectations,
+} from "./expectations.js";
+export type { PolicyExpectations } from "./expectations.js";
 export { DEFAULT_POOL, MAX_WORKERS_PER_POOL, OUTCOME_KIND_NAMES } from "./model.js";
 export type {
   OutcomeKindName,

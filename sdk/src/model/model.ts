@@ -3,6 +3,8 @@
  * milliseconds, durations milliseconds; the wire (protobuf) types are converted at the edges.
  */
 
+import type { PolicyExpectations } from "./expectations.js";
+
 /** How a use of a proxy went (`OutcomeKind` on the wire without its prefix). */
 export type OutcomeKindName = "SUCCESS" | "RATE_LIMITED" | "BLOCKED" | "PROXY_ERROR" | "TARGET_ERROR" | "ABANDONED";
 
@@ -75,6 +77,8 @@ export interface DomainPolicySpec {
   readonly maxIntervalMs: number;
   /** No adaptive pacing: the interval stays `min_interval` whatever the site answers. */
   readonly fixedInterval: boolean;
+  /** What a good answer of these hosts looks like (docs/spec.md §10); absent = nothing expected. */
+  readonly expectations?: PolicyExpectations;
 }
 
 /** A policy set that was replaced, kept while leases granted under it may still be live. */

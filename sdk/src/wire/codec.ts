@@ -1,6 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { durationFromMs, durationMs, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import { expectsNothing } from "../model/expectations.js";
+import type { PolicyExpectations } from "../model/expectations.js";
 import type { DomainPolicySpec, LeaseView, LostReasonName, OutcomeKindName, ProxyStateName, ProxyView } from "../model/model.js";
 import {
   DomainPolicySchema,
@@ -10,8 +12,9 @@ import {
   PacingMode,
   ProxySchema,
   ProxyState,
+  ResponseExpectationsSchema,
 } from "../gen/proxybroker/v1/broker_pb.js";
-import type { DomainPolicy, Lease, Proxy as WireProxy } from "../gen/proxybroker/v1/broker_pb.js";
+import type { DomainPolicy, Lease, Proxy as WireProxy, ResponseExpectations } from "../gen/proxybroker/v1/broker_pb.js";
 
 /** Conversions between the wire (protobuf) types and the plain model (ms numbers, names). */
 
@@ -171,6 +174,7 @@ export function policyToWire(p: DomainPolicySpec): DomainPolicy {
     jitter: p.jitterMs > 0 ? durationOf(p.jitterMs) : undefined,
     maxInterval: p.maxIntervalMs > 0 ? durationOf(p.maxIntervalMs) : undefined,
     fixedInterval: p.fixedInterval,
+    expectations: p.expectations === undefined || expectsNothing(p.expectations) ? undefined : expectationsToWire(p.expectations),
   });
 }
 
@@ -190,5 +194,24 @@ export function policyFromWire(p: DomainPolicy): DomainPolicySpec {
     jitterMs: msOf(p.jitter),
     maxIntervalMs: msOf(p.maxInterval),
     fixedInterval: p.fixedInterval,
+    ...(p.expectations === undefined || expectsNothing(p.expectations) ? {} : { expectations: expectationsFromWire(p.expectations) }),
+  };
+}
+
+function expectationsToWire(e: PolicyExpectations): ResponseExpectations {
+  return create(ResponseExpectationsSchema, {
+    blockMarkers: [...e.blockMarkers],
+    requiredMarkers: [...e.requiredMarkers],
+    minBytes: e.minBytes,
+    slowDownPatterns: [...e.slowDownPatterns],
+  });
+}
+
+function expectationsFromWire(e: ResponseExpectations): PolicyExpectations {
+  return {
+    blockMarkers: [...e.blockMarkers],
+    requiredMarkers: [...e.requiredMarkers],
+    minBytes: e.minBytes,
+    slowDownPatterns: [...e.slowDownPatterns],
   };
 }

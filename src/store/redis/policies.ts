@@ -3,6 +3,7 @@
  * version (meta field pv, "0" when never set) that acquires present, and the history of replaced
  * sets (lua/includes/policyHistory.lua).
  */
+import { storedExpectations } from "@proxybroker/sdk/model";
 import type { DomainPolicySpec, PolicySet, RetiredPolicySet } from "@proxybroker/sdk/model";
 import { HISTORY_MAX } from "@proxybroker/sdk/engine";
 import { byteOrder } from "./admin.js";
@@ -85,6 +86,7 @@ function parsePolicy(pattern: string, json: string): DomainPolicySpec {
     return typeof v === "number" && Number.isFinite(v) ? v : 0;
   };
   const group = field(value, "group");
+  const expectations = storedExpectations(field(value, "expectations"));
   return {
     pattern,
     group: typeof group === "string" ? group : "",
@@ -96,5 +98,6 @@ function parsePolicy(pattern: string, json: string): DomainPolicySpec {
     jitterMs: n("jitterMs"),
     maxIntervalMs: n("maxIntervalMs"),
     fixedInterval: field(value, "fixedInterval") === true,
+    ...(expectations === undefined ? {} : { expectations }),
   };
 }

@@ -1,13 +1,15 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { classify } from "../../../sdk/src/classify/index.js";
+import { DEFAULT_RULES, classify, rulesOfExpectations } from "../../../sdk/src/classify/index.js";
+import type { PolicyExpectations } from "../../../sdk/src/model/index.js";
 import type { Expectations, ResponseFacts } from "../../../sdk/src/classify/index.js";
 
 /**
  * The shared table of classifier cases (test/fixtures/classify-cases.json). The Python client's
  * clients/python/tests/test_classify_parity.py runs the same table against its classifier, so the
- * two classify alike with their default rules.
+ * two classify alike with their default rules, and with a domain policy's response expectations
+ * laid over them (a case's `policy`).
  */
 
 const KINDS = ["SUCCESS", "RATE_LIMITED", "BLOCKED", "PROXY_ERROR", "TARGET_ERROR"] as const;
@@ -17,6 +19,8 @@ interface ParityCase {
   readonly name: string;
   readonly response: ResponseFacts;
   readonly expectations: Expectations;
+  /** The response expectations of the host's domain policy, laid over the default rules. */
+  readonly policy?: PolicyExpectations;
   readonly now?: number;
   readonly expect: { readonly kind: Kind; readonly retryAfterMs?: number };
 }
@@ -59,16 +63,17 @@ function headersOf(value: unknown, where: string): Record<string, string> {
 }
 
 function parseCase(value: unknown, index: number): ParityCase {
-  const c = fields(value, `case ${index}`, ["name", "response", "expectations", "now", "expect"]);
+  const c = fields(value, `case ${index}`, ["name", "response", "expectations", "policy", "now", "expect"]);
   const name = text(c["name"], `case ${index}.name`);
   const at = `case "${name}"`;
-  const r = fields(c["response"], `${at}.response`, ["status", "url", "requestUrl", "headers", "body"]);
+  const r = fields(c["response"], `${at}.response`, ["status", "url", "requestUrl", "headers", "body", "bodyBytes"]);
   const response: ResponseFacts = {
     status: count(r["status"], `${at}.response.status`),
     url: text(r["url"], `${at}.response.url`),
     headers: headersOf(r["headers"], `${at}.response.headers`),
     ...(r["requestUrl"] === undefined ? {} : { requestUrl: text(r["requestUrl"], `${at}.response.requestUrl`) }),
     ...(r["body"] === undefined ? {} : { body: text(r["body"], `${at}.response.body`) }),
+    ...(r["bodyBytes"] === undefined ? {} : { bodyBytes: count(r["bodyBytes"], `${at}.response.bodyBytes`) }),
   };
   const e = c["expectations"] === undefined ? {} : fields(c["expectations"], `${at}.expectations`, ["markers", "minBytes"]);
   const markers = e["markers"];
@@ -82,11 +87,28 @@ function parseCase(value: unknown, index: number): ParityCase {
     name,
     response,
     expectations,
+    ...(c["policy"] === undefined ? {} : { policy: policyOf(c["policy"], `${at}.policy`) }),
     ...(c["now"] === undefined ? {} : { now: count(c["now"], `${at}.now`) }),
     expect: {
       kind: kindOf(x["kind"], `${at}.expect.kind`),
       ...(x["retryAfterMs"] === undefined ? {} : { retryAfterMs: count(x["retryAfterMs"], `${at}.expect.retryAfterMs`) }),
     },
+  };
+}
+
+function texts(value: unknown, where: string): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new TypeError(`${where}: not an array`);
+  return value.map((v: unknown, i) => text(v, `${where}[${i}]`));
+}
+
+function policyOf(value: unknown, where: string): PolicyExpectations {
+  const p = fields(value, where, ["blockMarkers", "requiredMarkers", "minBytes", "slowDownPatterns"]);
+  return {
+    blockMarkers: texts(p["blockMarkers"], `${where}.blockMarkers`),
+    requiredMarkers: texts(p["requiredMarkers"], `${where}.requiredMarkers`),
+    minBytes: p["minBytes"] === undefined ? 0 : count(p["minBytes"], `${where}.minBytes`),
+    slowDownPatterns: texts(p["slowDownPatterns"], `${where}.slowDownPatterns`),
   };
 }
 
@@ -112,7 +134,8 @@ describe("classifier parity table (test/fixtures/classify-cases.json)", () => {
 
   it.each(CASES.map((c) => [c.name, c] as const))("%s", (_name, c) => {
     const now = c.now;
-    const got = classify(c.response, c.expectations, now === undefined ? {} : { now: () => now });
+    const rules = c.policy === undefined ? DEFAULT_RULES : rulesOfExpectations(DEFAULT_RULES, c.policy);
+    const got = classify(c.response, c.expectations, { rules, ...(now === undefined ? {} : { now: () => now }) });
     expect(got.kind, got.reason).toBe(c.expect.kind);
     expect(got.httpStatus).toBe(c.response.status);
     if (c.expect.retryAfterMs !== undefined) expect(got.retryAfterMs, got.reason).toBe(c.expect.retryAfterMs);

@@ -7,7 +7,7 @@ import type { TestBroker } from "../../support/broker.js";
 /**
  * A fallback pool paces by the policies the broker enforces: a policy set after the client took
  * its whole snapshot reaches it with the next membership refresh (which carries the policies'
- * version), not a whole snapshot period later.
+ * version), not a whole snapshot period later; the classifier reads their response expectations.
  */
 describe("fallback pool policies", () => {
   let b: TestBroker;
@@ -34,5 +34,15 @@ describe("fallback pool policies", () => {
     await expect
       .poll(() => client.fallback.snapshot?.policies.find((p) => p.pattern === "strict.example")?.minIntervalMs, { timeout: 3_000 })
       .toBe(340);
+  });
+
+  it("classifies by the response expectations of the broker's policy when the call gives none", async () => {
+    const page = (body: string) => ({ status: 200, url: "http://shop.strict.example/p/1", headers: { "content-type": "text/html" }, body });
+    expect(client.classify(page("<p>no product here</p>")).kind).toBe("SUCCESS");
+    await b.admin.setDomainPolicy({ policy: { pattern: "*.strict.example", expectations: { requiredMarkers: ["#product"] } } });
+    await expect.poll(() => client.classify(page("<p>no product here</p>")).kind, { timeout: 3_000 }).toBe("BLOCKED");
+    expect(client.classify(page('<div id="product">ok</div>')).kind).toBe("SUCCESS");
+    // the call's own markers replace the policy's
+    expect(client.classify(page("<p>no product here</p>"), { markers: ["product"] }).kind).toBe("SUCCESS");
   });
 });

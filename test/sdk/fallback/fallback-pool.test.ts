@@ -274,7 +274,8 @@ describe("outcome buffer", () => {
 describe("snapshot file", () => {
   it("round-trips, and a missing, corrupt or foreign file is ignored", async () => {
     const file = join(dir, "sub", "pool.json");
-    const snap = snapshot({ policies: [policy({ pattern: "*", minIntervalMs: 100 })] });
+    const expectations = { blockMarkers: ["denied"], requiredMarkers: ["#product"], minBytes: 10, slowDownPatterns: [] };
+    const snap = snapshot({ policies: [policy({ pattern: "*", minIntervalMs: 100 }), policy({ pattern: "shop.example", expectations })] });
     expect(await loadSnapshotFile(file)).toBeUndefined();
     await saveSnapshotFile(file, snap);
     expect(await loadSnapshotFile(file)).toEqual(snap);

@@ -155,6 +155,41 @@ describe("proxybroker admin commands", () => {
     expect((await cli("policy", "delete", "*.example.com")).code).toBe(3);
   });
 
+  it("policy set with response expectations; list shows them; a malformed marker is a usage error from the broker", {
+    timeout: 60_000,
+  }, async () => {
+    const set = await cli(
+      "policy",
+      "set",
+      "shop.example",
+      "--required-marker",
+      "#product",
+      "--required-marker",
+      "Add to cart",
+      "--block-marker",
+      "Access denied",
+      "--min-bytes",
+      "2048",
+      "--slow-down",
+      "please wait",
+    );
+    expect(set.code).toBe(0);
+    const listed = json<{ pattern: string; expectations?: Record<string, unknown> }[]>(await cli("policy", "list", "--json"));
+    expect(listed.find((p) => p.pattern === "shop.example")?.expectations).toEqual({
+      blockMarkers: ["Access denied"],
+      requiredMarkers: ["#product", "Add to cart"],
+      minBytes: 2048,
+      slowDownPatterns: ["please wait"],
+    });
+    const table = await cli("policy", "list");
+    expect(table.stdout).toContain('needs "#product", needs "Add to cart", >= 2048 B, block "Access denied", slow "please wait"');
+    const bad = await cli("policy", "set", "bad.example", "--required-marker", "css:a#x#y");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/required_markers\[0\]/);
+    expect((await cli("policy", "set", "bad.example", "--min-bytes", "lots")).code).toBe(2);
+    expect((await cli("policy", "delete", "shop.example")).code).toBe(0);
+  });
+
   it("check: one health pass with progress; watch follows events; audit names the token's owner", { timeout: 60_000 }, async () => {
     const check = await cli("check", "--json");
     expect(check.code).toBe(0);

@@ -198,6 +198,31 @@ describe("gateway", () => {
     expect(counted).toContain('proxybroker_gateway_requests_total{kind="http",outcome="SUCCESS"} 1');
   });
 
+  it("classifies by the response expectations of the site's domain policy (the crawler gives none)", async () => {
+    // a pool of its own: the BLOCKED outcomes ban its proxies for the site, not the other tests'
+    await b.admin.addProxies({ pool: "expects", proxies: proxies.map((p) => ({ url: p.url })) });
+    await b.admin.setDomainPolicy({ pool: "expects", policy: { pattern: "127.0.0.1", expectations: { requiredMarkers: ["#product"] } } });
+    const gw = await startGateway();
+    const counted = async (outcome: string) =>
+      new RegExp(`outcome="${outcome}"\\} (\\d+)`).exec(
+        await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total"),
+      )?.[1];
+    // the page has a price but no #product: once the gateway's client holds the policy, BLOCKED
+    await expect
+      .poll(
+        async () => {
+          expect((await viaGateway(gw.address, `${base}/page`, { auth: "pool-expects:x" })).status).toBe(200);
+          return counted("BLOCKED");
+        },
+        { timeout: 5_000, interval: 100 },
+      )
+      .toBe("1");
+    // the same page in the default pool, whose policies expect nothing: SUCCESS
+    const before = Number((await counted("SUCCESS")) ?? 0);
+    expect((await viaGateway(gw.address, `${base}/page`)).status).toBe(200);
+    expect(Number(await counted("SUCCESS"))).toBe(before + 1);
+  });
+
   it("every request is a lease: concurrent requests for one site never exceed the proxies", async () => {
     const gw = await startGateway();
     const answers = await Promise.all(Array.from({ length: 6 }, () => viaGateway(gw.address, `${base}/slow`)));
