@@ -484,8 +484,9 @@ def classify_response(
     - ``headers``: a mapping or (name, value) pairs, names in any case, values str or bytes (or
       lists of them, as in Scrapy's ``Headers``: joined with ", ").
     - ``body``: bytes (decoded as UTF-8) or text, possibly truncated (then give ``body_bytes``,
-      the size of the whole body); None when there is no body to look at (HEAD, binary): then
-      neither the body patterns nor the markers are checked.
+      the size of the whole body: a marker not found in a truncated body is not judged missing);
+      None when there is no body to look at (HEAD, binary): then neither the body patterns nor
+      the markers are checked.
     - ``markers`` / ``min_bytes``: this call's expectations, replacing ``rules.markers`` /
       ``rules.min_bytes``.
     - ``now``: epoch seconds for an HTTP-date Retry-After (default: the current time).
@@ -498,13 +499,18 @@ def classify_response(
     if body is None:
         text: Optional[str] = None
         size = body_bytes
+        given = 0
     elif isinstance(body, (bytes, bytearray, memoryview)):
         raw = bytes(body)
         text = raw.decode("utf-8", "replace")
-        size = len(raw) if body_bytes is None else body_bytes
+        given = len(raw)
+        size = given if body_bytes is None else body_bytes
     else:
         text = body
-        size = len(body.encode("utf-8", "surrogatepass")) if body_bytes is None else body_bytes
+        given = len(body.encode("utf-8", "surrogatepass"))
+        size = given if body_bytes is None else body_bytes
+    # a marker not found in a truncated body may sit in the part not given: not judged missing
+    truncated = body_bytes is not None and given < body_bytes
 
     by_proxy = _proxy_made_error(status, hdrs, rules.proxy_error_headers)
     if by_proxy is not None:
@@ -532,7 +538,7 @@ def classify_response(
                 if size < least:
                     return Classification(placeholder, None, f"body of {size} B is below minBytes {least} B")
             wanted = rules.markers if markers is None else markers
-            if wanted and text is not None:
+            if wanted and text is not None and not truncated:
                 missing = _find_missing_marker(text, wanted, lower)
                 if missing is not None:
                     marker = json.dumps(missing, ensure_ascii=False)

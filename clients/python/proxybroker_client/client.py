@@ -21,6 +21,7 @@ from .gen.proxybroker.v1 import admin_pb2_grpc, broker_pb2 as pb, broker_pb2_grp
 from .heartbeat import Heartbeats
 from .lease import Lease
 from .lease_state import MIN_DEADLINE_MARGIN, LeaseState, deadline_margin
+from .policy_rules import BrokerPolicies
 from .stream import LeaseStream
 
 log = logging.getLogger("proxybroker_client")
@@ -182,6 +183,9 @@ class BrokerClient:
             on_break=self._stream_broke if yield_leases else None,
         )
         self._heartbeats = Heartbeats(self._send_renew, clock)
+        #: The pool's domain policies as the broker has them (their response expectations
+        #: classify answers: :meth:`BrokerPolicies.rules_for`), fetched in the background.
+        self.policies = BrokerPolicies(self.stub, pool, timeout=request_timeout)
 
     # -- public API ------------------------------------------------------------------------
 

@@ -17,7 +17,10 @@ replacing the classifier's captcha body patterns), ``PROXYBROKER_ENABLED`` (True
 
 Each answer is classified by :func:`proxybroker_client.classify.classify_response` (the SDK's
 rules) with its URL, the URL first requested (before redirects), its headers and its body (when
-textual); the outcome's reason goes with the release as its detail.
+textual); the outcome's reason goes with the release as its detail. The response expectations of
+the site's domain policy (block markers, required markers, minimum size, slow-down patterns) are
+laid over the middleware's rules, as the broker has them (fetched in the background, checked for
+a change every 30 s).
 
 Per request (``request.meta``): ``proxybroker_session`` (sticky session key),
 ``proxybroker_skip`` (True: no proxy from the broker); set by the middleware:
@@ -41,6 +44,7 @@ import logging
 import re
 import time
 from typing import Optional
+from urllib.parse import urlsplit
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -168,14 +172,16 @@ class ProxyBrokerMiddleware:
     def classify(self, request, response) -> Classification:
         """The outcome ``response`` is released with (override to adjust it)."""
         content_type = (response.headers.get(b"Content-Type") or b"text/html").decode("latin-1")
+        request_url = (request.meta.get("redirect_urls") or [request.url])[0]
         return classify_response(
             response.status,
             url=response.url,
-            request_url=(request.meta.get("redirect_urls") or [request.url])[0],
+            request_url=request_url,
             headers=response.headers,
             body=response.body if _TEXTUAL.match(content_type) else None,
             body_bytes=len(response.body),
-            rules=self.rules,
+            # the response expectations of the site's domain policy, when the broker has any
+            rules=self.client.policies.rules_for(urlsplit(request_url).hostname or "", self.rules),
         )
 
     def process_exception(self, request, exception, spider):

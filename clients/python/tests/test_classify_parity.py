@@ -1,6 +1,7 @@
 """The shared table of classifier cases (test/fixtures/classify-cases.json at the repository
 root), run against the Python classifier. The TypeScript SDK runs the same table in
-test/sdk/classify/classify-parity.test.ts, so the two classify alike with their default rules."""
+test/sdk/classify/classify-parity.test.ts, so the two classify alike with their default rules, and
+with a domain policy's response expectations laid over them (a case's "policy")."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PKG_ROOT = os.path.dirname(HERE)
 sys.path.insert(0, PKG_ROOT)
 
-from proxybroker_client.classify import classify_response  # noqa: E402
+from proxybroker_client.classify import DEFAULT_RULES, classify_response  # noqa: E402
+from proxybroker_client.gen.proxybroker.v1 import broker_pb2 as pb  # noqa: E402
+from proxybroker_client.policy_rules import expectation_rules  # noqa: E402
 
 CASES_FILE = os.path.join(HERE, "..", "..", "..", "test", "fixtures", "classify-cases.json")
 KINDS = {"SUCCESS", "RATE_LIMITED", "BLOCKED", "PROXY_ERROR", "TARGET_ERROR"}
@@ -41,14 +44,28 @@ def run_case(case: dict, as_bytes: bool):
     if body is not None and as_bytes:
         body = body.encode("utf-8")
     now = case.get("now")
+    policy = case.get("policy")
+    rules = DEFAULT_RULES
+    if policy is not None:
+        rules = expectation_rules(
+            DEFAULT_RULES,
+            pb.ResponseExpectations(
+                block_markers=policy.get("blockMarkers", []),
+                required_markers=policy.get("requiredMarkers", []),
+                min_bytes=policy.get("minBytes", 0),
+                slow_down_patterns=policy.get("slowDownPatterns", []),
+            ),
+        )
     return classify_response(
         r["status"],
         url=r["url"],
         request_url=r.get("requestUrl"),
         headers=r.get("headers", {}),
         body=body,
+        body_bytes=r.get("bodyBytes"),
         markers=e.get("markers"),
         min_bytes=e.get("minBytes"),
+        rules=rules,
         now=None if now is None else now / 1000,
     )
 
