@@ -30,6 +30,6 @@ export type { BreakerState } from "./client/breaker.js";
 export type { FetchOptions, FetchResult } from "./client/fetch.js";
 export type { FallbackPoolView } from "./fallback/pool-view.js";
 export type { PoolSnapshot } from "./fallback/snapshot.js";
-export { Classifier, classify, classifyError, parseMarker } from "./classify/index.js";
+export { Classifier, classify, classifyError, isTextual, parseMarker } from "./classify/index.js";
 export type { Classification, ClassifierOptions, Expectations, ResponseFacts } from "./classify/index.js";
 export type { OutcomeKindName } from "./model/model.js";

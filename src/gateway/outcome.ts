@@ -1,3 +1,4 @@
+import { isTextual } from "@proxybroker/sdk";
 import type { Lease, LeaseOutcome, ProxyBrokerClient } from "@proxybroker/sdk";
 
 /** Response headers naming the lease an answer went through. */
@@ -21,8 +22,6 @@ export interface AnswerFacts {
   readonly bytes: number;
 }
 
-const TEXTUAL = /^(text\/|application\/(json|xml|xhtml|javascript)|[^;]*\+(json|xml))/i;
-
 /** The outcome the SDK's classifier reads from an answer (status, Retry-After, block pages, size). */
 export function outcomeOfAnswer(client: ProxyBrokerClient, a: AnswerFacts): LeaseOutcome {
   const c = client.classify({
@@ -30,7 +29,7 @@ export function outcomeOfAnswer(client: ProxyBrokerClient, a: AnswerFacts): Leas
     url: a.url,
     requestUrl: a.url,
     headers: a.headers,
-    ...(TEXTUAL.test(a.headers["content-type"] ?? "text/html") ? { body: a.sample.toString("utf8") } : {}),
+    ...(isTextual(a.headers["content-type"]) ? { body: a.sample.toString("utf8") } : {}),
     bodyBytes: a.bytes,
   });
   return { kind: c.kind, httpStatus: a.status, retryAfterMs: c.retryAfterMs, bytes: a.bytes, detail: c.reason };

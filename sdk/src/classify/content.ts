@@ -14,6 +14,16 @@ export interface ContentVerdict {
   readonly reason: string;
 }
 
+const TEXTUAL = /^(text\/|application\/(json|xml|xhtml|javascript)|[^;]*\+(json|xml))/i;
+
+/**
+ * Whether a body of this content type is text the classifier reads (HTML, JSON, XML, scripts);
+ * others are classified by status and size only. No content type counts as HTML.
+ */
+export function isTextual(contentType: string | undefined): boolean {
+  return TEXTUAL.test(contentType ?? "text/html");
+}
+
 /** The body's size in bytes: `bodyBytes`, else the UTF-8 length of `body`, else undefined. */
 export function bodySize(facts: ResponseFacts): number | undefined {
   if (facts.bodyBytes !== undefined) return facts.bodyBytes;

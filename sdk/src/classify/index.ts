@@ -20,6 +20,7 @@ export { Classifier } from "./classifier.js";
 export type { ClassifierOptions } from "./classifier.js";
 export { DEFAULT_RULES, RuleBook, mergeRules } from "./rules.js";
 export { rulesOfExpectations } from "./policy-rules.js";
+export { isTextual } from "./content.js";
 export { parseHttpDate, parseRetryAfter } from "./retry-after.js";
 export { RunningMedian } from "./size-median.js";
 export { parseMarker } from "./markers.js";

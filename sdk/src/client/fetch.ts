@@ -1,6 +1,7 @@
 import { ProxyAgent, Response as UndiciResponse, fetch as undiciFetch } from "undici";
 import type { RequestInit, Response } from "undici";
 import type { Classification, Classifier, Expectations } from "../classify/index.js";
+import { isTextual } from "../classify/index.js";
 import type { AcquireOptions } from "./acquire-options.js";
 import type { Lease, LeasedProxy, LeaseSource } from "./lease.js";
 
@@ -31,8 +32,6 @@ interface FetchDeps {
   readonly clock: () => number;
 }
 
-const TEXTUAL = /^(text\/|application\/(json|xml|xhtml|javascript)|[^;]*\+(json|xml))/i;
-
 /**
  * Lease a proxy for `url`, send the request through it (a fresh undici ProxyAgent per lease: no
  * keep-alive across leases, which HTTP proxies such as tinyproxy reset), classify the response,
@@ -58,7 +57,7 @@ export async function leasedFetch(deps: FetchDeps, url: string, options: FetchOp
         url: res.url || url,
         requestUrl: url,
         headers,
-        ...(TEXTUAL.test(headers["content-type"] ?? "text/html") ? { body: body.toString("utf8") } : {}),
+        ...(isTextual(headers["content-type"]) ? { body: body.toString("utf8") } : {}),
         bodyBytes: body.length,
       },
       options.expectations,
