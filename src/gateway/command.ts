@@ -11,6 +11,12 @@ import type { GatewayInput, GatewaySettings } from "./settings.js";
 import { TargetPolicy } from "./targets.js";
 
 /**
+ * SIGTERM/SIGINT: how long the requests in flight get to finish (and CONNECT tunnels to fall
+ * quiet) before every connection is closed; a second signal closes them at once.
+ */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/**
  * `proxybroker gateway`: the lease-aware HTTP(S) forward proxy in front of the SDK. Every setting
  * is an environment variable and a flag (the flag wins).
  */
@@ -50,7 +56,11 @@ export function addGatewayCommand(p: Command): void {
     });
 }
 
-/** Run until SIGTERM/SIGINT: then stop listening, close the connections, release the leases. */
+/**
+ * Run until SIGTERM/SIGINT: then stop listening, let the requests in flight finish (at most
+ * `SHUTDOWN_GRACE_MS`; a second signal cuts them), close the connections, release every lease
+ * and leave the pools (the SDK clients' `close`).
+ */
 export async function runGateway(s: GatewaySettings): Promise<void> {
   const logger = createLogger();
   const tokens = s.tokensFile === undefined ? undefined : await loadTokensFile(s.tokensFile);
@@ -101,15 +111,23 @@ export async function runGateway(s: GatewaySettings): Promise<void> {
     `gateway listening on ${gateway.address} (brokers ${s.brokerAddresses.join(", ")}, pool ${s.pool}, ${intercept === undefined ? "HTTPS tunnels: a lease per tunnel" : "HTTPS intercepted: a lease per request"}, ${tokens === undefined ? "no client credentials: loopback only" : `${tokens.size} client token(s)`})`,
   );
   await new Promise<void>((resolve) => {
+    let stopping = false;
     const stop = (signal: string): void => {
-      logger.info(`${signal}: closing the gateway`);
+      if (stopping) {
+        logger.info(`${signal} again: closing every connection now`);
+        void gateway.stop(0);
+        return;
+      }
+      stopping = true;
+      logger.info(`${signal}: closing the gateway (requests in flight get up to ${SHUTDOWN_GRACE_MS / 1_000} s to finish)`);
       metrics?.close();
       void gateway
-        .stop()
+        .stop(SHUTDOWN_GRACE_MS)
         .then(() => Promise.all([...clients.values()].map((c) => c.close())))
+        .then(() => logger.info("gateway stopped: its leases released"))
         .finally(resolve);
     };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
+    process.on("SIGTERM", () => stop("SIGTERM"));
+    process.on("SIGINT", () => stop("SIGINT"));
   });
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { finished } from "node:stream/promises";
 import { RequestError, Server } from "proxy-chain";
 import type { PrepareRequestFunctionOpts, PrepareRequestFunctionResult } from "proxy-chain";
 import type { Lease, LeaseOutcome, ProxyBrokerClient } from "@proxybroker/sdk";
@@ -24,6 +25,10 @@ import type { TunnelLimits } from "./tunnels.js";
 export { LEASE_HEADERS } from "./outcome.js";
 
 const REALM = "proxybroker";
+/** While the gateway stops: a CONNECT tunnel this long without a byte either way is closed. */
+const TUNNEL_QUIET_MS = 500;
+/** While the gateway stops, after the last request: how long connections get to end before they are cut. */
+const END_CONNECTIONS_MS = 500;
 
 export interface GatewayOptions {
   readonly host: string;
@@ -75,6 +80,11 @@ export class Gateway {
   /** Requests by kind and outcome, open tunnels, the time added (see metrics.ts). */
   readonly metrics: GatewayMetrics;
   private readonly interceptor: Interceptor | undefined;
+  /** Plain-HTTP and intercepted requests being served, until their answer went out. */
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Set by the first `stop`; later calls may only bring the end of the drain closer. */
+  private stopping: Promise<void> | undefined;
+  private drainUntil = 0;
 
   constructor(private readonly opts: GatewayOptions) {
     this.server = new Server({
@@ -83,23 +93,26 @@ export class Gateway {
       authRealm: REALM,
       prepareRequestFunction: (o) => this.prepare(o),
     });
-    this.tunnels = new Tunnels(this.server, opts.tunnels, (outcome) => this.metrics.done("tunnel", outcome.kind));
+    this.tunnels = new Tunnels(this.server, opts.tunnels, opts.upstreamTimeoutMs, (outcome) => this.metrics.done("tunnel", outcome.kind));
     this.metrics = new GatewayMetrics(() => this.tunnels.size);
     const intercept = opts.intercept;
     this.interceptor =
       intercept === undefined
         ? undefined
         : new Interceptor(intercept.certs, (req, res, target) =>
-            serveIntercepted(
-              {
-                lease: (params, url, host, port) => this.lease(params, url, host, port, "intercepted"),
-                upstreamCa: intercept.upstreamCa,
-                upstreamTimeoutMs: opts.upstreamTimeoutMs,
-                done: (outcome) => this.metrics.done("intercepted", outcome),
-              },
-              req,
+            this.track(
               res,
-              target,
+              serveIntercepted(
+                {
+                  lease: (params, url, host, port) => this.lease(params, url, host, port, "intercepted"),
+                  upstreamCa: intercept.upstreamCa,
+                  upstreamTimeoutMs: opts.upstreamTimeoutMs,
+                  done: (outcome) => this.metrics.done("intercepted", outcome),
+                },
+                req,
+                res,
+                target,
+              ),
             ),
           );
     const http = this.server.server;
@@ -108,7 +121,7 @@ export class Gateway {
     http.headersTimeout = Math.min(opts.requestTimeoutMs, 60_000);
     // plain HTTP goes through our listener, which watches the answer and releases the lease
     http.removeAllListeners("request");
-    http.on("request", (req: IncomingMessage, res: ServerResponse) => void this.forward(req, res));
+    http.on("request", (req: IncomingMessage, res: ServerResponse) => void this.track(res, this.forward(req, res)));
     const fail = this.server.failRequest.bind(this.server);
     this.server.failRequest = (request: IncomingMessage, error: NodeJS.ErrnoException): void => {
       this.failedAtProxy.set(request, error.message);
@@ -129,11 +142,49 @@ export class Gateway {
     await this.server.listen();
   }
 
-  /** Stop listening and close every connection (tunnel leases are released as they close). */
-  async stop(): Promise<void> {
+  /**
+   * Stop. No new connections from now on; with `graceMs`, the requests in flight (plain HTTP and
+   * intercepted, also new ones on connections already open) are served to their end and released,
+   * and CONNECT tunnels are closed once quiet, for at most `graceMs`; then every connection still
+   * open is closed (tunnel leases are released as they close). A later call may only shorten the
+   * drain (a second signal: `stop(0)` closes everything now); every call resolves when stopped.
+   */
+  stop(graceMs = 0): Promise<void> {
+    const until = Date.now() + Math.max(0, graceMs);
+    this.drainUntil = this.stopping === undefined ? until : Math.min(this.drainUntil, until);
+    this.stopping ??= this.shutDown();
+    return this.stopping;
+  }
+
+  private async shutDown(): Promise<void> {
+    // stops listening now (and closes idle keep-alive connections); resolves once every connection closed
+    const closed = this.server.close(false).catch(() => undefined);
+    const draining = this.drainUntil > Date.now();
+    if (draining) this.tunnels.closeWhenQuiet(TUNNEL_QUIET_MS);
+    while ((this.inFlight.size > 0 || this.tunnels.size > 0) && Date.now() < this.drainUntil) await sleep(25);
+    if (draining) {
+      // the answers went out: let the connections end (their last bytes flushed) before they are cut
+      const open = [...this.server.connections.values()];
+      for (const socket of open) socket.end();
+      const until = Math.min(this.drainUntil, Date.now() + END_CONNECTIONS_MS);
+      while (open.some((socket) => !socket.destroyed) && Date.now() < until) await sleep(25);
+    }
     this.interceptor?.close();
-    await this.server.close(true);
+    this.server.closeConnections();
+    await closed;
     await this.tunnels.drain();
+  }
+
+  /** Count a request as in flight until it was served and its answer went out. */
+  private async track(res: ServerResponse, serving: Promise<void>): Promise<void> {
+    // the answer has usually gone out when serving ends: no listener on `res` then (it has many)
+    const p = serving.then(() => (res.writableFinished || res.destroyed ? undefined : finished(res).catch(() => undefined)));
+    this.inFlight.add(p);
+    try {
+      await p;
+    } finally {
+      this.inFlight.delete(p);
+    }
   }
 
   private async prepare(o: PrepareRequestFunctionOpts): Promise<PrepareRequestFunctionResult> {
@@ -281,6 +332,10 @@ export class Gateway {
       bytes: seen.body.bytes,
     });
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function requestError(r: Refusal): RequestError {

@@ -22,20 +22,30 @@ interface Tunnel {
 /** How often a tunnel's traffic is looked at for the idle limit. */
 const CHECK_EVERY_MS = 250;
 
+/** The answer to a CONNECT the upstream proxy did not answer in time (the connection closes). */
+function timeoutAnswer(message: string): string {
+  return `HTTP/1.1 504 Gateway Timeout\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(message)}\r\nconnection: close\r\n\r\n${message}`;
+}
+
 /**
  * The CONNECT tunnels of the gateway and their leases: one lease per tunnel, for the tunnel's
  * host, renewed by the SDK's heartbeats while the tunnel is open; the tunnel is closed when idle,
  * too old, or when its lease is lost (the proxy may be another worker's then), and the lease is
  * released when the tunnel closes — SUCCESS when the upstream proxy opened it, PROXY_ERROR when
- * it refused or could not reach the site.
+ * it refused, could not reach the site, or did not answer the CONNECT within `connectTimeoutMs`
+ * (the client gets a 504 then).
  */
 export class Tunnels {
   private readonly open_ = new Map<number, Tunnel>();
   private readonly releasing = new Set<Promise<void>>();
+  /** Set while the gateway stops: a tunnel is closed once this long without a byte either way. */
+  private quietMs: number | undefined;
 
   constructor(
     private readonly server: Server,
     private readonly limits: TunnelLimits,
+    /** How long the upstream proxy has to answer the CONNECT (the gateway's upstream timeout), ms. */
+    private readonly connectTimeoutMs: number,
     /** A tunnel closed with this outcome (metrics). */
     private readonly onClosed: (outcome: LeaseOutcome) => void = () => undefined,
   ) {
@@ -63,6 +73,12 @@ export class Tunnels {
     lease.signal.addEventListener("abort", () => this.server.closeConnection(id), { once: true });
   }
 
+  /** The gateway stops: from now on a tunnel is closed once `quietMs` without a byte either way. */
+  closeWhenQuiet(quietMs: number): void {
+    this.quietMs = quietMs;
+    for (const id of this.open_.keys()) this.check(id);
+  }
+
   /** Wait for the releases of closed tunnels. */
   async drain(): Promise<void> {
     await Promise.all([...this.releasing]);
@@ -72,13 +88,25 @@ export class Tunnels {
     const t = this.open_.get(id);
     if (t === undefined) return;
     const now = Date.now();
+    if (!t.established && t.failure === undefined && now - t.opened >= this.connectTimeoutMs) {
+      // the upstream proxy took the connection and never answered the CONNECT
+      t.failure = `the upstream proxy did not answer the CONNECT within ${this.connectTimeoutMs} ms`;
+      const socket = this.server.connections.get(id);
+      if (socket === undefined || socket.destroyed) {
+        this.server.closeConnection(id);
+        return;
+      }
+      socket.end(timeoutAnswer(t.failure), () => socket.destroy());
+      return;
+    }
     const stats = this.server.getConnectionStats(id);
     const bytes = stats === undefined ? 0 : (stats.srcRxBytes ?? 0) + (stats.srcTxBytes ?? 0);
     if (bytes !== t.lastBytes) {
       t.lastBytes = bytes;
       t.lastActive = now;
     }
-    if (now - t.lastActive >= this.limits.idleMs || now - t.opened >= this.limits.maxLifeMs) this.server.closeConnection(id);
+    const idleMs = Math.min(this.limits.idleMs, this.quietMs ?? Number.POSITIVE_INFINITY);
+    if (now - t.lastActive >= idleMs || now - t.opened >= this.limits.maxLifeMs) this.server.closeConnection(id);
   }
 
   private close(id: number): void {
