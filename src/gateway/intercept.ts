@@ -107,8 +107,19 @@ export function answerHeaders(headers: Record<string, string | string[] | undefi
   return out;
 }
 
-/** Send `req` to `url` through `agent`; resolves with the site's answer (its body still to read). */
-export function sendUpstream(
+/** No answer (its status and headers) came from the site through the proxy within the upstream timeout. */
+export class UpstreamTimeoutError extends Error {
+  override readonly name = "UpstreamTimeoutError";
+}
+
+/**
+ * Send `req` to `url` through `agent`; resolves with the site's answer (its body still to read).
+ * `signal` (the lease's) aborts it at any time; until the answer's head has come, so does
+ * `timeoutMs` (the proxy's CONNECT included, which undici's own timeouts do not cover), with an
+ * `UpstreamTimeoutError`; after it, a body silent for `timeoutMs` fails. The caller destroys
+ * `agent` when done with it.
+ */
+export async function sendUpstream(
   url: string,
   req: IncomingMessage,
   agent: Dispatcher,
@@ -116,13 +127,37 @@ export function sendUpstream(
   timeoutMs: number,
 ): Promise<Dispatcher.ResponseData> {
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  return request(url, {
+  const ac = new AbortController();
+  const onLost = (): void => ac.abort(signal.reason);
+  if (signal.aborted) onLost();
+  else signal.addEventListener("abort", onLost, { once: true });
+  const timer = setTimeout(() => ac.abort(new UpstreamTimeoutError(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  // undici reads an abort only once the proxy's CONNECT answered: a proxy that never answers is
+  // raced here (the caller destroys the agent, which ends the request left behind)
+  const aborted = new Promise<never>((_, reject) => {
+    if (ac.signal.aborted) reject(ac.signal.reason);
+    else ac.signal.addEventListener("abort", () => reject(ac.signal.reason), { once: true });
+  });
+  aborted.catch(() => undefined);
+  const sent = request(url, {
     method: (req.method ?? "GET") as Dispatcher.HttpMethod,
     headers: forwardHeaders(req.headers),
     ...(hasBody ? { body: req } : {}),
     dispatcher: agent,
-    signal,
+    signal: ac.signal,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
   });
+  sent.catch(() => undefined);
+  try {
+    const up = await Promise.race([sent, aborted]);
+    // the body goes on under the lease's signal alone (ac follows it)
+    up.body.once("close", () => signal.removeEventListener("abort", onLost));
+    return up;
+  } catch (err) {
+    signal.removeEventListener("abort", onLost);
+    throw ac.signal.reason instanceof UpstreamTimeoutError ? ac.signal.reason : err;
+  } finally {
+    clearTimeout(timer);
+  }
 }

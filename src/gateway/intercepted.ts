@@ -1,10 +1,9 @@
-import { once } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { classifyError } from "@proxybroker/sdk";
 import type { LeaseOutcome } from "@proxybroker/sdk";
 import { hostFromDomain } from "@proxybroker/sdk/model";
 import { answer, RefusalError, refusalOf } from "./answers.js";
-import { answerHeaders, sendUpstream, upstreamAgent } from "./intercept.js";
+import { answerHeaders, sendUpstream, UpstreamTimeoutError, upstreamAgent } from "./intercept.js";
 import type { TunnelTarget } from "./intercept.js";
 import { BodySample } from "./body-sample.js";
 import { LEASE_HEADERS, outcomeOfAnswer } from "./outcome.js";
@@ -79,7 +78,8 @@ export async function serveIntercepted(
       for await (const chunk of up.body) {
         const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
         body.add(buf);
-        if (!res.write(buf)) await once(res, "drain");
+        if (!res.write(buf)) await drainedOrGone(res);
+        if (res.destroyed) throw new ClientGoneError();
       }
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(up.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : v;
@@ -90,6 +90,16 @@ export async function serveIntercepted(
       res.end();
       return;
     } catch (err) {
+      if (err instanceof ClientGoneError || err instanceof UpstreamTimeoutError) {
+        // the client went away (nobody reads the rest), or the site did not answer in time
+        const outcome: LeaseOutcome =
+          err instanceof ClientGoneError ? { kind: "ABANDONED", detail: err.message } : { kind: "PROXY_ERROR", detail: err.message };
+        deps.done(outcome.kind);
+        await lease.release(outcome).catch(() => undefined);
+        if (err instanceof UpstreamTimeoutError) answer(res, { status: 504, message: err.message, headers: {} });
+        else res.destroy();
+        return;
+      }
       const c = lease.signal.aborted ? undefined : classifyError(err, { targetHost: target.host });
       const outcome: LeaseOutcome = c === undefined ? { kind: "ABANDONED" } : { kind: c.kind, detail: c.reason };
       deps.done(outcome.kind);
@@ -105,9 +115,32 @@ export async function serveIntercepted(
       });
       return;
     } finally {
-      void agent.close().catch(() => undefined);
+      // destroy, not close: a request still waiting on a proxy that never answered ends with it
+      void agent.destroy().catch(() => undefined);
     }
   }
+}
+
+/** The gateway's client closed its connection while its answer was being sent. */
+class ClientGoneError extends Error {
+  override readonly name = "ClientGoneError";
+  constructor() {
+    super("the client went away before the whole answer was sent");
+  }
+}
+
+/** Resolves when `res` can take more, or when it is gone (a destroyed response never drains). */
+function drainedOrGone(res: ServerResponse): Promise<void> {
+  if (res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
 }
 
 /** A request's Host header names the tunnel's host (domain-key rules: case, port, IDN); none counts as the same. */

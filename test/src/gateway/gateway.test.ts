@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { createServer, request } from "node:http";
-import { connect } from "node:net";
+import { connect, createServer as createNetServer } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { IncomingHttpHeaders, Server } from "node:http";
 import { createServer as createTlsServer } from "node:https";
 import { join } from "node:path";
@@ -155,6 +156,21 @@ describe("gateway", () => {
     base = `http://127.0.0.1:${typeof addr === "object" && addr !== null ? addr.port : 0}`;
     certs = await makeCerts();
     tls = createTlsServer({ key: await certs.read(certs.serverKeyFile), cert: await certs.read(certs.serverCertFile) }, (req, res) => {
+      if (req.url === "/stream") {
+        // a 4 s answer, a chunk every 100 ms (stopped when the reader goes)
+        res.writeHead(200, { "content-type": "text/plain" });
+        let n = 0;
+        const t = setInterval(() => {
+          if (++n < 40) {
+            res.write(`chunk ${n}\n`);
+            return;
+          }
+          clearInterval(t);
+          res.end();
+        }, 100);
+        res.on("close", () => clearInterval(t));
+        return;
+      }
       if (req.url === "/captcha") res.writeHead(200, { "content-type": "text/html" }).end("Please solve this CAPTCHA");
       else res.writeHead(200, { "content-type": "text/html" }).end("secure page");
     });
@@ -316,6 +332,57 @@ describe("gateway", () => {
     const free = await other.acquire(site);
     await expect(other.acquire(site)).rejects.toThrow(/no/i);
     await free.release({ kind: "ABANDONED" });
+  });
+
+  it("releases an intercepted request's lease as soon as its client goes away, not when the site ends", async () => {
+    await b.admin.addProxies({ pool: "cancel", proxies: proxies.map((p) => ({ url: p.url })) });
+    const gw = await startGateway({ intercept: await interception(true) });
+    const site = `https://localhost:${new URL(tlsBase).port}`;
+    // curl gives up after 300 ms of a 4 s answer
+    const curl = ["-s", "--cacert", certs.caFile, "-x", `http://pool-cancel:x@${gw.address}`, "--max-time", "0.3", `${site}/stream`];
+    await run("curl", curl).catch(() => undefined);
+    const checker = new ProxyBrokerClient({ address: b.address, pool: "cancel", workerId: "cancel-checker" });
+    clients.push(checker);
+    const bothFree = async (): Promise<boolean> => {
+      const held: Lease[] = [];
+      try {
+        for (let i = 0; i < 2; i++) held.push(await checker.acquire(site, { maxWaitMs: 0 }));
+        return true;
+      } catch {
+        return false;
+      } finally {
+        for (const l of held) await l.release({ kind: "ABANDONED" });
+      }
+    };
+    await expect.poll(bothFree, { timeout: 2_000, interval: 100 }).toBe(true);
+    expect(await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total")).toContain(
+      'kind="intercepted",outcome="ABANDONED"} 1',
+    );
+  });
+
+  it("answers 504 to an intercepted request whose proxy never answers, and releases it as a PROXY_ERROR", async () => {
+    const sockets = new Set<Socket>();
+    const hanging = createNetServer((s) => {
+      sockets.add(s);
+      s.on("error", () => undefined);
+    });
+    await new Promise<void>((r) => hanging.listen(0, "127.0.0.1", r));
+    const port = (hanging.address() as AddressInfo).port;
+    try {
+      await b.admin.addProxies({ pool: "hang", proxies: [{ url: `http://127.0.0.1:${port}` }] });
+      const gw = await startGateway({ intercept: await interception(true), upstreamTimeoutMs: 500 });
+      const started = Date.now();
+      const curl = ["-s", "--cacert", certs.caFile, "-x", `http://pool-hang:x@${gw.address}`, "-o", "/dev/null", "-w", "%{http_code}"];
+      const { stdout } = await run("curl", [...curl, "--max-time", "10", `https://localhost:${new URL(tlsBase).port}/x`]);
+      expect(stdout).toBe("504");
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total")).toContain(
+        'kind="intercepted",outcome="PROXY_ERROR"} 1',
+      );
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => hanging.close(() => r()));
+    }
   });
 
   it("verifies the site's certificate when it intercepts: one signed by an unknown CA is a 502", async () => {
