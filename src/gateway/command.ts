@@ -49,6 +49,15 @@ export function addGatewayCommand(p: Command): void {
       "time for a client to send a request (GATEWAY_REQUEST_TIMEOUT_MS; default 300000)",
       def("requestTimeoutMs"),
     )
+    .option(
+      "--upstream-timeout-ms <ms>",
+      "time for a site's answer (and an upstream CONNECT) to start (GATEWAY_UPSTREAM_TIMEOUT_MS; default 60000)",
+      def("upstreamTimeoutMs"),
+    )
+    .option("--ca-cert-file <file>", "CA certificate (PEM): intercept HTTPS, a lease per request (GATEWAY_CA_CERT_FILE)", def("caCertFile"))
+    .option("--ca-key-file <file>", "the CA's key (PEM), with --ca-cert-file (GATEWAY_CA_KEY_FILE)", def("caKeyFile"))
+    .option("--upstream-ca-file <file>", "CAs to trust for the sites when intercepting (GATEWAY_UPSTREAM_CA_FILE)", def("upstreamCaFile"))
+    .option("--metrics-address <host:port>", "serve /metrics there (GATEWAY_METRICS_ADDRESS; default none)", def("metricsAddress"))
     .action(async (o: GatewayInput) => {
       // the broker token only from the environment: a flag would show in `ps`
       const settings = gatewaySettings({ ...o, token: env[GATEWAY_ENV.token] }, `gateway-${defaultWorkerId(env)}`);
