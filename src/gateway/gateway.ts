@@ -1,4 +1,6 @@
+import { Agent as HttpAgent } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { Agent as HttpsAgent } from "node:https";
 import { finished } from "node:stream/promises";
 import { RequestError, Server } from "proxy-chain";
 import type { PrepareRequestFunctionOpts, PrepareRequestFunctionResult } from "proxy-chain";
@@ -25,6 +27,14 @@ import type { TunnelLimits } from "./tunnels.js";
 export { LEASE_HEADERS } from "./outcome.js";
 
 const REALM = "proxybroker";
+/**
+ * Plain-HTTP requests go to their upstream proxy on a connection of their own, never kept for
+ * another: HTTP proxies such as tinyproxy close each connection after its answer, and a socket
+ * reused just as it closes fails the next request with a reset (a PROXY_ERROR against a healthy
+ * proxy). Each lease may name another proxy anyway.
+ */
+const UPSTREAM_HTTP = new HttpAgent({ keepAlive: false });
+const UPSTREAM_HTTPS = new HttpsAgent({ keepAlive: false });
 /** While the gateway stops: a CONNECT tunnel this long without a byte either way is closed. */
 const TUNNEL_QUIET_MS = 500;
 /** While the gateway stops, after the last request: how long connections get to end before they are cut. */
@@ -230,7 +240,7 @@ export class Gateway {
     } else {
       this.tunnels.open(connectionId, lease);
     }
-    return { upstreamProxyUrl: lease.proxy.url, customTag: connectionId };
+    return { upstreamProxyUrl: lease.proxy.url, customTag: connectionId, httpAgent: UPSTREAM_HTTP, httpsAgent: UPSTREAM_HTTPS };
   }
 
   /** A lease for `target` (a URL or a host) with the request's parameters; throws `RefusalError` or the SDK's error. */
