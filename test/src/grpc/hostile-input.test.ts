@@ -389,21 +389,38 @@ describe("hostile input (broker process on Redis)", () => {
       Number(/proxybroker_waiting_acquires (\d+)/.exec(await (await fetch(metricsUrl)).text())?.[1] ?? 0);
     await expect.poll(waiting, { timeout: 14_000, interval: 250 }).toBe(50_000);
     const peak = rss.at(-1) ?? 0;
+    // the waiting acquires, sampled until every answer is in: never more than MAX_WAITING
+    let mostWaiting = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        mostWaiting = Math.max(mostWaiting, await waiting());
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
     // every acquire is answered: the refusals at once, the rest at their max_wait (100,000 answers
     // take a while to arrive on a busy machine, so this waits for them all and then counts)
     await Promise.all(streams.map((s) => s.until(MAX_IN_FLIGHT, 100_000)));
+    sampling = false;
+    await sampler;
     const answers = streams.flatMap((s) => s.answers);
     expect(answers.length).toBe(100 * MAX_IN_FLIGHT);
     const others = answers.filter((a) => !(a.kind.case === "denied" && a.kind.value.reason === DenyReason.NO_PROXY_AVAILABLE));
     expect(others.slice(0, 3).map((a) => `${String(a.kind.case)} ${a.kind.case === "denied" ? a.kind.value.message : ""}`)).toEqual([]);
     const refused = answers.filter((a) => a.kind.case === "denied" && /MAX_WAITING\)/.test(a.kind.value.message));
-    expect(refused.length).toBe(50_000);
+    const waited = answers.filter((a) => a.kind.case === "denied" && a.kind.value.message === "no eligible proxy");
+    // 50,000 waited and 50,000 were refused when all 100,000 came within one max_wait; on a machine
+    // too slow for that, the first waiters' max_wait ends before the last acquires come, and those
+    // take their places: more wait, fewer are refused, never more than MAX_WAITING at once
+    expect(refused.length + waited.length).toBe(100_000);
+    expect(waited.length).toBeGreaterThanOrEqual(50_000);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(mostWaiting).toBe(50_000);
     expect(refused.every((a) => a.kind.case === "denied" && a.kind.value.retryAfter !== undefined)).toBe(true);
-    expect(answers.filter((a) => a.kind.case === "denied" && a.kind.value.message === "no eligible proxy").length).toBe(50_000);
     expect(await waiting()).toBe(0);
     const maxRss = Math.max(...rss);
     console.log(
-      `waiting flood: 100,000 acquires, 50,000 waited; broker RSS ${rssBefore.toFixed(0)} MB before, ${peak.toFixed(0)} MB with all waiting, ${maxRss.toFixed(0)} MB at most`,
+      `waiting flood: 100,000 acquires, ${waited.length} waited (at most ${mostWaiting} at once), ${refused.length} refused; broker RSS ${rssBefore.toFixed(0)} MB before, ${peak.toFixed(0)} MB with all waiting, ${maxRss.toFixed(0)} MB at most`,
     );
     expect(maxRss).toBeLessThan(1_024);
     for (const s of [...streams, holder]) s.close();
