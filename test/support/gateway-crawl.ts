@@ -53,8 +53,15 @@ export interface GatewayAnswer {
   readonly body: string;
 }
 
-/** A plain-HTTP GET of `url` through the gateway at `gateway` (`host:port`): absolute form, no keep-alive. */
-export function getThrough(gateway: string, url: string, opts: { readonly auth?: string } = {}): Promise<GatewayAnswer> {
+/**
+ * A plain-HTTP GET of `url` through the gateway at `gateway` (`host:port`): absolute form, no
+ * keep-alive; `auth` the proxy credentials (`user:password`), `headers` more request headers.
+ */
+export function getThrough(
+  gateway: string,
+  url: string,
+  opts: { readonly auth?: string; readonly headers?: Readonly<Record<string, string>> } = {},
+): Promise<GatewayAnswer> {
   const [host, port] = gateway.split(":");
   return new Promise((resolve, reject) => {
     const req = request(
@@ -66,6 +73,7 @@ export function getThrough(gateway: string, url: string, opts: { readonly auth?:
         headers: {
           host: new URL(url).host,
           ...(opts.auth === undefined ? {} : { "proxy-authorization": `Basic ${Buffer.from(opts.auth).toString("base64")}` }),
+          ...opts.headers,
         },
       },
       (res) => {

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { createServer, request } from "node:http";
+import { createServer } from "node:http";
 import { connect, createServer as createNetServer } from "node:net";
 import type { AddressInfo, Socket } from "node:net";
 import type { IncomingHttpHeaders, Server } from "node:http";
@@ -18,42 +18,10 @@ import { makeCerts } from "../../support/certs.js";
 import type { TestCerts } from "../../support/certs.js";
 import { HostCerts } from "../../../src/gateway/host-certs.js";
 import { startForwardProxy } from "../../support/forward-proxy.js";
+import { getThrough } from "../../support/gateway-crawl.js";
 import type { ForwardProxy } from "../../support/forward-proxy.js";
 
 const run = promisify(execFile);
-
-interface Answer {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-}
-
-/** A plain-HTTP request through the gateway (absolute form, no keep-alive). */
-function viaGateway(gateway: string, url: string, opts: { headers?: Record<string, string>; auth?: string } = {}): Promise<Answer> {
-  const [host, port] = gateway.split(":");
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host,
-        port: Number(port),
-        path: url,
-        agent: false,
-        headers: {
-          host: new URL(url).host,
-          ...(opts.auth === undefined ? {} : { "proxy-authorization": `Basic ${Buffer.from(opts.auth).toString("base64")}` }),
-          ...opts.headers,
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
-      },
-    );
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 /**
  * The gateway against a broker (embedded store, real gRPC on loopback), real HTTP proxies on
@@ -198,7 +166,7 @@ describe("gateway", () => {
   it("forwards a plain-HTTP request through a leased proxy, says which, and releases the lease", async () => {
     const gw = await startGateway();
     const before = proxies.map((p) => p.requests());
-    const a = await viaGateway(gw.address, `${base}/page`);
+    const a = await getThrough(gw.address, `${base}/page`);
     expect(a.status).toBe(200);
     expect(a.body).toContain("9.99");
     expect(a.headers[LEASE_HEADERS.source]).toBe("broker");
@@ -227,7 +195,7 @@ describe("gateway", () => {
     await expect
       .poll(
         async () => {
-          expect((await viaGateway(gw.address, `${base}/page`, { auth: "pool-expects:x" })).status).toBe(200);
+          expect((await getThrough(gw.address, `${base}/page`, { auth: "pool-expects:x" })).status).toBe(200);
           return counted("BLOCKED");
         },
         { timeout: 5_000, interval: 100 },
@@ -235,21 +203,21 @@ describe("gateway", () => {
       .toBe("1");
     // the same page in the default pool, whose policies expect nothing: SUCCESS
     const before = Number((await counted("SUCCESS")) ?? 0);
-    expect((await viaGateway(gw.address, `${base}/page`)).status).toBe(200);
+    expect((await getThrough(gw.address, `${base}/page`)).status).toBe(200);
     expect(Number(await counted("SUCCESS"))).toBe(before + 1);
   });
 
   it("every request is a lease: concurrent requests for one site never exceed the proxies", async () => {
     const gw = await startGateway();
-    const answers = await Promise.all(Array.from({ length: 6 }, () => viaGateway(gw.address, `${base}/slow`)));
+    const answers = await Promise.all(Array.from({ length: 6 }, () => getThrough(gw.address, `${base}/slow`)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
     expect(maxInFlight).toBe(proxies.length);
   });
 
   it("takes parameters from the username and from headers, and never forwards those headers", async () => {
     const gw = await startGateway();
-    const first = await viaGateway(gw.address, `${base}/a`, { auth: "session-cart42:" });
-    const second = await viaGateway(gw.address, `${base}/b`, { headers: { "x-proxybroker-session": "cart42" } });
+    const first = await getThrough(gw.address, `${base}/a`, { auth: "session-cart42:" });
+    const second = await getThrough(gw.address, `${base}/b`, { headers: { "x-proxybroker-session": "cart42" } });
     expect(first.status).toBe(200);
     expect(second.headers[LEASE_HEADERS.proxy]).toBe(first.headers[LEASE_HEADERS.proxy]);
     expect(seenHeaders.every((h) => Object.keys(h).every((k) => !k.startsWith("x-proxybroker")))).toBe(true);
@@ -257,18 +225,18 @@ describe("gateway", () => {
 
   it("answers 407 to a malformed username, 503 with Retry-After when no proxy frees up, 403 to a refused target", async () => {
     const gw = await startGateway({ targets: new TargetPolicy(["10.0.0.0/8"]) });
-    const bad = await viaGateway(gw.address, `${base}/a`, { auth: "sesion-x:" });
+    const bad = await getThrough(gw.address, `${base}/a`, { auth: "sesion-x:" });
     expect(bad.status).toBe(407);
     expect(bad.body).toContain('unknown key "sesion"');
     // every proxy held for the site by another worker: a request that may not wait gets 503
     const other = new ProxyBrokerClient({ address: b.address, workerId: "hog" });
     clients.push(other);
     const held = [await other.acquire(`${base}/x`), await other.acquire(`${base}/x`)];
-    const busy = await viaGateway(gw.address, `${base}/a`, { auth: "wait-0:" });
+    const busy = await getThrough(gw.address, `${base}/a`, { auth: "wait-0:" });
     expect(busy.status).toBe(503);
     expect(Number(busy.headers["retry-after"])).toBeGreaterThanOrEqual(1);
     for (const l of held) await l.release({ kind: "ABANDONED" });
-    const refused = await viaGateway(gw.address, "http://10.1.2.3/secret");
+    const refused = await getThrough(gw.address, "http://10.1.2.3/secret");
     expect(refused.status).toBe(403);
     expect(refused.body).toContain("GATEWAY_DENY_TARGETS");
     const counted = await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total");
@@ -278,9 +246,9 @@ describe("gateway", () => {
   it("asks for credentials when it has client tokens, and takes a valid one", async () => {
     const token = "gateway-client-token-0123456789";
     const gw = await startGateway({ tokens: TokenTable.parse(`${token} worker crawler`) });
-    expect((await viaGateway(gw.address, `${base}/a`)).status).toBe(407);
-    expect((await viaGateway(gw.address, `${base}/a`, { auth: "user:wrong-token-0123456789" })).status).toBe(407);
-    expect((await viaGateway(gw.address, `${base}/a`, { auth: `session-s1:${token}` })).status).toBe(200);
+    expect((await getThrough(gw.address, `${base}/a`)).status).toBe(407);
+    expect((await getThrough(gw.address, `${base}/a`, { auth: "user:wrong-token-0123456789" })).status).toBe(407);
+    expect((await getThrough(gw.address, `${base}/a`, { auth: `session-s1:${token}` })).status).toBe(200);
   });
 
   it("holds one lease per CONNECT tunnel while it is open, and releases it when it closes", async () => {
@@ -308,7 +276,7 @@ describe("gateway", () => {
       const gw = await startGateway();
       // the dead proxy is chosen for some of these; each still gets the page through a live one
       const answers = [];
-      for (let i = 0; i < 6; i++) answers.push(await viaGateway(gw.address, `http://localhost:${new URL(base).port}/r${i}`));
+      for (let i = 0; i < 6; i++) answers.push(await getThrough(gw.address, `http://localhost:${new URL(base).port}/r${i}`));
       expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
       expect(answers.every((a) => a.headers[LEASE_HEADERS.proxy] !== new URL(deadUrl).host)).toBe(true);
     } finally {
@@ -394,7 +362,7 @@ describe("gateway", () => {
   it("answers 504 when the site does not answer in time, and releases the lease as a PROXY_ERROR", async () => {
     const gw = await startGateway({ upstreamTimeoutMs: 300 });
     const site = `http://localhost:${new URL(base).port}`;
-    const a = await viaGateway(gw.address, `${site}/hang`);
+    const a = await getThrough(gw.address, `${site}/hang`);
     expect(a.status).toBe(504);
     expect(a.body).toContain("no answer within 300 ms");
     await expect
@@ -435,7 +403,7 @@ describe("gateway", () => {
     clients.push(other);
     // the rival holds one proxy for the site; the download gets the other
     const held = await other.acquire(`${site}/x`);
-    const download = viaGateway(gw.address, `${site}/stream`);
+    const download = getThrough(gw.address, `${site}/stream`);
     await new Promise((r) => setTimeout(r, 800));
     // 0.8 s in (past the 300 ms TTL): the download's proxy is still leased
     await expect(other.acquire(`${site}/x`, { maxWaitMs: 0 })).rejects.toThrow(/no/i);

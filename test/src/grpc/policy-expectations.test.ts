@@ -1,18 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { status } from "@grpc/grpc-js";
-import type { ServiceError } from "@grpc/grpc-js";
 import { startBroker } from "../../support/broker.js";
+import { statusOf } from "../../support/grpc-status.js";
 import type { StoreKind, TestBroker } from "../../support/broker.js";
 import { startRedisServer, type RedisServer } from "../../support/redis-server.js";
-
-async function statusOf(p: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as ServiceError;
-  }
-  throw new Error("expected the call to fail");
-}
 
 const EXPECTS = {
   blockMarkers: ["Access denied", "cf-chl"],

@@ -1,25 +1,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { status } from "@grpc/grpc-js";
-import type { ServiceError } from "@grpc/grpc-js";
 import { anyUnpack, durationFromMs } from "@bufbuild/protobuf/wkt";
 import { fromBinary } from "@bufbuild/protobuf";
 import { StatusSchema } from "@proxybroker/sdk/gen/google/rpc/status_pb";
 import { ErrorInfoSchema, RetryInfoSchema } from "@proxybroker/sdk/gen/google/rpc/error_details_pb";
 import { OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { startBroker } from "../../support/broker.js";
+import { statusOf } from "../../support/grpc-status.js";
 import type { StoreKind, TestBroker } from "../../support/broker.js";
 import { startRedisServer } from "../../support/redis-server.js";
 import { startRedisCluster, type RedisCluster } from "../../support/redis-cluster.js";
 import type { RedisServer } from "../../support/redis-server.js";
-
-async function statusOf(p: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as ServiceError;
-  }
-  throw new Error("expected the call to fail");
-}
 
 /** The unary RPCs and the status codes of SPEC §5, on both stores. */
 describe.each<StoreKind>(["embedded", "redis", "cluster"])("unary RPC status codes (%s store)", (kind) => {
