@@ -11,12 +11,6 @@ import type { GatewayInput, GatewaySettings } from "./settings.js";
 import { TargetPolicy } from "./targets.js";
 
 /**
- * SIGTERM/SIGINT: how long the requests in flight get to finish (and CONNECT tunnels to fall
- * quiet) before every connection is closed; a second signal closes them at once.
- */
-const SHUTDOWN_GRACE_MS = 10_000;
-
-/**
  * `proxybroker gateway`: the lease-aware HTTP(S) forward proxy in front of the SDK. Every setting
  * is an environment variable and a flag (the flag wins).
  */
@@ -58,6 +52,11 @@ export function addGatewayCommand(p: Command): void {
     .option("--ca-key-file <file>", "the CA's key (PEM), with --ca-cert-file (GATEWAY_CA_KEY_FILE)", def("caKeyFile"))
     .option("--upstream-ca-file <file>", "CAs to trust for the sites when intercepting (GATEWAY_UPSTREAM_CA_FILE)", def("upstreamCaFile"))
     .option("--metrics-address <host:port>", "serve /metrics there (GATEWAY_METRICS_ADDRESS; default none)", def("metricsAddress"))
+    .option(
+      "--shutdown-grace-ms <ms>",
+      "on SIGTERM, time for requests in flight to finish (GATEWAY_SHUTDOWN_GRACE_MS; default 10000)",
+      def("shutdownGraceMs"),
+    )
     .action(async (o: GatewayInput) => {
       // the broker token only from the environment: a flag would show in `ps`
       const settings = gatewaySettings({ ...o, token: env[GATEWAY_ENV.token] }, `gateway-${defaultWorkerId(env)}`);
@@ -67,7 +66,7 @@ export function addGatewayCommand(p: Command): void {
 
 /**
  * Run until SIGTERM/SIGINT: then stop listening, let the requests in flight finish (at most
- * `SHUTDOWN_GRACE_MS`; a second signal cuts them), close the connections, release every lease
+ * `shutdownGraceMs`; a second signal cuts them), close the connections, release every lease
  * and leave the pools (the SDK clients' `close`).
  */
 export async function runGateway(s: GatewaySettings): Promise<void> {
@@ -128,10 +127,10 @@ export async function runGateway(s: GatewaySettings): Promise<void> {
         return;
       }
       stopping = true;
-      logger.info(`${signal}: closing the gateway (requests in flight get up to ${SHUTDOWN_GRACE_MS / 1_000} s to finish)`);
+      logger.info(`${signal}: closing the gateway (requests in flight get up to ${s.shutdownGraceMs / 1_000} s to finish)`);
       metrics?.close();
       void gateway
-        .stop(SHUTDOWN_GRACE_MS)
+        .stop(s.shutdownGraceMs)
         .then(() => Promise.all([...clients.values()].map((c) => c.close())))
         .then(() => logger.info("gateway stopped: its leases released"))
         .finally(resolve);

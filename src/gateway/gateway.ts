@@ -103,7 +103,12 @@ export class Gateway {
       authRealm: REALM,
       prepareRequestFunction: (o) => this.prepare(o),
     });
-    this.tunnels = new Tunnels(this.server, opts.tunnels, opts.upstreamTimeoutMs, (outcome) => this.metrics.done("tunnel", outcome.kind));
+    this.tunnels = new Tunnels({
+      server: this.server,
+      limits: opts.tunnels,
+      connectTimeoutMs: opts.upstreamTimeoutMs,
+      onClosed: (outcome) => this.metrics.done("tunnel", outcome.kind),
+    });
     this.metrics = new GatewayMetrics(() => this.tunnels.size);
     const intercept = opts.intercept;
     this.interceptor =

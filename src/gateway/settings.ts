@@ -32,6 +32,8 @@ export interface GatewaySettings {
   readonly upstreamCaFile: string | undefined;
   /** `host:port` of GET /metrics; undefined: none. */
   readonly metricsAddress: string | undefined;
+  /** On SIGTERM/SIGINT: how long requests in flight get to finish before every connection is closed. */
+  readonly shutdownGraceMs: number;
 }
 
 /** What the flags and variables say, as strings (undefined: not given). */
@@ -54,6 +56,7 @@ export interface GatewayInput {
   readonly caKeyFile?: string | undefined;
   readonly upstreamCaFile?: string | undefined;
   readonly metricsAddress?: string | undefined;
+  readonly shutdownGraceMs?: string | undefined;
 }
 
 /** The environment variable of each input. */
@@ -76,6 +79,7 @@ export const GATEWAY_ENV: Readonly<Record<keyof GatewayInput, string>> = {
   caKeyFile: "GATEWAY_CA_KEY_FILE",
   upstreamCaFile: "GATEWAY_UPSTREAM_CA_FILE",
   metricsAddress: "GATEWAY_METRICS_ADDRESS",
+  shutdownGraceMs: "GATEWAY_SHUTDOWN_GRACE_MS",
 };
 
 /** A setting that cannot be used; the message names it. */
@@ -128,6 +132,7 @@ export function gatewaySettings(input: GatewayInput, defaultWorkerId: string): G
       input.metricsAddress === undefined || input.metricsAddress === ""
         ? undefined
         : hostPort(input.metricsAddress, "GATEWAY_METRICS_ADDRESS").join(":"),
+    shutdownGraceMs: ms(input.shutdownGraceMs, 10_000, "GATEWAY_SHUTDOWN_GRACE_MS"),
   };
 }
 

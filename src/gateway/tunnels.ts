@@ -27,6 +27,17 @@ function timeoutAnswer(message: string): string {
   return `HTTP/1.1 504 Gateway Timeout\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(message)}\r\nconnection: close\r\n\r\n${message}`;
 }
 
+/** What `Tunnels` needs. */
+export interface TunnelsOptions {
+  /** The proxy server whose CONNECT tunnels these are. */
+  readonly server: Server;
+  readonly limits: TunnelLimits;
+  /** How long the upstream proxy has to answer the CONNECT (the gateway's upstream timeout), ms. */
+  readonly connectTimeoutMs: number;
+  /** A tunnel closed with this outcome (metrics). */
+  readonly onClosed?: (outcome: LeaseOutcome) => void;
+}
+
 /**
  * The CONNECT tunnels of the gateway and their leases: one lease per tunnel, for the tunnel's
  * host, renewed by the SDK's heartbeats while the tunnel is open; the tunnel is closed when idle,
@@ -41,14 +52,17 @@ export class Tunnels {
   /** Set while the gateway stops: a tunnel is closed once this long without a byte either way. */
   private quietMs: number | undefined;
 
-  constructor(
-    private readonly server: Server,
-    private readonly limits: TunnelLimits,
-    /** How long the upstream proxy has to answer the CONNECT (the gateway's upstream timeout), ms. */
-    private readonly connectTimeoutMs: number,
-    /** A tunnel closed with this outcome (metrics). */
-    private readonly onClosed: (outcome: LeaseOutcome) => void = () => undefined,
-  ) {
+  private readonly server: Server;
+  private readonly limits: TunnelLimits;
+  private readonly connectTimeoutMs: number;
+  private readonly onClosed: (outcome: LeaseOutcome) => void;
+
+  constructor(opts: TunnelsOptions) {
+    const { server } = opts;
+    this.server = server;
+    this.limits = opts.limits;
+    this.connectTimeoutMs = opts.connectTimeoutMs;
+    this.onClosed = opts.onClosed ?? (() => undefined);
     server.on("tunnelConnectResponded", ({ customTag }: { customTag?: unknown }) => {
       const t = typeof customTag === "number" ? this.open_.get(customTag) : undefined;
       if (t !== undefined) t.established = true;

@@ -50,6 +50,9 @@ describe("gateway settings", () => {
   it("takes several brokers, and refuses bad numbers", () => {
     expect(gatewaySettings({ address: "10.0.0.5:50051,10.0.0.6:50051" }, "gw").brokerTarget).toBe("ipv4:10.0.0.5:50051,10.0.0.6:50051");
     expect(() => gatewaySettings({ waitMs: "soon" }, "gw")).toThrow(/GATEWAY_WAIT_MS/);
+    expect(gatewaySettings({}, "gw").shutdownGraceMs).toBe(10_000);
+    expect(gatewaySettings({ shutdownGraceMs: "0" }, "gw").shutdownGraceMs).toBe(0);
+    expect(() => gatewaySettings({ shutdownGraceMs: "-1" }, "gw")).toThrow(/GATEWAY_SHUTDOWN_GRACE_MS/);
     expect(() => gatewaySettings({ listen: "nowhere" }, "gw")).toThrow(/GATEWAY_LISTEN_ADDRESS/);
   });
 });
