@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_SCORING, type AcquireParams, type AcquireResult } from "@proxybroker/sdk/model";
+import { acq } from "../../../sdk/engine/conformance/harness.js";
 import { createRedisClient, RedisStore } from "../../../../src/store/redis/index.js";
 import { acquireArgs, acquireKeys, scriptConstants } from "../../../../src/store/redis/args.js";
 import { KeyBuilder } from "../../../../src/store/redis/keys.js";
@@ -49,28 +50,8 @@ async function openStore(maxBatch?: number) {
     prefix,
     ...(maxBatch === undefined ? {} : { maxBatch }),
   });
-  const params = async (pool: string, over: Partial<AcquireParams> = {}): Promise<AcquireParams> => ({
-    pool,
-    domainKey: "shop.example.com",
-    workerId: "w",
-    ttlMs: 30_000,
-    maxConcurrency: 1,
-    minIntervalMs: 0,
-    pacing: "release",
-    jitterMs: 0,
-    adaptive: true,
-    maxIntervalMs: 60_000,
-    shadowKeys: [],
-    requestId: "",
-    proxyId: "",
-    banTtlMs: 60_000,
-    policyVersion: (await store.listPolicies(pool)).version,
-    sessionKey: "",
-    sessionTtlMs: 600_000,
-    tier: "",
-    labels: {},
-    ...over,
-  });
+  const params = async (pool: string, over: Partial<AcquireParams> = {}): Promise<AcquireParams> =>
+    acq({ pool, workerId: "w", adaptive: true, banTtlMs: 60_000, policyVersion: (await store.listPolicies(pool)).version, ...over });
   const addProxies = (pool: string, n: number) =>
     store.addProxies(
       pool,

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AcquireParams } from "@proxybroker/sdk/model";
+import { acq as acquireParams } from "../../../sdk/engine/conformance/harness.js";
 import { DEFAULT_SCORING } from "@proxybroker/sdk/model";
 import { StoreUnavailableError, type LeaseStore } from "@proxybroker/sdk/engine";
 import { createRedisClient, RedisStore } from "../../../../src/store/redis/index.js";
@@ -37,27 +38,7 @@ afterAll(async () => {
 });
 
 function acq(workerId: string): AcquireParams {
-  return {
-    pool: "default",
-    domainKey: "shop.example.com",
-    workerId,
-    ttlMs: 30_000,
-    maxConcurrency: 1,
-    minIntervalMs: 0,
-    pacing: "release",
-    jitterMs: 0,
-    adaptive: true,
-    maxIntervalMs: 60_000,
-    shadowKeys: [],
-    requestId: "",
-    proxyId: "",
-    banTtlMs: 3_600_000,
-    policyVersion: ".0",
-    sessionKey: "",
-    sessionTtlMs: 600_000,
-    tier: "",
-    labels: {},
-  };
+  return acquireParams({ workerId, adaptive: true });
 }
 
 const PROXIES = Array.from({ length: 3 }, (_, i) => ({

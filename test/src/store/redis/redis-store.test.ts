@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SCORING, policySpec, type AcquireParams } from "@proxybroker/sdk/model";
+import { acq } from "../../../sdk/engine/conformance/harness.js";
 import { createRedisClient, RedisStore } from "../../../../src/store/redis/index.js";
 import { fakeClock, seededRandom } from "../../../support/fake-clock.js";
 import { redisForFile } from "../../../support/redis-for-file.js";
@@ -34,27 +35,7 @@ function prefixedStore(seed: number, workerRefreshMs = 0) {
 
 /** Acquire parameters of the default pool for shop.example.com at policy `version`. */
 function shopParams(version: string): AcquireParams {
-  return {
-    pool: "default",
-    domainKey: "shop.example.com",
-    workerId: "w",
-    ttlMs: 30_000,
-    maxConcurrency: 1,
-    minIntervalMs: 0,
-    pacing: "release",
-    jitterMs: 0,
-    adaptive: true,
-    maxIntervalMs: 60_000,
-    shadowKeys: [],
-    requestId: "",
-    proxyId: "",
-    banTtlMs: 60_000,
-    policyVersion: version,
-    sessionKey: "",
-    sessionTtlMs: 600_000,
-    tier: "",
-    labels: {},
-  };
+  return acq({ workerId: "w", adaptive: true, banTtlMs: 60_000, policyVersion: version });
 }
 
 describeStoreConformance("RedisStore", async ({ clock, random, scoring }) => {
