@@ -11,7 +11,7 @@ import { connect } from "node:net";
 import * as grpc from "@grpc/grpc-js";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ProxyBrokerClient } from "@proxybroker/sdk";
+import type { ProxyBrokerClient } from "@proxybroker/sdk";
 import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { hostFromUrl } from "@proxybroker/sdk/model";
@@ -20,11 +20,12 @@ import type { ClientOf } from "@proxybroker/sdk/wire";
 import { startGatewayProcess } from "../../../crawl/gateway-process.js";
 import { CONTENT_MARKER, startSites } from "../../../crawl/sites.js";
 import type { Site, Sites } from "../../../crawl/sites.js";
-import { Gateway, LEASE_HEADERS } from "../../../src/gateway/gateway.js";
-import type { GatewayOptions } from "../../../src/gateway/gateway.js";
-import { TargetPolicy } from "../../../src/gateway/targets.js";
+import { LEASE_HEADERS } from "../../../src/gateway/gateway.js";
+import type { Gateway, GatewayOptions } from "../../../src/gateway/gateway.js";
 import { brokerProcess, freePort } from "../../support/broker-process.js";
 import type { BrokerProcess } from "../../support/broker-process.js";
+import { startTestGateway } from "../../support/gateway-under-test.js";
+import type { TestGateway } from "../../support/gateway-under-test.js";
 import { getThrough, metricValue, siteVerdict, strictRules } from "../../support/gateway-crawl.js";
 import type { GatewayAnswer } from "../../support/gateway-crawl.js";
 import { redisForFile } from "../../support/redis-for-file.js";
@@ -103,8 +104,7 @@ describe("the gateway through faults", () => {
   let tiny: Tinyproxies;
   let sites: Sites;
   let site: Site;
-  const gateways: Gateway[] = [];
-  const clients: ProxyBrokerClient[] = [];
+  const gateways: TestGateway[] = [];
 
   /** The broker process's metrics text. */
   const brokerMetrics = async (): Promise<string> => (await fetch(`http://${metricsAddress}/metrics`)).text();
@@ -119,33 +119,14 @@ describe("the gateway through faults", () => {
     over: Partial<GatewayOptions> = {},
     client: Partial<ConstructorParameters<typeof ProxyBrokerClient>[0]> = {},
   ): Promise<{ gw: Gateway; clientOf: (pool: string) => ProxyBrokerClient | undefined }> => {
-    const byPool = new Map<string, ProxyBrokerClient>();
-    const gw = new Gateway({
-      host: "127.0.0.1",
-      port: 0,
-      client: (pool) => {
-        let c = byPool.get(pool);
-        if (c === undefined) {
-          c = new ProxyBrokerClient({ address: broker.address, pool, workerId, ...client });
-          byPool.set(pool, c);
-          clients.push(c);
-        }
-        return c;
-      },
-      pool: "default",
-      targets: new TargetPolicy([]),
-      tokens: undefined,
-      waitMs: 5_000,
-      maxWaitMs: 10_000,
-      tunnels: { idleMs: 60_000, maxLifeMs: 600_000 },
-      maxConnections: 100,
-      requestTimeoutMs: 30_000,
-      upstreamTimeoutMs: 5_000,
-      ...over,
+    const t = await startTestGateway({
+      address: broker.address,
+      workerId,
+      client,
+      over: { waitMs: 5_000, maxWaitMs: 10_000, upstreamTimeoutMs: 5_000, ...over },
     });
-    await gw.start();
-    gateways.push(gw);
-    return { gw, clientOf: (pool) => byPool.get(pool) };
+    gateways.push(t);
+    return { gw: t.gw, clientOf: (pool) => t.clients.get(pool) };
   };
 
   const expectSiteClean = (): void => {
@@ -171,7 +152,6 @@ describe("the gateway through faults", () => {
 
   afterEach(async () => {
     await Promise.all(gateways.splice(0).map((g) => g.stop()));
-    await Promise.all(clients.splice(0).map((c) => c.close()));
     sites.reset();
   });
 

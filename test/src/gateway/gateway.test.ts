@@ -9,7 +9,10 @@ import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ProxyBrokerClient } from "@proxybroker/sdk";
 import type { Lease } from "@proxybroker/sdk";
-import { Gateway, LEASE_HEADERS } from "../../../src/gateway/gateway.js";
+import { LEASE_HEADERS } from "../../../src/gateway/gateway.js";
+import type { Gateway, GatewayOptions } from "../../../src/gateway/gateway.js";
+import { startTestGateway } from "../../support/gateway-under-test.js";
+import type { TestGateway } from "../../support/gateway-under-test.js";
 import { TargetPolicy } from "../../../src/gateway/targets.js";
 import { TokenTable } from "../../../src/security/tokens.js";
 import { startBroker } from "../../support/broker.js";
@@ -40,36 +43,15 @@ describe("gateway", () => {
   let maxInFlight = 0;
   let seenHeaders: IncomingHttpHeaders[] = [];
   const clients: ProxyBrokerClient[] = [];
-  const gateways: Gateway[] = [];
+  const gateways: TestGateway[] = [];
 
-  const startGateway = async (over: Partial<ConstructorParameters<typeof Gateway>[0]> = {}): Promise<Gateway> => {
-    const byPool = new Map<string, ProxyBrokerClient>();
-    const gw = new Gateway({
-      host: "127.0.0.1",
-      port: 0,
-      client: (pool) => {
-        let c = byPool.get(pool);
-        if (c === undefined) {
-          c = new ProxyBrokerClient({ address: b.address, pool, workerId: `gateway-test-${gateways.length}` });
-          byPool.set(pool, c);
-          clients.push(c);
-        }
-        return c;
-      },
-      pool: "default",
-      targets: new TargetPolicy([]),
-      tokens: undefined,
-      waitMs: 2_000,
-      maxWaitMs: 5_000,
-      tunnels: { idleMs: 60_000, maxLifeMs: 600_000 },
-      maxConnections: 100,
-      requestTimeoutMs: 30_000,
-      upstreamTimeoutMs: 10_000,
-      ...over,
-    });
-    await gw.start();
-    gateways.push(gw);
-    return gw;
+  const startGateway = async (
+    over: Partial<GatewayOptions> = {},
+    client: Partial<ConstructorParameters<typeof ProxyBrokerClient>[0]> = {},
+  ): Promise<Gateway> => {
+    const t = await startTestGateway({ address: b.address, workerId: `gateway-test-${gateways.length}`, over, client });
+    gateways.push(t);
+    return t.gw;
   };
 
   /** Interception with the test CA; `trusted`: the sites' certificates (signed by it) verify. */
@@ -385,19 +367,8 @@ describe("gateway", () => {
   });
 
   it("keeps a lease with heartbeats while a long answer streams: nobody else gets its proxy meanwhile", async () => {
-    const byPool = new Map<string, ProxyBrokerClient>();
     // a short TTL: the 1.2 s download outlives it several times, heartbeats (every ttl/3) keep it
-    const gw = await startGateway({
-      client: (pool) => {
-        let c = byPool.get(pool);
-        if (c === undefined) {
-          c = new ProxyBrokerClient({ address: b.address, pool, workerId: "gateway-heartbeats", ttlMs: 300 });
-          byPool.set(pool, c);
-          clients.push(c);
-        }
-        return c;
-      },
-    });
+    const gw = await startGateway({}, { ttlMs: 300 });
     const site = base;
     const other = new ProxyBrokerClient({ address: b.address, workerId: "streaming-rival" });
     clients.push(other);
