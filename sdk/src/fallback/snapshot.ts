@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { storedExpectations } from "../model/expectations.js";
+import { storedIsolation } from "../model/isolation.js";
 import type { DomainPolicySpec, ProxyStateName, ProxyView } from "../model/model.js";
 import type { DomainListing } from "./domain-shares.js";
 
@@ -134,6 +135,7 @@ function asPolicy(v: unknown): DomainPolicySpec | undefined {
     maxIntervalMs: n("maxIntervalMs"),
     fixedInterval: v["fixedInterval"] === true,
     ...(expectations === undefined ? {} : { expectations }),
+    ...storedIsolation(v["isolationGroup"], n("affinityWindowMs")),
   };
 }
 

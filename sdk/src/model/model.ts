@@ -4,6 +4,7 @@
  */
 
 import type { PolicyExpectations } from "./expectations.js";
+import type { IsolationParams } from "./isolation.js";
 
 /** How a use of a proxy went (`OutcomeKind` on the wire without its prefix). */
 export type OutcomeKindName = "SUCCESS" | "RATE_LIMITED" | "BLOCKED" | "PROXY_ERROR" | "TARGET_ERROR" | "ABANDONED";
@@ -79,6 +80,16 @@ export interface DomainPolicySpec {
   readonly fixedInterval: boolean;
   /** What a good answer of these hosts looks like (docs/spec.md §10); absent = nothing expected. */
   readonly expectations?: PolicyExpectations;
+  /**
+   * G8: domain-keys whose policies name the same isolation group never hold one proxy at the
+   * same time. Absent or "" = none.
+   */
+  readonly isolationGroup?: string;
+  /**
+   * G8: a proxy moves to another domain-key of the group only this long after its last lease for
+   * the key it had ended (ms). The group's window is the longest of its policies'. Absent = 0.
+   */
+  readonly affinityWindowMs?: number;
 }
 
 /** A policy set that was replaced, kept while leases granted under it may still be live. */
@@ -229,6 +240,12 @@ export interface AcquireParams {
    * of them is not eligible. Usually empty.
    */
   readonly shadowKeys: readonly string[];
+  /**
+   * G8: the host's isolation group and the groups it had under retired policy sets (their
+   * records are checked). Absent: no group now or lately (the common case). The domain-keys that
+   * joined the group since are in `shadowKeys`.
+   */
+  readonly isolation?: IsolationParams;
   /** Ban length for BLOCKED outcomes on leases of this grant. */
   readonly banTtlMs: number;
   /** The `PolicySet.version` the parameters were resolved from; a mismatch → `stale-policy`. */

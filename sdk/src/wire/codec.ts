@@ -175,6 +175,8 @@ export function policyToWire(p: DomainPolicySpec): DomainPolicy {
     maxInterval: p.maxIntervalMs > 0 ? durationOf(p.maxIntervalMs) : undefined,
     fixedInterval: p.fixedInterval,
     expectations: p.expectations === undefined || expectsNothing(p.expectations) ? undefined : expectationsToWire(p.expectations),
+    isolationGroup: p.isolationGroup ?? "",
+    affinityWindow: (p.affinityWindowMs ?? 0) > 0 ? durationOf(p.affinityWindowMs ?? 0) : undefined,
   });
 }
 
@@ -195,7 +197,13 @@ export function policyFromWire(p: DomainPolicy): DomainPolicySpec {
     maxIntervalMs: msOf(p.maxInterval),
     fixedInterval: p.fixedInterval,
     ...(p.expectations === undefined || expectsNothing(p.expectations) ? {} : { expectations: expectationsFromWire(p.expectations) }),
+    ...isolationOf(p.isolationGroup, msOf(p.affinityWindow)),
   };
+}
+
+/** The isolation fields of a policy, present only when set. */
+function isolationOf(group: string, affinityMs: number): Pick<DomainPolicySpec, "isolationGroup" | "affinityWindowMs"> {
+  return { ...(group === "" ? {} : { isolationGroup: group }), ...(affinityMs === 0 ? {} : { affinityWindowMs: affinityMs }) };
 }
 
 function expectationsToWire(e: PolicyExpectations): ResponseExpectations {

@@ -3,7 +3,7 @@
  * version (meta field pv, "0" when never set) that acquires present, and the history of replaced
  * sets (lua/includes/policyHistory.lua).
  */
-import { storedExpectations } from "@proxybroker/sdk/model";
+import { storedExpectations, storedIsolation } from "@proxybroker/sdk/model";
 import type { DomainPolicySpec, PolicySet, RetiredPolicySet } from "@proxybroker/sdk/model";
 import { HISTORY_MAX } from "@proxybroker/sdk/engine";
 import { byteOrder } from "./admin.js";
@@ -99,5 +99,6 @@ function parsePolicy(pattern: string, json: string): DomainPolicySpec {
     maxIntervalMs: n("maxIntervalMs"),
     fixedInterval: field(value, "fixedInterval") === true,
     ...(expectations === undefined ? {} : { expectations }),
+    ...storedIsolation(field(value, "isolationGroup"), n("affinityWindowMs")),
   };
 }

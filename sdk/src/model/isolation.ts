@@ -1,0 +1,122 @@
+import { normalizeGroup } from "./policy.js";
+import { findPolicy } from "./policy.js";
+import type { DomainPolicySpec, PolicySet, RetiredPolicySet } from "./model.js";
+
+/**
+ * Isolation groups (G8): domain-keys whose policies name the same isolation group never hold one
+ * proxy at the same time, and a proxy moves to another key of the group only the group's affinity
+ * window after its last lease for the key it had ended.
+ *
+ * The store keeps, per (group, proxy), which domain-key holds the proxy and until when (the
+ * lease's expiry, or its end, plus the window), written by the grant, the renewal and the release
+ * of every lease of a grouped key. A policy change is the hard part: leases granted before it
+ * were recorded under the groups of the old set, or not at all. So an acquire also checks
+ * - the records of every group the host had under the retired sets (`formerGroups`): a lease
+ *   granted under the old rule is not overlapped by the new one;
+ * - the domain-keys that joined the host's group since (`joinedKeys`): their leases from before
+ *   were recorded nowhere, so their pairs are read directly;
+ * - when a key joined whose domain-keys nobody can list (a wildcard pattern without `group`, each
+ *   host its own key), nothing can be read: the group's acquires wait until the leases from before
+ *   the change can no longer run (`heldSince`: the newest such change).
+ */
+
+/** What an acquire of a grouped host presents to the store (see `AcquireParams.isolation`). */
+export interface IsolationParams {
+  /** The host's isolation group now ("" = none: only former groups are checked). */
+  readonly group: string;
+  /** The group's affinity window (ms), the longest of its policies'. */
+  readonly affinityMs: number;
+  /** Other groups the host had under the retired policy sets: their records are checked too. */
+  readonly formerGroups: readonly string[];
+}
+
+/** The isolation of a host under a policy set, as the broker resolves it once per set. */
+export interface HostIsolation {
+  /** Undefined: neither now nor under a retired set in a group (the common case). */
+  readonly params: IsolationParams | undefined;
+  /** Domain-keys that joined the host's group since a retired set; their pairs are read. */
+  readonly joinedKeys: readonly string[];
+  /**
+   * Epoch ms of the newest change that moved into the host's group a key nobody can list; 0 =
+   * none. The group's acquires wait until leases from before it can no longer run.
+   */
+  readonly heldSince: number;
+}
+
+const NONE: HostIsolation = Object.freeze({ params: undefined, joinedKeys: Object.freeze([]), heldSince: 0 });
+
+/** The isolation group of policy `p` ("" = none). */
+export function isolationGroupOf(p: DomainPolicySpec | undefined): string {
+  return p?.isolationGroup ?? "";
+}
+
+/** The affinity window of `group` under `policies`: the longest any of its policies sets. */
+export function affinityOf(policies: readonly DomainPolicySpec[], group: string): number {
+  let ms = 0;
+  for (const p of policies) if (isolationGroupOf(p) === group && (p.affinityWindowMs ?? 0) > ms) ms = p.affinityWindowMs ?? 0;
+  return ms;
+}
+
+/** Validate an isolation group name ("" = none); the rules of a policy's `group`. */
+export function normalizeIsolationGroup(group: string): string {
+  return normalizeGroup(group);
+}
+
+/** The isolation fields of a stored policy, present only when set (earlier versions stored none). */
+export function storedIsolation(group: unknown, affinityMs: number): Pick<DomainPolicySpec, "isolationGroup" | "affinityWindowMs"> {
+  return {
+    ...(typeof group === "string" && group !== "" ? { isolationGroup: group } : {}),
+    ...(Number.isFinite(affinityMs) && affinityMs > 0 ? { affinityWindowMs: affinityMs } : {}),
+  };
+}
+
+/** The isolation of `host` (normalised), whose domain-key is `domainKey`, under `set`. */
+export function hostIsolation(set: PolicySet, host: string, domainKey: string): HostIsolation {
+  const group = isolationGroupOf(findPolicy(set.policies, host));
+  const formerGroups: string[] = [];
+  for (const retired of set.history) {
+    const g = isolationGroupOf(findPolicy(retired.policies, host));
+    if (g !== "" && g !== group && !formerGroups.includes(g)) formerGroups.push(g);
+  }
+  if (group === "" && formerGroups.length === 0) return NONE;
+  const params: IsolationParams = { group, affinityMs: group === "" ? 0 : affinityOf(set.policies, group), formerGroups };
+  if (group === "" || set.history.length === 0) return { params, joinedKeys: [], heldSince: 0 };
+  const joinedKeys: string[] = [];
+  let heldSince = 0;
+  for (const retired of set.history) {
+    for (const p of set.policies) {
+      if (isolationGroupOf(p) !== group || wasInGroup(retired, p, group)) continue;
+      const key = formerKey(retired, p);
+      if (key === undefined) heldSince = Math.max(heldSince, retired.retiredAt);
+      else if (key !== domainKey && !joinedKeys.includes(key)) joinedKeys.push(key);
+    }
+  }
+  return { params, joinedKeys, heldSince };
+}
+
+/** Whether the hosts of `p` were in `group` under `retired`, by the same pattern and domain-key. */
+function wasInGroup(retired: RetiredPolicySet, p: DomainPolicySpec, group: string): boolean {
+  const old = retired.policies.find((q) => q.pattern === p.pattern);
+  return old !== undefined && isolationGroupOf(old) === group && old.group === p.group;
+}
+
+/**
+ * The one domain-key the hosts of `p` had under `retired`, when it can be named: an exact
+ * pattern's host under the old policies, or the old `group` of the same wildcard pattern.
+ * Undefined: a wildcard whose hosts were each their own key (nobody can list them).
+ */
+function formerKey(retired: RetiredPolicySet, p: DomainPolicySpec): string | undefined {
+  if (!p.pattern.startsWith("*")) {
+    const old = findPolicy(retired.policies, p.pattern);
+    return old !== undefined && old.group !== "" ? old.group : p.pattern;
+  }
+  const same = retired.policies.find((q) => q.pattern === p.pattern);
+  if (same !== undefined && same.group !== "" && !hasMoreSpecific(retired.policies, p.pattern)) return same.group;
+  return undefined;
+}
+
+/** Whether `policies` hold a pattern more specific than the wildcard `pattern` inside it. */
+function hasMoreSpecific(policies: readonly DomainPolicySpec[], pattern: string): boolean {
+  const suffix = pattern === "*" ? "" : pattern.slice(1);
+  return policies.some((q) => q.pattern !== pattern && (suffix === "" || q.pattern.endsWith(suffix)));
+}
