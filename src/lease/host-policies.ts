@@ -4,15 +4,20 @@
  * reload, so its entries never go stale, and the acquire path does not match every pattern of the
  * set against the host on every call.
  */
-import { effectivePolicy, policyParams, shadowKeys } from "@proxybroker/sdk/model";
-import type { EffectivePolicy, PolicyDefaults, PolicyParams, PolicySet } from "@proxybroker/sdk/model";
+import { effectivePolicy, hostIsolation, policyParams, shadowKeys } from "@proxybroker/sdk/model";
+import type { EffectivePolicy, IsolationParams, PolicyDefaults, PolicyParams, PolicySet } from "@proxybroker/sdk/model";
 
 /** A host under one policy set. */
 export interface HostPolicy {
   readonly eff: EffectivePolicy;
   /** The acquire parameters `eff` sets. */
   readonly params: PolicyParams;
+  /** Earlier domain-keys of the host, and the keys that joined its isolation group since. */
   readonly shadowKeys: readonly string[];
+  /** G8: what its acquires check and write (undefined: no isolation group now or lately). */
+  readonly isolation: IsolationParams | undefined;
+  /** Epoch ms of a change that moved keys nobody can list into its group (0 = none; see hostIsolation). */
+  readonly isolationHeldSince: number;
 }
 
 /** Hosts remembered per policy set; beyond this many, the set's memory starts over. */
@@ -35,10 +40,15 @@ export class HostPolicies {
     const known = hosts.get(host);
     if (known !== undefined) return known;
     const eff = effectivePolicy(set.policies, host, this.defaults);
+    const isolation = hostIsolation(set, host, eff.domainKey);
+    const shadows = set.history.length === 0 ? NO_SHADOWS : shadowKeys(set, host, eff.domainKey);
+    const joined = isolation.joinedKeys.filter((k) => !shadows.includes(k));
     const resolved: HostPolicy = {
       eff,
       params: policyParams(eff),
-      shadowKeys: set.history.length === 0 ? NO_SHADOWS : Object.freeze(shadowKeys(set, host, eff.domainKey)),
+      shadowKeys: joined.length === 0 ? shadows : Object.freeze([...shadows, ...joined]),
+      isolation: isolation.params,
+      isolationHeldSince: isolation.heldSince,
     };
     if (hosts.size >= MAX_HOSTS_PER_SET) hosts.clear();
     hosts.set(host, resolved);

@@ -387,6 +387,8 @@ export class LeaseEngine {
     // a pool without proxies: nothing to grant, and nothing is written for it
     if (!this.policies.has(initial.pool)) return { kind: "denied", retryAfterMs: -1 };
     let params = initial;
+    const held = this.isolationHeldMs(spec);
+    if (held > 0) return { kind: "denied", retryAfterMs: held };
     for (let i = 0; ; i++) {
       const r = await this.store.acquire(params);
       if (r.kind !== "stale-policy") return this.decide(params, r);
@@ -394,6 +396,19 @@ export class LeaseEngine {
       await this.policies.reload(params.pool);
       params = await this.resolve(spec);
     }
+  }
+
+  /**
+   * G8: how much longer the acquires of `spec`'s isolation group wait after a policy change moved
+   * into the group domain-keys nobody can list (0 = none): until leases granted before it, which
+   * no hold records, can no longer run.
+   */
+  private isolationHeldMs(spec: AcquireSpec): number {
+    const set = this.policies.cached(spec.pool);
+    if (set === undefined || set.history.length === 0) return 0;
+    const since = this.hosts.of(set, spec.host).isolationHeldSince;
+    if (since === 0) return 0;
+    return Math.max(0, since + this.longestTtlOf(spec.pool) - this.clock());
   }
 
   /** The store parameters of `spec`, loading its pool's policies and running its first use when needed. */
@@ -415,7 +430,7 @@ export class LeaseEngine {
   }
 
   private paramsOf(spec: AcquireSpec, set: PolicySet): AcquireParams {
-    const { eff, params: fromPolicy, shadowKeys } = this.hosts.of(set, spec.host);
+    const { eff, params: fromPolicy, shadowKeys, isolation } = this.hosts.of(set, spec.host);
     const ttlMs = spec.ttlMs > 0 ? spec.ttlMs : eff.defaultTtlMs;
     this.ttls.note(spec.pool, ttlMs, this.clock());
     // Written out, not `{ ...fromPolicy, … }`: on Node 20 that spread followed by more properties
@@ -433,6 +448,7 @@ export class LeaseEngine {
       workerId: spec.workerId,
       ttlMs,
       shadowKeys,
+      isolation,
       requestId: spec.requestId,
       proxyId: spec.proxyId,
       fallbackPool: spec.fallbackPool,

@@ -245,7 +245,7 @@ export interface AcquireParams {
    * records are checked). Absent: no group now or lately (the common case). The domain-keys that
    * joined the group since are in `shadowKeys`.
    */
-  readonly isolation?: IsolationParams;
+  readonly isolation?: IsolationParams | undefined;
   /** Ban length for BLOCKED outcomes on leases of this grant. */
   readonly banTtlMs: number;
   /** The `PolicySet.version` the parameters were resolved from; a mismatch → `stale-policy`. */

@@ -132,6 +132,9 @@ export function acquireArgs(
     yieldsLeases: p.yieldsLeases === true ? "1" : "0",
     identity: p.identity ?? "",
     domainUseMs: record.domainUse && p.domainUseMs !== undefined && p.domainUseMs > 0 ? ms(p.domainUseMs) : "",
+    isolationGroup: p.isolation?.group ?? "",
+    affinityMs: ms(p.isolation?.affinityMs ?? 0),
+    formerGroups: p.isolation === undefined ? "" : p.isolation.formerGroups.join("\n"),
   });
 }
 

@@ -39,6 +39,9 @@ export const SCRIPT_ARGS = {
    *   proxy's last user)
    * - domainUseMs: record the worker's use of the domain-key, listed for this long after its
    *   last use ("" = not recorded: not asked for, or recorded moments ago)
+   * - isolationGroup: the domain-key's isolation group ("" = none), whose hold the grant writes;
+   *   affinityMs its affinity window; formerGroups: other groups whose holds are checked too,
+   *   joined by "\n" ("" = none)
    */
   acquire: [
     "base",
@@ -65,6 +68,9 @@ export const SCRIPT_ARGS = {
     "yieldsLeases",
     "identity",
     "domainUseMs",
+    "isolationGroup",
+    "affinityMs",
+    "formerGroups",
   ],
   /**
    * A release (lua/includes/releaseCore.lua): releaseLease-8.lua takes it, then `now`.

@@ -111,6 +111,8 @@ function onShard(p: AcquireParams, pool: string, policyVersion: string): Acquire
   if (p.fallbackPool !== undefined) out.fallbackPool = p.fallbackPool;
   if (p.identity !== undefined) out.identity = p.identity;
   if (p.domainUseMs !== undefined) out.domainUseMs = p.domainUseMs;
+  // a proxy's holds in its isolation groups lie on its own shard, with its pairs
+  if (p.isolation !== undefined) out.isolation = p.isolation;
   return out;
 }
 

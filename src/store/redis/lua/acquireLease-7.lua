@@ -45,6 +45,7 @@
 -- @include "base"
 -- @include "proxy"
 -- @include "pair"
+-- @include "isolation"
 -- @include "workers"
 -- @include "lately"
 -- @include "acquireCore"

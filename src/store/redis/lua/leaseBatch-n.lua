@@ -27,6 +27,7 @@
 -- @include "config"
 -- @include "proxy"
 -- @include "pair"
+-- @include "isolation"
 -- @include "scoring"
 -- @include "releaseCore"
 -- @include "workers"

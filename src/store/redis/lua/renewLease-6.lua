@@ -24,7 +24,8 @@
     liveSince   epoch ms: the worker is recorded as seen only if it was seen since then
   The tombstone minimum is baked into the script (includes/config.lua).
 
-  Keys built in the script: `P l:<hex>` tombstones of holders found expired.
+  Keys built in the script: `P l:<hex>` tombstones of holders found expired; the lease's hold in
+  its isolation group, `P gh:<group>:<id>` and `P gb:<group>` (includes/isolation.lua).
 
   Output: {1, expireAt} renewed; {-1} NOT_FOUND (unknown or released); {-2} REVOKED (a wrong
   token, or the proxy or its domain-key is reserved for another worker: not extended, it runs
@@ -35,6 +36,7 @@
 ]]
 -- @include "base"
 -- @include "pair"
+-- @include "isolation"
 -- @include "lately"
 
 local leaseKey = KEYS[{{renewKeys.lease}}]
@@ -54,7 +56,7 @@ local now = storeNow(ARGV[{{renew.now}}])
 local worker = ARGV[{{renew.workerId}}]
 local liveSince = ARGV[{{renew.liveSince}}]
 
-local pr = redis.call('HMGET', pairKey, 'h', 'u', 'm', 'x', 'g', 'n', 'e')
+local pr = redis.call('HMGET', pairKey, 'h', 'u', 'm', 'x', 'g', 'n', 'e', 'ig')
 local kept, count, first, gone, mine, goneMax = scanHolders(pr[1], now, hex)
 if not mine then
   local rec = redis.call('GET', leaseKey)
@@ -93,6 +95,9 @@ else
   local lately = redis.call('HMGET', metaKey, 'lt', 'lta')
   noteTtl(metaKey, lately[1], lately[2], t, now)
   kept = kept .. hex .. '=' .. newExp .. '=' .. token .. '=' .. ttl .. ';'
+  -- G8: the lease's hold in its isolation group follows its expiry
+  local g, affinity = isolationOf(pr[8])
+  if g then holdInGroup(base, g, id, dk, newExp + affinity, now, true) end
   count = count + 1
   if count == 1 or newExp < first then first = newExp end
   result = {1, newExp}

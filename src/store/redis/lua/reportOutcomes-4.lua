@@ -31,6 +31,7 @@
 -- @include "config"
 -- @include "proxy"
 -- @include "pair"
+-- @include "isolation"
 -- @include "scoring"
 -- @include "releaseCore"
 

@@ -1,6 +1,6 @@
 --[[
   The acquire step (docs/store-semantics.md §acquire), shared by acquireLease and
-  releaseAndAcquire. Needs the includes base, proxy, pair, workers and lately; the numbers in double braces are
+  releaseAndAcquire. Needs the includes base, proxy, pair, workers, lately and isolation; the numbers in double braces are
   baked in when the script is loaded (includes/config.lua).
 
   K: the script's KEYS, whose keys of list `acquireKeys` (src/store/redis/script-keys.ts) start
@@ -25,7 +25,7 @@
   workers that keep a fallback pool → when they last said so), `P wy` (zset: workers that yield
   their leases), `P wd` the domain-keys workers used (includes/lately.lua), `P rq:<worker> <request id>` the
   lease granted to a request ("<hex> <id> <token> <granted at>", a minute: a retry gets the same
-  lease).
+  lease), and the isolation records `P gh:<group>:<id>` and `P gb:<group>` (includes/isolation.lua).
 
   The busy index is read as "entries > now": stale entries are invisible, and are dropped from
   time to time (1 acquire in 16) rather than on every call. Eligibility is decided on the pair
@@ -85,7 +85,7 @@ end
 -- The rest are the request's arguments (list `acquire`), as text.
 local function grantLease(busy, binding, now, nowText, id, pk, pr, rebound, mc, busyN, cur,
                           base, dk, worker, identity, hex, ttlText, mcText, minText, maxText, adaptive,
-                          jitterText, anchor, banTtl, sessionKey, sessionTtl, requestId)
+                          jitterText, anchor, banTtl, sessionKey, sessionTtl, requestId, group, affinity)
   local exp = now + tonumber(ttlText)
   local kept, count, first, gone = scanHolders(pr[2], now, nil)
   if gone then tombstoneGone(base, dk, id, gone) end
@@ -135,7 +135,14 @@ local function grantLease(busy, binding, now, nowText, id, pk, pr, rebound, mc, 
     set[#set + 1] = 'x'
     set[#set + 1] = gcUntil
   end
+  -- G8: the group and window that the lease's renewals and release update the hold of
+  local ig = isolationField(group, affinity) or ''
+  if (pr[10] or '') ~= ig then
+    set[#set + 1] = 'ig'
+    set[#set + 1] = ig
+  end
   redis.call('HSET', pk, unpack(set))
+  if group ~= '' then holdInGroup(base, group, id, dk, exp + tonumber(affinity), now, true) end
   if gcUntil then redis.call('PEXPIRE', pk, gcUntil - now) end
   -- blockedUntil with the new holder and the request's maxConcurrency as the pair's cap
   local bu = u
@@ -183,13 +190,15 @@ end
 
 -- Whether proxy `id` is reserved for another worker than `worker` (one that may use it from its
 -- fallback pool) for domain-key `dk`: one of that worker's scope ("\t<owner>\n<dk>"), or any when
--- its scope is every domain-key ("\t<owner>"). `rsv` is the reservations key when the pool has
--- any, else nil (no read).
-local function reservedForOther(worker, rsv, id, dk)
+-- its scope is every domain-key ("\t<owner>"), or the isolation `group` of `dk` ("\t<owner>\n#<group>";
+-- "" = none). `rsv` is the reservations key when the pool has any, else nil (no read).
+local function reservedForOther(worker, rsv, id, dk, group)
   if not rsv then return false end
   local owner = redis.call('HGET', rsv, id)
   if not owner or owner == worker then return false end
-  return redis.call('HEXISTS', rsv, '\t' .. owner .. '\n' .. dk) == 1 or redis.call('HEXISTS', rsv, '\t' .. owner) == 1
+  if redis.call('HEXISTS', rsv, '\t' .. owner .. '\n' .. dk) == 1 or redis.call('HEXISTS', rsv, '\t' .. owner) == 1 then return true end
+  -- a share reserved for the isolation group of the domain-key ("#<group>"): every key of it
+  return group ~= '' and redis.call('HEXISTS', rsv, '\t' .. owner .. '\n#' .. group) == 1
 end
 
 -- Whether proxy `id` has the wanted `tier` ("" any) and labels (`needles`, nil when none: no
@@ -203,13 +212,15 @@ end
 
 -- Step 6, one candidate `id` of the probes or the scan: its pair key and fields (u h f m bt x g
 -- p e) when it can be granted now, else nil and the moment it frees up when that is something
--- the busy index does not show (the domain-key's interval now `cur`, a shadow domain-key; 0 =
+-- the busy index does not show (the domain-key's interval now `cur`, a shadow domain-key, a hold in
+-- an isolation group; 0 =
 -- none). Eligible: the pair not blocked, no holder ended within its gap, fewer live holders
 -- than both its own cap and the request's `mc`, its anchor plus `cur` in the past; the proxy of
--- the wanted tier and labels, reserved for no other worker, idle under the shadow domain-keys.
-local function candidatePair(base, dk, tier, worker, now, id, mc, cur, needles, rsv, shadows)
+-- the wanted tier and labels, reserved for no other worker, idle under the shadow domain-keys,
+-- held by no other domain-key of the isolation `groups` (G8).
+local function candidatePair(base, dk, tier, worker, now, id, mc, cur, needles, rsv, shadows, groups, group)
   local pk = base .. 'r:' .. dk .. ':' .. id
-  local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p', 'e')
+  local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p', 'e', 'ig')
   if pr[1] and tonumber(pr[1]) > now then return nil, 0 end
   local anchor = tonumber(pr[9]) or 0
   if pr[2] and pr[2] ~= '' then
@@ -223,8 +234,8 @@ local function candidatePair(base, dk, tier, worker, now, id, mc, cur, needles, 
     if matchesRequest(base, tier, id, needles) then return nil, anchor + cur end
     return nil, 0
   end
-  if not matchesRequest(base, tier, id, needles) or reservedForOther(worker, rsv, id, dk) then return nil, 0 end
-  local su = shadowsUntil(base, now, id, shadows)
+  if not matchesRequest(base, tier, id, needles) or reservedForOther(worker, rsv, id, dk, group) then return nil, 0 end
+  local su = math.max(shadowsUntil(base, now, id, shadows), heldInGroups(base, groups, id, dk, now))
   if su == 0 then return pk, pr end
   return nil, su
 end
@@ -233,13 +244,13 @@ end
 -- fields when it can be granted now; nil and the ms until it frees (-1 unknown) when the
 -- request must be denied; nil, nil when `b` cannot serve it at all (not ACTIVE, another tier,
 -- labels, banned).
-local function boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shadows, rsv)
-  if reservedForOther(worker, rsv, b, dk) then return nil, -1 end
+local function boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shadows, rsv, groups, group)
+  if reservedForOther(worker, rsv, b, dk, group) then return nil, -1 end
   local v = redis.call('HMGET', base .. 'p:' .. b, 'st', 't', 'l')
   if v[1] == 'A' and (tier == '' or v[2] == tier) and (not needles or labelsMatch(v[3], needles)) then
     local pk = base .. 'r:' .. dk .. ':' .. b
-    local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p', 'e', 'b')
-    if (tonumber(pr[10]) or 0) <= now then
+    local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p', 'e', 'ig', 'b')
+    if (tonumber(pr[11]) or 0) <= now then
       local gap, byEnd = gapOf(pr[7])
       local at = tonumber(pr[1]) or 0
       local anchor = tonumber(pr[9]) or 0
@@ -248,7 +259,7 @@ local function boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shado
       if byEnd and goneMax > anchor then anchor = goneMax end
       if anchor > 0 then at = math.max(at, anchor + cur) end
       if count >= mc or count >= (tonumber(pr[4]) or 1) then at = math.max(at, first + gap) end
-      at = math.max(at, shadowsUntil(base, now, b, shadows))
+      at = math.max(at, shadowsUntil(base, now, b, shadows), heldInGroups(base, groups, b, dk, now))
       if at <= now then return pk, pr end
       return nil, at - now
     end
@@ -318,6 +329,9 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   local yieldsLeases = A[ao + {{acquire.yieldsLeases}}]
   local identity = A[ao + {{acquire.identity}}]
   local domainUseMs = A[ao + {{acquire.domainUseMs}}]
+  local group = A[ao + {{acquire.isolationGroup}}]
+  local affinity = A[ao + {{acquire.affinityMs}}]
+  local formerGroups = A[ao + {{acquire.formerGroups}}]
   math.randomseed(tonumber(seed))
   local meta = redis.call('HMGET', metaKey, 'pv', 'qn', 'ep', 'es', 'lt', 'lta')
   local pv = (meta[3] or '') .. '.' .. (meta[1] or '0')
@@ -350,6 +364,13 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
     shadows = {}
     for sdk in string.gmatch(shadowKeys, '[^\n]+') do shadows[#shadows + 1] = sdk end
   end
+  -- G8: the isolation groups whose holds the candidates are checked against (nil = none)
+  local groups = nil
+  if group ~= '' or formerGroups ~= '' then
+    groups = {}
+    if group ~= '' then groups[1] = group end
+    for g in string.gmatch(formerGroups, '[^\n]+') do groups[#groups + 1] = g end
+  end
   local adapt = 0
   if adaptive == '1' then adapt = tonumber(redis.call('HGET', base .. 'd:' .. dk, 'a')) or 0 end
   -- the domain-key's interval now, before jitter
@@ -363,13 +384,14 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   -- every proxy of the domain-key reserved for a silent worker that may use them from its fallback pool
   if rsv then
     local whole = redis.call('HGET', rsv, '\n' .. dk)
+    if not whole and group ~= '' then whole = redis.call('HGET', rsv, '\n#' .. group) end
     if whole and whole ~= worker then return {-5, -1} end
   end
   -- the proxy to grant: its id, pair key and pair fields
   local id, pk, pr = nil, nil, nil
   local rebound = 0
   if proxyId ~= '' then
-    local bpk, bpr = boundPair(base, dk, tier, worker, now, proxyId, needles, mc, cur, shadows, rsv)
+    local bpk, bpr = boundPair(base, dk, tier, worker, now, proxyId, needles, mc, cur, shadows, rsv, groups, group)
     if not bpk then return {-5, bpr or -1} end
     id, pk, pr = proxyId, bpk, bpr
   elseif sessionKey ~= '' then
@@ -378,7 +400,7 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
     local sexp, b
     if s then sexp, b = string.match(s, '^(%d+):(.*)$') end
     if sexp and tonumber(sexp) > now then
-      local bpk, bpr = boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shadows, rsv)
+      local bpk, bpr = boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shadows, rsv, groups, group)
       if bpk then
         id, pk, pr = b, bpk, bpr
       elseif bpr then
@@ -391,12 +413,15 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   if not id then
     -- Step 6: up to PROBES random positions of the top band, then a scan of the band.
     local cand, n = candidateIndex(candidates, base, tier, needles)
-    local band = BAND_MIN + 2 * busyN
+    -- a proxy held in the isolation group is as busy for this key as one of its own
+    local heldN = 0
+    if group ~= '' then heldN = heldCount(base, group, nowText) end
+    local band = BAND_MIN + 2 * (busyN + heldN)
     if n then band = math.min(band, n) end
     local tried = nil
     local probes = 0
     -- the earliest moment a candidate held back by what the busy index does not show (the
-    -- domain-key's interval now, a shadow domain-key) frees up (0 = none seen)
+    -- domain-key's interval now, a shadow domain-key, an isolation group) frees up (0 = none seen)
     local freeAt = 0
     while probes < PROBES and band > 0 do
       local r = math.random(band) - 1
@@ -412,7 +437,7 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
           band = math.min(band, n)
         else
           probes = probes + 1
-          local cpk, cpr = candidatePair(base, dk, tier, worker, now, ids[1], mc, cur, needles, rsv, shadows)
+          local cpk, cpr = candidatePair(base, dk, tier, worker, now, ids[1], mc, cur, needles, rsv, shadows, groups, group)
           if cpk then
             id, pk, pr = ids[1], cpk, cpr
             break
@@ -444,7 +469,7 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
           local scores = redis.call('ZMSCORE', busy, unpack(ids))
           for j = 1, #ids do
             if not (tried and tried[(pos + j - 1) % band]) and not (scores[j] and tonumber(scores[j]) > now) then
-              local cpk, cpr = candidatePair(base, dk, tier, worker, now, ids[j], mc, cur, needles, rsv, shadows)
+              local cpk, cpr = candidatePair(base, dk, tier, worker, now, ids[j], mc, cur, needles, rsv, shadows, groups, group)
               if cpk then
                 id, pk, pr = ids[j], cpk, cpr
                 break
@@ -465,7 +490,7 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   end
   local granted = grantLease(busy, binding, now, nowText, id, pk, pr, rebound, mc, busyN, cur,
     base, dk, worker, identity, hex, ttlMs, maxConcurrency, minIntervalMs, maxIntervalMs, adaptive,
-    jitterMs, anchor, banTtlMs, sessionKey, sessionTtlMs, requestId)
+    jitterMs, anchor, banTtlMs, sessionKey, sessionTtlMs, requestId, group, affinity)
   noteTtl(metaKey, meta[5], meta[6], tonumber(ttlMs), now)
   return granted
 end

@@ -16,6 +16,8 @@
     h  holders, the live lease records: "<hex>=<expireAt>=<token>=<ttlMs>;" each
     x  GC deadline: the key's TTL reaches a week past the last moment the pair remembers, and is
        refreshed (one PEXPIRE) only when that is less than a day away
+    ig the isolation group and window of the last grant, "<group>\t<ms>" (absent or "" = none):
+       its leases' renewals and releases update their hold in that group (includes/isolation.lua)
     t  the last RELEASED_KEEP leases released while live: "<hex>=<token>;" each, oldest first,
        so that a retried release answers "released" again (no key per lease: a fleet releasing
        thousands of leases a second would otherwise keep millions of tombstones)

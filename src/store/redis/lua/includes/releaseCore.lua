@@ -1,7 +1,7 @@
 --[[
   The release step (docs/store-semantics.md §release), shared by releaseLease and
   releaseAndAcquire, and `applyOutcome`, shared with reportOutcomes. Needs the includes base,
-  config (scoreDelta), proxy, pair and scoring (whose pool keys kIdx, kQuarantine, kBlacklist,
+  config (scoreDelta), proxy, pair, isolation and scoring (whose pool keys kIdx, kQuarantine, kBlacklist,
   kMeta the script sets first).
 
   releaseLease(ko, ao, now) reads the keys of list `releaseKeys` (src/store/redis/script-keys.ts)
@@ -21,11 +21,11 @@
   Answer (one integer): 1 released, -1 NOT_FOUND, -2 REVOKED, -3 EXPIRED.
 ]]
 -- The pair fields an outcome needs, in this order (HMGET).
-local PAIR_H, PAIR_R, PAIR_N, PAIR_B, PAIR_C, PAIR_BT, PAIR_X, PAIR_M, PAIR_G, PAIR_P, PAIR_E, PAIR_T = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+local PAIR_H, PAIR_R, PAIR_N, PAIR_B, PAIR_C, PAIR_BT, PAIR_X, PAIR_M, PAIR_G, PAIR_P, PAIR_E, PAIR_T, PAIR_IG = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
 
 -- The pair's fields for an outcome (see PAIR_*).
 local function readPair(pairKey)
-  return redis.call('HMGET', pairKey, 'h', 'r', 'n', 'b', 'c', 'bt', 'x', 'm', 'g', 'p', 'e', 't')
+  return redis.call('HMGET', pairKey, 'h', 'r', 'n', 'b', 'c', 'bt', 'x', 'm', 'g', 'p', 'e', 't', 'ig')
 end
 
 -- Leases of the pair `pr` ended, the last at `endedAt` (0 = none): with the "release" anchor,
@@ -221,6 +221,11 @@ local function releaseLease(ko, ao, now)
   if expired then
     tombstone(base, dk, id, hex, held, ttl, '2')
     return -3
+  end
+  -- G8: the last live lease of the pair ended now: the proxy stays with this key for the window
+  if count == 0 then
+    local g, affinity = isolationOf(pr[PAIR_IG])
+    if g then holdInGroup(base, g, id, dk, now + affinity, now, false) end
   end
   redis.call('SPUBLISH', base .. 'ev:' .. dk, origin)
   return 1
