@@ -44,7 +44,11 @@ describe("isolation of a host", () => {
 
   it("holds the group when a wildcard whose hosts are each their own key joined it", () => {
     const wild = policySpec({ pattern: "*.ozon.ru", isolationGroup: "market" });
-    const r = hostIsolation(setOf([wb, wild], { at: 1234, policies: [wb, policySpec({ pattern: "*.ozon.ru" })] }), "wildberries.ru", "wildberries.ru");
+    const r = hostIsolation(
+      setOf([wb, wild], { at: 1234, policies: [wb, policySpec({ pattern: "*.ozon.ru" })] }),
+      "wildberries.ru",
+      "wildberries.ru",
+    );
     expect(r.heldSince).toBe(1234);
   });
 
