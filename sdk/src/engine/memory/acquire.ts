@@ -11,6 +11,8 @@ import { viewOf, type ProxyRecord } from "./records.js";
 import { returnFromQuarantine } from "./score-change.js";
 import { choose, matchesRequest } from "./selection.js";
 import { sweepDomains, sweepPairs } from "./prune.js";
+import { holdOnGrant, isolationCheck, type IsolationCheck } from "./isolation-rules.js";
+import { domainReservedForOther, reservedForOther } from "./reservations.js";
 
 /** Quarantined proxies returned per acquire at most (step 2). */
 const QUARANTINE_RETURNS = 16;
@@ -23,6 +25,8 @@ const REQUEST_SWEEP = 2;
 /** Domain-keys of the pool, and pairs of the acquire's domain-key, looked at for pruning per acquire. */
 const DOMAIN_SWEEP = 1;
 const PAIR_SWEEP = 2;
+/** Isolation hold records (group, proxy) looked at for pruning per acquire. */
+const HOLD_SWEEP = 2;
 
 /** Try to grant one lease at `now`; see docs/store-semantics.md. */
 export function acquire(state: EngineState, params: AcquireParams, now: number): AcquireResult {
@@ -48,20 +52,21 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   if (params.yieldsLeases === true) pool.yielding.see(params.workerId, now);
   if (params.domainUseMs !== undefined && params.domainUseMs > 0)
     pool.domainUses.record(params.workerId, params.domainKey, now, params.domainUseMs);
-  // every proxy of the domain-key reserved for a silent worker that may use them from its fallback pool
-  if (pool.reservedDomains.size > 0) {
-    const owner = pool.reservedDomains.get(params.domainKey);
-    if (owner !== undefined && owner !== params.workerId) return { kind: "denied", retryAfterMs: -1 };
-  }
+  // every proxy of the domain-key (or its isolation group) reserved for a silent worker that may use them from its fallback pool
+  if (domainReservedForOther(pool, params)) return { kind: "denied", retryAfterMs: -1 };
   state.leases.sweep(now, LEASE_SWEEP);
   pool.sessions.sweep(now, SESSION_SWEEP);
+  pool.isolation.sweep(now, HOLD_SWEEP);
+  // G8: holds of other domain-keys of the acquire's isolation groups (undefined: none to check)
+  const isolation = isolationCheck(pool.isolation, params, now);
+  const req: Request = { state, pool, domain, params, now, base, isolation };
 
   if (params.proxyId !== "") {
     const rec = pool.proxies.get(params.proxyId);
     const banUntil = domain.pairs.get(params.proxyId)?.banUntil ?? 0;
     if (rec === undefined || rec.state !== "ACTIVE" || !matchesRequest(rec, params) || banUntil > now)
       return { kind: "denied", retryAfterMs: -1 };
-    return fromBound(state, pool, domain, rec, params, now, base);
+    return fromBound(req, rec);
   }
   let rebound = false;
   if (params.sessionKey !== "") {
@@ -70,7 +75,7 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
       const bound = pool.proxies.get(session.proxyId);
       const banUntil = domain.pairs.get(session.proxyId)?.banUntil ?? 0;
       if (bound !== undefined && bound.state === "ACTIVE" && matchesRequest(bound, params) && banUntil <= now) {
-        return fromBound(state, pool, domain, bound, params, now, base);
+        return fromBound(req, bound);
       }
       rebound = true;
     }
@@ -86,40 +91,44 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   const eligible = (rec: ProxyRecord): boolean => {
     if (!matchesRequest(rec, params) || !pairEligible(domain, rec.id, now, params.maxConcurrency)) return false;
     if (reservedForOther(pool, rec.id, params)) return false;
-    const until = Math.max(pacedUntil(domain, rec.id, base), busyUnderShadows(pool, params, rec.id, now));
+    const until = Math.max(pacedUntil(domain, rec.id, base), heldElsewhere(req, rec.id));
     note(until);
     return until <= now;
   };
-  const chosen = choose({ candidates, domain, random: state.ctx.random, eligible });
+  const chosen = choose({ candidates, domain, random: state.ctx.random, eligible, heldBack: isolation?.heldN ?? 0 });
   if (chosen !== undefined) return grant(state, pool, domain, chosen, params, now, rebound);
   const known = retryAfter(pool, domain, candidates.size, now);
   const held = freeAt > 0 ? freeAt - now : -1;
   return { kind: "denied", retryAfterMs: known < 0 ? held : held < 0 ? known : Math.min(known, held) };
 }
 
+/** One acquire as its steps see it. */
+interface Request {
+  readonly state: EngineState;
+  readonly pool: PoolState;
+  readonly domain: DomainState;
+  readonly params: AcquireParams;
+  readonly now: number;
+  /** The interval the domain-key runs under now, before jitter. */
+  readonly base: number;
+  /** What the acquire's isolation groups hold back; undefined: nothing. */
+  readonly isolation: IsolationCheck | undefined;
+}
+
 /**
- * The proxy is reserved for another worker (one that may be using it from its fallback pool) for
- * this domain-key: one of that worker's scope, or any when it has none.
+ * Until when the proxy is held back by what the domain-key's own pairs do not show: busy under an
+ * earlier domain-key of the host, or held by another domain-key of its isolation group (0: neither).
  */
-function reservedForOther(pool: PoolState, proxyId: string, params: AcquireParams): boolean {
-  if (pool.reserved.size === 0) return false;
-  const owner = pool.reserved.get(proxyId);
-  if (owner === undefined || owner === params.workerId) return false;
-  return pool.reservedScopes.get(owner)?.has(params.domainKey) ?? true;
+function heldElsewhere(req: Request, proxyId: string): number {
+  const shadow = busyUnderShadows(req.pool, req.params, proxyId, req.now);
+  return req.isolation === undefined ? shadow : Math.max(shadow, req.isolation.heldUntil(proxyId, req.now));
 }
 
 /** Grant the one proxy a request is bound to (its session's, or `proxyId`), or say when it frees. */
-function fromBound(
-  state: EngineState,
-  pool: PoolState,
-  domain: DomainState,
-  bound: ProxyRecord,
-  params: AcquireParams,
-  now: number,
-  base: number,
-): AcquireResult {
+function fromBound(req: Request, bound: ProxyRecord): AcquireResult {
+  const { state, pool, domain, params, now, base } = req;
   if (reservedForOther(pool, bound.id, params)) return { kind: "denied", retryAfterMs: -1 };
-  const shadow = busyUnderShadows(pool, params, bound.id, now);
+  const shadow = heldElsewhere(req, bound.id);
   const eligibleNow = pairEligible(domain, bound.id, now, params.maxConcurrency) && pacedUntil(domain, bound.id, base) <= now;
   if (eligibleNow && shadow === 0) return grant(state, pool, domain, bound, params, now, false);
   const at = Math.max(eligibleAt(domain, bound.id, now, params.maxConcurrency, base), shadow);
@@ -153,6 +162,7 @@ function grant(
   pair.holders.set(leaseId, expireAt);
   pair.maxConcurrency = params.maxConcurrency;
   pair.banTtlMs = params.banTtlMs;
+  holdOnGrant({ holds: pool.isolation, pair, proxyId: rec.id, domainKey: params.domainKey }, params, { now, expireAt });
   const baseMs = baseInterval(params.minIntervalMs, domain.adaptive.adaptiveMs, params.adaptive);
   const jitter = params.jitterMs > 0 ? Math.floor(state.ctx.random() * (params.jitterMs + 1)) : 0;
   pair.intervalMs = baseMs + jitter;

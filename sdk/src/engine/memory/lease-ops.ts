@@ -7,6 +7,7 @@ import type { EngineState } from "./engine-state.js";
 import { applyOutcome } from "./outcome.js";
 import { anchorEnd, endHolder, pairOf, refreshBusy } from "./pair.js";
 import type { LeaseRecord } from "./records.js";
+import { holdOnRelease, holdOnRenew } from "./isolation-rules.js";
 
 /** Extend a held lease to now + ttl (the lease's own ttl when `ttlMs` is 0). */
 export function renew(state: EngineState, params: RenewParams, now: number): RenewResult {
@@ -33,6 +34,7 @@ export function renew(state: EngineState, params: RenewParams, now: number): Ren
   lease.longestTtlMs = Math.max(lease.longestTtlMs, ttlMs);
   pair.holders.set(lease.leaseId, lease.expireAt);
   refreshBusy(domain, lease.proxyId, pair, now);
+  holdOnRenew({ holds: pool.isolation, pair, proxyId: lease.proxyId, domainKey: lease.domainKey }, { now, expireAt: lease.expireAt });
   return { kind: "renewed", expireAt: lease.expireAt };
 }
 
@@ -60,7 +62,7 @@ function releaseOnly(state: EngineState, params: ReleaseParams, now: number): Re
   return { kind: "released" };
 }
 
-/** Drop the holder and apply the outcome. */
+/** Drop the holder and apply the outcome; a live lease's isolation hold ends with it (+ affinity). */
 function end(state: EngineState, lease: LeaseRecord, params: ReleaseParams, now: number): void {
   const pool = state.pool(lease.pool);
   const domain = pool.domain(lease.domainKey);
@@ -68,5 +70,7 @@ function end(state: EngineState, lease: LeaseRecord, params: ReleaseParams, now:
   // the lease ends now, whenever it expired: its request may have run until this release
   pair.holders.delete(lease.leaseId);
   anchorEnd(pair, now);
+  // an expired lease keeps the hold it had (its expiry + affinity)
+  if (lease.expireAt > now) holdOnRelease({ holds: pool.isolation, pair, proxyId: lease.proxyId, domainKey: lease.domainKey }, now);
   applyOutcome(state.ctx, pool, domain, lease.proxyId, pair, params.outcome, now);
 }

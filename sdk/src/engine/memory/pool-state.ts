@@ -15,6 +15,7 @@ import { SweepQueue } from "./sweep-queue.js";
 import { MAX_WORKERS_PER_POOL } from "../../model/model.js";
 import type { NewPoolEvent, PoolEvent } from "../../model/model.js";
 import { EventLog } from "./event-log.js";
+import { IsolationHolds } from "./isolation.js";
 
 /** Events a pool keeps (as the Redis store's capped stream). */
 export const EVENTS_MAX = 10_000;
@@ -61,6 +62,8 @@ export class PoolState {
   readonly reservedDomains = new Map<string, string>();
   /** Silent worker → the domain-keys its reserved proxies are reserved for (absent: all). */
   readonly reservedScopes = new Map<string, ReadonlySet<string>>();
+  /** Isolation groups (G8): per (group, proxy), until when each domain-key holds the proxy. */
+  readonly isolation = new IsolationHolds();
   /** The longest lease TTL granted or renewed lately (what a hold after a loss waits for). */
   readonly longestTtl = new LongestTtl();
   /** Which worker used which domain-key lately (fallback shares follow them). */

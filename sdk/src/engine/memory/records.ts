@@ -3,6 +3,7 @@
  */
 import type { PacingAnchor, ProxyStateName, ProxyView } from "../../model/model.js";
 import type { GrantPacing } from "../../model/scoring.js";
+import { NO_ISOLATION, type PairIsolation } from "./isolation.js";
 
 /** Everything kept per proxy; `ProxyView` with writable fields. */
 export type ProxyRecord = { -readonly [K in keyof ProxyView]: ProxyView[K] };
@@ -35,6 +36,8 @@ export interface PairState {
   anchor: PacingAnchor;
   /** What the last grant knew of pacing, for adaptive pacing when its outcome comes back. */
   pacing: GrantPacing & { readonly adaptive: boolean };
+  /** The isolation group and affinity window of the last grant (G8), which renew and release use. */
+  isolation: PairIsolation;
 }
 
 /** A lease, live or kept as a tombstone after it ended. */
@@ -81,6 +84,7 @@ export function newPair(): PairState {
     anchorAt: 0,
     anchor: "release",
     pacing: { baseMs: 0, policyMinMs: 0, maxIntervalMs: 0, adaptive: true },
+    isolation: NO_ISOLATION,
   };
 }
 

@@ -42,9 +42,16 @@ export interface ChoiceInput {
   readonly random: () => number;
   /** Whether a candidate may be granted now. */
   readonly eligible: (rec: ProxyRecord) => boolean;
+  /**
+   * Proxies that may be held back by what the domain-key's busy index does not show (the holds
+   * of other domain-keys of its isolation groups, G8): the band widens by 2 per each, as per busy
+   * pair. Default 0.
+   */
+  readonly heldBack?: number;
 }
 
 /**
+ * The band is the top BAND_MIN + 2 · (busy pairs of the domain-key + `heldBack`) candidates.
  * The first eligible candidate among up to PROBES random positions of the top band, then a scan
  * of the band from a random start, wrapping, in up to SCAN_WINDOWS windows of SCAN_WINDOW
  * entries (a band that small is read whole, so a denial then means none is eligible);
@@ -54,7 +61,7 @@ export interface ChoiceInput {
  */
 export function choose(input: ChoiceInput): ProxyRecord | undefined {
   const { candidates, domain, random, eligible } = input;
-  const band = Math.min(candidates.size, BAND_MIN + 2 * domain.busy.size);
+  const band = Math.min(candidates.size, BAND_MIN + 2 * (domain.busy.size + (input.heldBack ?? 0)));
   if (band === 0) return undefined;
   for (let probe = 0; probe < PROBES; probe++) {
     const rec = candidates.at(pick(random, band))!;

@@ -8,6 +8,7 @@ import { adaptiveSuite } from "./adaptive.js";
 import { adminSuite } from "./admin.js";
 import { exclusivitySuite } from "./exclusivity.js";
 import type { ConformanceOptions, StoreFactory } from "./harness.js";
+import { isolationSuite } from "./isolation.js";
 import { leaseSuite, proxyIdSuite, reservationSuite, retrySuite } from "./leases.js";
 import { pacingSuite } from "./pacing.js";
 import { epochSuite, poolSuite } from "./pools.js";
@@ -41,5 +42,6 @@ export function describeStoreConformance(name: string, factory: StoreFactory, op
     eventSuite(factory, options);
     leaderSuite(factory);
     latelySuite(factory);
+    isolationSuite(factory);
   });
 }
