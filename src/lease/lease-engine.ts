@@ -1,9 +1,11 @@
 import { StoreUnavailableError } from "@proxybroker/sdk/engine";
+import { keyIsolation } from "@proxybroker/sdk/model";
 import type { PolicyDefaults } from "@proxybroker/sdk/model";
 import type {
   AcquireParams,
   AcquireResult,
   HoldState,
+  IsolationParams,
   LeaseView,
   LostReasonName,
   PolicySet,
@@ -13,6 +15,7 @@ import type {
 import type { LeaseStore, ReleaseFeed } from "@proxybroker/sdk/engine";
 import { HostPolicies } from "./host-policies.js";
 import { LeaseIndex } from "./lease-index.js";
+import { channelGroup, GroupWakes } from "./group-wakes.js";
 import { LongestTtls } from "./longest-ttls.js";
 import { PolicyCache, type StateLoss } from "./policy-cache.js";
 import type { AcquireSpec, ReleaseSpec, RenewSpec } from "./specs.js";
@@ -94,6 +97,7 @@ export class LeaseEngine {
   /** `beforeFirstUse` per pool: running (its promise), or done (true) until invalidated. */
   private readonly used = new Map<string, Promise<void> | true>();
   private readonly hosts: HostPolicies;
+  private readonly groups: GroupWakes;
   /** The store's server as last seen (undefined: not yet). */
   private server: StoreServer | undefined;
   /**
@@ -130,15 +134,16 @@ export class LeaseEngine {
     });
     this.hosts = new HostPolicies(opts.defaults);
     this.index = new LeaseIndex(this.clock);
+    this.groups = new GroupWakes(opts.releases);
     this.queues = new WaitQueues<LeaseView>({
       clock: this.clock,
       pollMs: opts.waitPollMs,
       orphaned: (lease) => this.abandon(lease),
       ...(opts.maxWaitingPerKey === undefined ? {} : { maxPerKey: opts.maxWaitingPerKey }),
       ...(opts.maxWaiting === undefined ? {} : { maxTotal: opts.maxWaiting }),
-      ...(opts.releases === undefined ? {} : feedHooks(opts.releases)),
+      ...queueHooks(opts.releases, this.groups),
     });
-    opts.releases?.onRelease((pool, domainKey) => this.queues.wake(queueKey({ pool, domainKey })));
+    opts.releases?.onRelease((pool, domainKey) => this.wakeAfterRelease(pool, domainKey));
     // connected again: the server may have restarted meanwhile (writes lost), even when no call
     // of this broker failed; it is checked before the next grant
     opts.store.onReconnect?.(() => {
@@ -290,6 +295,7 @@ export class LeaseEngine {
       ttlMs: spec.ttlMs,
       workerId: spec.workerId,
       liveSince: this.opts.liveSince?.() ?? 0,
+      isolationOf: this.isolationOfKey,
     });
     // (the TTL of a renewal reaches `ttls` through the store's record: refreshHolds)
     if (r.kind === "renewed") this.index.touch(spec.leaseId, r.expireAt);
@@ -312,7 +318,10 @@ export class LeaseEngine {
       ...(combine ? { next: nextParams } : {}),
     });
     const released = this.index.take(spec.leaseId);
-    if (released !== undefined) this.queues.wake(released);
+    if (released !== undefined) {
+      this.queues.wake(released.queueKey);
+      if (released.group !== "") this.wakeGroup(released.pool, released.group);
+    }
     const base: ReleaseDecision = r.kind === "released" ? { kind: "released" } : { kind: "lost", reason: r.reason };
     if (spec.next === undefined || nextParams === undefined) return base;
     let next: Decision;
@@ -327,6 +336,18 @@ export class LeaseEngine {
     return r.kind === "released" ? { kind: "released", next } : { kind: "lost", reason: r.reason, next };
   }
 
+  /** A release elsewhere (another replica) of `domainKey`, or of a key of a group's channel. */
+  private wakeAfterRelease(pool: string, domainKey: string): void {
+    const group = channelGroup(domainKey);
+    if (group === undefined) this.queues.wake(queueKey({ pool, domainKey }));
+    else this.wakeGroup(pool, group);
+  }
+
+  /** Wake the waiters of every key of `group` in `pool`. */
+  private wakeGroup(pool: string, group: string): void {
+    for (const key of [...this.groups.waiting(pool, group)]) this.queues.wake(key);
+  }
+
   /** Fail every waiting acquire (shutdown). */
   rejectWaiters(error: unknown): void {
     this.queues.rejectAll(error);
@@ -335,7 +356,11 @@ export class LeaseEngine {
   /** A store answer as a decision; remembers granted leases for release wake-ups. */
   private decide(params: AcquireParams, r: AcquireResult): Decision {
     if (r.kind === "granted") {
-      this.index.add(r.lease.leaseId, queueKey(params), r.lease.expireAt);
+      this.index.add(
+        r.lease.leaseId,
+        { queueKey: queueKey(params), pool: params.pool, group: params.isolation?.group ?? "" },
+        r.lease.expireAt,
+      );
       return { kind: "granted", lease: r.lease };
     }
     return { kind: "denied", retryAfterMs: r.kind === "denied" ? r.retryAfterMs : -1 };
@@ -349,8 +374,9 @@ export class LeaseEngine {
     retryAfterMs: number,
   ): Promise<Decision> {
     return new Promise<Decision>((resolve, reject) => {
+      const key = queueKey(params);
       const refused = this.queues.enqueue(
-        queueKey(params),
+        key,
         {
           // a pool without proxies when the wait began is looked up again (they may have been added)
           attempt: () =>
@@ -370,6 +396,8 @@ export class LeaseEngine {
         retryAfterMs,
       );
       if (refused !== undefined) reject(waitRefused(refused, retryAfterMs, this.opts));
+      // a release of another key of its isolation group may free what it waits for
+      else if (params.isolation !== undefined && params.isolation.group !== "") this.groups.join(params.pool, params.isolation.group, key);
     });
   }
 
@@ -387,9 +415,9 @@ export class LeaseEngine {
     // a pool without proxies: nothing to grant, and nothing is written for it
     if (!this.policies.has(initial.pool)) return { kind: "denied", retryAfterMs: -1 };
     let params = initial;
-    const held = this.isolationHeldMs(spec);
-    if (held > 0) return { kind: "denied", retryAfterMs: held };
     for (let i = 0; ; i++) {
+      const held = this.isolationHeldMs(spec);
+      if (held > 0) return { kind: "denied", retryAfterMs: held };
       const r = await this.store.acquire(params);
       if (r.kind !== "stale-policy") return this.decide(params, r);
       if (i >= MAX_POLICY_RELOADS) return { kind: "denied", retryAfterMs: this.opts.waitPollMs };
@@ -397,6 +425,12 @@ export class LeaseEngine {
       params = await this.resolve(spec);
     }
   }
+
+  /** G8: the isolation group of a domain-key now, by the cached policies (undefined: not known). */
+  private readonly isolationOfKey = (pool: string, domainKey: string): Pick<IsolationParams, "group" | "affinityMs"> | undefined => {
+    const set = this.policies.cached(pool);
+    return set === undefined ? undefined : keyIsolation(set.policies, domainKey);
+  };
 
   /**
    * G8: how much longer the acquires of `spec`'s isolation group wait after a policy change moved
@@ -478,13 +512,22 @@ function queueKey(p: Pick<AcquireParams, "pool" | "domainKey">): string {
   return `${p.pool}\u0000${p.domainKey}`;
 }
 
-/** Watch a queue's (pool, domain-key) for releases elsewhere while it has waiters. */
-function feedHooks(feed: ReleaseFeed): { opened: (key: string) => void; closed: (key: string) => void } {
+/**
+ * Watch a queue's (pool, domain-key) for releases elsewhere while it has waiters; a queue that
+ * empties leaves its isolation group's wake-ups.
+ */
+function queueHooks(feed: ReleaseFeed | undefined, groups: GroupWakes): { opened: (key: string) => void; closed: (key: string) => void } {
   const split = (key: string): [string, string] => {
     const at = key.indexOf("\u0000");
     return [key.slice(0, at), key.slice(at + 1)];
   };
-  return { opened: (key) => feed.watch(...split(key)), closed: (key) => feed.unwatch(...split(key)) };
+  return {
+    opened: (key) => feed?.watch(...split(key)),
+    closed: (key) => {
+      feed?.unwatch(...split(key));
+      groups.leave(key);
+    },
+  };
 }
 
 function toAttempt(d: Decision): AttemptResult<LeaseView> {

@@ -1,16 +1,25 @@
+/** Whom the release of a lease wakes. */
+export interface LeaseWaiters {
+  /** The wait queue of its (pool, domain-key). */
+  readonly queueKey: string;
+  readonly pool: string;
+  /** Its isolation group, whose other keys' waiters it wakes too ("" = none). */
+  readonly group: string;
+}
+
 /**
  * Which wait queue a lease granted by this broker belongs to, so that its release wakes the
- * waiters of its (pool, domain-key) at once. Leases released through another replica are
- * forgotten a minute after their last known expiry.
+ * waiters of its (pool, domain-key) at once, and those of its isolation group. Leases released
+ * through another replica are forgotten a minute after their last known expiry.
  */
 export class LeaseIndex {
-  private readonly entries = new Map<string, { queueKey: string; expireAt: number }>();
+  private readonly entries = new Map<string, { waiters: LeaseWaiters; expireAt: number }>();
   private lastSweep = 0;
 
   constructor(private readonly clock: () => number) {}
 
-  add(leaseId: string, queueKey: string, expireAt: number): void {
-    this.entries.set(leaseId, { queueKey, expireAt });
+  add(leaseId: string, waiters: LeaseWaiters, expireAt: number): void {
+    this.entries.set(leaseId, { waiters, expireAt });
     this.sweep();
   }
 
@@ -19,11 +28,11 @@ export class LeaseIndex {
     if (e !== undefined) e.expireAt = expireAt;
   }
 
-  /** Forget a lease and return its queue key, if this broker granted it. */
-  take(leaseId: string): string | undefined {
+  /** Forget a lease and return whom its release wakes, if this broker granted it. */
+  take(leaseId: string): LeaseWaiters | undefined {
     const e = this.entries.get(leaseId);
     this.entries.delete(leaseId);
-    return e?.queueKey;
+    return e?.waiters;
   }
 
   get size(): number {

@@ -94,6 +94,16 @@ export function hostIsolation(set: PolicySet, host: string, domainKey: string): 
   return { params, joinedKeys, heldSince };
 }
 
+/**
+ * The isolation group of domain-key `domainKey` under `policies` and the group's window: the
+ * policy whose `group` it is, else the policy of the host it is.
+ */
+export function keyIsolation(policies: readonly DomainPolicySpec[], domainKey: string): Pick<IsolationParams, "group" | "affinityMs"> {
+  const p = policies.find((q) => q.group === domainKey) ?? findPolicy(policies, domainKey);
+  const group = isolationGroupOf(p);
+  return { group, affinityMs: group === "" ? 0 : affinityOf(policies, group) };
+}
+
 /** Whether the hosts of `p` were in `group` under `retired`, by the same pattern and domain-key. */
 function wasInGroup(retired: RetiredPolicySet, p: DomainPolicySpec, group: string): boolean {
   const old = retired.policies.find((q) => q.pattern === p.pattern);

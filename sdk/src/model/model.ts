@@ -361,6 +361,13 @@ export interface RenewParams {
   readonly workerId?: string;
   /** Epoch ms; default 0. */
   readonly liveSince?: number;
+  /**
+   * G8: the isolation group of a domain-key of `pool` now (group "" = none; undefined = not known:
+   * the group of the lease's grant). The renewal writes the lease's hold in the group its key has
+   * now, so that a lease granted before a policy change moved the key into a group, and kept alive
+   * by renewals, is seen by the group. Absent: the group of the lease's grant.
+   */
+  readonly isolationOf?: (pool: string, domainKey: string) => Pick<IsolationParams, "group" | "affinityMs"> | undefined;
 }
 
 export type RenewResult =

@@ -96,6 +96,9 @@ export interface RedisStoreOptions {
 }
 
 /** The Redis `LeaseStore`; see the module comment. */
+/** A renewal whose domain-key's isolation group is not known: the group of the lease's grant. */
+const GROUP_OF_GRANT = { group: "-", affinityMs: 0 };
+
 export class RedisStore implements LeaseStore {
   private readonly client: Redis | Cluster;
   private readonly env: StoreEnv;
@@ -170,6 +173,7 @@ export class RedisStore implements LeaseStore {
     const lease = decodeLeaseId(params.leaseId);
     if (lease === undefined) return { kind: "lost", reason: "NOT_FOUND" };
     const keys = this.env.keys.pool(lease.pool);
+    const isolation = params.isolationOf?.(lease.pool, lease.domainKey) ?? GROUP_OF_GRANT;
     const reply = await this.env.runner.run(
       "renewLease",
       keyv("renewKeys", {
@@ -190,6 +194,8 @@ export class RedisStore implements LeaseStore {
         now: this.env.now(),
         workerId: params.workerId ?? "",
         liveSince: Math.floor(params.liveSince ?? 0),
+        isolationGroup: isolation.group,
+        affinityMs: Math.floor(isolation.affinityMs),
       }),
     );
     return decodeRenew(reply);

@@ -79,8 +79,12 @@ export const SCRIPT_ARGS = {
    *   id, published on the domain-key's release channel
    */
   release: ["base", "hex", "domainKey", "proxyId", "token", "kind", "latencyMs", "retryAfterMs", "u", "origin"],
-  /** renewLease-6.lua. ttlMs 0 = the lease's own; workerId "" = unknown; liveSince: epoch ms. */
-  renew: ["base", "hex", "domainKey", "proxyId", "token", "ttlMs", "now", "workerId", "liveSince"],
+  /**
+   * renewLease-6.lua. ttlMs 0 = the lease's own; workerId "" = unknown; liveSince: epoch ms;
+   * isolationGroup: the domain-key's isolation group now ("" = none, "-" = unknown: the group of
+   * the lease's grant), affinityMs its window.
+   */
+  renew: ["base", "hex", "domainKey", "proxyId", "token", "ttlMs", "now", "workerId", "liveSince", "isolationGroup", "affinityMs"],
   /** leaseBatch-n.lua, then per operation `batchOp` and the operation's arguments. */
   batch: ["now"],
   /** One operation of leaseBatch-n.lua: its code (A, R, N) and how many arguments follow. */

@@ -22,6 +22,8 @@
     now         epoch ms; "" = Redis TIME
     workerId    "" = unknown
     liveSince   epoch ms: the worker is recorded as seen only if it was seen since then
+    isolationGroup  the domain-key's isolation group now ("" none, "-" unknown: the pair's field
+                ig, the group of its last grant); affinityMs its window
   The tombstone minimum is baked into the script (includes/config.lua).
 
   Keys built in the script: `P l:<hex>` tombstones of holders found expired; the lease's hold in
@@ -55,6 +57,8 @@ local ttlMs = ARGV[{{renew.ttlMs}}]
 local now = storeNow(ARGV[{{renew.now}}])
 local worker = ARGV[{{renew.workerId}}]
 local liveSince = ARGV[{{renew.liveSince}}]
+local groupNow = ARGV[{{renew.isolationGroup}}]
+local affinityNow = ARGV[{{renew.affinityMs}}]
 
 local pr = redis.call('HMGET', pairKey, 'h', 'u', 'm', 'x', 'g', 'n', 'e', 'ig')
 local kept, count, first, gone, mine, goneMax = scanHolders(pr[1], now, hex)
@@ -83,6 +87,8 @@ if tonumber(e) > now then
 end
 if gone then tombstoneGone(base, dk, id, gone) end
 local result
+-- the pair's new field ig, when the renewal moved its hold to another isolation group
+local setIsolation = nil
 if tonumber(e) <= now then
   -- expired: it leaves the holders with a tombstone (a late release still scores it)
   tombstone(base, dk, id, hex, token, ttl, '0')
@@ -95,9 +101,17 @@ else
   local lately = redis.call('HMGET', metaKey, 'lt', 'lta')
   noteTtl(metaKey, lately[1], lately[2], t, now)
   kept = kept .. hex .. '=' .. newExp .. '=' .. token .. '=' .. ttl .. ';'
-  -- G8: the lease's hold in its isolation group follows its expiry
+  -- G8: the lease's hold in its isolation group follows its expiry: the group its domain-key has
+  -- now (a lease from before a change that moved the key into a group is seen by the group), the
+  -- pair's field ig when unknown
   local g, affinity = isolationOf(pr[8])
+  if groupNow ~= '-' then
+    g, affinity = nil, tonumber(affinityNow)
+    if groupNow ~= '' then g = groupNow end
+  end
   if g then holdInGroup(base, g, id, dk, newExp + affinity, now, true) end
+  local ig = isolationField(groupNow, affinityNow)
+  if groupNow ~= '-' and ig and (pr[8] or '') ~= ig then setIsolation = ig end
   count = count + 1
   if count == 1 or newExp < first then first = newExp end
   result = {1, newExp}
@@ -105,6 +119,11 @@ end
 local u = tonumber(pr[2]) or 0
 local gap, byEnd = gapOf(pr[5])
 local set = {'h', kept}
+if setIsolation then
+  -- the pair's release then ends the hold in that group
+  set[#set + 1] = 'ig'
+  set[#set + 1] = setIsolation
+end
 -- G2: holders found expired (this one included) ended at their expiry
 local n = tonumber(pr[6]) or 0
 local moved = anchoredNext(n, goneMax, gap)

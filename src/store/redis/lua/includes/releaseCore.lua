@@ -13,7 +13,8 @@
   The outcome kinds: S SUCCESS, R RATE_LIMITED, B BLOCKED, P PROXY_ERROR, T TARGET_ERROR,
   A ABANDONED.
   A lease released while live is announced on `P ev:<dk>` (SPUBLISH, same {pool} slot): brokers
-  with acquires waiting for that domain-key try them at once (cross-replica wake-up).
+  with acquires waiting for that domain-key try them at once (cross-replica wake-up); the last
+  live lease of a pair in an isolation group also on `P ev:#<group>`, for the group's other keys.
   Keys built here: `P idx:t:<tier>` and `P idx:l:<k>=<v>` of the proxy, `P l:<hex>` tombstones
   of other holders found expired, `P d:<dk>` the domain-key's adaptive pacing and `P ad` the
   adapted domain-keys.
@@ -225,7 +226,11 @@ local function releaseLease(ko, ao, now)
   -- G8: the last live lease of the pair ended now: the proxy stays with this key for the window
   if count == 0 then
     local g, affinity = isolationOf(pr[PAIR_IG])
-    if g then holdInGroup(base, g, id, dk, now + affinity, now, false) end
+    if g then
+      holdInGroup(base, g, id, dk, now + affinity, now, false)
+      -- and the waiters of the group's other domain-keys on other replicas (src/lease/group-wakes.ts)
+      redis.call('SPUBLISH', base .. 'ev:#' .. g, origin)
+    end
   end
   redis.call('SPUBLISH', base .. 'ev:' .. dk, origin)
   return 1
