@@ -228,7 +228,13 @@ export class ShardedStore implements LeaseStore {
   }
 
   renew(params: RenewParams): Promise<RenewResult> {
-    return this.inner.renew(params);
+    const isolationOf = params.isolationOf;
+    if (isolationOf === undefined) return this.inner.renew(params);
+    // the lease names its shard's pool; the policies are the pool's
+    return this.inner.renew({
+      ...params,
+      isolationOf: (storePool, domainKey) => isolationOf(this.shards.parse(storePool).pool, domainKey),
+    });
   }
 
   async release(params: ReleaseParams): Promise<ReleaseResult> {

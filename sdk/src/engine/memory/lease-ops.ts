@@ -8,6 +8,7 @@ import { applyOutcome } from "./outcome.js";
 import { anchorEnd, endHolder, pairOf, refreshBusy } from "./pair.js";
 import type { LeaseRecord } from "./records.js";
 import { holdOnRelease, holdOnRenew } from "./isolation-rules.js";
+import { renewalReservedForOther } from "./reservations.js";
 
 /** Extend a held lease to now + ttl (the lease's own ttl when `ttlMs` is 0). */
 export function renew(state: EngineState, params: RenewParams, now: number): RenewResult {
@@ -23,18 +24,22 @@ export function renew(state: EngineState, params: RenewParams, now: number): Ren
     if (endHolder(pair, lease.leaseId, lease.expireAt)) refreshBusy(domain, lease.proxyId, pair, now);
     return { kind: "lost", reason: "EXPIRED" };
   }
+  // the isolation group of the lease's domain-key now (G8), else of its grant
+  const isolation = params.isolationOf?.(lease.pool, lease.domainKey) ?? pair.isolation;
   // Reserved for another worker's fallback share: not extended; it runs out at its expiry.
-  const proxyOwner = pool.reserved.get(lease.proxyId);
-  const inScope = proxyOwner !== undefined && (pool.reservedScopes.get(proxyOwner)?.has(lease.domainKey) ?? true);
-  const owner = (inScope ? proxyOwner : undefined) ?? pool.reservedDomains.get(lease.domainKey);
-  if (owner !== undefined && owner !== worker) return { kind: "lost", reason: "REVOKED" };
+  if (renewalReservedForOther(pool, { proxyId: lease.proxyId, domainKey: lease.domainKey, group: isolation.group, workerId: worker })) {
+    return { kind: "lost", reason: "REVOKED" };
+  }
+  if (isolation.group !== "") pair.isolation = { group: isolation.group, affinityMs: isolation.affinityMs };
   const ttlMs = params.ttlMs > 0 ? params.ttlMs : lease.ttlMs;
   pool.longestTtl.note(ttlMs, now);
   lease.expireAt = now + ttlMs;
   lease.longestTtlMs = Math.max(lease.longestTtlMs, ttlMs);
   pair.holders.set(lease.leaseId, lease.expireAt);
   refreshBusy(domain, lease.proxyId, pair, now);
-  holdOnRenew({ holds: pool.isolation, pair, proxyId: lease.proxyId, domainKey: lease.domainKey }, { now, expireAt: lease.expireAt });
+  // (a key in no group now writes no hold; the hold of its grant runs out by itself)
+  if (isolation.group !== "")
+    holdOnRenew({ holds: pool.isolation, pair, proxyId: lease.proxyId, domainKey: lease.domainKey }, { now, expireAt: lease.expireAt });
   return { kind: "renewed", expireAt: lease.expireAt };
 }
 

@@ -42,3 +42,28 @@ export function reservedForOther(pool: PoolState, proxyId: string, params: Acqui
   const group = groupOf(params);
   return scope.has(params.domainKey) || (group !== "" && scope.has(groupEntry(group)));
 }
+
+/** A renewal of a lease of `domainKey` (isolation group `group`, "" = none) on `proxyId` by `workerId`. */
+export interface RenewalAt {
+  readonly proxyId: string;
+  readonly domainKey: string;
+  readonly group: string;
+  readonly workerId: string;
+}
+
+/**
+ * The lease's proxy, or every proxy of its domain-key or isolation group, is reserved for a worker
+ * other than the renewing one: the lease is not extended (it runs out at its expiry).
+ */
+export function renewalReservedForOther(pool: PoolState, at: RenewalAt): boolean {
+  const entry = at.group === "" ? undefined : groupEntry(at.group);
+  const proxyOwner = pool.reserved.get(at.proxyId);
+  if (proxyOwner !== undefined) {
+    const scope = pool.reservedScopes.get(proxyOwner);
+    const inScope = scope === undefined || scope.has(at.domainKey) || (entry !== undefined && scope.has(entry));
+    if (inScope && proxyOwner !== at.workerId) return true;
+    if (inScope) return false;
+  }
+  if (other(pool.reservedDomains.get(at.domainKey), at.workerId)) return true;
+  return entry !== undefined && other(pool.reservedDomains.get(entry), at.workerId);
+}

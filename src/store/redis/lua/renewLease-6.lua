@@ -76,14 +76,27 @@ if worker ~= '' then
   local seen = tonumber(redis.call('ZSCORE', workersKey, worker))
   if seen and seen >= tonumber(liveSince) then redis.call('ZADD', workersKey, 'XX', now, worker) end
 end
+-- the lease's isolation group (G8): its domain-key's now, else its grant's ("" = none)
+local groupOfLease = isolationOf(pr[8]) or ''
+if groupNow ~= '-' then groupOfLease = groupNow end
 if tonumber(e) > now then
-  -- reserved for another worker's fallback share: not extended
+  -- reserved for another worker's fallback share (for this domain-key, its isolation group, or
+  -- all): not extended
   local owner = redis.call('HGET', reservedKey, id)
-  if owner and redis.call('HEXISTS', reservedKey, '\t' .. owner .. '\n' .. dk) == 0 and redis.call('HEXISTS', reservedKey, '\t' .. owner) == 0 then
+  if owner and redis.call('HEXISTS', reservedKey, '\t' .. owner .. '\n' .. dk) == 0 and redis.call('HEXISTS', reservedKey, '\t' .. owner) == 0
+    and (groupOfLease == '' or redis.call('HEXISTS', reservedKey, '\t' .. owner .. '\n#' .. groupOfLease) == 0) then
     owner = nil -- reserved for domain-keys other than this one
   end
-  owner = owner or redis.call('HGET', reservedKey, '\n' .. dk)
-  if owner and owner ~= worker then return {-2} end
+  if owner then
+    if owner ~= worker then return {-2} end
+  else
+    owner = redis.call('HGET', reservedKey, '\n' .. dk)
+    if owner and owner ~= worker then return {-2} end
+    if groupOfLease ~= '' then
+      owner = redis.call('HGET', reservedKey, '\n#' .. groupOfLease)
+      if owner and owner ~= worker then return {-2} end
+    end
+  end
 end
 if gone then tombstoneGone(base, dk, id, gone) end
 local result

@@ -233,5 +233,60 @@ export function isolationSuite(factory: StoreFactory): void {
       await h.store.reserve("default", { proxies: {}, domains: {} });
       await grant(h, grouped(K3, { workerId: "w1" }));
     });
+
+    it("reservations: domains['#<group>'] naming another worker holds a key whose own entry names the caller", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 2);
+      await h.store.reserve("default", { proxies: {}, domains: { [K1]: "w1", [`#${GROUP}`]: "silent" } });
+      expect(await deny(h, grouped(K1, { workerId: "w1" }))).toBe(-1);
+    });
+
+    it("a renewal of a lease on a proxy reserved for another worker's group share is not extended", async () => {
+      const h = await openStore(factory);
+      const [p] = await addProxies(h, 1);
+      const lease = await grant(h, grouped(K1, { workerId: "w1" }));
+      await h.store.reserve("default", { proxies: { [p!]: "silent" }, domains: {}, scopes: { silent: [`#${GROUP}`] } });
+      const r = await h.store.renew({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, ttlMs: 0, workerId: "w1" });
+      expect(r).toEqual({ kind: "lost", reason: "REVOKED" });
+      // a lease of a key in no group is extended
+      const free = await grant(h, acq({ domainKey: FREE, workerId: "w1" }));
+      expect((await h.store.renew({ leaseId: free.leaseId, fencingToken: free.fencingToken, ttlMs: 0, workerId: "w1" })).kind).toBe(
+        "renewed",
+      );
+    });
+
+    it("a renewal holds the proxy in the group its key has now, as isolationOf says", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      // granted in no group, then its key joins group m: the renewal writes its hold there
+      const lease = await grant(h, acq({ domainKey: K1 }));
+      const inGroup = () => ({ group: GROUP, affinityMs: 0 });
+      h.clock.advance(1_000);
+      const r = await h.store.renew({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, ttlMs: 0, isolationOf: inGroup });
+      expect(r.kind).toBe("renewed");
+      expect(await deny(h, grouped(K2))).toBe(TTL);
+      // released: the group's other keys get the proxy at once (the release ends the hold it renewed)
+      await release(h, lease);
+      await grant(h, grouped(K2));
+    });
+
+    it("a renewal of a key in no group now writes no hold; one whose group is not known keeps its grant's", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 2);
+      const a = await grant(h, grouped(K1));
+      const b = await grant(h, grouped(K2));
+      h.clock.advance(TTL - 1_000);
+      // K1 left the group: its renewal holds nothing there; the grant's hold runs out at its expiry
+      const none = () => ({ group: "", affinityMs: 0 });
+      expect((await h.store.renew({ leaseId: a.leaseId, fencingToken: a.fencingToken, ttlMs: 0, isolationOf: none })).kind).toBe("renewed");
+      // K2's group is not known: the renewal raises the hold of its grant
+      expect((await h.store.renew({ leaseId: b.leaseId, fencingToken: b.fencingToken, ttlMs: 0, isolationOf: () => undefined })).kind).toBe(
+        "renewed",
+      );
+      h.clock.advance(1_000);
+      // a's hold ended with its grant's expiry, though a runs on; b's follows its renewal
+      expect((await grant(h, grouped(K3))).proxy.id).toBe(a.proxy.id);
+      expect(await deny(h, grouped(K3))).toBe(TTL - 1_000);
+    });
   });
 }

@@ -37,6 +37,25 @@ async function granted(store: ShardedStore, params = acq()) {
 }
 
 describe("ShardedStore", () => {
+  it("a renewal asks for the isolation group of the lease's key in the pool, not in its shard", async () => {
+    const { store } = await open(30);
+    const asked: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const lease = await granted(store, acq({ domainKey: `k${i}.example` }));
+      const r = await store.renew({
+        leaseId: lease.leaseId,
+        fencingToken: lease.fencingToken,
+        ttlMs: 0,
+        isolationOf: (pool, domainKey) => {
+          asked.push(`${pool} ${domainKey}`);
+          return { group: "", affinityMs: 0 };
+        },
+      });
+      expect(r.kind).toBe("renewed");
+    }
+    expect(asked).toEqual(Array.from({ length: 6 }, (_, i) => `default k${i}.example`));
+  });
+
   it("keeps each proxy under the hash tag of its shard; a lease names the pool", async () => {
     const { store, prefix } = await open(30);
     for (let s = 0; s < 3; s++) {

@@ -384,8 +384,12 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   -- every proxy of the domain-key reserved for a silent worker that may use them from its fallback pool
   if rsv then
     local whole = redis.call('HGET', rsv, '\n' .. dk)
-    if not whole and group ~= '' then whole = redis.call('HGET', rsv, '\n#' .. group) end
     if whole and whole ~= worker then return {-5, -1} end
+    -- every key of its isolation group
+    if group ~= '' then
+      whole = redis.call('HGET', rsv, '\n#' .. group)
+      if whole and whole ~= worker then return {-5, -1} end
+    end
   end
   -- the proxy to grant: its id, pair key and pair fields
   local id, pk, pr = nil, nil, nil
