@@ -8,10 +8,17 @@
  * worker hands its fallback leases and pacing over to the broker first (its first contact is the
  * probe that precedes that hand-over). The share is computed as the worker computed it: over the
  * ACTIVE proxies and the workers live at its last contact.
+ *
+ * Isolation groups (G8): workers' fallback pools cut their shares per share key — a domain-key,
+ * or `#<group>` for every key of an isolation group (shareKeyOf, sdk/src/model/isolation.ts) — and so are
+ * the reservations: a scope entry or a whole reservation of a grouped key is written as
+ * `#<group>`, which the store reads as every domain-key of that group. A silent worker sole on
+ * `#G` may be on any proxy for a key of G; one that shares `#G` may be on the proxies of its share
+ * for one: others get neither, for no key of G.
  */
 import { shareOf } from "@proxybroker/sdk/model";
-import type { DomainUse, WorkerSeen } from "@proxybroker/sdk/model";
-import { soleDomains } from "./sole-domains.js";
+import type { DomainPolicySpec, DomainUse, WorkerSeen } from "@proxybroker/sdk/model";
+import { soleDomains, VIEW_LAG_MS } from "./sole-domains.js";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 
 export interface ReservationOptions {
@@ -31,6 +38,14 @@ export interface ReservationOptions {
   readonly domainUses?: (pool: string) => Promise<readonly DomainUse[]>;
   /** How long a worker's use of a domain-key is listed after its last use. */
   readonly domainUseMs?: number;
+  /**
+   * G8: the share key of a domain-key under a pool's policies — the SDK's `shareKeyOf`
+   * (shareKeyOf, sdk/src/model/isolation.ts), the mapping the workers' fallback pools use. With it, the
+   * domain-keys are reserved by share key, under each policy set a silent worker's fallback pool
+   * may hold (`POLICY_LAG_MS`). Absent: by domain-key (no isolation group is kept apart in
+   * fallback).
+   */
+  readonly shareKey?: (policies: readonly DomainPolicySpec[], domainKey: string) => string;
   readonly onError?: (err: unknown) => void;
   /** The reservations of a pool were written (when the silent workers changed, or recomputed). */
   readonly onReserved?: (pool: string, reserved: ReservedSummary) => void;
@@ -52,6 +67,14 @@ const PAGE = 1_000;
 const RECOMPUTE_MS = 30_000;
 /** A silent worker seen again keeps its reservations this long after the broker noticed. */
 export const LIFT_AFTER_MS = 3_000;
+/**
+ * How much older than a worker's last contact the policies of its fallback pool may be: it
+ * fetches the whole snapshot again as soon as a membership list (at most 30 s apart) shows
+ * another policy version. A silent worker's share is reserved under every policy set that was
+ * current since its last contact minus this: a worker cut off right after a change still cuts
+ * its shares by the set before it.
+ */
+export const POLICY_LAG_MS = VIEW_LAG_MS;
 
 export class Reservations {
   private readonly startedAt: number;
@@ -178,13 +201,19 @@ export class Reservations {
     this.lastUses.set(pool, uses);
     const silent = this.reservedFor(pool, seen, now);
     const at = { windowMs: this.opts.domainUseMs ?? 0, now };
-    // per silent worker: the domain-keys reserved whole for it, and those its share is reserved
-    // for (the ones it may use it for in fallback: those it is listed with)
-    const plans = silent.map((w) => ({
-      w,
-      whole: soleDomains(w, uses, at).sort(),
-      scope: this.opts.domainUses === undefined ? undefined : scopeOf(w.workerId, uses, at).sort(),
-    }));
+    // the uses by share key, once per policy set a silent worker may hold
+    const keyings = silent.length === 0 ? [] : await this.byShareKey(pool, uses);
+    // per silent worker: the share keys reserved whole for it, and those its share is reserved
+    // for (the ones it may use it for in fallback: those it is listed with), under each policy
+    // set its fallback pool may hold
+    const plans = silent.map((w) => {
+      const held = keyings.filter((k) => k.currentUntil >= w.lastSeenAt - POLICY_LAG_MS).map((k) => k.uses);
+      return {
+        w,
+        whole: union(held.map((k) => soleDomains(w, k, at))),
+        scope: this.opts.domainUses === undefined ? undefined : union(held.map((k) => scopeOf(w.workerId, k, at))),
+      };
+    });
     // written again when any of it changed (a use recorded since is in the next read of the uses)
     const key = plans.length === 0 ? "" : JSON.stringify(plans.map((p) => [p.w.workerId, p.w.lastSeenAt, p.whole, p.scope ?? null]));
     const last = this.last.get(pool);
@@ -206,6 +235,49 @@ export class Reservations {
     this.last.set(pool, { key, at: now });
     this.opts.onReserved?.(pool, summarize(silent, { proxies, domains, scopes }));
   }
+
+  /**
+   * `uses` with each domain-key replaced by its share key, once per distinct mapping among the
+   * pool's current policy set and the replaced sets the store keeps, each with the time until
+   * which its set was current (the latest, when two map alike). Without `shareKey`, `uses` as
+   * they are.
+   */
+  private async byShareKey(pool: string, uses: readonly DomainUse[]): Promise<Keying[]> {
+    const shareKey = this.opts.shareKey;
+    if (shareKey === undefined || uses.length === 0) return [{ currentUntil: Number.POSITIVE_INFINITY, uses }];
+    const set = await this.opts.store.listPolicies(pool);
+    const sets = [
+      { until: Number.POSITIVE_INFINITY, policies: set.policies },
+      ...set.history.map((h) => ({ until: h.retiredAt, policies: h.policies })),
+    ];
+    const out = new Map<string, Keying>();
+    for (const { until, policies } of sets) {
+      const keys = new Map<string, string>();
+      const keyed = uses.map((u) => {
+        let key = keys.get(u.domainKey);
+        if (key === undefined) {
+          key = shareKey(policies, u.domainKey);
+          keys.set(u.domainKey, key);
+        }
+        return key === u.domainKey ? u : { ...u, domainKey: key };
+      });
+      const mapping = JSON.stringify([...keys]);
+      const same = out.get(mapping);
+      if (same === undefined || same.currentUntil < until) out.set(mapping, { currentUntil: until, uses: keyed });
+    }
+    return [...out.values()];
+  }
+}
+
+/** The domain-uses keyed by share key under one policy set, current until `currentUntil` (epoch ms). */
+interface Keying {
+  readonly currentUntil: number;
+  readonly uses: readonly DomainUse[];
+}
+
+/** The distinct keys of `lists`, sorted. */
+function union(lists: readonly (readonly string[])[]): string[] {
+  return [...new Set(lists.flat())].sort();
 }
 
 function summarize(
@@ -224,7 +296,10 @@ function summarize(
   };
 }
 
-/** The domain-keys `workerId` is listed with at `now`: the only ones it leases for in fallback. */
+/**
+ * The (share) keys `workerId` is listed with at `now`: the only ones it leases for in fallback
+ * (by share key: other workers stay off its share for every key of a group it is listed with).
+ */
 function scopeOf(workerId: string, uses: readonly DomainUse[], at: { readonly windowMs: number; readonly now: number }): string[] {
   return uses.filter((u) => u.workerId === workerId && u.lastUsedAt + at.windowMs > at.now).map((u) => u.domainKey);
 }

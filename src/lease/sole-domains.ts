@@ -12,6 +12,11 @@
  *   is that one or a later one, and a list shows every use recorded `LIST_LAG_MS` before it.
  * Its latest list was fetched at or before its last contact, so a use listed over that span is in
  * it.
+ *
+ * Isolation groups (G8): a worker is alone per share key (shareKeyOf, sdk/src/model/isolation.ts), so the
+ * reservations pass uses keyed by share key — `#<group>` for every domain-key of an isolation
+ * group — and get share keys back: another worker's use of any key of the group counts against
+ * the group. The rule itself does not look at the keys.
  */
 import type { DomainUse, WorkerSeen } from "@proxybroker/sdk/model";
 
@@ -24,8 +29,9 @@ export const VIEW_LAG_MS = 35_000;
 export const LIST_LAG_MS = 2_000;
 
 /**
- * The domain-keys of `silent` to reserve whole at `now`: those it may still use (its listing has
- * not run out: `windowMs` after its last use) that no other worker certainly shared with it.
+ * The domain-keys (or share keys, as `uses` carry them) of `silent` to reserve whole at `now`:
+ * those it may still use (its listing has not run out: `windowMs` after its last use) that no
+ * other worker certainly shared with it.
  */
 export function soleDomains(
   silent: WorkerSeen,

@@ -12,6 +12,7 @@ import { HealthImplementation } from "grpc-health-check";
 import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { addService } from "@proxybroker/sdk/wire";
+import { shareKeyOf } from "@proxybroker/sdk/model";
 import type { PolicyDefaults } from "@proxybroker/sdk/model";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 import type { Settings } from "../config/settings.js";
@@ -172,6 +173,8 @@ export class BrokerServer {
       store: opts.store,
       domainUses: (pool) => this.domainUses.of(pool),
       domainUseMs: domainListingMs(s.fallbackWindowMs),
+      // fallback shares of an isolation group's keys are cut per group, as the SDK cuts them
+      shareKey: shareKeyOf,
       pools: () => this.engine.pools(),
       clock: opts.clock ?? Date.now,
       absentAfterMs: s.workerAbsentAfterMs,

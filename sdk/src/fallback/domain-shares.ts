@@ -18,7 +18,16 @@
  * Why no pair is used by two workers in fallback: if X and Y both use k, both are established, so
  * each lists the other with k; neither is then alone on k, and both use their shares, which are
  * disjoint. A worker starting on a new domain-key in fallback gets none of it.
+ *
+ * Isolation groups (G8): "alone" is decided per share key (shareKeyOf, sdk/src/model/isolation.ts), not per domain-key —
+ * X counts as alone on k only when no other worker is listed with any domain-key of k's group.
+ * X listed with k1 and Y with k2 of one group G both see the other on `#G`, so both use their
+ * disjoint shares, and no proxy is on two keys of G at once. Being established stays per
+ * domain-key: X uses only the keys it is listed with (which implies being listed with their share
+ * key), so that a broker that reserves by domain-key still covers every pair X may use.
  */
+import type { DomainPolicySpec } from "../model/model.js";
+import { shareKeyOf } from "../model/isolation.js";
 
 /** A worker's listing for a domain-key, as a snapshot or membership list carries it. */
 export interface DomainListing {
@@ -31,6 +40,8 @@ export interface DomainListing {
 
 /** How much older than the last contact with the broker the latest list may be for a "sole" route. */
 export const MAX_VIEW_LAG_MS = 30_000;
+/** Domain-keys whose share key is remembered (beyond it the memo starts over). */
+const SHARE_KEYS_MAX = 4_096;
 
 /** Where an acquire for a domain-key is served from: every proxy, the share, or nowhere. */
 export type DomainRoute = "sole" | "share" | "none";
@@ -61,6 +72,12 @@ export class DomainShares {
   private readonly own = new Map<string, OwnListing>();
   /** domain-key → worker → when a list last named that worker with it (this worker excluded). */
   private readonly others = new Map<string, Map<string, number>>();
+  /** The policies share keys are taken from (see `usePolicies`). */
+  private policies: readonly DomainPolicySpec[] = [];
+  /** domain-key → its share key under `policies`. */
+  private readonly shareKeys = new Map<string, string>();
+  /** `others` by share key (worker → the latest time); undefined: to be derived again. */
+  private othersByShare: Map<string, Map<string, number>> | undefined;
   /**
    * When the latest list arrived. Others' listings are remembered relative to it, not to the
    * clock: in fallback no list arrives, and what the last lists said must hold until the next.
@@ -70,6 +87,28 @@ export class DomainShares {
   private lastContactAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly opts: DomainSharesOptions) {}
+
+  /**
+   * The policies of the pool in use: domain-keys of one isolation group share one share key
+   * (shareKeyOf, sdk/src/model/isolation.ts), on which the others' listings count. Default none (every key is its own).
+   */
+  usePolicies(policies: readonly DomainPolicySpec[]): void {
+    if (policies === this.policies) return;
+    this.policies = policies;
+    this.shareKeys.clear();
+    this.othersByShare = undefined;
+  }
+
+  /** The share key of `domainKey` under the policies in use. */
+  shareKey(domainKey: string): string {
+    let key = this.shareKeys.get(domainKey);
+    if (key === undefined) {
+      if (this.shareKeys.size >= SHARE_KEYS_MAX) this.shareKeys.clear();
+      key = shareKeyOf(this.policies, domainKey);
+      this.shareKeys.set(domainKey, key);
+    }
+    return key;
+  }
 
   /**
    * A list fetched from the broker at `now` (it answered): each worker's listings. `fromFile`: a
@@ -100,6 +139,7 @@ export class DomainShares {
       }
     }
     this.forget(now);
+    this.othersByShare = undefined;
   }
 
   /** The broker answered at `now`. */
@@ -107,11 +147,14 @@ export class DomainShares {
     if (now > this.lastContactAt) this.lastContactAt = now;
   }
 
-  /** Where an acquire for `domainKey` is served from at `now`. */
+  /**
+   * Where an acquire for `domainKey` is served from at `now`: "sole" only when no other worker is
+   * listed with a domain-key of the same share key.
+   */
   route(domainKey: string, now: number): DomainRoute {
     if (!this.listed) return "share";
     if (!this.usable(domainKey, now)) return "none";
-    if (this.othersOn(domainKey) || this.lastContactAt - this.lastListAt > MAX_VIEW_LAG_MS) return "share";
+    if (this.othersOn(this.shareKey(domainKey)) || this.lastContactAt - this.lastListAt > MAX_VIEW_LAG_MS) return "share";
     return "sole";
   }
 
@@ -153,11 +196,26 @@ export class DomainShares {
     return l !== undefined && l.last - l.since >= this.opts.knownAfterMs && l.expiresAt - this.opts.expiryMarginMs > now;
   }
 
-  private othersOn(domainKey: string): boolean {
-    const users = this.others.get(domainKey);
+  /** Whether another worker's listing with a domain-key of `shareKey` still counts. */
+  private othersOn(shareKey: string): boolean {
+    const users = this.byShare().get(shareKey);
     if (users === undefined) return false;
     for (const at of users.values()) if (at >= this.lastListAt - this.opts.rememberMs) return true;
     return false;
+  }
+
+  /** `others` keyed by share key (derived once per list or policy change). */
+  private byShare(): Map<string, Map<string, number>> {
+    if (this.othersByShare !== undefined) return this.othersByShare;
+    const out = new Map<string, Map<string, number>>();
+    for (const [key, users] of this.others) {
+      const shareKey = this.shareKey(key);
+      const merged = out.get(shareKey) ?? new Map<string, number>();
+      for (const [worker, at] of users) merged.set(worker, Math.max(merged.get(worker) ?? at, at));
+      out.set(shareKey, merged);
+    }
+    this.othersByShare = out;
+    return out;
   }
 
   private forget(now: number): void {

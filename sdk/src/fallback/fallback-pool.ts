@@ -4,11 +4,13 @@ import type {
   DomainPolicySpec,
   LeaseView,
   OutcomeInput,
+  PolicySet,
   ProxySpecInput,
   ProxyView,
   ReleaseResult,
   RenewResult,
 } from "../model/model.js";
+import { hostIsolation } from "../model/isolation.js";
 import { effectivePolicy, policyParams, type PolicyDefaults } from "../model/policy.js";
 import { DEFAULT_SCORING, type ScoringConfig } from "../model/scoring.js";
 import { MemoryStore } from "../engine/memory-store.js";
@@ -151,6 +153,11 @@ interface LocalLease {
   readonly ttlMs: number;
   /** The pacing interval it was granted under. */
   readonly intervalMs: number;
+  /**
+   * How long after it ended the pair's use still counts: the interval, or the isolation group's
+   * affinity window when longer (G8: no other key of the group gets the proxy before then).
+   */
+  readonly afterMs: number;
   expireAt: number;
   /** When it was released (0: not yet). */
   endedAt: number;
@@ -158,7 +165,10 @@ interface LocalLease {
   outcomeBuffered: boolean;
 }
 
-/** A (proxy, domain-key) pair whose pacing interval, counted from its last local use, still runs. */
+/**
+ * A (proxy, domain-key) pair whose pacing interval — or its isolation group's affinity window —
+ * counted from its last local use, still runs.
+ */
 export interface PacedPair {
   readonly proxyId: string;
   readonly host: string;
@@ -171,7 +181,9 @@ export interface PacedPair {
 /**
  * The SDK's local fallback pool (SPEC §7): this worker's rendezvous share of the last pool
  * snapshot (or of a static list), served by an in-process `MemoryStore`, so exclusivity, pacing,
- * bans, sessions and quarantine follow the broker's rules (docs/store-semantics.md). Outcomes of
+ * bans, sessions and quarantine follow the broker's rules (docs/store-semantics.md). Acquires
+ * carry the host's isolation group, so the local stores never put one proxy on two domain-keys of
+ * a group at once (G8), and routes are decided by share key (shareKeyOf, sdk/src/model/isolation.ts). Outcomes of
  * fallback leases are buffered (bounded) for replay to the broker.
  *
  * One `MemoryStore` lives as long as the pool. A new snapshot changes its proxies in place
@@ -251,7 +263,8 @@ export class FallbackPool {
    * This worker entered fallback mode at `at` (epoch ms): the last broker lease of a pair of its
    * share may have ended just now at another worker, so no pair of a domain-key is granted before
    * `at` + that domain-key's interval (the policy's, or the broker's adaptive one), and never
-   * before `at` + 250 ms.
+   * before `at` + 250 ms; for a domain-key of an isolation group, not before `at` + the group's
+   * affinity window either (that lease may have been for another key of the group, G8).
    */
   enter(at: number): void {
     this.since = at;
@@ -392,7 +405,7 @@ export class FallbackPool {
     const r = await (local?.store ?? this.store).renew({ leaseId: id, fencingToken, ttlMs });
     if (r.kind === "renewed" && local !== undefined && local.token === fencingToken) {
       local.expireAt = r.expireAt;
-      local.keepUntil = r.expireAt + Math.max(local.ttlMs, ttlMs, KEEP_MS);
+      local.keepUntil = r.expireAt + Math.max(local.ttlMs, ttlMs, KEEP_MS, local.afterMs);
     }
     return r;
   }
@@ -434,22 +447,24 @@ export class FallbackPool {
   }
 
   /**
-   * No local lease is live at `now` or ended less than its pacing interval ago: the broker may
-   * hand this worker's share to others at once without any pair reaching a site too early.
+   * No local lease is live at `now` or ended less than its pacing interval (or its isolation
+   * group's affinity window) ago: the broker may hand this worker's share to others at once
+   * without any pair reaching a site too early, nor a proxy another key of the group too early.
    */
   quiet(now: number): boolean {
     for (const l of this.leases.values()) {
       const end = l.endedAt > 0 ? l.endedAt : l.expireAt;
-      if (end + l.intervalMs > now) return false;
+      if (end + l.afterMs > now) return false;
     }
     return true;
   }
 
   /**
    * The pairs used locally whose pacing still runs at `now` (their last local lease ended less
-   * than an interval ago): going back to the broker, which does not know of these uses, the
-   * client makes the broker pace them from now (docs/spec.md §7). Live local leases are not
-   * listed (they are handed over).
+   * than an interval ago, or, for a key of an isolation group, less than its affinity window ago):
+   * going back to the broker, which does not know of these uses, the client makes the broker pace
+   * them from now (docs/spec.md §7) — and hold the proxy for that key in its group. Live local
+   * leases are not listed (they are handed over).
    */
   pacedPairs(now: number): PacedPair[] {
     const last = new Map<string, PacedPair>();
@@ -458,7 +473,7 @@ export class FallbackPool {
       const key = `${l.proxyId}\n${l.domainKey}`;
       const end = l.endedAt > 0 ? l.endedAt : l.expireAt;
       if (end > now) live.add(key);
-      else if (end + l.intervalMs > now && (last.get(key)?.endedAt ?? -1) < end) {
+      else if (end + l.afterMs > now && (last.get(key)?.endedAt ?? -1) < end) {
         last.set(key, { proxyId: l.proxyId, host: l.host, domainKey: l.domainKey, endedAt: end, intervalMs: l.intervalMs });
       }
     }
@@ -565,6 +580,7 @@ export class FallbackPool {
     }
     await this.store.addProxies(next.pool, specs);
     this.source = next;
+    this.domains.usePolicies(next.policies);
     this.shareIds = Object.freeze(specs.map((s) => s.id).sort());
     this.wake();
     this.opts.onShareBuilt?.();
@@ -599,10 +615,15 @@ export class FallbackPool {
     const eff = effectivePolicy(source.policies, host, this.defaults);
     // the broker's adaptive interval of the domain-key, when it had raised it
     const minIntervalMs = Math.max(eff.minIntervalMs, source.pacing[eff.domainKey] ?? 0);
+    // G8 among this worker's own leases: the local store keeps keys of one isolation group apart
+    const isolation = hostIsolation(policySetOf(source), host, eff.domainKey);
+    const affinityMs = isolation.params?.affinityMs ?? 0;
+    // "sole" only when no other worker is listed with a key of the same share key (domain-shares.ts)
     const route = this.domains.route(eff.domainKey, this.clock());
     if (route === "none") return { kind: "denied", retryAfterMs: -1, unlisted: true };
     const store = route === "sole" ? await this.soleFor(source) : this.store;
-    const held = proxyId === "" && this.since > 0 ? this.since + Math.max(SWITCH_HOLD_MS, minIntervalMs, this.holdMs) - this.clock() : 0;
+    const hold = Math.max(SWITCH_HOLD_MS, minIntervalMs, affinityMs, this.holdMs);
+    const held = proxyId === "" && this.since > 0 ? this.since + hold - this.clock() : 0;
     if (held > 0) return { kind: "denied", retryAfterMs: held, held: true };
     const params: AcquireParams = {
       ...policyParams(eff),
@@ -610,7 +631,8 @@ export class FallbackPool {
       pool,
       workerId: this.opts.workerId,
       ttlMs: req.ttlMs > 0 ? req.ttlMs : eff.defaultTtlMs,
-      shadowKeys: [],
+      shadowKeys: [], // no history: no earlier keys, none joined a group since
+      ...(isolation.params === undefined ? {} : { isolation: isolation.params }),
       requestId: "",
       proxyId,
       policyVersion: ".0", // policies are resolved here; the store never holds any
@@ -630,7 +652,8 @@ export class FallbackPool {
       });
       return { kind: "denied", retryAfterMs: -1, closed: true };
     }
-    return { kind: "granted", lease: this.remember(r.lease, { store, ttlMs: params.ttlMs, host, intervalMs: minIntervalMs }) };
+    const afterMs = Math.max(minIntervalMs, affinityMs);
+    return { kind: "granted", lease: this.remember(r.lease, { store, ttlMs: params.ttlMs, host, intervalMs: minIntervalMs, afterMs }) };
   }
 
   /**
@@ -651,7 +674,10 @@ export class FallbackPool {
   }
 
   /** Record a grant for renew/release bookkeeping and give it its fallback id. */
-  private remember(lease: LeaseView, o: { store: MemoryStore; ttlMs: number; host: string; intervalMs: number }): FallbackLease {
+  private remember(
+    lease: LeaseView,
+    o: { store: MemoryStore; ttlMs: number; host: string; intervalMs: number; afterMs: number },
+  ): FallbackLease {
     const { ttlMs } = o;
     const now = this.clock();
     if (++this.grants % SWEEP_EVERY === 0) {
@@ -666,9 +692,10 @@ export class FallbackPool {
       token: lease.fencingToken,
       ttlMs,
       intervalMs: o.intervalMs,
+      afterMs: o.afterMs,
       expireAt: lease.expireAt,
       endedAt: 0,
-      keepUntil: lease.expireAt + Math.max(ttlMs, KEEP_MS),
+      keepUntil: lease.expireAt + Math.max(ttlMs, KEEP_MS, o.afterMs),
       outcomeBuffered: false,
     });
     return { ...lease, leaseId: FALLBACK_LEASE_PREFIX + lease.leaseId, source: "fallback" };
@@ -707,6 +734,14 @@ function innerId(leaseId: string): string | undefined {
 
 function specOf(p: ProxyView): ProxySpecInput {
   return { id: p.id, url: p.url, tier: p.tier, labels: p.labels };
+}
+
+/**
+ * The policies of `source` as the local stores' acquires resolve them: no history (a snapshot
+ * carries none), so a host's isolation group is the one its policy names now.
+ */
+function policySetOf(source: Source): PolicySet {
+  return { version: ".0", epoch: "", policies: source.policies, history: [], proxies: source.specs.length };
 }
 
 function sourceOf(snap: PoolSnapshot, self: string): Source {

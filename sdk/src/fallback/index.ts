@@ -13,3 +13,4 @@ export { loadSnapshotFile, saveSnapshotFile, SnapshotFileError } from "./snapsho
 export type { PoolSnapshot } from "./snapshot.js";
 export { DomainShares } from "./domain-shares.js";
 export type { DomainListing, DomainRoute, DomainSharesOptions } from "./domain-shares.js";
+export { shareKeyOf } from "../model/isolation.js";

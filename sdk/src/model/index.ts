@@ -14,7 +14,16 @@ export {
   storedExpectations,
 } from "./expectations.js";
 export type { PolicyExpectations } from "./expectations.js";
-export { affinityOf, hostIsolation, isolationGroupOf, keyIsolation, normalizeIsolationGroup, storedIsolation } from "./isolation.js";
+export {
+  affinityOf,
+  hostIsolation,
+  isolationGroupOf,
+  keyGroup,
+  keyIsolation,
+  normalizeIsolationGroup,
+  shareKeyOf,
+  storedIsolation,
+} from "./isolation.js";
 export type { HostIsolation, IsolationParams } from "./isolation.js";
 export { DEFAULT_POOL, MAX_WORKERS_PER_POOL, OUTCOME_KIND_NAMES } from "./model.js";
 export type {

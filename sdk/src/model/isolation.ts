@@ -95,13 +95,41 @@ export function hostIsolation(set: PolicySet, host: string, domainKey: string): 
 }
 
 /**
- * The isolation group of domain-key `domainKey` under `policies` and the group's window: the
- * policy whose `group` it is, else the policy of the host it is.
+ * The isolation group of domain-key `domainKey` under `policies` ("" = none): that of the policies
+ * whose `group` the key is, when there are any (the key is a group name), else that of the policy
+ * that applies to the key as a host. Policies sharing a `group` but naming different isolation
+ * groups are refused by the broker; should a store hold some, the smallest name wins, so that
+ * every reader agrees whatever order it holds the policies in.
  */
+export function keyGroup(policies: readonly DomainPolicySpec[], domainKey: string): string {
+  let named = false;
+  let group = "";
+  for (const p of policies) {
+    if (p.group !== domainKey) continue;
+    named = true;
+    const g = isolationGroupOf(p);
+    if (g !== "" && (group === "" || g < group)) group = g;
+  }
+  return named ? group : isolationGroupOf(findPolicy(policies, domainKey));
+}
+
+/** The isolation group of domain-key `domainKey` under `policies` and the group's window. */
 export function keyIsolation(policies: readonly DomainPolicySpec[], domainKey: string): Pick<IsolationParams, "group" | "affinityMs"> {
-  const p = policies.find((q) => q.group === domainKey) ?? findPolicy(policies, domainKey);
-  const group = isolationGroupOf(p);
+  const group = keyGroup(policies, domainKey);
   return { group, affinityMs: group === "" ? 0 : affinityOf(policies, group) };
+}
+
+/**
+ * The share key of a domain-key (G8 in fallback, docs/spec.md §7): fallback shares are cut per
+ * share key rather than per domain-key. It is the key itself, or `#<group>` when the key is in
+ * isolation group <group>. Two workers listed with two keys of one group then see each other on
+ * one share key — neither claims it alone, and their shares are disjoint — so no proxy is used
+ * for two keys of the group at once. The SDK's domain shares and the broker's reservations both
+ * map keys with it; the stores read a reservation entry `#<group>` as every key of that group.
+ */
+export function shareKeyOf(policies: readonly DomainPolicySpec[], domainKey: string): string {
+  const group = keyGroup(policies, domainKey);
+  return group === "" ? domainKey : `#${group}`;
 }
 
 /** Whether the hosts of `p` were in `group` under `retired`, by the same pattern and domain-key. */

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { policySpec, type DomainPolicySpec } from "@proxybroker/sdk/model";
 import { DomainShares } from "../../../sdk/src/fallback/domain-shares.js";
 import type { DomainListing } from "../../../sdk/src/fallback/domain-shares.js";
+import { shareKeyOf } from "@proxybroker/sdk/model";
 import { shareOf } from "../../../sdk/src/model/rendezvous.js";
 
 const KNOWN_AFTER = 6_000;
@@ -13,6 +15,11 @@ function shares(self = "me"): DomainShares {
 
 const listing = (domainKey: string, expiresInMs = 600_000, listedForMs = 0): DomainListing => ({ domainKey, listedForMs, expiresInMs });
 const lists = (byWorker: Record<string, DomainListing[]>) => new Map(Object.entries(byWorker));
+/** a.example and b.example share anti-fraud data: isolation group "fraud" (G8). */
+const GROUPED: readonly DomainPolicySpec[] = [
+  policySpec({ pattern: "a.example", isolationGroup: "fraud" }),
+  policySpec({ pattern: "b.example", isolationGroup: "fraud" }),
+];
 
 describe("DomainShares", () => {
   it("serves every domain-key from the share while the broker lists no domain-keys", () => {
@@ -93,89 +100,151 @@ describe("DomainShares", () => {
     expect(d.route("b.example", 100_000)).toBe("none");
   });
 
+  it("counts a worker listed with another domain-key of the same isolation group: two workers alone on two keys of it get disjoint proxies", () => {
+    const proxies = Array.from({ length: 12 }, (_, i) => `10.1.0.${i + 1}:3128`);
+    const x = shares("x");
+    const y = shares("y");
+    const both = lists({ x: [listing("a.example")], y: [listing("b.example")] });
+    for (const d of [x, y]) {
+      d.usePolicies(GROUPED);
+      d.update(both, 0);
+      d.update(both, KNOWN_AFTER);
+    }
+    expect(x.shareKey("a.example")).toBe("#fraud");
+    // neither is alone on #fraud: each uses its rendezvous share, and those are disjoint
+    expect(x.route("a.example", KNOWN_AFTER)).toBe("share");
+    expect(y.route("b.example", KNOWN_AFTER)).toBe("share");
+    const ofX = shareOf(proxies, ["x", "y"], "x");
+    const ofY = shareOf(proxies, ["x", "y"], "y");
+    expect(ofX.length).toBeGreaterThan(0);
+    expect(ofX.filter((p) => ofY.includes(p))).toEqual([]);
+    // minutes into an outage (no list arrives) it stays so
+    expect(x.route("a.example", KNOWN_AFTER + 5 * REMEMBER)).toBe("share");
+    // a key outside the group is still claimed alone
+    const z = shares("x");
+    z.usePolicies(GROUPED);
+    const withC = lists({ x: [listing("a.example"), listing("c.example")], y: [listing("b.example"), listing("d.example")] });
+    z.update(withC, 0);
+    z.update(withC, KNOWN_AFTER);
+    expect(z.route("c.example", KNOWN_AFTER)).toBe("sole");
+    expect(z.route("a.example", KNOWN_AFTER)).toBe("share");
+    // being listed stays per domain-key: x was never listed with b.example, so it gets none of it
+    expect(x.route("b.example", KNOWN_AFTER)).toBe("none");
+    // without the group both would claim every proxy, one on each platform (what G8 forbids)
+    x.usePolicies([]);
+    y.usePolicies([]);
+    expect(x.route("a.example", KNOWN_AFTER)).toBe("sole");
+    expect(y.route("b.example", KNOWN_AFTER)).toBe("sole");
+  });
+
+  it("applies new policies to the listings it holds already", () => {
+    const x = shares("x");
+    const both = lists({ x: [listing("a.example")], y: [listing("b.example")] });
+    x.update(both, 0);
+    x.update(both, KNOWN_AFTER);
+    expect(x.route("a.example", KNOWN_AFTER)).toBe("sole");
+    x.usePolicies(GROUPED);
+    expect(x.route("a.example", KNOWN_AFTER)).toBe("share");
+    x.usePolicies([GROUPED[0]!, policySpec({ pattern: "b.example", isolationGroup: "other" })]);
+    expect(x.route("a.example", KNOWN_AFTER)).toBe("sole");
+  });
+
   /**
    * The safety argument, tried on random histories: workers start and stop leasing domain-keys
    * through a broker that lists them (with an expiry window), each refreshing its lists every
    * membership period at its own phase; some are cut off from the broker earlier than the others
    * (their lists stop then, while the others' go on); the broker then dies at a random moment, and
    * from then on no (proxy, domain-key) pair may be usable by two workers, whatever each one's
-   * route says.
+   * route says — nor, with an isolation group, one proxy by two workers for two keys of it (G8).
    */
   it("never lets two workers in fallback use one pair (random histories)", () => {
-    const PERIOD = 5_000;
-    const WINDOW = 30_000;
-    const proxies = Array.from({ length: 12 }, (_, i) => `10.1.0.${i + 1}:3128`);
-    const sites = ["a", "b", "c", "d"].map((s) => `${s}.example`);
-    let seed = 12345;
-    const random = () => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed / 2 ** 31;
-    };
-    let checked = 0;
-    let soleSeen = 0;
-    for (let run = 0; run < 60; run++) {
-      const workers = Array.from({ length: 2 + Math.floor(random() * 3) }, (_, i) => `w${i}`);
-      // the broker's records: worker → domain-key → first and last use
-      const uses = new Map<string, Map<string, { first: number; last: number }>>(workers.map((w) => [w, new Map()]));
-      const views = new Map(
-        workers.map((w) => [w, new DomainShares({ self: w, knownAfterMs: PERIOD + 1_000, expiryMarginMs: MARGIN, rememberMs: REMEMBER })]),
+    randomHistories([], 12345);
+  });
+
+  it("never lets two workers in fallback use one proxy for keys of one isolation group (random histories)", () => {
+    randomHistories(GROUPED, 12345);
+  });
+});
+
+/** The random histories of the safety argument, under `policies`, from seed `initialSeed`. */
+function randomHistories(policies: readonly DomainPolicySpec[], initialSeed: number): void {
+  const PERIOD = 5_000;
+  const WINDOW = 30_000;
+  const proxies = Array.from({ length: 12 }, (_, i) => `10.1.0.${i + 1}:3128`);
+  const sites = ["a", "b", "c", "d"].map((s) => `${s}.example`);
+  let seed = initialSeed;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  let checked = 0;
+  let soleSeen = 0;
+  for (let run = 0; run < 60; run++) {
+    const workers = Array.from({ length: 2 + Math.floor(random() * 3) }, (_, i) => `w${i}`);
+    // the broker's records: worker → domain-key → first and last use
+    const uses = new Map<string, Map<string, { first: number; last: number }>>(workers.map((w) => [w, new Map()]));
+    const views = new Map(
+      workers.map((w) => [w, new DomainShares({ self: w, knownAfterMs: PERIOD + 1_000, expiryMarginMs: MARGIN, rememberMs: REMEMBER })]),
+    );
+    for (const view of views.values()) view.usePolicies(policies);
+    const phase = new Map(workers.map((w) => [w, 100 * Math.floor((random() * PERIOD) / 100)]));
+    const crawling = new Map(workers.map((w) => [w, new Set<string>()]));
+    const failAt = 20_000 + Math.floor(random() * 120_000);
+    // some workers are cut off from the broker earlier (a partial outage), and stop refreshing then
+    const cutAt = new Map(workers.map((w) => [w, random() < 0.5 ? failAt - Math.floor(random() * 60_000) : failAt]));
+    const listAt = (now: number) =>
+      new Map(
+        workers.map((w) => [
+          w,
+          [...uses.get(w)!]
+            .filter(([, u]) => u.last + WINDOW > now)
+            .map(([k, u]) => ({ domainKey: k, listedForMs: now - u.first, expiresInMs: u.last + WINDOW - now })),
+        ]),
       );
-      const phase = new Map(workers.map((w) => [w, 100 * Math.floor((random() * PERIOD) / 100)]));
-      const crawling = new Map(workers.map((w) => [w, new Set<string>()]));
-      const failAt = 20_000 + Math.floor(random() * 120_000);
-      // some workers are cut off from the broker earlier (a partial outage), and stop refreshing then
-      const cutAt = new Map(workers.map((w) => [w, random() < 0.5 ? failAt - Math.floor(random() * 60_000) : failAt]));
-      const listAt = (now: number) =>
-        new Map(
-          workers.map((w) => [
-            w,
-            [...uses.get(w)!]
-              .filter(([, u]) => u.last + WINDOW > now)
-              .map(([k, u]) => ({ domainKey: k, listedForMs: now - u.first, expiresInMs: u.last + WINDOW - now })),
-          ]),
-        );
-      for (let now = 0; now < failAt; now += 100) {
-        for (const w of workers) {
-          // now and then a worker starts or stops crawling a site
-          if (random() < 0.002) {
-            const site = sites[Math.floor(random() * sites.length)]!;
-            const set = crawling.get(w)!;
-            if (set.has(site)) set.delete(site);
-            else set.add(site);
-          }
-          // a worker cut off leases nothing from the broker any more
-          if (now >= cutAt.get(w)!) continue;
-          for (const site of crawling.get(w)!) {
-            const u = uses.get(w)!.get(site);
-            if (u === undefined || u.last + WINDOW <= now) uses.get(w)!.set(site, { first: now, last: now });
-            else u.last = now;
-          }
-          if ((now - phase.get(w)!) % PERIOD === 0 && now >= phase.get(w)! && now < cutAt.get(w)!) views.get(w)!.update(listAt(now), now);
+    for (let now = 0; now < failAt; now += 100) {
+      for (const w of workers) {
+        // now and then a worker starts or stops crawling a site
+        if (random() < 0.002) {
+          const site = sites[Math.floor(random() * sites.length)]!;
+          const set = crawling.get(w)!;
+          if (set.has(site)) set.delete(site);
+          else set.add(site);
         }
+        // a worker cut off leases nothing from the broker any more
+        if (now >= cutAt.get(w)!) continue;
+        for (const site of crawling.get(w)!) {
+          const u = uses.get(w)!.get(site);
+          if (u === undefined || u.last + WINDOW <= now) uses.get(w)!.set(site, { first: now, last: now });
+          else u.last = now;
+        }
+        if ((now - phase.get(w)!) % PERIOD === 0 && now >= phase.get(w)! && now < cutAt.get(w)!) views.get(w)!.update(listAt(now), now);
       }
-      // the broker is gone: no list arrives any more; check every moment of the next minute
-      for (let now = failAt; now < failAt + 60_000; now += 500) {
-        const used = new Map<string, string>();
-        for (const w of workers) {
-          // a worker no list ever named is not known to the others: it has no fallback at all
-          if (!views.get(w)!.enforced) continue;
-          for (const site of sites) {
-            const route = views.get(w)!.route(site, now);
-            if (route === "sole") soleSeen++;
-            const mine = route === "sole" ? proxies : route === "share" ? shareOf(proxies, workers, w) : [];
-            for (const p of mine) {
-              const pair = `${p}|${site}`;
-              const other = used.get(pair);
-              expect(other, `run ${run}: ${pair} used by ${other} and ${w} at ${now - failAt} ms into the outage`).toBeUndefined();
-              used.set(pair, w);
-              checked++;
-            }
+    }
+    // the broker is gone: no list arrives any more; check every moment of the next minute
+    for (let now = failAt; now < failAt + 60_000; now += 500) {
+      const used = new Map<string, string>();
+      for (const w of workers) {
+        // a worker no list ever named is not known to the others: it has no fallback at all
+        if (!views.get(w)!.enforced) continue;
+        for (const site of sites) {
+          const route = views.get(w)!.route(site, now);
+          if (route === "sole") soleSeen++;
+          const mine = route === "sole" ? proxies : route === "share" ? shareOf(proxies, workers, w) : [];
+          for (const p of mine) {
+            // by share key: one worker may use a proxy for two keys of a group (its local store
+            // keeps those leases apart), two workers may not
+            const pair = `${p}|${shareKeyOf(policies, site)}`;
+            const other = used.get(pair);
+            if (other !== w)
+              expect(other, `run ${run}: ${p}|${site} used by ${other} and ${w} at ${now - failAt} ms into the outage`).toBeUndefined();
+            used.set(pair, w);
+            checked++;
           }
         }
       }
     }
-    // the histories did exercise both kinds of routes
-    expect(checked).toBeGreaterThan(1_000);
-    expect(soleSeen).toBeGreaterThan(0);
-  });
-});
+  }
+  // the histories did exercise both kinds of routes
+  expect(checked).toBeGreaterThan(1_000);
+  expect(soleSeen).toBeGreaterThan(0);
+}
