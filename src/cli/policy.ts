@@ -1,14 +1,15 @@
 /** `proxybroker policy set | list | delete`. */
 import type { Command } from "commander";
-import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { PacingMode } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { msOf } from "@proxybroker/sdk/wire";
 import { connect, type ConnectionOptions } from "./connection.js";
 import { CliExit, EXIT, fromRpc } from "./exit.js";
-import { formatMs, parseDuration, print, printJson, table } from "./format.js";
+import { durationFlag } from "./duration-flag.js";
+import { formatMs, print, printJson, table } from "./format.js";
 import { describeExpectations, expectationOptions, expectationsOf, type ExpectationFlags } from "./policy-expectations.js";
+import { describeIsolation, isolationJson, isolationOf, isolationOptions, type IsolationFlags } from "./policy-isolation.js";
 
-interface SetOptions extends ConnectionOptions, ExpectationFlags {
+interface SetOptions extends ConnectionOptions, ExpectationFlags, IsolationFlags {
   readonly group?: string;
   readonly maxConcurrency?: string;
   readonly minInterval?: string;
@@ -18,15 +19,6 @@ interface SetOptions extends ConnectionOptions, ExpectationFlags {
   readonly maxInterval?: string;
   readonly pacing?: string;
   readonly fixed?: boolean;
-}
-
-function duration(name: string, text: string | undefined) {
-  if (text === undefined) return undefined;
-  try {
-    return durationFromMs(parseDuration(text));
-  } catch (err) {
-    throw new CliExit(EXIT.usage, `--${name}: ${err instanceof Error ? err.message : String(err)}`);
-  }
 }
 
 async function setPolicy(pattern: string, o: SetOptions): Promise<void> {
@@ -47,12 +39,13 @@ async function setPolicy(pattern: string, o: SetOptions): Promise<void> {
     maxConcurrency: mc,
     pacing,
     fixedInterval: o.fixed === true,
-    ...optional("minInterval", duration("min-interval", o.minInterval)),
-    ...optional("jitter", duration("jitter", o.jitter)),
-    ...optional("banTtl", duration("ban-ttl", o.banTtl)),
-    ...optional("defaultTtl", duration("default-ttl", o.defaultTtl)),
-    ...optional("maxInterval", duration("max-interval", o.maxInterval)),
+    ...optional("minInterval", durationFlag("min-interval", o.minInterval)),
+    ...optional("jitter", durationFlag("jitter", o.jitter)),
+    ...optional("banTtl", durationFlag("ban-ttl", o.banTtl)),
+    ...optional("defaultTtl", durationFlag("default-ttl", o.defaultTtl)),
+    ...optional("maxInterval", durationFlag("max-interval", o.maxInterval)),
     ...optional("expectations", expectationsOf(o)),
+    ...isolationOf(o),
   };
   const c = connect(o);
   try {
@@ -84,6 +77,7 @@ async function listPolicies(o: ConnectionOptions): Promise<void> {
           jitterMs: msOf(p.jitter),
           banTtlMs: msOf(p.banTtl),
           pacing: PacingMode[p.pacing],
+          ...isolationJson(p),
           ...(p.expectations === undefined
             ? {}
             : {
@@ -100,7 +94,7 @@ async function listPolicies(o: ConnectionOptions): Promise<void> {
     }
     print(
       table(
-        ["pattern", "group", "max concurrency", "min interval", "jitter", "ban ttl", "pacing", "expects"],
+        ["pattern", "group", "max concurrency", "min interval", "jitter", "ban ttl", "pacing", "isolation", "expects"],
         policies.map((p) => [
           p.pattern,
           p.group,
@@ -109,6 +103,7 @@ async function listPolicies(o: ConnectionOptions): Promise<void> {
           formatMs(msOf(p.jitter)),
           formatMs(msOf(p.banTtl)),
           p.pacing === PacingMode.AFTER_GRANT ? "grant" : "release",
+          describeIsolation(p),
           describeExpectations(p.expectations),
         ]),
       ),
@@ -136,7 +131,7 @@ async function deletePolicy(pattern: string, o: ConnectionOptions): Promise<void
 
 export function addPolicyCommands(program: Command, common: (c: Command) => Command): void {
   const policy = program.command("policy").description("domain policies of a pool: set, list, delete");
-  expectationOptions(
+  const set = expectationOptions(
     common(policy.command("set").argument("<pattern>", "shop.example.com, *.example.com or *").description("create or replace a policy")),
   )
     .option("--group <name>", "hosts of this policy share one domain-key")
@@ -147,8 +142,8 @@ export function addPolicyCommands(program: Command, common: (c: Command) => Comm
     .option("--ban-ttl <duration>", "ban length after a BLOCKED outcome")
     .option("--default-ttl <duration>", "lease TTL when the acquire names none")
     .option("--max-interval <duration>", "cap of adaptive pacing")
-    .option("--fixed", "no adaptive pacing")
-    .action((pattern: string, o: SetOptions) => setPolicy(pattern, o));
+    .option("--fixed", "no adaptive pacing");
+  isolationOptions(set).action((pattern: string, o: SetOptions) => setPolicy(pattern, o));
   common(policy.command("list").description("the pool's policies")).action((o: ConnectionOptions) => listPolicies(o));
   common(policy.command("delete").argument("<pattern>").description("delete a policy")).action((pattern: string, o: ConnectionOptions) =>
     deletePolicy(pattern, o),

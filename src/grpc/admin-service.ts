@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { InvalidInputError } from "@proxybroker/sdk/model";
 import type { DomainPolicySpec, ProxySpecInput } from "@proxybroker/sdk/model";
-import { normalizeGroup, normalizePattern } from "@proxybroker/sdk/model";
+import { normalizeGroup, normalizeIsolationGroup, normalizePattern, storedIsolation } from "@proxybroker/sdk/model";
 import { parseProxySpec } from "@proxybroker/sdk/model";
 import { redactSecrets } from "../security/redact.js";
 import { durationOf, policyFromWire, policyToWire, proxyToWire, timestampOf } from "@proxybroker/sdk/wire";
@@ -38,6 +38,7 @@ function describePolicy(p: DomainPolicySpec): string {
   const parts = [`max_concurrency ${p.maxConcurrency === 0 ? 1 : p.maxConcurrency}`, `min_interval ${p.minIntervalMs} ms`];
   if (p.group !== "") parts.push(`group ${p.group}`);
   if (p.jitterMs > 0) parts.push(`jitter ${p.jitterMs} ms`);
+  if ((p.isolationGroup ?? "") !== "") parts.push(`isolation group ${p.isolationGroup}, affinity ${p.affinityWindowMs ?? 0} ms`);
   return parts.join(", ");
 }
 
@@ -133,6 +134,7 @@ export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       if (req.policy === undefined) throw new InvalidInputError("policy is required");
       const policy = checkPolicy(req.policy, ctx);
       const pool = checkPool(req.pool);
+      checkOneIsolationPerGroup(policy, (await ctx.store.listPolicies(pool)).policies);
       await ctx.store.setPolicy(pool, policy);
       const what = `set ${policy.pattern}: ${describePolicy(policy)}`;
       await audit(ctx, { actor: callerName(call), method: "SetDomainPolicy", pool, detail: what }, [
@@ -184,8 +186,14 @@ export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
 const MAX_POLICY_MS = 86_400_000;
 
 function checkPolicy(p: DomainPolicy, ctx: BrokerContext): DomainPolicySpec {
-  const spec = policyFromWire(p);
-  const durations = { min_interval: spec.minIntervalMs, ban_ttl: spec.banTtlMs, jitter: spec.jitterMs, max_interval: spec.maxIntervalMs };
+  const { isolationGroup = "", affinityWindowMs = 0, ...spec } = policyFromWire(p);
+  const durations = {
+    min_interval: spec.minIntervalMs,
+    ban_ttl: spec.banTtlMs,
+    jitter: spec.jitterMs,
+    max_interval: spec.maxIntervalMs,
+    affinity_window: affinityWindowMs,
+  };
   for (const [name, ms] of Object.entries(durations)) {
     if (!(ms >= 0)) throw new InvalidInputError(`policy ${name} must not be negative`);
     if (name !== "ban_ttl" && ms > MAX_POLICY_MS) throw new InvalidInputError(`policy ${name} ${ms} ms is above a day`);
@@ -202,7 +210,35 @@ function checkPolicy(p: DomainPolicy, ctx: BrokerContext): DomainPolicySpec {
     throw new InvalidInputError(`pacing ${p.pacing} is not a PacingMode`);
   }
   if (spec.expectations !== undefined) checkPolicyExpectations(spec.expectations);
-  return { ...spec, pattern: normalizePattern(p.pattern), group: normalizeGroup(p.group) };
+  const isolation = checkIsolationGroup(isolationGroup);
+  if (affinityWindowMs > 0 && isolation === "") throw new InvalidInputError("affinity_window needs an isolation_group");
+  return { ...spec, pattern: normalizePattern(p.pattern), group: normalizeGroup(p.group), ...storedIsolation(isolation, affinityWindowMs) };
+}
+
+/**
+ * The policies of one domain-key `group` share one isolation group: the key is one lock, and it
+ * can be on one platform's side of a group only.
+ */
+function checkOneIsolationPerGroup(policy: DomainPolicySpec, current: readonly DomainPolicySpec[]): void {
+  if (policy.group === "") return;
+  const mine = policy.isolationGroup ?? "";
+  for (const other of current) {
+    if (other.pattern === policy.pattern || other.group !== policy.group || (other.isolationGroup ?? "") === mine) continue;
+    const theirs = other.isolationGroup ?? "";
+    throw new InvalidInputError(
+      `isolation_group: policy ${other.pattern} of group "${policy.group}" has isolation group "${theirs}", not "${mine}"; the policies of one group name one isolation group`,
+    );
+  }
+}
+
+/** A policy's isolation group, normalised ("" = none); the error names the field. */
+function checkIsolationGroup(name: string): string {
+  try {
+    return normalizeIsolationGroup(name);
+  } catch (err) {
+    if (err instanceof InvalidInputError) throw new InvalidInputError(`isolation_group: ${err.message}`);
+    throw err;
+  }
 }
 
 /** A batch of proxy ids: at most MAX_BATCH, each a host:port of sane length. */

@@ -1,3 +1,4 @@
+import { InvalidInputError } from "./domain-key.js";
 import { normalizeGroup } from "./policy.js";
 import { findPolicy } from "./policy.js";
 import type { DomainPolicySpec, PolicySet, RetiredPolicySet } from "./model.js";
@@ -59,7 +60,11 @@ export function affinityOf(policies: readonly DomainPolicySpec[], group: string)
 
 /** Validate an isolation group name ("" = none); the rules of a policy's `group`. */
 export function normalizeIsolationGroup(group: string): string {
-  return normalizeGroup(group);
+  try {
+    return normalizeGroup(group);
+  } catch {
+    throw new InvalidInputError(`isolation group "${group}" must be lowercase letters, digits, ".", "_" or "-" (at most 253)`);
+  }
 }
 
 /** The isolation fields of a stored policy, present only when set (earlier versions stored none). */

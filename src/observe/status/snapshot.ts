@@ -1,14 +1,17 @@
 /**
  * What the status page shows, as JSON (`GET /status.json` on the metrics address): per pool the
  * proxies by state and tier, the live workers with the leases this broker granted them in the last
- * minute, per domain-key the grants, bans, cool-downs and the pacing interval, and the outcomes
- * of the last minute. Built at most once a second (the page polls it).
+ * minute, per domain-key the grants, bans, cool-downs and the pacing interval, the domain policies
+ * with their isolation groups, and the outcomes of the last minute. Built at most once a second
+ * (the page polls it).
  */
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 import type { PolicyDefaults, ProxyStateName } from "@proxybroker/sdk/model";
 import { domainFigures } from "../domain-figures.js";
 import { countProxies } from "../proxy-counts.js";
 import type { DomainFigures } from "../domain-figures.js";
+import { policyRows } from "./policies.js";
+import type { PolicyRow } from "./policies.js";
 import type { BrokerCounts } from "../counts.js";
 
 export interface PoolStatus {
@@ -27,6 +30,8 @@ export interface PoolStatus {
   }[];
   readonly grantsLastMinute: number;
   readonly domains: readonly DomainFigures[];
+  /** The pool's domain policies (at most 200, by pattern). */
+  readonly policies: readonly PolicyRow[];
   /** Grants are held until then after the store lost (or may have lost) the pool's state (epoch ms; 0 = not held). */
   readonly grantsHeldUntil: number;
   /** The longest lease TTL granted there lately (what a hold waits for), ms. */
@@ -72,6 +77,7 @@ async function poolStatus(deps: StatusDeps, pool: string, now: number): Promise<
     workers,
     grantsLastMinute: grants,
     domains: await domainFigures(deps, pool, now),
+    policies: await policyRows(deps.store, pool),
     grantsHeldUntil: hold.heldUntil,
     longestTtlMs: hold.longestTtlMs,
   };

@@ -109,4 +109,31 @@ describe("the status page", () => {
     await tab.screenshot({ path: ".tmp/status-page.png", fullPage: true });
     await tab.close();
   });
+
+  it("lists the domain policies with their isolation group and affinity window", { timeout: 60_000 }, async () => {
+    const admin = createClient(ProxyAdmin, channel);
+    await admin.setDomainPolicy({
+      policy: { pattern: "wildberries.ru", isolationGroup: "marketplaces", affinityWindow: durationFromMs(600_000) },
+    });
+    await admin.setDomainPolicy({ policy: { pattern: "ozon.ru", isolationGroup: "marketplaces" } });
+    await admin.setDomainPolicy({ policy: { pattern: "*.example.com", group: "example" } });
+    const tab = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    await tab.goto(page);
+    // the page polls status.json (built at most once a second): wait for the refresh that has them
+    await tab.waitForFunction(`document.querySelector("[data-table=policies]")?.textContent.includes("wildberries.ru")`, undefined, {
+      timeout: 10_000,
+    });
+    const rows = await tab.$$eval("[data-table=policies] tr", (trs) =>
+      trs.map((r) => [...r.querySelectorAll("th, td")].map((c) => c.textContent ?? "")),
+    );
+    expect(rows[0]).toEqual(["pattern", "domain-key group", "isolation"]);
+    expect(rows.slice(1)).toEqual(
+      expect.arrayContaining([
+        ["wildberries.ru", "–", "marketplaces, affinity 10 min"],
+        ["ozon.ru", "–", "marketplaces"],
+        ["*.example.com", "example", "–"],
+      ]),
+    );
+    await tab.close();
+  });
 });
