@@ -4,6 +4,8 @@ import { DomainShares } from "../../../sdk/src/fallback/domain-shares.js";
 import type { DomainListing } from "../../../sdk/src/fallback/domain-shares.js";
 import { shareKeyOf } from "@proxybroker/sdk/model";
 import { shareOf } from "../../../sdk/src/model/rendezvous.js";
+import type { DomainUse } from "@proxybroker/sdk/model";
+import { soleDomains } from "../../../src/lease/sole-domains.js";
 
 const KNOWN_AFTER = 6_000;
 const MARGIN = 2_000;
@@ -153,23 +155,67 @@ describe("DomainShares", () => {
    * The safety argument, tried on random histories: workers start and stop leasing domain-keys
    * through a broker that lists them (with an expiry window), each refreshing its lists every
    * membership period at its own phase; some are cut off from the broker earlier than the others
-   * (their lists stop then, while the others' go on); the broker then dies at a random moment, and
-   * from then on no (proxy, domain-key) pair may be usable by two workers, whatever each one's
-   * route says — nor, with an isolation group, one proxy by two workers for two keys of it (G8).
+   * (their lists stop then, while the others' go on), and the broker reserves for each of those,
+   * once it counts it silent, the domain-keys it may be on alone (src/lease/sole-domains.ts); the
+   * broker then dies at a random moment, and from then on no (proxy, domain-key) pair may be
+   * usable by two workers, whatever each one's route says — nor, with an isolation group, one
+   * proxy by two workers for two keys of it (G8). Seeds 9999, 64352 and 198975 put a worker on a
+   * domain-key reserved whole for a silent worker: they fail when its refused acquires are
+   * recorded as uses (below).
    */
   it("never lets two workers in fallback use one pair (random histories)", () => {
-    randomHistories([], 12345);
+    for (const seed of SEEDS) expect(violations(randomHistories([], seed)), `seed ${seed}`).toEqual([]);
   });
 
   it("never lets two workers in fallback use one proxy for keys of one isolation group (random histories)", () => {
-    randomHistories(GROUPED, 12345);
+    for (const seed of SEEDS) expect(violations(randomHistories(GROUPED, seed)), `seed ${seed}`).toEqual([]);
+  });
+
+  it("finds the overlaps of a broker that records an acquire refused for a domain-key reserved whole for another worker", () => {
+    for (const policies of [[], GROUPED])
+      for (const seed of SEEDS_OF_REFUSED) expect(randomHistories(policies, seed, "recorded").length, `seed ${seed}`).toBeGreaterThan(0);
+  });
+
+  /**
+   * Known gap: a worker that starts on a domain-key after the latest list of a worker cut off on
+   * it alone, before the broker counts that one silent (WORKER_ABSENT_AFTER_MS) and reserves the
+   * domain-key whole for it, is recorded with it by granted acquires; its lists then establish it
+   * for the domain-key while the silent worker claims every proxy of it. Not recording refused
+   * acquires does not cover this (seed 54321, run 23: w0 starts on c.example 2.9 s after w2 was
+   * cut off, 5.1 s before the reservation). This test fails (as expected) until it is closed.
+   */
+  it.fails("never lets two workers in fallback use one pair when one started on it just before the broker noticed the other silent", () => {
+    expect(violations(randomHistories([], 54321))).toEqual([]);
   });
 });
 
-/** The random histories of the safety argument, under `policies`, from seed `initialSeed`. */
-function randomHistories(policies: readonly DomainPolicySpec[], initialSeed: number): void {
+/** Seeds of the random histories (each 60 runs). */
+const SEEDS = [12345, 9999, 64352, 198975];
+/** Seeds among them whose histories overlap when refused acquires are recorded as uses. */
+const SEEDS_OF_REFUSED = [9999, 64352, 198975];
+
+/** At most the first few violations, and how many there were. */
+function violations(found: readonly string[]): string[] {
+  return found.length <= 3 ? [...found] : [...found.slice(0, 3), `… ${found.length} in all`];
+}
+
+/**
+ * The random histories of the safety argument, under `policies`, from seed `initialSeed`: the
+ * overlaps found. `refused`: whether the modelled broker records an acquire refused because its
+ * domain-key (or isolation group) is reserved whole for another worker as a use of it (the stores
+ * do not: docs/store-semantics.md, acquire step 4).
+ */
+function randomHistories(
+  policies: readonly DomainPolicySpec[],
+  initialSeed: number,
+  refused: "recorded" | "not recorded" = "not recorded",
+): string[] {
   const PERIOD = 5_000;
   const WINDOW = 30_000;
+  /** WORKER_ABSENT_AFTER_MS: a worker not seen for this long is silent. */
+  const ABSENT = 8_000;
+  /** How often the broker brings its reservations up to date. */
+  const RESERVATIONS = 1_000;
   const proxies = Array.from({ length: 12 }, (_, i) => `10.1.0.${i + 1}:3128`);
   const sites = ["a", "b", "c", "d"].map((s) => `${s}.example`);
   let seed = initialSeed;
@@ -177,8 +223,10 @@ function randomHistories(policies: readonly DomainPolicySpec[], initialSeed: num
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
     return seed / 2 ** 31;
   };
+  const found: string[] = [];
   let checked = 0;
   let soleSeen = 0;
+  let refusedSeen = 0;
   for (let run = 0; run < 60; run++) {
     const workers = Array.from({ length: 2 + Math.floor(random() * 3) }, (_, i) => `w${i}`);
     // the broker's records: worker → domain-key → first and last use
@@ -192,6 +240,10 @@ function randomHistories(policies: readonly DomainPolicySpec[], initialSeed: num
     const failAt = 20_000 + Math.floor(random() * 120_000);
     // some workers are cut off from the broker earlier (a partial outage), and stop refreshing then
     const cutAt = new Map(workers.map((w) => [w, random() < 0.5 ? failAt - Math.floor(random() * 60_000) : failAt]));
+    // the time of each worker's latest list (it says so to the broker: `listsAt`)
+    const listsAt = new Map<string, number>();
+    // the broker's reservations of whole domain-keys: share key → the silent worker
+    let whole = new Map<string, string>();
     const listAt = (now: number) =>
       new Map(
         workers.map((w) => [
@@ -201,7 +253,25 @@ function randomHistories(policies: readonly DomainPolicySpec[], initialSeed: num
             .map(([k, u]) => ({ domainKey: k, listedForMs: now - u.first, expiresInMs: u.last + WINDOW - now })),
         ]),
       );
+    // as src/lease/reservations.ts does: for each silent worker, the share keys no other worker's use
+    // was surely in its lists for
+    const reserve = (now: number) => {
+      const keyed: DomainUse[] = [];
+      for (const [w, byKey] of uses)
+        for (const [k, u] of byKey)
+          keyed.push({ workerId: w, domainKey: shareKeyOf(policies, k), firstUsedAt: u.first, lastUsedAt: u.last });
+      whole = new Map();
+      for (const w of workers) {
+        // its last contact: its last step before it was cut off
+        const lastSeenAt = cutAt.get(w)! - 100;
+        if (lastSeenAt >= now - ABSENT) continue;
+        const listed = listsAt.get(w);
+        const seen = { workerId: w, lastSeenAt, fallbackPoolAt: 1, ...(listed === undefined ? {} : { listsAt: listed }) };
+        for (const key of soleDomains(seen, keyed, { windowMs: WINDOW, now })) whole.set(key, w);
+      }
+    };
     for (let now = 0; now < failAt; now += 100) {
+      if (now % RESERVATIONS === 0) reserve(now);
       for (const w of workers) {
         // now and then a worker starts or stops crawling a site
         if (random() < 0.002) {
@@ -213,11 +283,20 @@ function randomHistories(policies: readonly DomainPolicySpec[], initialSeed: num
         // a worker cut off leases nothing from the broker any more
         if (now >= cutAt.get(w)!) continue;
         for (const site of crawling.get(w)!) {
+          // an acquire of a domain-key reserved whole for another worker is refused
+          const owner = whole.get(shareKeyOf(policies, site));
+          if (owner !== undefined && owner !== w) {
+            refusedSeen++;
+            if (refused === "not recorded") continue;
+          }
           const u = uses.get(w)!.get(site);
           if (u === undefined || u.last + WINDOW <= now) uses.get(w)!.set(site, { first: now, last: now });
           else u.last = now;
         }
-        if ((now - phase.get(w)!) % PERIOD === 0 && now >= phase.get(w)! && now < cutAt.get(w)!) views.get(w)!.update(listAt(now), now);
+        if ((now - phase.get(w)!) % PERIOD === 0 && now >= phase.get(w)! && now < cutAt.get(w)!) {
+          views.get(w)!.update(listAt(now), now);
+          listsAt.set(w, now);
+        }
       }
     }
     // the broker is gone: no list arrives any more; check every moment of the next minute
@@ -235,8 +314,8 @@ function randomHistories(policies: readonly DomainPolicySpec[], initialSeed: num
             // keeps those leases apart), two workers may not
             const pair = `${p}|${shareKeyOf(policies, site)}`;
             const other = used.get(pair);
-            if (other !== w)
-              expect(other, `run ${run}: ${p}|${site} used by ${other} and ${w} at ${now - failAt} ms into the outage`).toBeUndefined();
+            if (other !== undefined && other !== w)
+              found.push(`run ${run}: ${p}|${site} used by ${other} and ${w} at ${now - failAt} ms into the outage`);
             used.set(pair, w);
             checked++;
           }
@@ -244,7 +323,9 @@ function randomHistories(policies: readonly DomainPolicySpec[], initialSeed: num
       }
     }
   }
-  // the histories did exercise both kinds of routes
+  // the histories did exercise both kinds of routes, and refusals for a silent worker
   expect(checked).toBeGreaterThan(1_000);
   expect(soleSeen).toBeGreaterThan(0);
+  expect(refusedSeen).toBeGreaterThan(0);
+  return found;
 }

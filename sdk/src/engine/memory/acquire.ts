@@ -50,10 +50,13 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   pool.workers.see(params.workerId, now);
   if (params.fallbackPool === true) pool.fallbackPools.see(params.workerId, now);
   if (params.yieldsLeases === true) pool.yielding.see(params.workerId, now);
+  // every proxy of the domain-key (or its isolation group) reserved for a silent worker that may
+  // use them from its fallback pool: refused, and not recorded as a use of the domain-key (the
+  // caller must not become established for it while that worker may be on it alone, §7)
+  if (domainReservedForOther(pool, params)) return { kind: "denied", retryAfterMs: -1 };
+  // its use of the domain-key (fallback shares follow them), granted or not
   if (params.domainUseMs !== undefined && params.domainUseMs > 0)
     pool.domainUses.record(params.workerId, params.domainKey, now, params.domainUseMs);
-  // every proxy of the domain-key (or its isolation group) reserved for a silent worker that may use them from its fallback pool
-  if (domainReservedForOther(pool, params)) return { kind: "denied", retryAfterMs: -1 };
   state.leases.sweep(now, LEASE_SWEEP);
   pool.sessions.sweep(now, SESSION_SWEEP);
   pool.isolation.sweep(now, HOLD_SWEEP);

@@ -121,6 +121,37 @@ export function latelySuite(factory: StoreFactory): void {
       await grant(h, acq({ workerId: "w1" }));
     });
 
+    it("an acquire of another worker refused for it is not recorded as a use; a granted one is", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 2);
+      const k = "shop.example.com";
+      const use = { domainUseMs: 60_000 };
+      const listed = async () =>
+        (await h.store.domainUses("default", h.clock.now() - 60_000)).map((u) => `${u.workerId} ${u.domainKey}`).sort();
+      await h.store.reserve("default", { proxies: {}, domains: { [k]: "silent" } });
+      // refused: w1 is not listed with k (it must not become established for k while the silent
+      // worker may be on it alone, docs/spec.md §7), while its denied acquire of another domain-key
+      // (no proxy of that id) is demand as usual
+      expect(await deny(h, acq({ workerId: "w1", domainKey: k, ...use }))).toBe(-1);
+      expect(await deny(h, acq({ workerId: "w1", domainKey: "b.example", proxyId: "10.99.0.1:1", ...use }))).toBe(-1);
+      expect(await listed()).toEqual(["w1 b.example"]);
+      // the worker it is reserved for is granted it, and listed
+      await grant(h, acq({ workerId: "silent", domainKey: k, ...use }));
+      expect(await listed()).toEqual(["silent shop.example.com", "w1 b.example"]);
+      // the same for a reservation of every key of an isolation group ("#<group>")
+      const group = { group: "g", affinityMs: 0, formerGroups: [] };
+      await h.store.reserve("default", { proxies: {}, domains: { "#g": "silent" } });
+      expect(await deny(h, acq({ workerId: "w2", domainKey: "c.example", isolation: group, ...use }))).toBe(-1);
+      expect(await listed()).toEqual(["silent shop.example.com", "w1 b.example"]);
+      // reservations lifted: granted, and listed (after the Redis store's 5 s between two records
+      // of one worker's use of one domain-key)
+      await h.store.reserve("default", { proxies: {}, domains: {} });
+      h.clock.advance(5_000);
+      await grant(h, acq({ workerId: "w1", domainKey: k, ...use }));
+      await grant(h, acq({ workerId: "w2", domainKey: "c.example", isolation: group, ...use }));
+      expect(await listed()).toEqual(["silent shop.example.com", "w1 b.example", "w1 shop.example.com", "w2 c.example"]);
+    });
+
     it("a lease of another worker for it is not extended: REVOKED", async () => {
       const h = await openStore(factory);
       await addProxies(h, 1);

@@ -352,8 +352,6 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
     seeWorker(workersKey, base .. 'wf', worker, fallbackPool == '1', now, nowText)
     if yieldsLeases == '1' then seeYielding(base .. 'wy', worker, now, nowText) end
   end
-  -- and its use of the domain-key (fallback shares follow them; "": recorded moments ago)
-  if domainUseMs ~= '' then recordDomainUse(base, worker, dk, now, tonumber(domainUseMs)) end
   local needles = nil
   if lf <= le then
     needles = {}
@@ -381,7 +379,9 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   -- proxies reserved for silent workers (their fallback pools may be using them)
   local rsv = base .. 'rsv'
   if redis.call('EXISTS', rsv) == 0 then rsv = nil end
-  -- every proxy of the domain-key reserved for a silent worker that may use them from its fallback pool
+  -- every proxy of the domain-key reserved for a silent worker that may use them from its fallback
+  -- pool: refused, and not recorded as a use of the domain-key (the caller must not become
+  -- established for it while that worker may be on it alone, docs/spec.md §7)
   if rsv then
     local whole = redis.call('HGET', rsv, '\n' .. dk)
     if whole and whole ~= worker then return {-5, -1} end
@@ -391,6 +391,9 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
       if whole and whole ~= worker then return {-5, -1} end
     end
   end
+  -- the worker's use of the domain-key (fallback shares follow them; "": recorded moments ago),
+  -- granted or not
+  if domainUseMs ~= '' then recordDomainUse(base, worker, dk, now, tonumber(domainUseMs)) end
   -- the proxy to grant: its id, pair key and pair fields
   local id, pk, pr = nil, nil, nil
   local rebound = 0
