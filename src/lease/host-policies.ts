@@ -12,7 +12,6 @@ export interface HostPolicy {
   readonly eff: EffectivePolicy;
   /** The acquire parameters `eff` sets. */
   readonly params: PolicyParams;
-  /** Earlier domain-keys of the host, and the keys that joined its isolation group since. */
   readonly shadowKeys: readonly string[];
   /** G8: what its acquires check and write (undefined: no isolation group now or lately). */
   readonly isolation: IsolationParams | undefined;
@@ -41,12 +40,10 @@ export class HostPolicies {
     if (known !== undefined) return known;
     const eff = effectivePolicy(set.policies, host, this.defaults);
     const isolation = hostIsolation(set, host, eff.domainKey);
-    const shadows = set.history.length === 0 ? NO_SHADOWS : shadowKeys(set, host, eff.domainKey);
-    const joined = isolation.joinedKeys.filter((k) => !shadows.includes(k));
     const resolved: HostPolicy = {
       eff,
       params: policyParams(eff),
-      shadowKeys: joined.length === 0 ? shadows : Object.freeze([...shadows, ...joined]),
+      shadowKeys: set.history.length === 0 ? NO_SHADOWS : Object.freeze(shadowKeys(set, host, eff.domainKey)),
       isolation: isolation.params,
       isolationHeldSince: isolation.heldSince,
     };

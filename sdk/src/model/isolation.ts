@@ -15,7 +15,8 @@ import type { DomainPolicySpec, PolicySet, RetiredPolicySet } from "./model.js";
  * - the records of every group the host had under the retired sets (`formerGroups`): a lease
  *   granted under the old rule is not overlapped by the new one;
  * - the domain-keys that joined the host's group since (`joinedKeys`): their leases from before
- *   were recorded nowhere, so their pairs are read directly;
+ *   were recorded nowhere, so their pairs' live leases are read directly (not their pacing: the
+ *   keys keep their own clocks);
  * - when a key joined whose domain-keys nobody can list (a wildcard pattern without `group`, each
  *   host its own key), nothing can be read: the group's acquires wait until the leases from before
  *   the change can no longer run (`heldSince`: the newest such change).
@@ -29,13 +30,19 @@ export interface IsolationParams {
   readonly affinityMs: number;
   /** Other groups the host had under the retired policy sets: their records are checked too. */
   readonly formerGroups: readonly string[];
+  /**
+   * Domain-keys that joined the host's group since a retired set: leases granted before were
+   * recorded in no group, so a live lease of one of them holds its proxy for the group too (its
+   * live leases only: its pacing and bans are its own). Absent = none.
+   */
+  readonly joinedKeys?: readonly string[];
 }
 
 /** The isolation of a host under a policy set, as the broker resolves it once per set. */
 export interface HostIsolation {
   /** Undefined: neither now nor under a retired set in a group (the common case). */
   readonly params: IsolationParams | undefined;
-  /** Domain-keys that joined the host's group since a retired set; their pairs are read. */
+  /** Domain-keys that joined the host's group since a retired set (also in `params`). */
   readonly joinedKeys: readonly string[];
   /**
    * Epoch ms of the newest change that moved into the host's group a key nobody can list; 0 =
@@ -96,7 +103,7 @@ export function hostIsolation(set: PolicySet, host: string, domainKey: string): 
       else if (key !== domainKey && !joinedKeys.includes(key)) joinedKeys.push(key);
     }
   }
-  return { params, joinedKeys, heldSince };
+  return { params: joinedKeys.length === 0 ? params : { ...params, joinedKeys }, joinedKeys, heldSince };
 }
 
 /**

@@ -135,6 +135,7 @@ export function acquireArgs(
     isolationGroup: p.isolation?.group ?? "",
     affinityMs: ms(p.isolation?.affinityMs ?? 0),
     formerGroups: p.isolation === undefined ? "" : p.isolation.formerGroups.join("\n"),
+    joinedKeys: p.isolation?.joinedKeys === undefined ? "" : p.isolation.joinedKeys.join("\n"),
   });
 }
 

@@ -41,7 +41,8 @@ export const SCRIPT_ARGS = {
    *   last use ("" = not recorded: not asked for, or recorded moments ago)
    * - isolationGroup: the domain-key's isolation group ("" = none), whose hold the grant writes;
    *   affinityMs its affinity window; formerGroups: other groups whose holds are checked too,
-   *   joined by "\n" ("" = none)
+   *   joined by "\n" ("" = none); joinedKeys: keys that joined the group since a retired policy
+   *   set, whose live leases hold a proxy too, joined by "\n" ("" = none)
    */
   acquire: [
     "base",
@@ -71,6 +72,7 @@ export const SCRIPT_ARGS = {
     "isolationGroup",
     "affinityMs",
     "formerGroups",
+    "joinedKeys",
   ],
   /**
    * A release (lua/includes/releaseCore.lua): releaseLease-8.lua takes it, then `now`.

@@ -76,6 +76,20 @@ describe("isolation groups through the broker", () => {
     expect((await s.acquire({ domain: "news.example", workerId: "w" })).case).toBe("granted");
   });
 
+  it("a release of one platform frees the proxy for the others at once, whatever the first one's interval", async () => {
+    const [b] = await start({ replicas: 1, proxies: 1 });
+    // the policies are set one by one, as an operator does: each is a policy change
+    for (const pattern of MARKETS) {
+      await b!.admin.setDomainPolicy({ policy: { pattern, isolationGroup: "market", minInterval: durationFromMs(2_000) } });
+    }
+    const s = open(b!);
+    const first = granted(await s.acquire({ domain: MARKETS[0]!, workerId: "w" }));
+    await s.release(first.leaseId, first.fencingToken, OutcomeKind.SUCCESS);
+    const t = Date.now();
+    granted(await s.acquire({ domain: MARKETS[1]!, workerId: "w", maxWaitMs: 5_000 }));
+    expect(Date.now() - t, "another platform waited for the first one's pacing").toBeLessThan(500);
+  });
+
   it("a release of one platform wakes a waiter of another platform at once, on the same replica and on another", async () => {
     // a poll of 10 s: only the release can wake the waiter in time
     const [a, b] = await start({ replicas: 2, proxies: 1, settings: { waitPollMs: 10_000 } });

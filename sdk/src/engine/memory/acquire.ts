@@ -5,7 +5,7 @@ import type { AcquireParams, AcquireResult } from "../../model/model.js";
 import type { EngineState } from "./engine-state.js";
 import { newLeaseId } from "./ids.js";
 import { baseInterval } from "../../model/scoring.js";
-import { busyUnder, eligibleAt, pacedUntil, pairEligible, pairOf, refreshBusy } from "./pair.js";
+import { busyUnder, eligibleAt, liveUnder, pacedUntil, pairEligible, pairOf, refreshBusy } from "./pair.js";
 import type { DomainState, PoolState } from "./pool-state.js";
 import { viewOf, type ProxyRecord } from "./records.js";
 import { returnFromQuarantine } from "./score-change.js";
@@ -61,7 +61,7 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   pool.sessions.sweep(now, SESSION_SWEEP);
   pool.isolation.sweep(now, HOLD_SWEEP);
   // G8: holds of other domain-keys of the acquire's isolation groups (undefined: none to check)
-  const isolation = isolationCheck(pool.isolation, params, now);
+  const isolation = isolationCheck(pool.isolation, params, now, (key, proxyId, at) => liveUnder(pool.domains.get(key), proxyId, at));
   const req: Request = { state, pool, domain, params, now, base, isolation };
 
   if (params.proxyId !== "") {

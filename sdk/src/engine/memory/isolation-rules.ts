@@ -62,14 +62,31 @@ export interface IsolationCheck {
   readonly heldN: number;
 }
 
-/** The check of an acquire at `now`; undefined when it presents no isolation or its groups record no hold. */
-export function isolationCheck(holds: IsolationHolds, params: AcquireParams, now: number): IsolationCheck | undefined {
+/** The earliest expiry of a live lease of `domainKey` on `proxyId` (0: none at `now`). */
+export type LiveUnder = (domainKey: string, proxyId: string, now: number) => number;
+
+/**
+ * The check of an acquire at `now`; undefined when it presents no isolation, or its groups record
+ * no hold and no key joined its group lately. The keys that joined (`joinedKeys`) hold a proxy by
+ * their live leases (`liveUnder`), which no group records.
+ */
+export function isolationCheck(
+  holds: IsolationHolds,
+  params: AcquireParams,
+  now: number,
+  liveUnder: LiveUnder,
+): IsolationCheck | undefined {
   if (params.isolation === undefined) return undefined;
   const groups = checkedGroups(params.isolation);
-  if (!groups.some((group) => holds.has(group))) return undefined;
+  const joined = params.isolation.joinedKeys ?? [];
+  if (joined.length === 0 && !groups.some((group) => holds.has(group))) return undefined;
   const group = params.isolation.group;
   return {
-    heldUntil: (proxyId, at) => holds.heldByOthers(groups, proxyId, params.domainKey, at),
+    heldUntil: (proxyId, at) => {
+      let until = holds.heldByOthers(groups, proxyId, params.domainKey, at);
+      for (const key of joined) until = Math.max(until, liveUnder(key, proxyId, at));
+      return until;
+    },
     heldN: group === "" ? 0 : holds.heldCount(group, now),
   };
 }

@@ -114,6 +114,15 @@ export function busyUnder(domain: DomainState | undefined, proxyId: string, now:
   return until > now ? until : 0;
 }
 
+/** The earliest expiry of a live lease of `domain` on `proxyId` (0: none at `now`): its pacing and bans aside. */
+export function liveUnder(domain: DomainState | undefined, proxyId: string, now: number): number {
+  const holders = domain?.pairs.get(proxyId)?.holders;
+  if (holders === undefined) return 0;
+  let first = 0;
+  for (const expireAt of holders.values()) if (expireAt > now && (first === 0 || expireAt < first)) first = expireAt;
+  return first;
+}
+
 /** When an ineligible pair becomes eligible under `maxConcurrency` and `baseMs`, as far as known now. */
 export function eligibleAt(domain: DomainState, proxyId: string, now: number, maxConcurrency: number, baseMs: number): number {
   const busy = domain.busy.get(proxyId) ?? 0;

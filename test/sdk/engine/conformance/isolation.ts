@@ -288,5 +288,17 @@ export function isolationSuite(factory: StoreFactory): void {
       expect((await grant(h, grouped(K3))).proxy.id).toBe(a.proxy.id);
       expect(await deny(h, grouped(K3))).toBe(TTL - 1_000);
     });
+
+    it("a key that joined the group holds a proxy by its live leases only, not by its pacing", async () => {
+      const h = await openStore(factory);
+      const [p] = await addProxies(h, 1);
+      // K1's lease, granted before K1 joined: recorded in no group; K1 paces at 5 s
+      const before = await grant(h, acq({ domainKey: K1, minIntervalMs: 5_000 }));
+      const joined = { joinedKeys: [K1] };
+      expect(await deny(h, grouped(K2, {}, joined))).toBe(TTL);
+      await release(h, before);
+      // released: K2 gets the proxy at once, whatever K1's interval
+      expect((await grant(h, grouped(K2, {}, joined))).proxy.id).toBe(p);
+    });
   });
 }

@@ -217,8 +217,8 @@ end
 -- none). Eligible: the pair not blocked, no holder ended within its gap, fewer live holders
 -- than both its own cap and the request's `mc`, its anchor plus `cur` in the past; the proxy of
 -- the wanted tier and labels, reserved for no other worker, idle under the shadow domain-keys,
--- held by no other domain-key of the isolation `groups` (G8).
-local function candidatePair(base, dk, tier, worker, now, id, mc, cur, needles, rsv, shadows, groups, group)
+-- held by no other domain-key in its isolation `iso` (G8; includes/isolation.lua).
+local function candidatePair(base, dk, tier, worker, now, id, mc, cur, needles, rsv, shadows, iso, group)
   local pk = base .. 'r:' .. dk .. ':' .. id
   local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p', 'e', 'ig')
   if pr[1] and tonumber(pr[1]) > now then return nil, 0 end
@@ -235,7 +235,7 @@ local function candidatePair(base, dk, tier, worker, now, id, mc, cur, needles, 
     return nil, 0
   end
   if not matchesRequest(base, tier, id, needles) or reservedForOther(worker, rsv, id, dk, group) then return nil, 0 end
-  local su = math.max(shadowsUntil(base, now, id, shadows), heldInGroups(base, groups, id, dk, now))
+  local su = math.max(shadowsUntil(base, now, id, shadows), heldInGroups(base, iso, id, dk, now))
   if su == 0 then return pk, pr end
   return nil, su
 end
@@ -244,7 +244,7 @@ end
 -- fields when it can be granted now; nil and the ms until it frees (-1 unknown) when the
 -- request must be denied; nil, nil when `b` cannot serve it at all (not ACTIVE, another tier,
 -- labels, banned).
-local function boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shadows, rsv, groups, group)
+local function boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shadows, rsv, iso, group)
   if reservedForOther(worker, rsv, b, dk, group) then return nil, -1 end
   local v = redis.call('HMGET', base .. 'p:' .. b, 'st', 't', 'l')
   if v[1] == 'A' and (tier == '' or v[2] == tier) and (not needles or labelsMatch(v[3], needles)) then
@@ -259,7 +259,7 @@ local function boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shado
       if byEnd and goneMax > anchor then anchor = goneMax end
       if anchor > 0 then at = math.max(at, anchor + cur) end
       if count >= mc or count >= (tonumber(pr[4]) or 1) then at = math.max(at, first + gap) end
-      at = math.max(at, shadowsUntil(base, now, b, shadows), heldInGroups(base, groups, b, dk, now))
+      at = math.max(at, shadowsUntil(base, now, b, shadows), heldInGroups(base, iso, b, dk, now))
       if at <= now then return pk, pr end
       return nil, at - now
     end
@@ -332,6 +332,7 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   local group = A[ao + {{acquire.isolationGroup}}]
   local affinity = A[ao + {{acquire.affinityMs}}]
   local formerGroups = A[ao + {{acquire.formerGroups}}]
+  local joinedKeys = A[ao + {{acquire.joinedKeys}}]
   math.randomseed(tonumber(seed))
   local meta = redis.call('HMGET', metaKey, 'pv', 'qn', 'ep', 'es', 'lt', 'lta')
   local pv = (meta[3] or '') .. '.' .. (meta[1] or '0')
@@ -362,12 +363,14 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
     shadows = {}
     for sdk in string.gmatch(shadowKeys, '[^\n]+') do shadows[#shadows + 1] = sdk end
   end
-  -- G8: the isolation groups whose holds the candidates are checked against (nil = none)
-  local groups = nil
-  if group ~= '' or formerGroups ~= '' then
-    groups = {}
-    if group ~= '' then groups[1] = group end
-    for g in string.gmatch(formerGroups, '[^\n]+') do groups[#groups + 1] = g end
+  -- G8: the isolation groups whose holds the candidates are checked against, and the keys that
+  -- joined the group lately, whose live leases are (nil = none)
+  local iso = nil
+  if group ~= '' or formerGroups ~= '' or joinedKeys ~= '' then
+    iso = {groups = {}, joined = {}}
+    if group ~= '' then iso.groups[1] = group end
+    for g in string.gmatch(formerGroups, '[^\n]+') do iso.groups[#iso.groups + 1] = g end
+    for k in string.gmatch(joinedKeys, '[^\n]+') do iso.joined[#iso.joined + 1] = k end
   end
   local adapt = 0
   if adaptive == '1' then adapt = tonumber(redis.call('HGET', base .. 'd:' .. dk, 'a')) or 0 end
@@ -398,7 +401,7 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   local id, pk, pr = nil, nil, nil
   local rebound = 0
   if proxyId ~= '' then
-    local bpk, bpr = boundPair(base, dk, tier, worker, now, proxyId, needles, mc, cur, shadows, rsv, groups, group)
+    local bpk, bpr = boundPair(base, dk, tier, worker, now, proxyId, needles, mc, cur, shadows, rsv, iso, group)
     if not bpk then return {-5, bpr or -1} end
     id, pk, pr = proxyId, bpk, bpr
   elseif sessionKey ~= '' then
@@ -407,7 +410,7 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
     local sexp, b
     if s then sexp, b = string.match(s, '^(%d+):(.*)$') end
     if sexp and tonumber(sexp) > now then
-      local bpk, bpr = boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shadows, rsv, groups, group)
+      local bpk, bpr = boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shadows, rsv, iso, group)
       if bpk then
         id, pk, pr = b, bpk, bpr
       elseif bpr then
@@ -444,7 +447,7 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
           band = math.min(band, n)
         else
           probes = probes + 1
-          local cpk, cpr = candidatePair(base, dk, tier, worker, now, ids[1], mc, cur, needles, rsv, shadows, groups, group)
+          local cpk, cpr = candidatePair(base, dk, tier, worker, now, ids[1], mc, cur, needles, rsv, shadows, iso, group)
           if cpk then
             id, pk, pr = ids[1], cpk, cpr
             break
@@ -476,7 +479,7 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
           local scores = redis.call('ZMSCORE', busy, unpack(ids))
           for j = 1, #ids do
             if not (tried and tried[(pos + j - 1) % band]) and not (scores[j] and tonumber(scores[j]) > now) then
-              local cpk, cpr = candidatePair(base, dk, tier, worker, now, ids[j], mc, cur, needles, rsv, shadows, groups, group)
+              local cpk, cpr = candidatePair(base, dk, tier, worker, now, ids[j], mc, cur, needles, rsv, shadows, iso, group)
               if cpk then
                 id, pk, pr = ids[j], cpk, cpr
                 break

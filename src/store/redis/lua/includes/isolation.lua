@@ -1,6 +1,6 @@
 --[[
   Isolation groups (G8; docs/store-semantics.md §isolation groups): domain-keys of one group never
-  hold one proxy at the same time. Needs the include base.
+  hold one proxy at the same time. Needs the includes base and pair.
 
   Keys built here (same `{pool}` tag):
     `P gh:<group>:<id>`  the holds of proxy <id> in the group: "<dk>=<until>;" each, until =
@@ -29,13 +29,28 @@ local function heldInGroup(base, g, id, dk, now)
   return at
 end
 
--- Until when proxy `id` is held by another domain-key than `dk` in one of `groups` (a list of
--- group names, nil = none; 0 = not held).
-local function heldInGroups(base, groups, id, dk, now)
-  if not groups then return 0 end
+-- Until when a live lease of domain-key `jk` holds proxy `id` (0 = none): a key that joined the
+-- group since a policy change may hold it by a lease that no group records. Its live leases only:
+-- its pacing and bans are its own.
+local function liveUnder(base, jk, id, now)
+  local h = redis.call('HGET', base .. 'r:' .. jk .. ':' .. id, 'h')
+  local _, count, first = scanHolders(h, now, nil)
+  if count > 0 then return first end
+  return 0
+end
+
+-- Until when proxy `id` is held, for an acquire of `dk` with isolation `iso` (nil = none; else
+-- {groups = names whose holds count, joined = keys whose live leases count}), by another
+-- domain-key (0 = not held).
+local function heldInGroups(base, iso, id, dk, now)
+  if not iso then return 0 end
   local at = 0
-  for i = 1, #groups do
-    local u = heldInGroup(base, groups[i], id, dk, now)
+  for i = 1, #iso.groups do
+    local u = heldInGroup(base, iso.groups[i], id, dk, now)
+    if u > at then at = u end
+  end
+  for i = 1, #iso.joined do
+    local u = liveUnder(base, iso.joined[i], id, now)
     if u > at then at = u end
   end
   return at
