@@ -9,8 +9,12 @@
  *    none lower than one granted before), and a lease handed over goes on under a higher token;
  * 3. proxies back: every proxy of the run is in the pool at the end, ACTIVE;
  * 4. busy leases: one TTL after the last worker stopped, every (proxy, domain-key) pair can be
- *    acquired by proxy id (nothing is still held).
+ *    acquired by proxy id (nothing is still held);
+ * 5. with an isolation group (CHAOS_ISOLATION): no client IP inside two sites at once, and every
+ *    site's policy still names the group at the end (chaos/cross-site.ts).
  */
+import { checkIsolationGroup, isolationFailures, NO_ISOLATION } from "./cross-site.js";
+import type { IsolationInput, IsolationResult } from "./cross-site.js";
 import type { LeaseLine, LeaseRecord, SiteRequest } from "./records.js";
 
 /** Two requests of one client IP at one site that were in flight at the same time. */
@@ -217,6 +221,8 @@ export interface CheckInput {
   /** What ListProxies answered at the end. */
   readonly listed: readonly ListedProxy[];
   readonly probes: readonly PairProbe[];
+  /** The isolation group's sites and policies; absent: no group, no cross-site count. */
+  readonly isolation?: IsolationInput;
 }
 
 export interface CheckResult {
@@ -224,6 +230,7 @@ export interface CheckResult {
   readonly tokenViolations: readonly TokenViolation[];
   readonly notBack: readonly NotBack[];
   readonly busy: readonly PairProbe[];
+  readonly isolation: IsolationResult;
   /** One line per failed check (empty: every check passed). */
   readonly failures: readonly string[];
 }
@@ -233,12 +240,14 @@ export function check(input: CheckInput): CheckResult {
   const tokenViolations = checkFencing(input.leases);
   const notBack = proxiesNotBack(input.expectedProxies, input.listed);
   const busy = busyPairs(input.probes);
+  const isolation = input.isolation === undefined ? NO_ISOLATION : checkIsolationGroup(input.requests, input.isolation);
   const failures: string[] = [];
   if (overlaps.length > 0) failures.push(`${overlaps.length} overlaps at the sites`);
   if (tokenViolations.length > 0) failures.push(`${tokenViolations.length} fencing token violations`);
   if (notBack.length > 0) failures.push(`${notBack.length} proxies not back in the pool`);
   if (busy.length > 0) failures.push(`${busy.length} (proxy, domain) pairs still busy one TTL after the last worker stopped`);
+  failures.push(...isolationFailures(isolation));
   if (input.probes.length === 0) failures.push("no (proxy, domain) pair was probed at the end");
   if (input.leases.length === 0) failures.push("no lease was granted");
-  return { overlaps, tokenViolations, notBack, busy, failures };
+  return { overlaps, tokenViolations, notBack, busy, isolation, failures };
 }

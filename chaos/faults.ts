@@ -8,7 +8,8 @@
  * - broker-kill: SIGKILL a broker replica, restart it on the same address;
  * - broker-term: SIGTERM a replica (it drains), restart it;
  * - redis-restart: SHUTDOWN NOSAVE or SIGKILL (half each), restart on the same AOF directory;
- * - redis-wipe: FLUSHALL under the running brokers.
+ * - redis-wipe: FLUSHALL under the running brokers; with an isolation group, the harness then sets
+ *   its policies again, as an operator would (`afterWipe`), and the fault is over once they are.
  */
 import { appendFileSync } from "node:fs";
 import { seededRandom } from "../test/support/fake-clock.js";
@@ -106,6 +107,8 @@ export class FaultInjector {
       /** JSON lines, one per fault. */
       readonly logFile: string;
       readonly say: (line: string) => void;
+      /** Right after a FLUSHALL (at `wipedAt`): the operator's repair; what it did, for the log. */
+      readonly afterWipe?: (wipedAt: number) => Promise<string>;
     },
   ) {}
 
@@ -181,8 +184,10 @@ export class FaultInjector {
         };
       }
       case "redis-wipe": {
+        const wipedAt = Date.now();
         const reply = await redisCommand({ port: cluster.redis.port, args: ["FLUSHALL"] });
-        return { target: `redis :${cluster.redis.port}`, detail: `FLUSHALL (${reply})` };
+        const repair = this.opts.afterWipe === undefined ? "" : `; ${await this.opts.afterWipe(wipedAt)}`;
+        return { target: `redis :${cluster.redis.port}`, detail: `FLUSHALL (${reply})${repair}` };
       }
     }
   }

@@ -7,30 +7,12 @@ import * as grpc from "@grpc/grpc-js";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { OutcomeKind, ProxyState } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { ListedProxy, PairProbe } from "./checker.js";
+import { onAnyReplica } from "./any-replica.js";
 import type { Replica } from "./cluster.js";
 import { codeOf, trailerOf } from "./workers/replicas.js";
 
 /** The worker id of the end-of-run probes. */
 export const CHECKER_WORKER = "chaos-checker";
-const ATTEMPTS = 5;
-
-/** Call `fn` on the replicas in turn until one answers something other than UNAVAILABLE / no answer. */
-async function onAnyReplica<T>(replicas: readonly Replica[], fn: (r: Replica) => Promise<T>): Promise<T> {
-  let last: unknown;
-  for (let i = 0; i < ATTEMPTS * replicas.length; i++) {
-    const r = replicas[i % replicas.length];
-    if (r === undefined) break;
-    try {
-      return await fn(r);
-    } catch (err) {
-      const code = codeOf(err);
-      if (code !== grpc.status.UNAVAILABLE && code !== grpc.status.DEADLINE_EXCEEDED) throw err;
-      last = err;
-      await new Promise((res) => setTimeout(res, 200));
-    }
-  }
-  throw last instanceof Error ? last : new Error("no replica answered");
-}
 
 /** Every proxy of the pool with its state. */
 export async function listPool(replicas: readonly Replica[], pool = "default"): Promise<ListedProxy[]> {

@@ -2,6 +2,7 @@
  * The chaos harness's settings, from the environment (chaos/README.md lists them).
  */
 import { join } from "node:path";
+import { normalizeIsolationGroup } from "@proxybroker/sdk/model";
 
 export const FAULT_KINDS = ["worker-kill", "broker-kill", "broker-term", "redis-restart", "redis-wipe"] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -37,6 +38,11 @@ export interface ChaosOptions {
   readonly pageDelayMs: readonly [number, number];
   readonly streamShare: number;
   readonly streamMs: number;
+  /**
+   * CHAOS_ISOLATION: every site's domain policy names this isolation group, and one IP inside two
+   * sites at once fails the run; undefined: no policy (today's run).
+   */
+  readonly isolation: string | undefined;
   /** POOL_SHARDS of the brokers ("" = unsharded). */
   readonly poolShards: string;
   /** Where the logs of the run go. */
@@ -74,6 +80,17 @@ function faultKinds(): readonly FaultKind[] {
   return kinds;
 }
 
+/** CHAOS_ISOLATION: unset or empty = none; otherwise a name the broker takes (checked here, before anything starts). */
+function isolationGroup(): string | undefined {
+  const raw = (process.env["CHAOS_ISOLATION"] ?? "").trim();
+  if (raw === "") return undefined;
+  try {
+    return normalizeIsolationGroup(raw);
+  } catch (err) {
+    throw new Error(`CHAOS_ISOLATION: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
 function sdkAddress(): "all" | "one" {
   const raw = process.env["CHAOS_SDK_ADDRESS"] ?? "all";
   if (raw !== "all" && raw !== "one") throw new Error(`CHAOS_SDK_ADDRESS must be all or one, got "${raw}"`);
@@ -95,6 +112,10 @@ export function readOptions(): ChaosOptions {
   const appendfsync = process.env["CHAOS_APPENDFSYNC"] ?? "everysec";
   if (appendfsync !== "always" && appendfsync !== "everysec")
     throw new Error(`CHAOS_APPENDFSYNC must be always or everysec, got "${appendfsync}"`);
+  const sites = num("CHAOS_SITES", 3, { min: 1 });
+  const isolation = isolationGroup();
+  if (isolation !== undefined && sites < 2)
+    throw new Error("CHAOS_ISOLATION needs CHAOS_SITES ≥ 2 (one site has nothing to be kept apart from)");
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   return {
     seed,
@@ -104,7 +125,7 @@ export function readOptions(): ChaosOptions {
     stubWorkers: num("CHAOS_STUB_WORKERS", 2),
     concurrency: num("CHAOS_CONCURRENCY", 5, { min: 1 }),
     proxies: num("CHAOS_PROXIES", 8, { min: 1 }),
-    sites: num("CHAOS_SITES", 3, { min: 1 }),
+    sites,
     ttlMs,
     maxWaitMs: num("CHAOS_MAX_WAIT_MS", 1_000),
     faultGapMs: range("CHAOS_FAULT_GAP_MS", [2_000, 5_000]),
@@ -118,6 +139,7 @@ export function readOptions(): ChaosOptions {
     pageDelayMs: range("CHAOS_PAGE_MS", [1, 10]),
     streamShare: num("CHAOS_STREAM_SHARE", 0.03, { min: 0, integer: false }),
     streamMs: num("CHAOS_STREAM_MS", Math.round(2.5 * ttlMs)),
+    isolation,
     poolShards: process.env["CHAOS_POOL_SHARDS"] ?? "",
     dir: process.env["CHAOS_DIR"] ?? join(".tmp", "chaos", `${stamp}-seed${seed}`),
   };

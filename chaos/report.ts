@@ -5,10 +5,13 @@
  */
 import { leasesAt } from "./checker.js";
 import type { CheckResult } from "./checker.js";
+import { isolationCheckLines, isolationDetails, policySettingsLine } from "./cross-site-report.js";
 import type { FaultCounts, FaultEvent } from "./faults.js";
 import type { WorkerExit } from "./fleet.js";
+import type { PolicySetting } from "./isolation-policies.js";
 import type { ChaosOptions } from "./options.js";
 import type { LeaseRecord, SiteRequest } from "./records.js";
+import { count, iso, leaseLine, list } from "./report-lines.js";
 
 export interface RunFacts {
   readonly options: ChaosOptions;
@@ -32,6 +35,8 @@ export interface RunFacts {
   /** How long after the last fault was over the workers were stopped, ms. */
   readonly quietForMs: number;
   readonly proxyOfIp: ReadonlyMap<string, string>;
+  /** When the harness set the isolation group's policies (empty without CHAOS_ISOLATION). */
+  readonly policySettings: readonly PolicySetting[];
   readonly check: CheckResult;
   readonly logDir: string;
 }
@@ -53,22 +58,6 @@ export function runFailures(facts: Pick<RunFacts, "check" | "exits" | "notStoppe
   if (facts.notStopped.length > 0)
     out.push(`${facts.notStopped.length} worker processes did not stop within the grace (a call that never settled?)`);
   return out;
-}
-
-function count<T>(items: readonly T[], key: (t: T) => string): Map<string, number> {
-  const m = new Map<string, number>();
-  for (const i of items) m.set(key(i), (m.get(key(i)) ?? 0) + 1);
-  return m;
-}
-
-function list(m: ReadonlyMap<string, number> | Readonly<Record<string, number>>): string {
-  const entries = m instanceof Map ? [...m] : Object.entries(m);
-  return entries.length === 0
-    ? "none"
-    : entries
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([k, v]) => `${k} ${v}`)
-        .join(", ");
 }
 
 /**
@@ -96,18 +85,6 @@ export function overlapCauses(
   });
 }
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString().slice(11, 23);
-}
-
-function leaseLine(l: LeaseRecord): string {
-  const end =
-    l.end === undefined
-      ? "no end (worker killed)"
-      : `used until ${iso(l.end.at)}, ${l.end.how}${l.end.detail !== undefined ? ` (${l.end.detail})` : ""}${l.end.finalLease !== l.lease ? `, handed over → ${l.end.finalSource} token ${l.end.finalToken}` : ""}`;
-  return `${l.worker}#${l.gen} ${l.api} ${l.source} lease ${l.lease.slice(0, 12)} token ${l.token} granted ${iso(l.grantedAt)}, ${end}`;
-}
-
 export function formatReport(facts: RunFacts): string {
   const o = facts.options;
   const { check } = facts;
@@ -122,7 +99,7 @@ export function formatReport(facts: RunFacts): string {
   const crashed = crashedWorkers(facts.exits);
   const failures = runFailures(facts);
   const lines = [
-    `chaos: seed ${o.seed}; 2 broker replicas on one redis-server (AOF, appendfsync ${o.appendfsync}); ${o.proxies} tinyproxies × ${o.sites} sites; ${o.sdkWorkers} SDK + ${o.stubWorkers} stub worker processes × ${o.concurrency} loops; lease TTL ${o.ttlMs} ms; SDK fallback ${o.sdkFallback ? "on" : "off"}, SDK address ${o.sdkAddress === "all" ? "both replicas" : "one replica"}; faults ${o.faults.length === 0 ? "none" : o.faults.join(", ")}`,
+    `chaos: seed ${o.seed}; 2 broker replicas on one redis-server (AOF, appendfsync ${o.appendfsync}); ${o.proxies} tinyproxies × ${o.sites} sites; ${o.sdkWorkers} SDK + ${o.stubWorkers} stub worker processes × ${o.concurrency} loops; lease TTL ${o.ttlMs} ms; SDK fallback ${o.sdkFallback ? "on" : "off"}, SDK address ${o.sdkAddress === "all" ? "both replicas" : "one replica"}; faults ${o.faults.length === 0 ? "none" : o.faults.join(", ")}${o.isolation !== undefined ? `; isolation group ${o.isolation} (every site)` : ""}`,
     `time: ${(facts.wallMs / 1000).toFixed(1)} s wall, ${seconds.toFixed(1)} s of work; logs in ${facts.logDir}`,
     "",
     `leases granted: ${leases.length} (${(leases.length / Math.max(seconds, 1e-9)).toFixed(0)}/s) — sdk ${byKind.get("sdk") ?? 0} [${list(count(sdk, (l) => `${l.api}/${l.source}`))}; handed over ${handedOver}], stub ${byKind.get("stub") ?? 0}`,
@@ -130,6 +107,7 @@ export function formatReport(facts: RunFacts): string {
     `pages: ${pages} taken by workers; the sites saw ${facts.requests.length} requests (${list(answers)})`,
     `failed acquires (retried): ${list(facts.failedAcquires)}`,
     `faults: worker SIGKILL ${f["worker-kill"]}, broker SIGKILL ${f["broker-kill"]}, broker SIGTERM ${f["broker-term"]}, Redis restart ${f["redis-restart"]} (SHUTDOWN NOSAVE ${f["redis-restart-shutdown"]}, SIGKILL ${f["redis-restart-sigkill"]}), Redis FLUSHALL ${f["redis-wipe"]}; failed to inject ${facts.faultEvents.filter((e) => e.error !== undefined).length}`,
+    policySettingsLine(o.isolation, o.sites, facts.policySettings),
     `worker processes: ${facts.processesStarted} started, ${crashed.length} failed on their own, ${facts.notStopped.length} did not stop in time${facts.unreadableLines > 0 ? `; ${facts.unreadableLines} unreadable log lines` : ""}`,
     "",
     "checks:",
@@ -137,6 +115,7 @@ export function formatReport(facts: RunFacts): string {
     `  fencing token violations (per proxy and domain, grant order): ${check.tokenViolations.length}${check.tokenViolations.length > 0 ? ` (${list(count(check.tokenViolations, (v) => (v.earlier.source === "fallback" || v.later.source === "fallback" ? "an SDK fallback lease involved" : "broker leases only")))})` : ""}`,
     `  proxies not back in the pool (ListProxies, ACTIVE): ${check.notBack.length}`,
     `  busy leases (pairs not acquirable ${facts.probedAfterMs} ms after the last worker stopped; last fault over ${(facts.quietForMs / 1000).toFixed(1)} s before the stop): ${check.busy.length}`,
+    ...isolationCheckLines(check.isolation),
     "",
     failures.length === 0 ? "result: PASS" : `result: FAIL — ${failures.join("; ")}`,
   ];
@@ -154,6 +133,16 @@ export function formatReport(facts: RunFacts): string {
     for (const e of nearby) details.push(`    fault nearby: ${e.kind} ${e.target} ${e.detail} at ${iso(e.at)}, back ${iso(e.backAt)}`);
   }
   if (check.overlaps.length > 10) details.push(`… and ${check.overlaps.length - 10} more overlaps`);
+  details.push(
+    ...isolationDetails({
+      isolation: check.isolation,
+      leases,
+      proxyOfIp: facts.proxyOfIp,
+      faultEvents: facts.faultEvents,
+      policySettings: facts.policySettings,
+      horizonMs: 10 * o.ttlMs,
+    }),
+  );
   for (const v of check.tokenViolations.slice(0, 10)) {
     details.push(
       `token ${v.kind} on ${v.proxy} / ${v.domain}:`,

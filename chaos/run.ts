@@ -13,6 +13,7 @@ import { startCluster } from "./cluster.js";
 import type { Cluster } from "./cluster.js";
 import { faultSchedule, FaultInjector } from "./faults.js";
 import { listPool, probePairs } from "./final-state.js";
+import { GroupPolicies, listPolicies } from "./isolation-policies.js";
 import { Fleet } from "./fleet.js";
 import { readLeaseLogs, writeSiteLog } from "./logs.js";
 import { readOptions } from "./options.js";
@@ -59,6 +60,16 @@ async function main(): Promise<number> {
   );
   let code = 2;
   try {
+    // CHAOS_ISOLATION: the brokers loaded PROXIES_FILE before they listened; the policies now,
+    // before any worker starts, and again after every FLUSHALL (the injector's afterWipe).
+    const policies =
+      o.isolation === undefined
+        ? undefined
+        : new GroupPolicies({ replicas: cluster.replicas, domains: cluster.domains, group: o.isolation });
+    if (policies !== undefined) {
+      const s = await policies.set("start");
+      say(`isolation group ${o.isolation ?? ""}: a policy for each of ${cluster.domains.length} sites (${s.doneAt - s.at} ms)`);
+    }
     const startAt = Date.now();
     const fleet = new Fleet({
       logDir,
@@ -85,7 +96,20 @@ async function main(): Promise<number> {
     while (!fleet.allGranting() && Date.now() < warmUntil) await sleep(100);
     say(`workers leasing (${fleet.grants()} leases so far); faults start`);
 
-    const injector = new FaultInjector({ cluster, fleet, logFile: join(dir, "faults.jsonl"), say });
+    const injector = new FaultInjector({
+      cluster,
+      fleet,
+      logFile: join(dir, "faults.jsonl"),
+      say,
+      ...(policies === undefined
+        ? {}
+        : {
+            afterWipe: async (wipedAt: number) => {
+              const s = await policies.set("after FLUSHALL", wipedAt);
+              return `isolation policies set again ${s.doneAt - wipedAt} ms after the FLUSHALL was sent`;
+            },
+          }),
+    });
     const progress = setInterval(() => say(`${fleet.grants()} leases, ${cluster.sites.log.length} site requests`), 10_000);
     // Faults until the quiet part before the end; then the run goes on until its end.
     await injector.run(faultSchedule({ seed: o.seed, kinds: o.faults, gapMs: o.faultGapMs, downMs: o.downMs }), () =>
@@ -105,12 +129,21 @@ async function main(): Promise<number> {
     const probedAfterMs = Date.now() - stopped.lastExitAt;
     const probes = await probePairs({ replicas: cluster.replicas, proxies: cluster.proxyIds, domains: cluster.domains });
     const listed = await listPool(cluster.replicas);
+    const policiesAtEnd = o.isolation === undefined ? [] : await listPolicies(cluster.replicas);
 
     const { lines, unreadable } = await readLeaseLogs(logDir);
     const leases = joinLeases(lines);
     const requests = cluster.sites.log.map((r) => ({ site: r.site, ip: r.ip, start: r.start, end: r.end, answer: r.answer }));
     await writeSiteLog(join(dir, "sites.jsonl"), requests);
-    const result = check({ requests, leases, expectedProxies: cluster.proxyIds, listed, probes });
+    const result = check({
+      requests,
+      leases,
+      expectedProxies: cluster.proxyIds,
+      listed,
+      probes,
+      // every site is in the group; without one, the cross-site count is for information
+      isolation: { group: o.isolation, sites: cluster.sites.sites.map((s) => s.host), domains: cluster.domains, policiesAtEnd },
+    });
     const facts = {
       options: o,
       wallMs: Date.now() - wallStart,
@@ -128,12 +161,22 @@ async function main(): Promise<number> {
       probedAfterMs,
       quietForMs: stopAt - lastFaultBack,
       proxyOfIp: cluster.proxyOfIp,
+      policySettings: policies?.settings ?? [],
       check: result,
       logDir: dir,
     };
     const report = formatReport(facts);
     await writeFile(join(dir, "summary.txt"), `${report}\n`);
-    await writeFile(join(dir, "end-state.json"), JSON.stringify({ listed, probes }, null, 1));
+    await writeFile(
+      join(dir, "end-state.json"),
+      JSON.stringify(
+        { listed, probes, ...(o.isolation === undefined ? {} : { policies: policiesAtEnd, policySettings: policies?.settings ?? [] }) },
+        null,
+        1,
+      ),
+    );
+    if (o.isolation !== undefined)
+      await writeFile(join(dir, "cross-site.jsonl"), result.isolation.crossSiteOverlaps.map((x) => `${JSON.stringify(x)}\n`).join(""));
     for (const r of cluster.replicas) await writeFile(join(dir, `broker-${r.name}.log`), r.process.output());
     process.stdout.write(`${report}\n`);
     code = runFailures(facts).length === 0 ? 0 : 1;

@@ -5,10 +5,11 @@
  */
 import { describe, expect, it } from "vitest";
 import type { CheckResult } from "../../chaos/checker.js";
+import { NO_ISOLATION } from "../../chaos/cross-site.js";
 import type { FaultEvent } from "../../chaos/faults.js";
 import { runFailures } from "../../chaos/report.js";
 
-const CLEAN: CheckResult = { overlaps: [], tokenViolations: [], notBack: [], busy: [], failures: [] };
+const CLEAN: CheckResult = { overlaps: [], tokenViolations: [], notBack: [], busy: [], isolation: NO_ISOLATION, failures: [] };
 
 function fault(kind: FaultEvent["kind"], error?: string): FaultEvent {
   return { kind, target: "broker A", detail: "", at: 1_000, backAt: 2_000, ...(error === undefined ? {} : { error }) };
