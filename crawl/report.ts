@@ -133,7 +133,8 @@ export function computeSiteRows(input: {
   });
 }
 
-type Columns<T> = ReadonlyArray<readonly [string, (r: T) => string]>;
+/** A table's columns: heading, and the cell of a row. */
+export type Columns<T> = ReadonlyArray<readonly [string, (r: T) => string]>;
 
 const COLUMNS: Columns<Row> = [
   ["strategy", (r) => r.label],
@@ -162,7 +163,8 @@ const SITE_COLUMNS: Columns<SiteRow> = [
   ["release bound", (r) => `${r.releaseBound.toFixed(3)} (${r.requestMs.toFixed(1)} ms)`],
 ];
 
-function table<T>(columns: Columns<T>, rows: readonly T[]): string {
+/** `rows` as a Markdown table (first column left-aligned, the others right-aligned). */
+export function table<T>(columns: Columns<T>, rows: readonly T[]): string {
   const cells = rows.map((r) => columns.map(([, f]) => f(r)));
   const widths = columns.map(([h], i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? "").length)));
   const line = (values: readonly string[]): string =>

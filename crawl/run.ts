@@ -9,7 +9,10 @@
  * same broker and queues. CRAWL_GATE=1: exit 1 when ProxyBroker shows an overlap, a ban, a 429 on
  * a site with a policy, more than CRAWL_FREE_MAX_429 on a site without, a captcha page taken for
  * content, a site without pages, a worker that failed, a language that took no page, or a long
- * download that overlapped or broke.
+ * download that overlapped or broke. CRAWL_ISOLATION=<group>: the sites with a policy share that
+ * isolation group (CRAWL_AFFINITY_MS its affinity window), and the sites' logs are checked for one
+ * proxy IP inside two of them at once (and for moves sooner than the window); the gate fails
+ * ProxyBroker's strategies on either.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -26,6 +29,11 @@ import { formatOutage, outageTimeline, type OutageTimeline } from "./outage.js";
 import type { Row, SiteRow } from "./report.js";
 import { formatLongDownload, runLongDownload } from "./long-download.js";
 import type { LongDownloadResult } from "./long-download.js";
+import { checkIsolation } from "./isolation-check.js";
+import { describeIsolation, isolationPolicyFields, readIsolation } from "./isolation-options.js";
+import type { IsolationOptions } from "./isolation-options.js";
+import { formatIsolation, isolationGateFailures, isolationRecord } from "./isolation-report.js";
+import type { IsolationRow } from "./isolation-report.js";
 import { startSites } from "./sites.js";
 import type { Site, SiteRules, Sites } from "./sites.js";
 import { startTinyproxies } from "../test/support/tinyproxies.js";
@@ -81,6 +89,8 @@ interface HarnessOptions {
   readonly leaseTtlMs: number;
   /** Of `workers`, how many are Python Scrapy workers in the ProxyBroker strategy (and long downloads). */
   readonly pythonWorkers: number;
+  /** The isolation group of the sites with a policy (ProxyBroker's strategies), or none. */
+  readonly isolation: IsolationOptions | undefined;
 }
 
 function envInt(name: string, def: number): number {
@@ -138,6 +148,7 @@ function readOptions(): HarnessOptions {
     killAtMs: envCount("CRAWL_KILL_AT_S", 0) * 1000,
     restartAfterMs: envCount("CRAWL_RESTART_AFTER_S", 8) * 1000,
     pythonWorkers: strategies.includes("proxybroker") || longDownload ? pythonWorkerCount(workers) : 0,
+    isolation: readIsolation(),
   };
 }
 
@@ -176,7 +187,8 @@ export interface PacingSample {
 function describe(o: HarnessOptions): string {
   const free = o.freeSites > 0 ? ` + ${o.freeSites} without policy (rule ${o.freeIntervalMs} ms)` : "";
   const policy = `min_interval ${o.minIntervalMs} ms after ${o.pacing}${o.jitterMs > 0 ? ` + jitter ≤ ${o.jitterMs} ms` : ""}`;
-  return `S=${o.sites} sites with policy ${policy}${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, N=${o.proxies} proxies, ${o.workers} workers × ${o.concurrency} concurrent`;
+  const iso = o.isolation === undefined ? "" : ` (${describeIsolation(o.isolation)})`;
+  return `S=${o.sites} sites with policy ${policy}${iso}${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, N=${o.proxies} proxies, ${o.workers} workers × ${o.concurrency} concurrent`;
 }
 
 const WORKER_BOOT_MS = 4_000;
@@ -210,6 +222,11 @@ function shapeOf(raw: string | undefined): HarnessOptions["shape"] {
 /** Whether the broker gets site `i`'s rule as a policy (the first CRAWL_SITES do). */
 function configured(options: HarnessOptions, i: number): boolean {
   return i < options.sites;
+}
+
+/** The hosts (as the sites log them) of the sites with a policy: the isolation group's. */
+function groupSites(env: Env): string[] {
+  return env.sites.sites.filter((_, i) => configured(env.options, i)).map((s) => s.host);
 }
 
 interface Env {
@@ -255,6 +272,7 @@ async function setUp(env: Env, strategy: Strategy, pb: PhaseBroker | undefined):
           minInterval: durationFromMs(site.rules.minIntervalMs),
           pacing: pacing === "grant" ? PacingMode.AFTER_GRANT : PacingMode.AFTER_RELEASE,
           ...(jitterMs > 0 ? { jitter: durationFromMs(jitterMs) } : {}),
+          ...isolationPolicyFields(env.options.isolation),
         },
       });
     }
@@ -268,6 +286,8 @@ interface StrategyResult {
   /** The crash mode's timeline (CRAWL_KILL_AT_S). */
   readonly timeline?: OutageTimeline;
   readonly languages: ReadonlyArray<{ readonly label: string; readonly workers: number; readonly pages: number }>;
+  /** The isolation group's check of the sites' log (CRAWL_ISOLATION; every strategy, enforced or not). */
+  readonly isolation: IsolationRow | undefined;
 }
 
 async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult> {
@@ -327,6 +347,17 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
   ]);
   const pacingSamples = await pacing;
   const crash = outage === undefined ? undefined : await outage;
+  const label = python > 0 ? `${strategy} (${options.workers - python} TS + ${python} Py)` : strategy;
+  const isolation: IsolationRow | undefined =
+    options.isolation === undefined
+      ? undefined
+      : {
+          strategy,
+          label,
+          enforced: pb !== undefined,
+          startAt,
+          check: checkIsolation(env.sites.log, new Set(groupSites(env)), options.isolation.affinityMs),
+        };
   const logDir = process.env["CRAWL_LOG_DIR"];
   if (logDir !== undefined && logDir !== "") {
     await mkdir(logDir, { recursive: true });
@@ -335,6 +366,8 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
       [`${strategy}.reports.json`, run.reports],
       [`${strategy}.pacing.json`, pacingSamples],
     ];
+    if (options.isolation !== undefined && isolation !== undefined)
+      logs.push([`${strategy}.isolation.json`, isolationRecord(options.isolation, groupSites(env), isolation)]);
     for (const [name, data] of logs) {
       await writeFile(join(logDir, name), JSON.stringify(data));
       written.push(resolve(logDir, name));
@@ -350,7 +383,7 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
   }
   const row = computeRow({
     strategy,
-    label: python > 0 ? `${strategy} (${options.workers - python} TS + ${python} Py)` : strategy,
+    label,
     reports: run.reports,
     log: env.sites.log,
     counters: env.sites.counters(),
@@ -374,7 +407,7 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
     .filter((g) => g.count > 0)
     .map((g) => ({ label: g.label, workers: g.count, pages: pagesTaken(g.reports, endAt) }));
   const timeline = crash === undefined ? undefined : outageTimeline(run.reports, env.sites.log, crash, { startAt, endAt });
-  return { row, sites, languages, ...(timeline !== undefined ? { timeline } : {}) };
+  return { row, sites, languages, isolation, ...(timeline !== undefined ? { timeline } : {}) };
 }
 
 async function main(): Promise<number> {
@@ -411,11 +444,13 @@ async function main(): Promise<number> {
   let gwTimeline: OutageTimeline | undefined;
   const mixes: string[] = [];
   const mixFailures: string[] = [];
+  const isolationRows: IsolationRow[] = [];
   const long: LongDownloadResult[] = [];
   try {
     process.stderr.write(`crawl: ${describe(options)}, ${options.seconds} s per strategy\n`);
     for (const strategy of options.strategies) {
-      const { row, sites: siteRows, languages, timeline } = await runStrategy(env, strategy);
+      const { row, sites: siteRows, languages, timeline, isolation } = await runStrategy(env, strategy);
+      if (isolation !== undefined) isolationRows.push(isolation);
       if (strategy === "proxybroker") {
         pbSites = siteRows;
         pbTimeline = timeline;
@@ -467,7 +502,8 @@ async function main(): Promise<number> {
     (pbSites.length > 0 ? `\nProxyBroker per site:\n\n${formatSiteTable(pbSites)}\n` : "") +
     (pbTimeline !== undefined ? `\n${formatOutage(pbTimeline)}\n` : "") +
     (gwSites.length > 0 ? `\nGateway per site:\n\n${formatSiteTable(gwSites)}\n` : "") +
-    (gwTimeline !== undefined ? `\n${formatOutage(gwTimeline, "The gateway")}\n` : "");
+    (gwTimeline !== undefined ? `\n${formatOutage(gwTimeline, "The gateway")}\n` : "") +
+    (options.isolation !== undefined ? `\n${formatIsolation(options.isolation, groupSites(env), isolationRows)}\n` : "");
   process.stdout.write(
     `${describe(options)}, ${options.seconds} s each; theoretical max ${max.toFixed(0)} pages/min\n\n${formatTable(rows)}\n${siteTable}${mixes.map((m) => `\n${m}`).join("")}${mixes.length > 0 ? "\n" : ""}${long.map((r) => `\n${formatLongDownload(r, options.leaseTtlMs)}`).join("")}\n`,
   );
@@ -476,6 +512,7 @@ async function main(): Promise<number> {
   if (options.gate) {
     const why = pb === undefined ? [] : [...gateFailures(pb, pbSites, options.maxFree429), ...mixFailures];
     if (gwRow !== undefined) why.push(...gateFailures(gwRow, gwSites, options.maxFree429).map((w) => `gateway: ${w}`));
+    for (const r of isolationRows) why.push(...isolationGateFailures(r).map((w) => `${r.strategy}: ${w}`));
     if (pbTimeline !== undefined && pbTimeline.during.pages === 0) why.push("no page while the broker was down");
     if (pbTimeline !== undefined && pbTimeline.after.pages === 0) why.push("no page after the broker came back");
     const lh = long.find((r) => r.heartbeat);
