@@ -12,7 +12,7 @@ import {
 import type { DomainUse as DomainUseMessage, ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { MethodsOf, ServiceHandlers } from "@proxybroker/sdk/wire";
 import { durationOf, epochMsOf, leaseToWire, policyToWire, proxyToWire, timestampOf } from "@proxybroker/sdk/wire";
-import type { DomainUse, ProxyView } from "@proxybroker/sdk/model";
+import type { DomainUse, PolicySet, ProxyView } from "@proxybroker/sdk/model";
 import { InvalidInputError } from "@proxybroker/sdk/model";
 import { deniedToError, lostToError, nextToWire } from "./answers.js";
 import { LeaseCalls } from "./lease-calls.js";
@@ -24,6 +24,7 @@ import { callerName } from "../security/auth.js";
 import { DOMAIN_PACING_LIMIT } from "../observe/domain-pacing.js";
 import { checkPool, checkWorkerId } from "./validate.js";
 import { PolicyVersions } from "../lease/policy-versions.js";
+import { ownListingsHeld } from "../lease/own-listings.js";
 
 type Methods = MethodsOf<typeof ProxyBroker>;
 
@@ -109,23 +110,34 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       const pool = checkPool(req.pool);
       const now = ctx.clock();
       const workerId = req.workerId === "" ? "" : checkWorkerId(req.workerId);
-      // recorded only in a pool that exists (one with proxies): invented pools leave nothing behind
+      let policies: PolicySet | undefined;
       if (workerId !== "") {
-        await ctx.engine.policySet(pool);
+        // recorded only in a pool that exists (one with proxies): invented pools leave nothing behind
+        const cached = await ctx.engine.policySet(pool);
         // the list it holds; a time from the future is none it could hold: ignored
         const listsAt = epochMsOf(req.listsTime);
         if (ctx.engine.serves(pool)) await ctx.store.touchWorker(pool, workerId, listsAt <= now ? { listsAt } : {});
+        // the store's (this replica's copy misses a change made through another until its next acquire)
+        policies = cached.version === (await policyVersions.of(pool)) ? cached : await ctx.store.listPolicies(pool);
       }
-      const uses = domainListings(await ctx.domainUses.of(pool), { now, windowMs: ctx.domainUses.windowMs });
-      const liveWorkers = (await ctx.store.liveWorkers(pool, now - ctx.workerActiveWindowMs)).map((w) =>
-        create(WorkerInfoSchema, {
-          workerId: w.workerId,
-          lastSeenTime: timestampOf(w.lastSeenAt),
-          fallbackPool: w.fallbackPoolAt > 0,
-          yieldsLeases: (w.yieldsLeasesAt ?? 0) > 0,
-          domains: uses.get(w.workerId) ?? [],
-        }),
-      );
+      const at = { now, windowMs: ctx.domainUses.windowMs };
+      const uses = await ctx.domainUses.of(pool);
+      const listings = domainListings(uses, at);
+      // the workers that may be in fallback; the live ones among them are listed
+      const seen = await ctx.store.liveWorkers(pool, now - Math.max(ctx.workerActiveWindowMs, ctx.fallbackWindowMs));
+      // its own listings only once every other worker on their share keys surely saw them (own-listings.ts)
+      const held = policies === undefined ? new Set<string>() : ownListingsHeld(workerId, uses, seen, policies, at);
+      const liveWorkers = seen
+        .filter((w) => w.lastSeenAt >= now - ctx.workerActiveWindowMs)
+        .map((w) =>
+          create(WorkerInfoSchema, {
+            workerId: w.workerId,
+            lastSeenTime: timestampOf(w.lastSeenAt),
+            fallbackPool: w.fallbackPoolAt > 0,
+            yieldsLeases: (w.yieldsLeasesAt ?? 0) > 0,
+            domains: (listings.get(w.workerId) ?? []).filter((d) => w.workerId !== workerId || !held.has(d.domain)),
+          }),
+        );
       const longestTtl = durationOf(ctx.engine.longestTtlOf(pool));
       const fallbackWindow = durationOf(ctx.fallbackWindowMs);
       const pacing = (await ctx.store.domainPacing(pool, [], DOMAIN_PACING_LIMIT)).map((d) =>

@@ -913,7 +913,9 @@ export type WorkerInfo = Message<"proxybroker.v1.WorkerInfo"> & {
 
   /**
    * The domain-keys it leased lately, most recent first (at most 64): in fallback a worker uses a
-   * domain-key only when listed for it, and every proxy of it when it is the only one listed.
+   * domain-key only when listed for it, and every proxy of it when it is the only one listed (a
+   * key of an isolation group: the only one listed on any key of the group). The list a worker
+   * gets of itself holds a key back until every other worker listed on it surely saw its use.
    *
    * @generated from field: repeated proxybroker.v1.DomainUse domains = 5;
    */
