@@ -5,7 +5,7 @@
  * set against the host on every call.
  */
 import { effectivePolicy, hostIsolation, policyParams, shadowKeys } from "@proxybroker/sdk/model";
-import type { EffectivePolicy, IsolationParams, PolicyDefaults, PolicyParams, PolicySet } from "@proxybroker/sdk/model";
+import type { EffectivePolicy, IsolationParams, JoinedKey, PolicyDefaults, PolicyParams, PolicySet } from "@proxybroker/sdk/model";
 
 /** A host under one policy set. */
 export interface HostPolicy {
@@ -15,6 +15,8 @@ export interface HostPolicy {
   readonly shadowKeys: readonly string[];
   /** G8: what its acquires check and write (undefined: no isolation group now or lately). */
   readonly isolation: IsolationParams | undefined;
+  /** Keys that joined its isolation group lately, and when (see hostIsolation). */
+  readonly joined: readonly JoinedKey[];
   /** Epoch ms of a change that moved keys nobody can list into its group (0 = none; see hostIsolation). */
   readonly isolationHeldSince: number;
 }
@@ -45,6 +47,7 @@ export class HostPolicies {
       params: policyParams(eff),
       shadowKeys: set.history.length === 0 ? NO_SHADOWS : Object.freeze(shadowKeys(set, host, eff.domainKey)),
       isolation: isolation.params,
+      joined: isolation.joined,
       isolationHeldSince: isolation.heldSince,
     };
     if (hosts.size >= MAX_HOSTS_PER_SET) hosts.clear();

@@ -6,6 +6,7 @@ import type {
   AcquireResult,
   HoldState,
   IsolationParams,
+  JoinedKey,
   LeaseView,
   LostReasonName,
   PolicySet,
@@ -84,6 +85,14 @@ const MAX_POLICY_RELOADS = 3;
  * acquires (G6) in fair queues, and wakes them when this broker sees a release. One store step per
  * operation; the only extra step is a policy reload after the store said `stale-policy`.
  */
+/**
+ * G8: how long past the longest lease TTL after a policy change that moved keys into an isolation
+ * group the broker still treats their leases from before as unrecorded: a renewal records a lease
+ * in the group its key has by the broker's policies, which every broker re-reads within a second
+ * (refreshHolds) — this covers that, the read and the clocks.
+ */
+const TRANSITION_SLACK_MS = 3_000;
+
 export class LeaseEngine {
   private readonly store: LeaseStore;
   private readonly policies: PolicyCache;
@@ -272,7 +281,8 @@ export class LeaseEngine {
 
   /**
    * Read the store's hold state of every pool served: the longest TTL granted there lately (by any
-   * replica), and whether grants are held. Called every second by the server.
+   * replica), and whether grants are held; and the policies of a pool with isolation groups.
+   * Called every second by the server.
    */
   async refreshHolds(): Promise<void> {
     const now = this.clock();
@@ -280,6 +290,10 @@ export class LeaseEngine {
       const state = await this.store.holdState(pool);
       this.holds.set(pool, state);
       this.ttls.observed(pool, state.longestTtlMs, now);
+      // a broker that only renews in a pool learns of a policy change within a second too: its
+      // renewals record a lease in the isolation group its key has now (G8)
+      const cached = this.policies.cached(pool);
+      if (cached !== undefined && cached.version !== state.policyVersion) await this.policies.reload(pool);
     }
   }
 
@@ -442,7 +456,19 @@ export class LeaseEngine {
     if (set === undefined || set.history.length === 0) return 0;
     const since = this.hosts.of(set, spec.host).isolationHeldSince;
     if (since === 0) return 0;
-    return Math.max(0, since + this.longestTtlOf(spec.pool) - this.clock());
+    return Math.max(0, since + this.longestTtlOf(spec.pool) + TRANSITION_SLACK_MS - this.clock());
+  }
+
+  /**
+   * G8: `isolation` with the keys that joined its group whose leases from before the change may
+   * still run unrecorded: until the longest TTL after the change (a lease renewed since is
+   * recorded in the group). Past that, no acquire pays for reading them.
+   */
+  private withJoined(pool: string, isolation: IsolationParams | undefined, joined: readonly JoinedKey[]): IsolationParams | undefined {
+    if (isolation === undefined) return undefined;
+    const from = this.clock() - this.longestTtlOf(pool) - TRANSITION_SLACK_MS;
+    const due = joined.filter((j) => j.since > from).map((j) => j.key);
+    return due.length === 0 ? isolation : { ...isolation, joinedKeys: due };
   }
 
   /** The store parameters of `spec`, loading its pool's policies and running its first use when needed. */
@@ -464,7 +490,7 @@ export class LeaseEngine {
   }
 
   private paramsOf(spec: AcquireSpec, set: PolicySet): AcquireParams {
-    const { eff, params: fromPolicy, shadowKeys, isolation } = this.hosts.of(set, spec.host);
+    const { eff, params: fromPolicy, shadowKeys, isolation, joined } = this.hosts.of(set, spec.host);
     const ttlMs = spec.ttlMs > 0 ? spec.ttlMs : eff.defaultTtlMs;
     this.ttls.note(spec.pool, ttlMs, this.clock());
     // Written out, not `{ ...fromPolicy, … }`: on Node 20 that spread followed by more properties
@@ -482,7 +508,7 @@ export class LeaseEngine {
       workerId: spec.workerId,
       ttlMs,
       shadowKeys,
-      isolation,
+      isolation: joined.length === 0 ? isolation : this.withJoined(spec.pool, isolation, joined),
       requestId: spec.requestId,
       proxyId: spec.proxyId,
       fallbackPool: spec.fallbackPool,

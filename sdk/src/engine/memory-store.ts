@@ -276,8 +276,8 @@ export class MemoryStore implements LeaseStore {
     const state = this.open();
     const p = state.findPool(pool);
     const now = state.ctx.clock();
-    if (p === undefined) return { heldUntil: 0, longestTtlMs: 0 };
-    return { heldUntil: p.grantsFrom > now ? p.grantsFrom : 0, longestTtlMs: p.longestTtl.get(now) };
+    if (p === undefined) return { heldUntil: 0, longestTtlMs: 0, policyVersion: ".0" };
+    return { heldUntil: p.grantsFrom > now ? p.grantsFrom : 0, longestTtlMs: p.longestTtl.get(now), policyVersion: p.policyVersion };
   }
 
   /** The process itself: it never restarts under its broker, and loses nothing while it runs. */

@@ -16,7 +16,8 @@ import type { DomainPolicySpec, PolicySet, RetiredPolicySet } from "./model.js";
  *   granted under the old rule is not overlapped by the new one;
  * - the domain-keys that joined the host's group since (`joinedKeys`): their leases from before
  *   were recorded nowhere, so their pairs' live leases are read directly (not their pacing: the
- *   keys keep their own clocks);
+ *   keys keep their own clocks), until those leases have ended or been renewed, which records
+ *   them in the group;
  * - when a key joined whose domain-keys nobody can list (a wildcard pattern without `group`, each
  *   host its own key), nothing can be read: the group's acquires wait until the leases from before
  *   the change can no longer run (`heldSince`: the newest such change).
@@ -38,12 +39,23 @@ export interface IsolationParams {
   readonly joinedKeys?: readonly string[];
 }
 
+/** A domain-key that joined an isolation group, and when (epoch ms of the change). */
+export interface JoinedKey {
+  readonly key: string;
+  readonly since: number;
+}
+
 /** The isolation of a host under a policy set, as the broker resolves it once per set. */
 export interface HostIsolation {
   /** Undefined: neither now nor under a retired set in a group (the common case). */
   readonly params: IsolationParams | undefined;
-  /** Domain-keys that joined the host's group since a retired set (also in `params`). */
-  readonly joinedKeys: readonly string[];
+  /**
+   * Domain-keys that joined the host's group since a retired set, each with the epoch ms of the
+   * change it joined by. Their live leases from before count only until those leases have ended or
+   * been renewed (a renewal records them in the group): the broker puts the ones still due into
+   * `params.joinedKeys` per acquire.
+   */
+  readonly joined: readonly JoinedKey[];
   /**
    * Epoch ms of the newest change that moved into the host's group a key nobody can list; 0 =
    * none. The group's acquires wait until leases from before it can no longer run.
@@ -51,7 +63,7 @@ export interface HostIsolation {
   readonly heldSince: number;
 }
 
-const NONE: HostIsolation = Object.freeze({ params: undefined, joinedKeys: Object.freeze([]), heldSince: 0 });
+const NONE: HostIsolation = Object.freeze({ params: undefined, joined: Object.freeze([]), heldSince: 0 });
 
 /** The isolation group of policy `p` ("" = none). */
 export function isolationGroupOf(p: DomainPolicySpec | undefined): string {
@@ -92,18 +104,18 @@ export function hostIsolation(set: PolicySet, host: string, domainKey: string): 
   }
   if (group === "" && formerGroups.length === 0) return NONE;
   const params: IsolationParams = { group, affinityMs: group === "" ? 0 : affinityOf(set.policies, group), formerGroups };
-  if (group === "" || set.history.length === 0) return { params, joinedKeys: [], heldSince: 0 };
-  const joinedKeys: string[] = [];
+  if (group === "" || set.history.length === 0) return { params, joined: [], heldSince: 0 };
+  const joined = new Map<string, number>();
   let heldSince = 0;
   for (const retired of set.history) {
     for (const p of set.policies) {
       if (isolationGroupOf(p) !== group || wasInGroup(retired, p, group)) continue;
       const key = formerKey(retired, p);
       if (key === undefined) heldSince = Math.max(heldSince, retired.retiredAt);
-      else if (key !== domainKey && !joinedKeys.includes(key)) joinedKeys.push(key);
+      else if (key !== domainKey) joined.set(key, Math.max(joined.get(key) ?? 0, retired.retiredAt));
     }
   }
-  return { params: joinedKeys.length === 0 ? params : { ...params, joinedKeys }, joinedKeys, heldSince };
+  return { params, joined: [...joined].map(([key, since]) => ({ key, since })), heldSince };
 }
 
 /**

@@ -156,6 +156,8 @@ export interface HoldState {
    * still be in use. 0 = none lately.
    */
   readonly longestTtlMs: number;
+  /** The pool's policy version now (`PolicySet.version`): a broker whose copy differs reloads it. */
+  readonly policyVersion: string;
 }
 
 /** The store's server as the broker last saw it. */

@@ -34,7 +34,7 @@ export async function ensureEpoch(env: StoreEnv, pool: string, request: EpochReq
 export async function holdState(env: StoreEnv, pool: string): Promise<HoldState> {
   const keys = env.keys.pool(pool);
   const a = asArray(await env.runner.run("holdState", keyv("holdStateKeys", { meta: keys.meta }), argv("holdState", { now: env.now() })));
-  return { heldUntil: num(a, 0), longestTtlMs: num(a, 1) };
+  return { heldUntil: num(a, 0), longestTtlMs: num(a, 1), policyVersion: str(a, 2) };
 }
 
 export async function domainUses(env: StoreEnv, pool: string, sinceMs: number): Promise<DomainUse[]> {

@@ -47,7 +47,7 @@ import type {
 } from "@proxybroker/sdk/model";
 import type { Campaign, LeaseStore, ReleaseFeed } from "@proxybroker/sdk/engine";
 import { decodeLeaseId } from "../redis/lease-id.js";
-import { joinEpochs, splitCursor, splitEpoch, splitVersion } from "./composite.js";
+import { joinEpochs, joinVersions, splitCursor, splitEpoch, splitVersion } from "./composite.js";
 import { assertLayout, checkLayout, type LayoutStore } from "./layout.js";
 import { mergeDomainUses, mergeEvents, mergePacing, mergePages, mergeWorkers, sumStats } from "./merge.js";
 import { ShardedReleaseFeed } from "./release-feed.js";
@@ -453,7 +453,11 @@ export class ShardedStore implements LeaseStore {
   async holdState(pool: string): Promise<HoldState> {
     if (!this.sharded(pool)) return this.inner.holdState(pool);
     const states = await Promise.all(this.shards.names(pool).map((name) => this.inner.holdState(name)));
-    return { heldUntil: Math.max(0, ...states.map((s) => s.heldUntil)), longestTtlMs: Math.max(0, ...states.map((s) => s.longestTtlMs)) };
+    return {
+      heldUntil: Math.max(0, ...states.map((s) => s.heldUntil)),
+      longestTtlMs: Math.max(0, ...states.map((s) => s.longestTtlMs)),
+      policyVersion: joinVersions(states.map((s) => s.policyVersion)),
+    };
   }
 
   async setPolicy(pool: string, policy: DomainPolicySpec): Promise<void> {

@@ -19,7 +19,7 @@ describe("isolation of a host", () => {
   it("is nothing for a host in no group now or lately", () => {
     const r = hostIsolation(setOf([wb, policySpec({ pattern: "other.com" })]), "other.com", "other.com");
     expect(r.params).toBeUndefined();
-    expect(r.joinedKeys).toEqual([]);
+    expect(r.joined).toEqual([]);
     expect(r.heldSince).toBe(0);
   });
 
@@ -38,7 +38,7 @@ describe("isolation of a host", () => {
   it("reads the pairs of an exact key that joined the group, by its old domain-key", () => {
     const before = [wb, policySpec({ pattern: "ozon.ru", group: "oz" })];
     const r = hostIsolation(setOf([wb, ozon], { at: 5, policies: before }), "wildberries.ru", "wildberries.ru");
-    expect(r.joinedKeys).toEqual(["oz"]);
+    expect(r.joined).toEqual([{ key: "oz", since: 5 }]);
     expect(r.heldSince).toBe(0);
   });
 
@@ -56,13 +56,13 @@ describe("isolation of a host", () => {
     const wild = policySpec({ pattern: "*.ozon.ru", group: "oz", isolationGroup: "market" });
     const before = [wb, policySpec({ pattern: "*.ozon.ru", group: "oz" })];
     const r = hostIsolation(setOf([wb, wild], { at: 5, policies: before }), "wildberries.ru", "wildberries.ru");
-    expect(r.joinedKeys).toEqual(["oz"]);
+    expect(r.joined).toEqual([{ key: "oz", since: 5 }]);
     expect(r.heldSince).toBe(0);
   });
 
   it("adds nothing when the group's policies did not change", () => {
     const r = hostIsolation(setOf([wb, ozon], { at: 5, policies: [wb, ozon, policySpec({ pattern: "x.com" })] }), "ozon.ru", "ozon.ru");
-    expect(r.joinedKeys).toEqual([]);
+    expect(r.joined).toEqual([]);
     expect(r.heldSince).toBe(0);
   });
 });

@@ -172,4 +172,23 @@ describe("isolation groups through the broker", () => {
     lease = granted(await s.acquire({ domain: MARKETS[0]!, workerId: "w2", maxWaitMs: 2_000 }));
     expect(lease.proxy?.id).toBe("10.8.0.1:8080");
   });
+
+  it("a replica that only renews learns of the change within a second: its renewals record the lease in the group", async () => {
+    const [a, b] = await start({ replicas: 2, proxies: 1, settings: { ttlDefaultMs: 1_000 } });
+    await group(a!, [MARKETS[0]!], "market");
+    // the long download's lease and its renewals go through b, which caches the policies now
+    const s = open(b!);
+    const lease = granted(await s.acquire({ domain: "shop.ozon-like.example", workerId: "w" }));
+    // the change goes through a; b serves no acquire after it
+    await a!.admin.setDomainPolicy({ policy: { pattern: "*.ozon-like.example", isolationGroup: "market" } });
+    const other = open(a!);
+    const until = Date.now() + 6_000;
+    while (Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 250));
+      expect((await s.renew(lease.leaseId, lease.fencingToken)).case, "the renewal").toBe("renewed");
+      const got = await other.acquire({ domain: MARKETS[0]!, workerId: "w2" });
+      expect(got.case, "wildberries was granted the proxy the ozon-like lease holds").toBe("denied");
+    }
+    await s.release(lease.leaseId, lease.fencingToken, OutcomeKind.SUCCESS);
+  });
 });

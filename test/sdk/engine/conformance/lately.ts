@@ -4,14 +4,26 @@
  * domain-keys workers leased; and the reservation of a whole domain-key for a silent worker.
  */
 import { describe, expect, it } from "vitest";
+import { policySpec } from "@proxybroker/sdk/model";
 import { acq, addProxies, deny, grant, openStore, renew, type StoreFactory } from "./harness.js";
 
 export function latelySuite(factory: StoreFactory): void {
   describe("the longest TTL lately and the hold after a loss", () => {
+    it("tells the pool's policy version, as listPolicies does, changing with each policy change", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const before = await h.store.listPolicies("default");
+      expect((await h.store.holdState("default")).policyVersion).toBe(before.version);
+      await h.store.setPolicy("default", policySpec({ pattern: "shop.example.com", isolationGroup: "m" }));
+      const after = (await h.store.holdState("default")).policyVersion;
+      expect(after).not.toBe(before.version);
+      expect(after).toBe((await h.store.listPolicies("default")).version);
+    });
+
     it("records the longest TTL granted or renewed, and forgets it once no lease of it can run", async () => {
       const h = await openStore(factory);
       await addProxies(h, 3);
-      expect(await h.store.holdState("default")).toEqual({ heldUntil: 0, longestTtlMs: 0 });
+      expect(await h.store.holdState("default")).toMatchObject({ heldUntil: 0, longestTtlMs: 0 });
       const long = await grant(h, acq({ ttlMs: 8_000 }));
       await grant(h, acq({ ttlMs: 2_000, domainKey: "b.example" }));
       expect((await h.store.holdState("default")).longestTtlMs).toBe(8_000);
@@ -38,7 +50,7 @@ export function latelySuite(factory: StoreFactory): void {
       // the caller knows of 2 s leases only: the pool's record of 5 s wins
       const held = await h.store.ensureEpoch("default", { expected: e.epoch, holdMs: 2_000, lost: true, since: noticed });
       expect(held.grantsFrom).toBe(noticed + 5_000);
-      expect(await h.store.holdState("default")).toEqual({ heldUntil: noticed + 5_000, longestTtlMs: 5_000 });
+      expect(await h.store.holdState("default")).toMatchObject({ heldUntil: noticed + 5_000, longestTtlMs: 5_000 });
       // the same loss told again later (a retry after a failure) holds no longer
       h.clock.advance(1_000);
       expect((await h.store.ensureEpoch("default", { expected: e.epoch, holdMs: 2_000, lost: true, since: noticed })).grantsFrom).toBe(
