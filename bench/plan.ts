@@ -19,6 +19,26 @@ export function plan(config: BenchConfig): PlannedScenario[] {
     { id: "steady-separate", label: "steady      broker, separate messages", system: "broker", mode: "separate", maxWaitMs: 0, ...steady },
     { id: "steady-next", label: "steady      broker, release-and-next", system: "broker", mode: "next", maxWaitMs: 0, ...steady },
     {
+      id: "steady-next-isolated",
+      label: "steady      broker, release-and-next, every domain in one isolation group",
+      system: "broker",
+      mode: "next",
+      maxWaitMs: 0,
+      isolationGroup: "bench",
+      // past the transition after the policies were set (the default TTL, 30 s, + 3 s)
+      settleMs: 35_000,
+      ...steady,
+    },
+    {
+      id: "steady-next-isolated-fresh",
+      label: "steady      broker, release-and-next, one isolation group, right after it was set",
+      system: "broker",
+      mode: "next",
+      maxWaitMs: 0,
+      isolationGroup: "bench",
+      ...steady,
+    },
+    {
       id: "steady-next-unbatched",
       label: "steady      broker, release-and-next, REDIS_BATCH_MAX=1",
       system: "broker",

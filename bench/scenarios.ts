@@ -3,6 +3,7 @@ import { Redis } from "ioredis";
 import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { createClient } from "@proxybroker/sdk/wire";
+import type { ClientOf } from "@proxybroker/sdk/wire";
 import { brokerProcess } from "../test/support/broker-process.js";
 import { runBrokerLoops } from "./broker-loop.js";
 import type { BrokerMode } from "./broker-loop.js";
@@ -54,6 +55,14 @@ export interface BrokerScenario extends ScenarioShape {
   readonly cpuProfileDir?: string;
   /** More of the broker's settings (environment). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Put every domain of the scenario in this isolation group (a policy each; G8). */
+  readonly isolationGroup?: string;
+  /**
+   * Wait this long after the policies are set before the loops start. Policies are set one at a
+   * time, and for the longest lease TTL (+3 s) after each change that moves a key into a group,
+   * acquires of the group also read that key's pairs; waiting past it measures the steady state.
+   */
+  readonly settleMs?: number;
 }
 
 export interface SeedScenario extends ScenarioShape {
@@ -93,7 +102,12 @@ export async function runBrokerScenario(ctx: BenchContext, sc: BrokerScenario): 
   const channels = brokers.map((b) => new grpc.Client(b.address, grpc.credentials.createInsecure()));
   try {
     const pools = Array.from({ length: Math.max(1, sc.pools ?? 1) }, (_, i) => (i === 0 ? "default" : `pool${i}`));
-    for (const pool of pools) await addToBroker(createClient(ProxyAdmin, channels[0]!), proxyIds(sc.proxies), pool);
+    const admin = createClient(ProxyAdmin, channels[0]!);
+    for (const pool of pools) {
+      await addToBroker(admin, proxyIds(sc.proxies), pool);
+      if (sc.isolationGroup !== undefined) await isolate(admin, pool, domainNames(sc.domains), sc.isolationGroup);
+    }
+    if (sc.settleMs !== undefined) await new Promise((r) => setTimeout(r, sc.settleMs));
     const streams = channels.map((c) => new BenchStream(createClient(ProxyBroker, c)));
     const meter = new Meter();
     const stop = { stopped: false };
@@ -129,6 +143,11 @@ export async function runBrokerScenario(ctx: BenchContext, sc: BrokerScenario): 
     for (const c of channels) c.close();
     await Promise.all(brokers.map((b) => b.stop()));
   }
+}
+
+/** A policy per domain that names `group` as its isolation group and sets nothing else. */
+async function isolate(admin: ClientOf<typeof ProxyAdmin>, pool: string, domains: readonly string[], group: string): Promise<void> {
+  for (const pattern of domains) await admin.setDomainPolicy({ pool, policy: { pattern, isolationGroup: group } });
 }
 
 /** FLUSHALL, seed 000's sorted set, then the loops on one shared ioredis connection. */

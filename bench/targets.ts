@@ -32,6 +32,8 @@ export function ratios(results: readonly ScenarioResult[]): Ratio[] {
     ...ratio("steady: broker release-and-next ÷ seed 000", by("steady-next"), by("steady-seed000")),
     ...ratio("steady: broker separate messages ÷ seed 000", by("steady-separate"), by("steady-seed000")),
     ...ratio("steady: broker release-and-next, batched ÷ REDIS_BATCH_MAX=1", by("steady-next"), by("steady-next-unbatched")),
+    ...ratio("steady: broker release-and-next, one isolation group ÷ none", by("steady-next-isolated"), by("steady-next")),
+    ...ratio("steady: the same, right after the group was set ÷ none", by("steady-next-isolated-fresh"), by("steady-next")),
     ...ratio("contention: broker release-and-next ÷ seed 000", by("contention-next"), by("contention-seed000")),
     ...ratio("contention: broker separate messages ÷ seed 000", by("contention-separate"), by("contention-seed000")),
     ...ratio("scale: broker P=large ÷ broker P=steady (both release-and-next)", by("scale-next"), by("steady-next")),
