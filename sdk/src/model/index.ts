@@ -24,7 +24,7 @@ export {
   shareKeyOf,
   storedIsolation,
 } from "./isolation.js";
-export type { HostIsolation, IsolationParams, JoinedKey } from "./isolation.js";
+export type { HostIsolation, JoinedKey } from "./isolation.js";
 export { DEFAULT_POOL, MAX_WORKERS_PER_POOL, OUTCOME_KIND_NAMES } from "./model.js";
 export type {
   OutcomeKindName,
@@ -44,6 +44,7 @@ export type {
   DomainUse,
   Reservations,
   AcquireParams,
+  IsolationParams,
   PoolEvent,
   NewPoolEvent,
   AuditEntry,

@@ -1,7 +1,7 @@
 import { InvalidInputError } from "./domain-key.js";
 import { normalizeGroup } from "./policy.js";
 import { findPolicy } from "./policy.js";
-import type { DomainPolicySpec, PolicySet, RetiredPolicySet } from "./model.js";
+import type { DomainPolicySpec, IsolationParams, PolicySet, RetiredPolicySet } from "./model.js";
 
 /**
  * Isolation groups (G8): domain-keys whose policies name the same isolation group never hold one
@@ -22,22 +22,6 @@ import type { DomainPolicySpec, PolicySet, RetiredPolicySet } from "./model.js";
  *   host its own key), nothing can be read: the group's acquires wait until the leases from before
  *   the change can no longer run (`heldSince`: the newest such change).
  */
-
-/** What an acquire of a grouped host presents to the store (see `AcquireParams.isolation`). */
-export interface IsolationParams {
-  /** The host's isolation group now ("" = none: only former groups are checked). */
-  readonly group: string;
-  /** The group's affinity window (ms), the longest of its policies'. */
-  readonly affinityMs: number;
-  /** Other groups the host had under the retired policy sets: their records are checked too. */
-  readonly formerGroups: readonly string[];
-  /**
-   * Domain-keys that joined the host's group since a retired set: leases granted before were
-   * recorded in no group, so a live lease of one of them holds its proxy for the group too (its
-   * live leases only: its pacing and bans are its own). Absent = none.
-   */
-  readonly joinedKeys?: readonly string[];
-}
 
 /** A domain-key that joined an isolation group, and when (epoch ms of the change). */
 export interface JoinedKey {

@@ -4,7 +4,6 @@
  */
 
 import type { PolicyExpectations } from "./expectations.js";
-import type { IsolationParams } from "./isolation.js";
 
 /** How a use of a proxy went (`OutcomeKind` on the wire without its prefix). */
 export type OutcomeKindName = "SUCCESS" | "RATE_LIMITED" | "BLOCKED" | "PROXY_ERROR" | "TARGET_ERROR" | "ABANDONED";
@@ -213,6 +212,22 @@ export interface DomainPacing {
  * recently seen are forgotten, so invented ids cannot grow the store without bound.
  */
 export const MAX_WORKERS_PER_POOL = 10_000;
+
+/** What an acquire of a grouped host presents to the store (G8, sdk/src/model/isolation.ts). */
+export interface IsolationParams {
+  /** The host's isolation group now ("" = none: only former groups are checked). */
+  readonly group: string;
+  /** The group's affinity window (ms), the longest of its policies'. */
+  readonly affinityMs: number;
+  /** Other groups the host had under the retired policy sets: their records are checked too. */
+  readonly formerGroups: readonly string[];
+  /**
+   * Domain-keys that joined the host's group since a retired set: leases granted before were
+   * recorded in no group, so a live lease of one of them holds its proxy for the group too (its
+   * live leases only: its pacing and bans are its own). Absent = none.
+   */
+  readonly joinedKeys?: readonly string[];
+}
 
 /** What the store needs to grant a lease: the request after validation and policy resolution. */
 export interface AcquireParams {

@@ -6,7 +6,7 @@
  * when their record is written, when the group's acquires count what it holds, and by a rotating
  * sweep, a few records per acquire.
  */
-import type { IsolationParams } from "../../model/isolation.js";
+import type { IsolationParams } from "../../model/model.js";
 import { TimeHeap } from "./min-heap.js";
 import { SweepQueue } from "./sweep-queue.js";
 
