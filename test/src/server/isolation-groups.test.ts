@@ -147,33 +147,7 @@ describe("isolation groups through the broker", () => {
     expect((await s.acquire({ domain: "news.example", workerId: "w" })).case).toBe("granted");
   });
 
-  it("a lease from before its key joined the group, kept alive by renewals, is seen by the group after the hold", async () => {
-    const [b] = await start({ replicas: 1, proxies: 1, settings: { ttlDefaultMs: 1_000 } });
-    await group(b!, [MARKETS[0]!], "market");
-    const s = open(b!);
-    let lease = granted(await s.acquire({ domain: "shop.ozon-like.example", workerId: "w" }));
-    await b!.admin.setDomainPolicy({ policy: { pattern: "*.ozon-like.example", isolationGroup: "market" } });
-    // the long download renews its lease; the group's hold (the longest TTL, 1 s) runs out meanwhile
-    const until = Date.now() + 2_500;
-    let checks = 0;
-    while (Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 250));
-      const renewed = await s.renew(lease.leaseId, lease.fencingToken);
-      expect(renewed.case, "the renewal").toBe("renewed");
-      const other = await s.acquire({ domain: MARKETS[0]!, workerId: "w2" });
-      expect(
-        other.case,
-        `wildberries was granted the proxy the ozon-like lease holds, ${Date.now() - until + 2_500} ms after the change`,
-      ).toBe("denied");
-      checks++;
-    }
-    expect(checks).toBeGreaterThan(5);
-    await s.release(lease.leaseId, lease.fencingToken, OutcomeKind.SUCCESS);
-    lease = granted(await s.acquire({ domain: MARKETS[0]!, workerId: "w2", maxWaitMs: 2_000 }));
-    expect(lease.proxy?.id).toBe("10.8.0.1:8080");
-  });
-
-  it("a replica that only renews learns of the change within a second: its renewals record the lease in the group", async () => {
+  it("a lease from before its key joined the group, renewed through a replica that serves no acquire, is seen by the group after the hold", async () => {
     const [a, b] = await start({ replicas: 2, proxies: 1, settings: { ttlDefaultMs: 1_000 } });
     await group(a!, [MARKETS[0]!], "market");
     // the long download's lease and its renewals go through b, which caches the policies now
@@ -182,7 +156,8 @@ describe("isolation groups through the broker", () => {
     // the change goes through a; b serves no acquire after it
     await a!.admin.setDomainPolicy({ policy: { pattern: "*.ozon-like.example", isolationGroup: "market" } });
     const other = open(a!);
-    const until = Date.now() + 6_000;
+    // past the group's hold after the change (the longest TTL, 1 s, + 3 s)
+    const until = Date.now() + 5_000;
     while (Date.now() < until) {
       await new Promise((r) => setTimeout(r, 250));
       expect((await s.renew(lease.leaseId, lease.fencingToken)).case, "the renewal").toBe("renewed");
