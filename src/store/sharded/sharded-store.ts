@@ -109,6 +109,7 @@ function onShard(p: AcquireParams, pool: string, policyVersion: string): Acquire
     labels: p.labels,
   };
   if (p.fallbackPool !== undefined) out.fallbackPool = p.fallbackPool;
+  if (p.yieldsLeases !== undefined) out.yieldsLeases = p.yieldsLeases;
   if (p.identity !== undefined) out.identity = p.identity;
   if (p.domainUseMs !== undefined) out.domainUseMs = p.domainUseMs;
   // a proxy's holds in its isolation groups lie on its own shard, with its pairs

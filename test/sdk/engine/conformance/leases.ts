@@ -332,6 +332,18 @@ export function reservationSuite(factory: StoreFactory): void {
       ]);
     });
 
+    it("lists which workers yield their leases: an acquire that says so", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 2);
+      await grant(h, acq({ workerId: "python", yieldsLeases: true }));
+      await grant(h, acq({ workerId: "stub", domainKey: "b.example" }));
+      const seen = await h.store.liveWorkers("default", 0);
+      expect(seen.map((w) => [w.workerId, (w.yieldsLeasesAt ?? 0) > 0])).toEqual([
+        ["python", true],
+        ["stub", false],
+      ]);
+    });
+
     it("a renew keeps a live worker live, but does not bring back a silent one", async () => {
       const h = await openStore(factory);
       await addProxies(h, 1);
