@@ -92,30 +92,34 @@ class DomainPacing(_message.Message):
     def __init__(self, domain: _Optional[str] = ..., policy_pattern: _Optional[str] = ..., min_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., effective_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., learned_limit: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., learned_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class DomainPolicy(_message.Message):
-    __slots__ = ["ban_ttl", "default_ttl", "expectations", "fixed_interval", "group", "jitter", "max_concurrency", "max_interval", "min_interval", "pacing", "pattern"]
+    __slots__ = ["affinity_window", "ban_ttl", "default_ttl", "expectations", "fixed_interval", "group", "isolation_group", "jitter", "max_concurrency", "max_interval", "min_interval", "pacing", "pattern"]
+    AFFINITY_WINDOW_FIELD_NUMBER: _ClassVar[int]
     BAN_TTL_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_TTL_FIELD_NUMBER: _ClassVar[int]
     EXPECTATIONS_FIELD_NUMBER: _ClassVar[int]
     FIXED_INTERVAL_FIELD_NUMBER: _ClassVar[int]
     GROUP_FIELD_NUMBER: _ClassVar[int]
+    ISOLATION_GROUP_FIELD_NUMBER: _ClassVar[int]
     JITTER_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     MAX_INTERVAL_FIELD_NUMBER: _ClassVar[int]
     MIN_INTERVAL_FIELD_NUMBER: _ClassVar[int]
     PACING_FIELD_NUMBER: _ClassVar[int]
     PATTERN_FIELD_NUMBER: _ClassVar[int]
+    affinity_window: _duration_pb2.Duration
     ban_ttl: _duration_pb2.Duration
     default_ttl: _duration_pb2.Duration
     expectations: ResponseExpectations
     fixed_interval: bool
     group: str
+    isolation_group: str
     jitter: _duration_pb2.Duration
     max_concurrency: int
     max_interval: _duration_pb2.Duration
     min_interval: _duration_pb2.Duration
     pacing: PacingMode
     pattern: str
-    def __init__(self, pattern: _Optional[str] = ..., group: _Optional[str] = ..., max_concurrency: _Optional[int] = ..., min_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., default_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., ban_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., pacing: _Optional[_Union[PacingMode, str]] = ..., jitter: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fixed_interval: bool = ..., expectations: _Optional[_Union[ResponseExpectations, _Mapping]] = ...) -> None: ...
+    def __init__(self, pattern: _Optional[str] = ..., group: _Optional[str] = ..., max_concurrency: _Optional[int] = ..., min_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., default_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., ban_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., pacing: _Optional[_Union[PacingMode, str]] = ..., jitter: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fixed_interval: bool = ..., expectations: _Optional[_Union[ResponseExpectations, _Mapping]] = ..., isolation_group: _Optional[str] = ..., affinity_window: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class DomainUse(_message.Message):
     __slots__ = ["domain", "expires_in", "listed_for"]
