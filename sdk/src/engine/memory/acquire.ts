@@ -12,7 +12,7 @@ import { returnFromQuarantine } from "./score-change.js";
 import { choose, matchesRequest } from "./selection.js";
 import { sweepDomains, sweepPairs } from "./prune.js";
 import { holdOnGrant, isolationCheck, type IsolationCheck } from "./isolation-rules.js";
-import { domainReservedForOther, reservedForOther } from "./reservations.js";
+import { askOf, domainReservedForOther, reservedForOther, type ReservedAsk } from "./reservations.js";
 
 /** Quarantined proxies returned per acquire at most (step 2). */
 const QUARANTINE_RETURNS = 16;
@@ -53,7 +53,8 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   // every proxy of the domain-key (or its isolation group) reserved for a silent worker that may
   // use them from its fallback pool: refused, and not recorded as a use of the domain-key (the
   // caller must not become established for it while that worker may be on it alone, §7)
-  if (domainReservedForOther(pool, params)) return { kind: "denied", retryAfterMs: -1 };
+  const ask = askOf(params);
+  if (domainReservedForOther(pool, ask)) return { kind: "denied", retryAfterMs: -1 };
   // its use of the domain-key (fallback shares follow them), granted or not
   if (params.domainUseMs !== undefined && params.domainUseMs > 0)
     pool.domainUses.record(params.workerId, params.domainKey, now, params.domainUseMs);
@@ -62,7 +63,7 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   pool.isolation.sweep(now, HOLD_SWEEP);
   // G8: holds of other domain-keys of the acquire's isolation groups (undefined: none to check)
   const isolation = isolationCheck(pool.isolation, params, now, (key, proxyId, at) => liveUnder(pool.domains.get(key), proxyId, at));
-  const req: Request = { state, pool, domain, params, now, base, isolation };
+  const req: Request = { state, pool, domain, params, now, base, isolation, ask };
 
   if (params.proxyId !== "") {
     const rec = pool.proxies.get(params.proxyId);
@@ -93,7 +94,7 @@ export function acquire(state: EngineState, params: AcquireParams, now: number):
   };
   const eligible = (rec: ProxyRecord): boolean => {
     if (!matchesRequest(rec, params) || !pairEligible(domain, rec.id, now, params.maxConcurrency)) return false;
-    if (reservedForOther(pool, rec.id, params)) return false;
+    if (reservedForOther(pool, rec.id, ask)) return false;
     const until = Math.max(pacedUntil(domain, rec.id, base), heldElsewhere(req, rec.id));
     note(until);
     return until <= now;
@@ -116,6 +117,8 @@ interface Request {
   readonly base: number;
   /** What the acquire's isolation groups hold back; undefined: nothing. */
   readonly isolation: IsolationCheck | undefined;
+  /** Whom reservations are checked against. */
+  readonly ask: ReservedAsk;
 }
 
 /**
@@ -130,7 +133,7 @@ function heldElsewhere(req: Request, proxyId: string): number {
 /** Grant the one proxy a request is bound to (its session's, or `proxyId`), or say when it frees. */
 function fromBound(req: Request, bound: ProxyRecord): AcquireResult {
   const { state, pool, domain, params, now, base } = req;
-  if (reservedForOther(pool, bound.id, params)) return { kind: "denied", retryAfterMs: -1 };
+  if (reservedForOther(pool, bound.id, req.ask)) return { kind: "denied", retryAfterMs: -1 };
   const shadow = heldElsewhere(req, bound.id);
   const eligibleNow = pairEligible(domain, bound.id, now, params.maxConcurrency) && pacedUntil(domain, bound.id, base) <= now;
   if (eligibleNow && shadow === 0) return grant(state, pool, domain, bound, params, now, false);

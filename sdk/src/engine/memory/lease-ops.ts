@@ -27,7 +27,7 @@ export function renew(state: EngineState, params: RenewParams, now: number): Ren
   // the isolation group of the lease's domain-key now (G8), else of its grant
   const isolation = params.isolationOf?.(lease.pool, lease.domainKey) ?? pair.isolation;
   // Reserved for another worker's fallback share: not extended; it runs out at its expiry.
-  if (renewalReservedForOther(pool, { proxyId: lease.proxyId, domainKey: lease.domainKey, group: isolation.group, workerId: worker })) {
+  if (renewalReservedForOther(pool, lease.proxyId, { domainKey: lease.domainKey, group: isolation.group, workerId: worker })) {
     return { kind: "lost", reason: "REVOKED" };
   }
   if (isolation.group !== "") pair.isolation = { group: isolation.group, affinityMs: isolation.affinityMs };

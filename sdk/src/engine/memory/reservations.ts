@@ -11,9 +11,16 @@ export function groupEntry(group: string): string {
   return `#${group}`;
 }
 
-/** The isolation group of an acquire ("" = none). */
-function groupOf(params: AcquireParams): string {
-  return params.isolation?.group ?? "";
+/** Who asks for a proxy, and for what: a domain-key, its isolation group ("" = none). */
+export interface ReservedAsk {
+  readonly domainKey: string;
+  readonly group: string;
+  readonly workerId: string;
+}
+
+/** What an acquire asks for. */
+export function askOf(params: AcquireParams): ReservedAsk {
+  return { domainKey: params.domainKey, group: params.isolation?.group ?? "", workerId: params.workerId };
 }
 
 /** Reserved for a worker other than the caller. */
@@ -21,49 +28,39 @@ function other(owner: string | undefined, workerId: string): boolean {
   return owner !== undefined && owner !== workerId;
 }
 
-/** Every proxy of the acquire's domain-key, or of its isolation group, is reserved for another worker. */
-export function domainReservedForOther(pool: PoolState, params: AcquireParams): boolean {
+/** Every proxy of the domain-key, or of its isolation group, is reserved for another worker. */
+export function domainReservedForOther(pool: PoolState, ask: ReservedAsk): boolean {
   if (pool.reservedDomains.size === 0) return false;
-  if (other(pool.reservedDomains.get(params.domainKey), params.workerId)) return true;
-  const group = groupOf(params);
-  return group !== "" && other(pool.reservedDomains.get(groupEntry(group)), params.workerId);
+  if (other(pool.reservedDomains.get(ask.domainKey), ask.workerId)) return true;
+  return ask.group !== "" && other(pool.reservedDomains.get(groupEntry(ask.group)), ask.workerId);
 }
 
 /**
- * The proxy is reserved for another worker (one that may be using it from its fallback pool) for
- * this domain-key: one of that worker's scope (itself or its isolation group), or any when it has none.
+ * The worker `proxyId` is reserved for (one that may be using it from its fallback pool) when that
+ * reservation covers the domain-key: one of that worker's scope (itself or its isolation group), or
+ * any when it has none; undefined otherwise.
  */
-export function reservedForOther(pool: PoolState, proxyId: string, params: AcquireParams): boolean {
-  if (pool.reserved.size === 0) return false;
+function ownerFor(pool: PoolState, proxyId: string, ask: ReservedAsk): string | undefined {
   const owner = pool.reserved.get(proxyId);
-  if (owner === undefined || owner === params.workerId) return false;
+  if (owner === undefined) return undefined;
   const scope = pool.reservedScopes.get(owner);
-  if (scope === undefined) return true;
-  const group = groupOf(params);
-  return scope.has(params.domainKey) || (group !== "" && scope.has(groupEntry(group)));
+  if (scope === undefined || scope.has(ask.domainKey) || (ask.group !== "" && scope.has(groupEntry(ask.group)))) return owner;
+  return undefined;
 }
 
-/** A renewal of a lease of `domainKey` (isolation group `group`, "" = none) on `proxyId` by `workerId`. */
-export interface RenewalAt {
-  readonly proxyId: string;
-  readonly domainKey: string;
-  readonly group: string;
-  readonly workerId: string;
+/** The proxy is reserved for another worker for this domain-key (see `ownerFor`). */
+export function reservedForOther(pool: PoolState, proxyId: string, ask: ReservedAsk): boolean {
+  if (pool.reserved.size === 0) return false;
+  return other(ownerFor(pool, proxyId, ask), ask.workerId);
 }
 
 /**
- * The lease's proxy, or every proxy of its domain-key or isolation group, is reserved for a worker
- * other than the renewing one: the lease is not extended (it runs out at its expiry).
+ * A renewal on `proxyId`: the proxy is reserved for another worker for the lease's domain-key, or,
+ * when it is reserved for nobody for it, every proxy of the domain-key or its group is. The lease is
+ * then not extended (it runs out at its expiry).
  */
-export function renewalReservedForOther(pool: PoolState, at: RenewalAt): boolean {
-  const entry = at.group === "" ? undefined : groupEntry(at.group);
-  const proxyOwner = pool.reserved.get(at.proxyId);
-  if (proxyOwner !== undefined) {
-    const scope = pool.reservedScopes.get(proxyOwner);
-    const inScope = scope === undefined || scope.has(at.domainKey) || (entry !== undefined && scope.has(entry));
-    if (inScope && proxyOwner !== at.workerId) return true;
-    if (inScope) return false;
-  }
-  if (other(pool.reservedDomains.get(at.domainKey), at.workerId)) return true;
-  return entry !== undefined && other(pool.reservedDomains.get(entry), at.workerId);
+export function renewalReservedForOther(pool: PoolState, proxyId: string, ask: ReservedAsk): boolean {
+  const owner = ownerFor(pool, proxyId, ask);
+  if (owner !== undefined) return owner !== ask.workerId;
+  return domainReservedForOther(pool, ask);
 }
