@@ -334,7 +334,7 @@ export class LeaseEngine {
     const released = this.index.take(spec.leaseId);
     if (released !== undefined) {
       this.queues.wake(released.queueKey);
-      if (released.group !== "") this.wakeGroup(released.pool, released.group);
+      if (released.group !== "") this.wakeGroup(poolOfQueue(released.queueKey), released.group);
     }
     const base: ReleaseDecision = r.kind === "released" ? { kind: "released" } : { kind: "lost", reason: r.reason };
     if (spec.next === undefined || nextParams === undefined) return base;
@@ -370,11 +370,7 @@ export class LeaseEngine {
   /** A store answer as a decision; remembers granted leases for release wake-ups. */
   private decide(params: AcquireParams, r: AcquireResult): Decision {
     if (r.kind === "granted") {
-      this.index.add(
-        r.lease.leaseId,
-        { queueKey: queueKey(params), pool: params.pool, group: params.isolation?.group ?? "" },
-        r.lease.expireAt,
-      );
+      this.index.add(r.lease.leaseId, { queueKey: queueKey(params), group: params.isolation?.group ?? "", expireAt: r.lease.expireAt });
       return { kind: "granted", lease: r.lease };
     }
     return { kind: "denied", retryAfterMs: r.kind === "denied" ? r.retryAfterMs : -1 };
@@ -536,6 +532,11 @@ export class LeaseEngine {
 
 function queueKey(p: Pick<AcquireParams, "pool" | "domainKey">): string {
   return `${p.pool}\u0000${p.domainKey}`;
+}
+
+/** The pool of a queue key. */
+function poolOfQueue(key: string): string {
+  return key.slice(0, key.indexOf("\u0000"));
 }
 
 /**

@@ -1,10 +1,10 @@
-/** Whom the release of a lease wakes. */
-export interface LeaseWaiters {
+/** A lease granted by this broker: whom its release wakes, and its last known expiry. */
+export interface IndexedLease {
   /** The wait queue of its (pool, domain-key). */
   readonly queueKey: string;
-  readonly pool: string;
   /** Its isolation group, whose other keys' waiters it wakes too ("" = none). */
   readonly group: string;
+  expireAt: number;
 }
 
 /**
@@ -13,13 +13,13 @@ export interface LeaseWaiters {
  * through another replica are forgotten a minute after their last known expiry.
  */
 export class LeaseIndex {
-  private readonly entries = new Map<string, { waiters: LeaseWaiters; expireAt: number }>();
+  private readonly entries = new Map<string, IndexedLease>();
   private lastSweep = 0;
 
   constructor(private readonly clock: () => number) {}
 
-  add(leaseId: string, waiters: LeaseWaiters, expireAt: number): void {
-    this.entries.set(leaseId, { waiters, expireAt });
+  add(leaseId: string, lease: IndexedLease): void {
+    this.entries.set(leaseId, lease);
     this.sweep();
   }
 
@@ -28,11 +28,11 @@ export class LeaseIndex {
     if (e !== undefined) e.expireAt = expireAt;
   }
 
-  /** Forget a lease and return whom its release wakes, if this broker granted it. */
-  take(leaseId: string): LeaseWaiters | undefined {
+  /** Forget a lease and return it, if this broker granted it. */
+  take(leaseId: string): IndexedLease | undefined {
     const e = this.entries.get(leaseId);
     this.entries.delete(leaseId);
-    return e?.waiters;
+    return e;
   }
 
   get size(): number {
