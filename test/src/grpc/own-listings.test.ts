@@ -93,6 +93,23 @@ function tick(s: Setup, ms = 1_100): void {
   s.clock.advance(ms);
 }
 
+type Worker = ReturnType<typeof worker>;
+
+/**
+ * w2 leases `domain` alone, holds two lists that name it so and is cut off; 2 s later w0 takes its
+ * first list.
+ */
+async function aloneThenCutOff(s: Setup, w2: Worker, w0: Worker, domain: string): Promise<void> {
+  await w2.fetch();
+  await w2.lease(domain);
+  tick(s);
+  await w2.fetch();
+  tick(s);
+  await w2.fetch();
+  tick(s, 2_000);
+  await w0.fetch();
+}
+
 describe("a worker's own domain-key listings", () => {
   it("names a worker with a domain-key in its own lists only once a worker cut off alone on it saw the use; others at once", async () => {
     const s = await start();
@@ -163,14 +180,7 @@ describe("a worker's own domain-key listings", () => {
     await s.admin.setDomainPolicy({ policy: { pattern: "b.example", isolationGroup: "fraud" } });
     const w2 = worker(s, "w2");
     const w0 = worker(s, "w0");
-    await w2.fetch();
-    await w2.lease("a.example");
-    tick(s);
-    await w2.fetch();
-    tick(s);
-    await w2.fetch();
-    tick(s, 2_000);
-    await w0.fetch();
+    await aloneThenCutOff(s, w2, w0, "a.example");
     await w0.lease("b.example");
     await w0.lease("c.example");
     tick(s);
@@ -187,14 +197,7 @@ describe("a worker's own domain-key listings", () => {
     const s = await start();
     const w2 = worker(s, "w2");
     const w0 = worker(s, "w0");
-    await w2.fetch();
-    await w2.lease("a.example");
-    tick(s);
-    await w2.fetch();
-    tick(s);
-    await w2.fetch();
-    tick(s, 2_000);
-    await w0.fetch();
+    await aloneThenCutOff(s, w2, w0, "a.example");
     await w0.lease("b.example");
     tick(s);
     // two keys, two share keys: nothing to hold back
