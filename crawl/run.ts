@@ -12,7 +12,9 @@
  * download that overlapped or broke. CRAWL_ISOLATION=<group>: the sites with a policy share that
  * isolation group (CRAWL_AFFINITY_MS its affinity window), and the sites' logs are checked for one
  * proxy IP inside two of them at once (and for moves sooner than the window); the gate fails
- * ProxyBroker's strategies on either.
+ * ProxyBroker's strategies on either. CRAWL_PARTITION_AT_S=<s>: one proxybroker worker reaches the
+ * broker through a relay that goes silent s seconds into the window (partition-relay.ts); a
+ * partition timeline follows, and the gate also fails on a second without a page.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -26,6 +28,14 @@ import { startGatewayProcess } from "./gateway-process.js";
 import type { GatewayProcess } from "./gateway-process.js";
 import { computeRow, computeSiteRows, formatSiteTable, formatTable, gateFailures, pagesTaken, theoreticalMaxPerMinute } from "./report.js";
 import { formatOutage, outageTimeline, type OutageTimeline } from "./outage.js";
+import { banTimes } from "./bans.js";
+import { partitionTimeline } from "./partition.js";
+import type { PartitionTimeline } from "./partition.js";
+import { checkPartition, describePartition, readPartition } from "./partition-options.js";
+import type { PartitionOptions } from "./partition-options.js";
+import { formatPartition, partitionGateFailures } from "./partition-report.js";
+import { startPartitionRelay } from "./partition-relay.js";
+import type { PartitionRelay } from "./partition-relay.js";
 import type { Row, SiteRow } from "./report.js";
 import { formatLongDownload, runLongDownload } from "./long-download.js";
 import type { LongDownloadResult } from "./long-download.js";
@@ -91,6 +101,8 @@ interface HarnessOptions {
   readonly pythonWorkers: number;
   /** The isolation group of the sites with a policy (ProxyBroker's strategies), or none. */
   readonly isolation: IsolationOptions | undefined;
+  /** ProxyBroker under a partition: one worker cut off the broker (CRAWL_PARTITION_AT_S), or none. */
+  readonly partition: PartitionOptions | undefined;
 }
 
 function envInt(name: string, def: number): number {
@@ -125,7 +137,7 @@ function readOptions(): HarnessOptions {
   const workers = envInt("CRAWL_WORKERS", 4);
   const longDownload = process.env["CRAWL_LONG"] !== "0";
   const proxies = envInt("CRAWL_PROXIES", 6);
-  return {
+  const options: HarnessOptions = {
     seconds: envInt("CRAWL_SECONDS", 60),
     sites: envInt("CRAWL_SITES", 3),
     freeSites: envCount("CRAWL_FREE_SITES", 1),
@@ -149,7 +161,17 @@ function readOptions(): HarnessOptions {
     restartAfterMs: envCount("CRAWL_RESTART_AFTER_S", 8) * 1000,
     pythonWorkers: strategies.includes("proxybroker") || longDownload ? pythonWorkerCount(workers) : 0,
     isolation: readIsolation(),
+    partition: readPartition(),
   };
+  if (options.partition !== undefined)
+    checkPartition(options.partition, {
+      seconds: options.seconds,
+      workers,
+      pythonWorkers: options.pythonWorkers,
+      proxybroker: strategies.includes("proxybroker"),
+      crash: options.killAtMs > 0,
+    });
+  return options;
 }
 
 /** The broker's pacing of every site, sampled every 100 ms through the window. */
@@ -188,7 +210,8 @@ function describe(o: HarnessOptions): string {
   const free = o.freeSites > 0 ? ` + ${o.freeSites} without policy (rule ${o.freeIntervalMs} ms)` : "";
   const policy = `min_interval ${o.minIntervalMs} ms after ${o.pacing}${o.jitterMs > 0 ? ` + jitter ≤ ${o.jitterMs} ms` : ""}`;
   const iso = o.isolation === undefined ? "" : ` (${describeIsolation(o.isolation)})`;
-  return `S=${o.sites} sites with policy ${policy}${iso}${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, N=${o.proxies} proxies, ${o.workers} workers × ${o.concurrency} concurrent`;
+  const partition = o.partition === undefined ? "" : `, ${describePartition(o.partition)}`;
+  return `S=${o.sites} sites with policy ${policy}${iso}${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, N=${o.proxies} proxies, ${o.workers} workers × ${o.concurrency} concurrent${partition}`;
 }
 
 const WORKER_BOOT_MS = 4_000;
@@ -285,6 +308,8 @@ interface StrategyResult {
   readonly sites: readonly SiteRow[];
   /** The crash mode's timeline (CRAWL_KILL_AT_S). */
   readonly timeline?: OutageTimeline;
+  /** The partition mode's timeline (CRAWL_PARTITION_AT_S; proxybroker only). */
+  readonly partition?: PartitionTimeline;
   readonly languages: ReadonlyArray<{ readonly label: string; readonly workers: number; readonly pages: number }>;
   /** The isolation group's check of the sites' log (CRAWL_ISOLATION; every strategy, enforced or not). */
   readonly isolation: IsolationRow | undefined;
@@ -311,12 +336,21 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
   await fillQueues(env.redis, env.sites.sites, maxPerSite * 3 + 100);
   const startAt = Date.now() + WORKER_BOOT_MS;
   const endAt = startAt + options.seconds * 1000;
+  const python = strategy === "proxybroker" ? options.pythonWorkers : 0;
+  const idOf = (language: "ts" | "py", i: number): string =>
+    language === "py" ? `${strategy}-py-${i}` : python > 0 ? `${strategy}-ts-${i}` : `${strategy}-${i}`;
+  const partition = strategy === "proxybroker" && pb !== undefined ? options.partition : undefined;
+  const cutWorker = partition === undefined ? undefined : idOf(partition.language, partition.index);
+  const relay: PartitionRelay | undefined =
+    partition === undefined || pb === undefined
+      ? undefined
+      : await startPartitionRelay({ brokerAddress: pb.address, cutAt: startAt + partition.atMs });
   const config = (id: string, w: number): WorkerConfig => ({
     workerId: id,
     redisUrl: env.redisUrl,
     queueKeys: queuesFor(w, options.concurrency, env.sites.sites.length, options.shape),
     proxies: env.proxies,
-    brokerAddress: pb?.address ?? "",
+    brokerAddress: (id === cutWorker ? relay?.address : pb?.address) ?? "",
     ...(gw === undefined ? {} : { gatewayAddress: gw.address }),
     startAt,
     endAt,
@@ -324,7 +358,6 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
     timeoutMs: REQUEST_TIMEOUT_MS,
     retryDelayMs: 100,
   });
-  const python = strategy === "proxybroker" ? options.pythonWorkers : 0;
   const killAt = endAt + REQUEST_TIMEOUT_MS + 15_000;
   const pacing = pb !== undefined ? samplePacing(env, pb, endAt, startAt) : Promise.resolve([]);
   const outage = pb !== undefined && options.killAtMs > 0 ? crashBroker(pb, startAt + options.killAtMs, options.restartAfterMs) : undefined;
@@ -334,7 +367,7 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
       entry: strategy,
       count: options.workers - python,
       killAt,
-      config: (i) => config(python > 0 ? `${strategy}-ts-${i}` : `${strategy}-${i}`, i),
+      config: (i) => config(idOf("ts", i), i),
     },
     {
       label: "Python Scrapy",
@@ -342,9 +375,10 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
       command: pythonWorkerCommand(),
       count: python,
       killAt,
-      config: (i) => config(`${strategy}-py-${i}`, options.workers - python + i),
+      config: (i) => config(idOf("py", i), options.workers - python + i),
     },
-  ]);
+  ]).finally(() => relay?.close());
+  const cutAt = relay?.cutAt();
   const pacingSamples = await pacing;
   const crash = outage === undefined ? undefined : await outage;
   const label = python > 0 ? `${strategy} (${options.workers - python} TS + ${python} Py)` : strategy;
@@ -407,7 +441,28 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
     .filter((g) => g.count > 0)
     .map((g) => ({ label: g.label, workers: g.count, pages: pagesTaken(g.reports, endAt) }));
   const timeline = crash === undefined ? undefined : outageTimeline(run.reports, env.sites.log, crash, { startAt, endAt });
-  return { row, sites, languages, isolation, ...(timeline !== undefined ? { timeline } : {}) };
+  const cut =
+    cutWorker === undefined || cutAt === undefined
+      ? undefined
+      : partitionTimeline({
+          reports: run.reports,
+          log: env.sites.log,
+          bans: banTimes(env.sites.log, (host) => env.sites.sites.find((s) => s.host === host)?.rules),
+          worker: cutWorker,
+          cutAt,
+          startAt,
+          endAt,
+          proxies: options.proxies,
+          siteIntervalsMs: intervals,
+        });
+  return {
+    row,
+    sites,
+    languages,
+    isolation,
+    ...(timeline !== undefined ? { timeline } : {}),
+    ...(cut !== undefined ? { partition: cut } : {}),
+  };
 }
 
 async function main(): Promise<number> {
@@ -440,6 +495,7 @@ async function main(): Promise<number> {
   const rows: Row[] = [];
   let pbSites: readonly SiteRow[] = [];
   let pbTimeline: OutageTimeline | undefined;
+  let pbPartition: PartitionTimeline | undefined;
   let gwSites: readonly SiteRow[] = [];
   let gwTimeline: OutageTimeline | undefined;
   const mixes: string[] = [];
@@ -449,11 +505,12 @@ async function main(): Promise<number> {
   try {
     process.stderr.write(`crawl: ${describe(options)}, ${options.seconds} s per strategy\n`);
     for (const strategy of options.strategies) {
-      const { row, sites: siteRows, languages, timeline, isolation } = await runStrategy(env, strategy);
+      const { row, sites: siteRows, languages, timeline, partition, isolation } = await runStrategy(env, strategy);
       if (isolation !== undefined) isolationRows.push(isolation);
       if (strategy === "proxybroker") {
         pbSites = siteRows;
         pbTimeline = timeline;
+        pbPartition = partition;
       }
       if (strategy === "gateway") {
         gwSites = siteRows;
@@ -501,6 +558,7 @@ async function main(): Promise<number> {
   const siteTable =
     (pbSites.length > 0 ? `\nProxyBroker per site:\n\n${formatSiteTable(pbSites)}\n` : "") +
     (pbTimeline !== undefined ? `\n${formatOutage(pbTimeline)}\n` : "") +
+    (pbPartition !== undefined ? `\n${formatPartition(pbPartition)}\n` : "") +
     (gwSites.length > 0 ? `\nGateway per site:\n\n${formatSiteTable(gwSites)}\n` : "") +
     (gwTimeline !== undefined ? `\n${formatOutage(gwTimeline, "The gateway")}\n` : "") +
     (options.isolation !== undefined ? `\n${formatIsolation(options.isolation, groupSites(env), isolationRows)}\n` : "");
@@ -515,6 +573,7 @@ async function main(): Promise<number> {
     for (const r of isolationRows) why.push(...isolationGateFailures(r).map((w) => `${r.strategy}: ${w}`));
     if (pbTimeline !== undefined && pbTimeline.during.pages === 0) why.push("no page while the broker was down");
     if (pbTimeline !== undefined && pbTimeline.after.pages === 0) why.push("no page after the broker came back");
+    if (pbPartition !== undefined) why.push(...partitionGateFailures(pbPartition, options.partition?.minRatio ?? 0));
     const lh = long.find((r) => r.heartbeat);
     if (lh !== undefined && (lh.overlaps > 0 || lh.streamsComplete < lh.streams))
       why.push(`long downloads: ${lh.overlaps} overlaps, ${lh.streamsComplete}/${lh.streams} complete`);

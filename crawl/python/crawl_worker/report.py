@@ -10,7 +10,8 @@ import time
 CONTENT_MARKER = b'<div id="content">'
 
 
-def emit(url: str, proxy: str, status: int, accepted: bool, body: bytes = b"") -> None:
+def emit(worker: str, url: str, proxy: str, status: int, accepted: bool, body: bytes = b"") -> None:
+    """One report line of worker ``worker`` (the configuration's ``workerId``)."""
     line = json.dumps(
         {
             "t": int(time.time() * 1000),
@@ -19,6 +20,7 @@ def emit(url: str, proxy: str, status: int, accepted: bool, body: bytes = b"") -
             "status": status,
             "accepted": accepted,
             "real": CONTENT_MARKER in body,
+            "worker": worker,
         },
         separators=(",", ":"),
     )

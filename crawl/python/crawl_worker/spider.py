@@ -148,7 +148,7 @@ class QueueSpider(scrapy.Spider):
             # it was released at the end of the body
             intact = lease is not None and not lease.lost.is_set()
             accepted = accepted and response.body.endswith(STREAM_END) and intact
-        emit(url, lease.proxy.id if lease is not None else "", response.status, accepted, response.body)
+        emit(self.config.worker_id, url, lease.proxy.id if lease is not None else "", response.status, accepted, response.body)
         q = response.meta[META_QUEUE]
         if not accepted:
             self.queues[q].put_back(url)
@@ -169,7 +169,7 @@ class QueueSpider(scrapy.Spider):
         lease = failure.request.meta.get(META_LEASE)
         if lease is not None:
             self._broker_answered(lease.acquired_at)
-        emit(url, lease.proxy.id if lease is not None else "", 0, False)
+        emit(self.config.worker_id, url, lease.proxy.id if lease is not None else "", 0, False)
         self._slot_free(q)
 
     # -- broker errors -------------------------------------------------------------------
