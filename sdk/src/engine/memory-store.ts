@@ -26,6 +26,7 @@ import type {
   RenewResult,
   WorkerSeen,
   WorkerTouch,
+  WorkerHeard,
 } from "../model/model.js";
 import type { ScoringConfig } from "../model/scoring.js";
 import { acquire } from "./memory/acquire.js";
@@ -227,15 +228,30 @@ export class MemoryStore implements LeaseStore {
       if (w.fallbackPoolAt > 0) p.fallbackPools.remember(w.workerId, w.fallbackPoolAt);
       if ((w.yieldsLeasesAt ?? 0) > 0) p.yielding.remember(w.workerId, w.yieldsLeasesAt ?? 0);
       if ((w.listsAt ?? 0) > 0) p.lists.remember(w.workerId, w.listsAt ?? 0);
+      if ((w.heardAt ?? 0) > 0) p.heard.remember(w.workerId, w.heardAt ?? 0);
+      if (w.claims !== undefined) p.claims.remember(w.workerId, w.claims);
     }
   }
 
-  async forgetWorker(pool: string, workerId: string): Promise<boolean> {
-    return this.open().findPool(pool)?.workers.forget(workerId) ?? false;
+  async hearWorker(pool: string, workerId: string, heard: WorkerHeard): Promise<void> {
+    const state = this.open();
+    const p = state.pool(pool);
+    const now = state.ctx.clock();
+    p.workers.see(workerId, now);
+    p.fallbackPools.see(workerId, now);
+    if (heard.heardAt > 0) p.heard.raise(workerId, heard.heardAt);
+    if (heard.claim !== undefined) p.claims.record(workerId, heard.claim);
   }
 
-  async liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]> {
-    return liveWorkers(this.open().findPool(pool), sinceMs);
+  async forgetWorker(pool: string, workerId: string): Promise<boolean> {
+    const p = this.open().findPool(pool);
+    p?.heard.forget(workerId);
+    p?.claims.forget(workerId);
+    return p?.workers.forget(workerId) ?? false;
+  }
+
+  async liveWorkers(pool: string, sinceMs: number, opts: { readonly claims?: boolean } = {}): Promise<WorkerSeen[]> {
+    return liveWorkers(this.open().findPool(pool), sinceMs, opts.claims === true);
   }
 
   async setPolicy(pool: string, policy: DomainPolicySpec): Promise<void> {

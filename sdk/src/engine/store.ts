@@ -27,6 +27,7 @@ import type {
   StoreServer,
   WorkerSeen,
   WorkerTouch,
+  WorkerHeard,
 } from "../model/model.js";
 
 /**
@@ -72,8 +73,17 @@ export interface LeaseStore {
   /** Give the lease up now (a standby may take it at once). */
   resign(name: string, owner: string): Promise<void>;
   poolStats(pool: string, liveSinceMs: number): Promise<PoolStats>;
-  /** Workers that acquired (or said they are there) at or after `sinceMs`. */
-  liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]>;
+  /**
+   * Workers that acquired (or said they are there) at or after `sinceMs`; with `claims`, each
+   * with its last two fallback claims.
+   */
+  liveWorkers(pool: string, sinceMs: number, opts?: { readonly claims?: boolean }): Promise<WorkerSeen[]>;
+  /**
+   * A worker's ping (it keeps a fallback pool): live now, in contact up to `heard.heardAt` (never
+   * moved back), and with `heard.claim` its latest fallback claim — the claim it sent before is
+   * kept as the one before, unless this one repeats its version (docs/spec.md §7).
+   */
+  hearWorker(pool: string, workerId: string, heard: WorkerHeard): Promise<void>;
   /**
    * Record `workerId` as live now (it holds leases, or fetched a snapshot), keeping a fallback
    * pool, and the time of the latest list it holds (`touch.listsAt`, never moved back).

@@ -25,6 +25,8 @@ export {
   storedIsolation,
 } from "./isolation.js";
 export type { HostIsolation, JoinedKey } from "./isolation.js";
+export { EMPTY_CLAIM, MAX_CLAIM_KEYS, MAX_CLAIM_MEMBERS, claimRoute, claimedPairs, claimsAnything, sameClaim } from "./fallback-claim.js";
+export type { ClaimRoute, ClaimedKey, ClaimedPairs, FallbackClaim } from "./fallback-claim.js";
 export { DEFAULT_POOL, MAX_WORKERS_PER_POOL, OUTCOME_KIND_NAMES } from "./model.js";
 export type {
   OutcomeKindName,
@@ -62,6 +64,7 @@ export type {
   HealthResult,
   WorkerSeen,
   WorkerTouch,
+  WorkerHeard,
   PoolStats,
 } from "./model.js";
 export {

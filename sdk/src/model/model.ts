@@ -2,8 +2,8 @@
  * Plain TypeScript model shared by the broker, its stores and the SDK. Times are epoch
  * milliseconds, durations milliseconds; the wire (protobuf) types are converted at the edges.
  */
-
 import type { PolicyExpectations } from "./expectations.js";
+import type { FallbackClaim } from "./fallback-claim.js";
 
 /** How a use of a proxy went (`OutcomeKind` on the wire without its prefix). */
 export type OutcomeKindName = "SUCCESS" | "RATE_LIMITED" | "BLOCKED" | "PROXY_ERROR" | "TARGET_ERROR" | "ABANDONED";
@@ -438,6 +438,24 @@ export interface WorkerSeen {
    * fetched: its `snapshot_time`, in the broker's clock); absent: none said.
    */
   readonly listsAt?: number;
+  /**
+   * The broker time of the latest pong it said it received (`Ping.heard_time`): it was in
+   * contact with the broker up to then, both ways. Absent: it never said.
+   */
+  readonly heardAt?: number;
+  /**
+   * Its fallback claims, the latest first, then the one before (a worker uses a claim once
+   * acknowledged: one of these two). Only from `liveWorkers(…, { claims: true })`.
+   */
+  readonly claims?: readonly FallbackClaim[];
+}
+
+/** What a worker's ping says (`hearWorker`). */
+export interface WorkerHeard {
+  /** The broker time of the latest pong it received (epoch ms); 0: none yet. */
+  readonly heardAt: number;
+  /** Its fallback claim, when the ping carries one: recorded as its latest. */
+  readonly claim?: FallbackClaim;
 }
 
 /** What a worker says when it fetches a snapshot (`touchWorker`). */

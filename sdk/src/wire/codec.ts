@@ -6,6 +6,7 @@ import type { PolicyExpectations } from "../model/expectations.js";
 import type { DomainPolicySpec, LeaseView, LostReasonName, OutcomeKindName, ProxyStateName, ProxyView } from "../model/model.js";
 import {
   DomainPolicySchema,
+  FallbackClaimSchema,
   LeaseSchema,
   LostReason,
   OutcomeKind,
@@ -14,7 +15,14 @@ import {
   ProxyState,
   ResponseExpectationsSchema,
 } from "../gen/proxybroker/v1/broker_pb.js";
-import type { DomainPolicy, Lease, Proxy as WireProxy, ResponseExpectations } from "../gen/proxybroker/v1/broker_pb.js";
+import type {
+  DomainPolicy,
+  FallbackClaim as WireClaim,
+  Lease,
+  Proxy as WireProxy,
+  ResponseExpectations,
+} from "../gen/proxybroker/v1/broker_pb.js";
+import type { FallbackClaim } from "../model/fallback-claim.js";
 
 /** Conversions between the wire (protobuf) types and the plain model (ms numbers, names). */
 
@@ -221,5 +229,23 @@ function expectationsFromWire(e: ResponseExpectations): PolicyExpectations {
     requiredMarkers: [...e.requiredMarkers],
     minBytes: e.minBytes,
     slowDownPatterns: [...e.slowDownPatterns],
+  };
+}
+
+/** A fallback claim on the wire (`Ping.claim`). */
+export function claimToWire(c: FallbackClaim): WireClaim {
+  return create(FallbackClaimSchema, {
+    version: BigInt(c.version),
+    members: [...c.members],
+    keys: c.keys.map((k) => ({ domain: k.domainKey, shareKey: k.shareKey, whole: k.whole, untilTime: timestampOf(k.untilMs) })),
+  });
+}
+
+/** A fallback claim off the wire, unchecked (the broker checks it: src/grpc/validate-claim.ts). */
+export function claimFromWire(c: WireClaim): FallbackClaim {
+  return {
+    version: Number(c.version),
+    members: [...c.members],
+    keys: c.keys.map((k) => ({ domainKey: k.domain, shareKey: k.shareKey, whole: k.whole, untilMs: epochMsOf(k.untilTime) })),
   };
 }

@@ -19,6 +19,8 @@ export {
   leaseFromWire,
   policyToWire,
   policyFromWire,
+  claimToWire,
+  claimFromWire,
 } from "./codec.js";
 export { methodPath, serviceDefinition, addService, createClient } from "./grpc-adapter.js";
 export type { HandlerFor, ServiceHandlers, CallOptions, ClientMethodFor, TypedClient, ClientOf, MethodsOf } from "./grpc-adapter.js";

@@ -1,6 +1,7 @@
 /**
  * Internal to the Redis store: admin operations and reads (store-semantics §admin).
  */
+import { decodeClaims } from "./claims-codec.js";
 import { StaleTermError } from "@proxybroker/sdk/engine";
 import type { HealthResult, PoolStats, ProxySpecInput, ProxyView, WorkerSeen } from "@proxybroker/sdk/model";
 import { ScriptCode, ScriptReplyError } from "./errors.js";
@@ -182,7 +183,7 @@ export function byteOrder(a: string, b: string): number {
 }
 
 /** Workers that acquired at or after `sinceMs`, by worker id. */
-export async function liveWorkers(env: StoreEnv, pool: string, sinceMs: number): Promise<WorkerSeen[]> {
+export async function liveWorkers(env: StoreEnv, pool: string, sinceMs: number, withClaims = false): Promise<WorkerSeen[]> {
   const keys = env.keys.pool(pool);
   const live = await env.runner.call((c) => c.zrangebyscore(keys.workers, sinceMs, "+inf", "WITHSCORES"));
   const ids: string[] = [];
@@ -190,12 +191,16 @@ export async function liveWorkers(env: StoreEnv, pool: string, sinceMs: number):
   const fallbackAt = ids.length === 0 ? [] : await env.runner.call((c) => c.zmscore(keys.fallbackWorkers, ...ids));
   const yieldsAt = ids.length === 0 ? [] : await env.runner.call((c) => c.zmscore(keys.yieldingWorkers, ...ids));
   const listsAt = ids.length === 0 ? [] : await env.runner.call((c) => c.zmscore(keys.listsWorkers, ...ids));
+  const heardAt = ids.length === 0 ? [] : await env.runner.call((c) => c.zmscore(keys.heardWorkers, ...ids));
+  const claims = ids.length === 0 || !withClaims ? [] : await env.runner.call((c) => c.hmget(keys.claims, ...ids));
   const seen: WorkerSeen[] = ids.map((workerId, i) => ({
     workerId,
     lastSeenAt: Number(live[2 * i + 1]),
     fallbackPoolAt: Number(fallbackAt[i] ?? 0),
     ...(Number(yieldsAt[i] ?? 0) > 0 ? { yieldsLeasesAt: Number(yieldsAt[i]) } : {}),
     ...(Number(listsAt[i] ?? 0) > 0 ? { listsAt: Number(listsAt[i]) } : {}),
+    ...(Number(heardAt[i] ?? 0) > 0 ? { heardAt: Number(heardAt[i]) } : {}),
+    ...(withClaims ? { claims: decodeClaims(claims[i]) } : {}),
   }));
   return seen.sort((x, y) => byteOrder(x.workerId, y.workerId));
 }

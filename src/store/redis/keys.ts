@@ -74,6 +74,10 @@ export class PoolKeys {
   readonly fallbackWorkers: string;
   readonly yieldingWorkers: string;
   readonly listsWorkers: string;
+  /** zset worker id → the broker time of the latest pong it said it received (its pings). */
+  readonly heardWorkers: string;
+  /** hash worker id → its last two fallback claims (claims-codec.ts). */
+  readonly claims: string;
   readonly events: string;
   readonly domainUses: string;
 
@@ -93,6 +97,8 @@ export class PoolKeys {
     this.fallbackWorkers = `${this.base}wf`;
     this.yieldingWorkers = `${this.base}wy`;
     this.listsWorkers = `${this.base}wl`;
+    this.heardWorkers = `${this.base}wh`;
+    this.claims = `${this.base}wc`;
     this.events = `${this.base}evs`;
     this.domainUses = `${this.base}wd`;
   }

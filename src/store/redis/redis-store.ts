@@ -34,6 +34,7 @@ import type {
   RenewResult,
   WorkerSeen,
   WorkerTouch,
+  WorkerHeard,
 } from "@proxybroker/sdk/model";
 import type { ScoringConfig } from "@proxybroker/sdk/model";
 import { POLICY_HISTORY_MS, type LeaseStore } from "@proxybroker/sdk/engine";
@@ -66,6 +67,7 @@ import { randomBytes } from "node:crypto";
 import { RedisReleaseFeed } from "./release-feed.js";
 import type { Campaign, ReleaseFeed } from "@proxybroker/sdk/engine";
 import type { StoreEnv } from "./store-env.js";
+import { encodeClaim, encodeClaims } from "./claims-codec.js";
 
 /** Options of a `RedisStore`. */
 export interface RedisStoreOptions {
@@ -333,6 +335,8 @@ export class RedisStore implements LeaseStore {
       fallbackWorkers: keys.fallbackWorkers,
       yieldingWorkers: keys.yieldingWorkers,
       listsWorkers: keys.listsWorkers,
+      heardWorkers: keys.heardWorkers,
+      claims: keys.claims,
     });
     // in chunks: one bounded script call each
     for (let i = 0; i < workers.length; i += 500) {
@@ -345,6 +349,8 @@ export class RedisStore implements LeaseStore {
             fallbackAt: Math.floor(w.fallbackPoolAt),
             yieldsAt: Math.floor(w.yieldsLeasesAt ?? 0),
             listsAt: Math.floor(w.listsAt ?? 0),
+            heardAt: Math.floor(w.heardAt ?? 0),
+            claims: encodeClaims(w.claims ?? []),
           }),
         );
       }
@@ -352,14 +358,40 @@ export class RedisStore implements LeaseStore {
     }
   }
 
+  async hearWorker(pool: string, workerId: string, heard: WorkerHeard): Promise<void> {
+    const keys = this.env.keys.pool(pool);
+    const claim = heard.claim;
+    await this.env.runner.run(
+      "hearWorker",
+      keyv("hearWorkerKeys", {
+        workers: keys.workers,
+        fallbackWorkers: keys.fallbackWorkers,
+        heardWorkers: keys.heardWorkers,
+        claims: keys.claims,
+      }),
+      argv("hearWorker", {
+        workerId,
+        now: this.env.now(),
+        heardAt: Math.floor(heard.heardAt),
+        claimVersion: claim === undefined ? "0" : String(claim.version),
+        claim: claim === undefined ? "" : encodeClaim(claim),
+      }),
+    );
+  }
+
   async forgetWorker(pool: string, workerId: string): Promise<boolean> {
     this.marks.forget(pool, workerId);
     const keys = this.env.keys.pool(pool);
-    return (await this.env.runner.call((c) => c.zrem(keys.workers, workerId))) === 1;
+    const [left] = await Promise.all([
+      this.env.runner.call((c) => c.zrem(keys.workers, workerId)),
+      this.env.runner.call((c) => c.zrem(keys.heardWorkers, workerId)),
+      this.env.runner.call((c) => c.hdel(keys.claims, workerId)),
+    ]);
+    return left === 1;
   }
 
-  liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]> {
-    return admin.liveWorkers(this.env, pool, sinceMs);
+  liveWorkers(pool: string, sinceMs: number, opts: { readonly claims?: boolean } = {}): Promise<WorkerSeen[]> {
+    return admin.liveWorkers(this.env, pool, sinceMs, opts.claims === true);
   }
 
   setPolicy(pool: string, policy: DomainPolicySpec): Promise<void> {

@@ -137,10 +137,15 @@ export const SCRIPT_ARGS = {
   raisePacing: ["domainKey", "adaptiveMs", "learnedMs", "learnedAt", "now"],
   /** shardLayout-2.lua. */
   shardLayout: ["shards"],
-  /** rememberWorkers-4.lua, then one `workerSeen` per worker. */
+  /** rememberWorkers-6.lua, then one `workerSeen` per worker. */
   rememberWorkers: ["now"],
-  /** One worker of rememberWorkers-4.lua; fallbackAt, yieldsAt and listsAt 0 = never. */
-  workerSeen: ["workerId", "lastSeen", "fallbackAt", "yieldsAt", "listsAt"],
+  /**
+   * One worker of rememberWorkers-6.lua; fallbackAt, yieldsAt, listsAt and heardAt 0 = never;
+   * claims: its stored claims record (claims-codec.ts), "" = none.
+   */
+  workerSeen: ["workerId", "lastSeen", "fallbackAt", "yieldsAt", "listsAt", "heardAt", "claims"],
+  /** hearWorker-4.lua. heardAt 0 = none said; claimVersion "0" = no claim (claim: its JSON, claims-codec.ts). */
+  hearWorker: ["workerId", "now", "heardAt", "claimVersion", "claim"],
 } as const;
 
 /** The name of an argument list. */

@@ -49,7 +49,8 @@ export const SCRIPT_KEYS = {
   campaign: 2,
   raisePacing: 2,
   shardLayout: 2,
-  rememberWorkers: 4,
+  rememberWorkers: 6,
+  hearWorker: 4,
 } as const;
 
 /**

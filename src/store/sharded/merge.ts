@@ -49,9 +49,16 @@ export function sumStats(stats: readonly PoolStats[], liveWorkers: number): Pool
  * most MAX_WORKERS_PER_POOL, the most recently seen (each shard keeps that many on its own).
  */
 /** `{[key]: the later of two optional times}`, or nothing when neither has one. */
-function latest<K extends "yieldsLeasesAt" | "listsAt">(key: K, a: WorkerSeen, b: WorkerSeen): Partial<Record<K, number>> {
+function latest<K extends "yieldsLeasesAt" | "listsAt" | "heardAt">(key: K, a: WorkerSeen, b: WorkerSeen): Partial<Record<K, number>> {
   const at = Math.max(a[key] ?? 0, b[key] ?? 0);
   return at > 0 ? ({ [key]: at } as Partial<Record<K, number>>) : {};
+}
+
+/** The claims of whichever record has the later latest claim (shard 0 keeps them: at most one has any). */
+function laterClaims(a: WorkerSeen, b: WorkerSeen): Pick<WorkerSeen, "claims"> {
+  if (a.claims === undefined && b.claims === undefined) return {};
+  const version = (w: WorkerSeen): number => w.claims?.[0]?.version ?? -1;
+  return { claims: (version(a) >= version(b) ? a.claims : b.claims) ?? [] };
 }
 
 export function mergeWorkers(lists: readonly (readonly WorkerSeen[])[]): WorkerSeen[] {
@@ -68,6 +75,8 @@ export function mergeWorkers(lists: readonly (readonly WorkerSeen[])[]): WorkerS
             fallbackPoolAt: Math.max(had.fallbackPoolAt, w.fallbackPoolAt),
             ...latest("yieldsLeasesAt", had, w),
             ...latest("listsAt", had, w),
+            ...latest("heardAt", had, w),
+            ...laterClaims(had, w),
           },
     );
   }

@@ -44,6 +44,7 @@ import type {
   RenewResult,
   WorkerSeen,
   WorkerTouch,
+  WorkerHeard,
 } from "@proxybroker/sdk/model";
 import type { Campaign, LeaseStore, ReleaseFeed } from "@proxybroker/sdk/engine";
 import { decodeLeaseId } from "../redis/lease-id.js";
@@ -397,15 +398,20 @@ export class ShardedStore implements LeaseStore {
     return sumStats(stats, (await this.liveWorkers(pool, liveSinceMs)).length);
   }
 
-  async liveWorkers(pool: string, sinceMs: number): Promise<WorkerSeen[]> {
-    if (!this.sharded(pool)) return this.inner.liveWorkers(pool, sinceMs);
-    return mergeWorkers(await Promise.all(this.shards.names(pool).map((name) => this.inner.liveWorkers(name, sinceMs))));
+  async liveWorkers(pool: string, sinceMs: number, opts: { readonly claims?: boolean } = {}): Promise<WorkerSeen[]> {
+    if (!this.sharded(pool)) return this.inner.liveWorkers(pool, sinceMs, opts);
+    return mergeWorkers(await Promise.all(this.shards.names(pool).map((name) => this.inner.liveWorkers(name, sinceMs, opts))));
   }
 
   /** Recorded on every shard, so that each one's sweep of ids not seen for a week runs too. */
   async touchWorker(pool: string, workerId: string, touch: WorkerTouch = {}): Promise<void> {
     if (!this.sharded(pool)) return this.inner.touchWorker(pool, workerId, touch);
     await Promise.all(this.shards.names(pool).map((name) => this.inner.touchWorker(name, workerId, touch)));
+  }
+
+  /** On shard 0 only: a ping every second need not write every shard (`liveWorkers` merges every shard's). */
+  hearWorker(pool: string, workerId: string, heard: WorkerHeard): Promise<void> {
+    return this.inner.hearWorker(pool, workerId, heard);
   }
 
   /** Put back on shard 0 (`liveWorkers` merges every shard's). */

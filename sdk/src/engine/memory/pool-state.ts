@@ -11,6 +11,7 @@ import { ScoreIndex } from "./score-index.js";
 import { RequestLog } from "./request-log.js";
 import { Sessions } from "./sessions.js";
 import { SeenWorkers } from "./seen-workers.js";
+import { WorkerClaims } from "./worker-claims.js";
 import { SweepQueue } from "./sweep-queue.js";
 import { MAX_WORKERS_PER_POOL } from "../../model/model.js";
 import type { NewPoolEvent, PoolEvent } from "../../model/model.js";
@@ -78,6 +79,10 @@ export class PoolState {
   readonly yielding = new SeenWorkers(MAX_WORKERS_PER_POOL);
   /** Worker → the time of the latest list of live workers it said it holds. */
   readonly lists = new SeenWorkers(MAX_WORKERS_PER_POOL);
+  /** Worker → the broker time of the latest pong it said it received (its pings). */
+  readonly heard = new SeenWorkers(MAX_WORKERS_PER_POOL);
+  /** Worker → its last two fallback claims, the latest first. */
+  readonly claims = new WorkerClaims(MAX_WORKERS_PER_POOL);
   /** Domain-keys in a rotating sweep, for pruning the ones that remember nothing. */
   readonly domainSweep = new SweepQueue<string>();
   /** The highest health-checker leader term that recorded a result here. */

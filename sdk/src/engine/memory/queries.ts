@@ -39,19 +39,22 @@ export function poolStats(pool: PoolState | undefined, liveSinceMs: number): Poo
 }
 
 /** Workers that acquired at or after `sinceMs`, by worker id. */
-export function liveWorkers(pool: PoolState | undefined, sinceMs: number): WorkerSeen[] {
+export function liveWorkers(pool: PoolState | undefined, sinceMs: number, withClaims = false): WorkerSeen[] {
   if (pool === undefined) return [];
   const seen: WorkerSeen[] = [];
   for (const [workerId, lastSeenAt] of pool.workers) {
     if (lastSeenAt < sinceMs) continue;
     const yieldsAt = pool.yielding.get(workerId) ?? 0;
     const listsAt = pool.lists.get(workerId) ?? 0;
+    const heardAt = pool.heard.get(workerId) ?? 0;
     seen.push({
       workerId,
       lastSeenAt,
       fallbackPoolAt: pool.fallbackPools.get(workerId) ?? 0,
       ...(yieldsAt > 0 ? { yieldsLeasesAt: yieldsAt } : {}),
       ...(listsAt > 0 ? { listsAt } : {}),
+      ...(heardAt > 0 ? { heardAt } : {}),
+      ...(withClaims ? { claims: pool.claims.of(workerId) } : {}),
     });
   }
   return seen.sort((a, b) => compareIds(a.workerId, b.workerId));

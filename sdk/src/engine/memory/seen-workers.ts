@@ -40,6 +40,16 @@ export class SeenWorkers {
     for (const [id, t] of ordered.slice(Math.max(0, ordered.length - this.max))) this.seen.set(id, t);
   }
 
+  /**
+   * Record `workerId` at `at` unless it is kept with a later time (times that mostly grow: it
+   * moves to the most recent end, as `see` does).
+   */
+  raise(workerId: string, at: number): void {
+    const was = this.seen.get(workerId);
+    if (was !== undefined && was >= at) return;
+    this.see(workerId, at);
+  }
+
   /** Forget `workerId`; false when it was not kept. */
   forget(workerId: string): boolean {
     return this.seen.delete(workerId);

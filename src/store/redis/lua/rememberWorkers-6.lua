@@ -8,11 +8,14 @@
     fallbackWorkers  `P wf`    zset worker id → the last time it said it keeps a fallback pool
     yieldingWorkers  `P wy`    zset worker id → the last time it said it yields its leases
     listsWorkers     `P wl`    zset worker id → the snapshot time of the latest list it holds
+    heardWorkers     `P wh`    zset worker id → the broker time of the latest pong it received
+    claims           `P wc`    hash worker id → its last two fallback claims (claims-codec.ts); kept when present
   where P = "<prefix>:{<pool>}:".
 
   ARGV: list `rememberWorkers` (now: epoch ms, "" = Redis TIME), then a list `workerSeen` per
   worker: its id, when it was last seen, the last time it kept a fallback pool, the last time it
-  yielded its leases and the time of the latest list it held (0 = never)
+  yielded its leases, the time of the latest list it held, the broker time of the latest pong it
+  received (0 = never) and its claims record ("" = none)
   (the order: src/store/redis/script-args.ts).
 
   Keys built in the script: none.
@@ -28,9 +31,11 @@ local workersKey = KEYS[{{rememberWorkersKeys.workers}}]
 local fallbackWorkersKey = KEYS[{{rememberWorkersKeys.fallbackWorkers}}]
 local yieldingWorkersKey = KEYS[{{rememberWorkersKeys.yieldingWorkers}}]
 local listsWorkersKey = KEYS[{{rememberWorkersKeys.listsWorkers}}]
+local heardKey = KEYS[{{rememberWorkersKeys.heardWorkers}}]
+local claimsKey = KEYS[{{rememberWorkersKeys.claims}}]
 
 local now = storeNow(ARGV[{{rememberWorkers.now}}])
-local seen, fallback, yielding, lists = {}, {}, {}, {}
+local seen, fallback, yielding, lists, heard = {}, {}, {}, {}, {}
 
 -- Add `at` → `worker` to the ZADD arguments `list` when `at` is a time (> 0).
 local function note(list, at, worker)
@@ -54,9 +59,13 @@ for at = {{argc.rememberWorkers}}, #ARGV - {{argc.workerSeen}}, {{argc.workerSee
   note(fallback, ARGV[at + {{workerSeen.fallbackAt}}], worker)
   note(yielding, ARGV[at + {{workerSeen.yieldsAt}}], worker)
   note(lists, ARGV[at + {{workerSeen.listsAt}}], worker)
+  note(heard, ARGV[at + {{workerSeen.heardAt}}], worker)
+  local claims = ARGV[at + {{workerSeen.claims}}]
+  if claims ~= '' then redis.call('HSETNX', claimsKey, worker, claims) end
 end
 remember(workersKey, seen)
 remember(fallbackWorkersKey, fallback)
 remember(yieldingWorkersKey, yielding)
 remember(listsWorkersKey, lists)
+remember(heardKey, heard)
 return 1

@@ -3,7 +3,7 @@
   without acquiring), so that every worker's list of live workers — and so its fallback share —
   includes it; as a worker that keeps a fallback pool (only those get reservations); and the time
   of the latest list of live workers it holds, never moved back (what the broker may assume its
-  fallback shares were computed from: src/lease/sole-domains.ts).
+  fallback shares were computed from: src/lease/list-lags.ts).
 
   KEYS: list `touchWorkerKeys` (the order: src/store/redis/script-keys.ts):
     workers          `P ws`    workers: zset worker id → last seen (epoch ms), bounded (includes/workers.lua)

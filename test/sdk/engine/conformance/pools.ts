@@ -2,7 +2,7 @@
  * Internal to the conformance suite: §4 tiers, labels, workers, pool stats, and domain policies.
  */
 import { describe, expect, it } from "vitest";
-import { MAX_WORKERS_PER_POOL, policySpec, type DomainPolicySpec } from "@proxybroker/sdk/model";
+import { MAX_WORKERS_PER_POOL, policySpec, type DomainPolicySpec, type FallbackClaim } from "@proxybroker/sdk/model";
 import { POLICY_HISTORY_MS } from "@proxybroker/sdk/engine";
 import { acq, addProxies, deny, grant, openStore, proxySpec, TTL, type StoreFactory } from "./harness.js";
 
@@ -158,6 +158,47 @@ export function poolSuite(factory: StoreFactory): void {
         ["lister", t0 - 1_000],
         ["mute", undefined],
       ]);
+    });
+
+    it("hearWorker: live, in contact up to the pong it echoed (never moved back), its latest two claims kept", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 1);
+      const t0 = h.clock.now();
+      const claim = (version: number, key: string): FallbackClaim => ({
+        version,
+        members: ["a", "b"],
+        keys: [{ domainKey: key, shareKey: key, whole: version % 2 === 0, untilMs: t0 + 60_000 }],
+      });
+      await h.store.hearWorker("default", "a", { heardAt: t0 - 500 });
+      const heard = async () => (await h.store.liveWorkers("default", 0, { claims: true })).find((w) => w.workerId === "a");
+      expect(await heard()).toEqual({ workerId: "a", lastSeenAt: t0, fallbackPoolAt: t0, heardAt: t0 - 500, claims: [] });
+      await h.store.hearWorker("default", "a", { heardAt: t0 - 900 }); // an older echo arriving late
+      expect((await heard())?.heardAt).toBe(t0 - 500);
+      await h.store.hearWorker("default", "a", { heardAt: t0, claim: claim(11, "one.example") });
+      await h.store.hearWorker("default", "a", { heardAt: t0, claim: claim(11, "one.example") }); // sent again until acknowledged
+      expect((await heard())?.claims).toEqual([claim(11, "one.example")]);
+      await h.store.hearWorker("default", "a", { heardAt: t0, claim: claim(12, "two.example") });
+      expect((await heard())?.claims).toEqual([claim(12, "two.example"), claim(11, "one.example")]);
+      await h.store.hearWorker("default", "a", { heardAt: t0, claim: claim(13, "three.example") });
+      expect((await heard())?.claims).toEqual([claim(13, "three.example"), claim(12, "two.example")]);
+      // without the option, no claims are read
+      expect((await h.store.liveWorkers("default", 0)).find((w) => w.workerId === "a")?.claims).toBeUndefined();
+      // lost with the state, put back; a record the store has again is kept
+      await h.store.rememberWorkers("default", [
+        { workerId: "a", lastSeenAt: t0, fallbackPoolAt: t0, heardAt: t0 + 1, claims: [claim(9, "old.example")] },
+        { workerId: "b", lastSeenAt: t0, fallbackPoolAt: t0, heardAt: t0 - 7_000, claims: [claim(4, "b.example"), claim(3, "b.example")] },
+      ]);
+      expect((await heard())?.claims?.[0]?.version).toBe(13);
+      expect((await heard())?.heardAt).toBe(t0 + 1);
+      const b = (await h.store.liveWorkers("default", 0, { claims: true })).find((w) => w.workerId === "b");
+      expect(b?.heardAt).toBe(t0 - 7_000);
+      expect(b?.claims).toEqual([claim(4, "b.example"), claim(3, "b.example")]);
+      // a worker that left leaves no claim behind
+      expect(await h.store.forgetWorker("default", "a")).toBe(true);
+      await h.store.touchWorker("default", "a");
+      const back = (await h.store.liveWorkers("default", 0, { claims: true })).find((w) => w.workerId === "a");
+      expect(back?.claims).toEqual([]);
+      expect(back?.heardAt).toBeUndefined();
     });
 
     it("poolStats counts proxies by state and live workers", async () => {

@@ -56,6 +56,7 @@ const KEYS_OF: Readonly<Record<FixedScriptName, readonly KeyList[]>> = {
   raisePacing: ["raisePacingKeys"],
   shardLayout: ["shardLayoutKeys"],
   rememberWorkers: ["rememberWorkersKeys"],
+  hearWorker: ["hearWorkerKeys"],
 };
 
 describe("script arguments by name", () => {

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file proxybroker/v1/broker.proto.
  */
 export const file_proxybroker_v1_broker: GenFile = /*@__PURE__*/
-  fileDesc("Chtwcm94eWJyb2tlci92MS9icm9rZXIucHJvdG8SDnByb3h5YnJva2VyLnYxIsMDCgVQcm94eRIKCgJpZBgBIAEoCRILCgN1cmwYAiABKAkSDAoEdGllchgDIAEoCRIxCgZsYWJlbHMYBCADKAsyIS5wcm94eWJyb2tlci52MS5Qcm94eS5MYWJlbHNFbnRyeRINCgVzY29yZRgFIAEoARIpCgVzdGF0ZRgGIAEoDjIaLnByb3h5YnJva2VyLnYxLlByb3h5U3RhdGUSLwoMbGF0ZW5jeV9ld21hGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhUKDXN1Y2Nlc3NfY291bnQYCCABKAQSFQoNZmFpbHVyZV9jb3VudBgJIAEoBBIUCgxsYXN0X3VzZWRfYnkYCiABKAkSMgoObGFzdF91c2VkX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHF1YXJhbnRpbmVfdW50aWwYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHF1YXJhbnRpbmVfY291bnQYDSABKA0aLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLEAQoHT3V0Y29tZRIpCgRraW5kGAEgASgOMhsucHJveHlicm9rZXIudjEuT3V0Y29tZUtpbmQSEwoLaHR0cF9zdGF0dXMYAiABKAUSKgoHbGF0ZW5jeRgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhINCgVieXRlcxgEIAEoAxIuCgtyZXRyeV9hZnRlchgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIOCgZkZXRhaWwYBiABKAki0wEKBUxlYXNlEhAKCGxlYXNlX2lkGAEgASgJEhUKDWZlbmNpbmdfdG9rZW4YAiABKAQSDAoEcG9vbBgDIAEoCRIOCgZkb21haW4YBCABKAkSJAoFcHJveHkYBSABKAsyFS5wcm94eWJyb2tlci52MS5Qcm94eRIvCgtleHBpcmVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLc2Vzc2lvbl9rZXkYByABKAkSFwoPc2Vzc2lvbl9yZWJvdW5kGAggASgIIpYDChNBY3F1aXJlTGVhc2VSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJd29ya2VyX2lkGAIgASgJEgwKBHBvb2wYAyABKAkSDgoGZG9tYWluGAQgASgJEhIKCnRhcmdldF91cmwYBSABKAkSEwoLc2Vzc2lvbl9rZXkYBiABKAkSJgoDdHRsGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEisKCG1heF93YWl0GAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEgwKBHRpZXIYCSABKAkSPwoGbGFiZWxzGAogAygLMi8ucHJveHlicm9rZXIudjEuQWNxdWlyZUxlYXNlUmVxdWVzdC5MYWJlbHNFbnRyeRIQCghwcm94eV9pZBgLIAEoCRIVCg1mYWxsYmFja19wb29sGAwgASgIEhUKDXlpZWxkc19sZWFzZXMYDSABKAgaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI8ChRBY3F1aXJlTGVhc2VSZXNwb25zZRIkCgVsZWFzZRgBIAEoCzIVLnByb3h5YnJva2VyLnYxLkxlYXNlIncKEVJlbmV3TGVhc2VSZXF1ZXN0EhAKCGxlYXNlX2lkGAEgASgJEhUKDWZlbmNpbmdfdG9rZW4YAiABKAQSJgoDdHRsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhEKCXdvcmtlcl9pZBgEIAEoCSJXChJSZW5ld0xlYXNlUmVzcG9uc2USEAoIbGVhc2VfaWQYASABKAkSLwoLZXhwaXJlX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpsBChNSZWxlYXNlTGVhc2VSZXF1ZXN0EhAKCGxlYXNlX2lkGAEgASgJEhUKDWZlbmNpbmdfdG9rZW4YAiABKAQSKAoHb3V0Y29tZRgDIAEoCzIXLnByb3h5YnJva2VyLnYxLk91dGNvbWUSMQoEbmV4dBgEIAEoCzIjLnByb3h5YnJva2VyLnYxLkFjcXVpcmVMZWFzZVJlcXVlc3QikAEKFFJlbGVhc2VMZWFzZVJlc3BvbnNlEhAKCGxlYXNlX2lkGAEgASgJEi8KB2dyYW50ZWQYAiABKAsyHC5wcm94eWJyb2tlci52MS5MZWFzZUdyYW50ZWRIABItCgZkZW5pZWQYAyABKAsyGy5wcm94eWJyb2tlci52MS5MZWFzZURlbmllZEgAQgYKBG5leHQiugEKDExlYXNlUmVxdWVzdBI2CgdhY3F1aXJlGAEgASgLMiMucHJveHlicm9rZXIudjEuQWNxdWlyZUxlYXNlUmVxdWVzdEgAEjIKBXJlbmV3GAIgASgLMiEucHJveHlicm9rZXIudjEuUmVuZXdMZWFzZVJlcXVlc3RIABI2CgdyZWxlYXNlGAMgASgLMiMucHJveHlicm9rZXIudjEuUmVsZWFzZUxlYXNlUmVxdWVzdEgAQgYKBGtpbmQihgIKDUxlYXNlUmVzcG9uc2USLwoHZ3JhbnRlZBgBIAEoCzIcLnByb3h5YnJva2VyLnYxLkxlYXNlR3JhbnRlZEgAEi0KBmRlbmllZBgCIAEoCzIbLnByb3h5YnJva2VyLnYxLkxlYXNlRGVuaWVkSAASLwoHcmVuZXdlZBgDIAEoCzIcLnByb3h5YnJva2VyLnYxLkxlYXNlUmVuZXdlZEgAEjEKCHJlbGVhc2VkGAQgASgLMh0ucHJveHlicm9rZXIudjEuTGVhc2VSZWxlYXNlZEgAEikKBGxvc3QYBSABKAsyGS5wcm94eWJyb2tlci52MS5MZWFzZUxvc3RIAEIGCgRraW5kIkgKDExlYXNlR3JhbnRlZBISCgpyZXF1ZXN0X2lkGAEgASgJEiQKBWxlYXNlGAIgASgLMhUucHJveHlicm9rZXIudjEuTGVhc2UioAEKC0xlYXNlRGVuaWVkEhIKCnJlcXVlc3RfaWQYASABKAkSKgoGcmVhc29uGAIgASgOMhoucHJveHlicm9rZXIudjEuRGVueVJlYXNvbhIPCgdtZXNzYWdlGAMgASgJEi4KC3JldHJ5X2FmdGVyGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhAKCGxlYXNlX2lkGAUgASgJIlEKDExlYXNlUmVuZXdlZBIQCghsZWFzZV9pZBgBIAEoCRIvCgtleHBpcmVfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiiQEKDUxlYXNlUmVsZWFzZWQSEAoIbGVhc2VfaWQYASABKAkSLwoHZ3JhbnRlZBgCIAEoCzIcLnByb3h5YnJva2VyLnYxLkxlYXNlR3JhbnRlZEgAEi0KBmRlbmllZBgDIAEoCzIbLnByb3h5YnJva2VyLnYxLkxlYXNlRGVuaWVkSABCBgoEbmV4dCJJCglMZWFzZUxvc3QSEAoIbGVhc2VfaWQYASABKAkSKgoGcmVhc29uGAIgASgOMhoucHJveHlicm9rZXIudjEuTG9zdFJlYXNvbiL9AwoMRG9tYWluUG9saWN5Eg8KB3BhdHRlcm4YASABKAkSDQoFZ3JvdXAYAiABKAkSFwoPbWF4X2NvbmN1cnJlbmN5GAMgASgNEi8KDG1pbl9pbnRlcnZhbBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIuCgtkZWZhdWx0X3R0bBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIqCgdiYW5fdHRsGAYgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEioKBnBhY2luZxgHIAEoDjIaLnByb3h5YnJva2VyLnYxLlBhY2luZ01vZGUSKQoGaml0dGVyGAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEi8KDG1heF9pbnRlcnZhbBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIWCg5maXhlZF9pbnRlcnZhbBgKIAEoCBI6CgxleHBlY3RhdGlvbnMYCyABKAsyJC5wcm94eWJyb2tlci52MS5SZXNwb25zZUV4cGVjdGF0aW9ucxIXCg9pc29sYXRpb25fZ3JvdXAYDCABKAkSMgoPYWZmaW5pdHlfd2luZG93GA0gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uInYKFFJlc3BvbnNlRXhwZWN0YXRpb25zEhUKDWJsb2NrX21hcmtlcnMYASADKAkSGAoQcmVxdWlyZWRfbWFya2VycxgCIAMoCRIRCgltaW5fYnl0ZXMYAyABKA0SGgoSc2xvd19kb3duX3BhdHRlcm5zGAQgAygJIoICCgxEb21haW5QYWNpbmcSDgoGZG9tYWluGAEgASgJEhYKDnBvbGljeV9wYXR0ZXJuGAIgASgJEi8KDG1pbl9pbnRlcnZhbBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI1ChJlZmZlY3RpdmVfaW50ZXJ2YWwYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SMAoNbGVhcm5lZF9saW1pdBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIwCgxsZWFybmVkX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIq0BCgpXb3JrZXJJbmZvEhEKCXdvcmtlcl9pZBgBIAEoCRIyCg5sYXN0X3NlZW5fdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNZmFsbGJhY2tfcG9vbBgDIAEoCBIVCg15aWVsZHNfbGVhc2VzGAQgASgIEioKB2RvbWFpbnMYBSADKAsyGS5wcm94eWJyb2tlci52MS5Eb21haW5Vc2UieQoJRG9tYWluVXNlEg4KBmRvbWFpbhgBIAEoCRItCgpsaXN0ZWRfZm9yGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEi0KCmV4cGlyZXNfaW4YAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24ifwoWR2V0UG9vbFNuYXBzaG90UmVxdWVzdBIMCgRwb29sGAEgASgJEhEKCXdvcmtlcl9pZBgCIAEoCRIUCgx3b3JrZXJzX29ubHkYAyABKAgSLgoKbGlzdHNfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiMwoQTGVhdmVQb29sUmVxdWVzdBIMCgRwb29sGAEgASgJEhEKCXdvcmtlcl9pZBgCIAEoCSIhChFMZWF2ZVBvb2xSZXNwb25zZRIMCgRsZWZ0GAEgASgIIqYDChdHZXRQb29sU25hcHNob3RSZXNwb25zZRIMCgRwb29sGAEgASgJEiYKB3Byb3hpZXMYAiADKAsyFS5wcm94eWJyb2tlci52MS5Qcm94eRIwCgxsaXZlX3dvcmtlcnMYAyADKAsyGi5wcm94eWJyb2tlci52MS5Xb3JrZXJJbmZvEi4KCHBvbGljaWVzGAQgAygLMhwucHJveHlicm9rZXIudjEuRG9tYWluUG9saWN5EjEKDXNuYXBzaG90X3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKBnBhY2luZxgGIAMoCzIcLnByb3h5YnJva2VyLnYxLkRvbWFpblBhY2luZxIuCgtsb25nZXN0X3R0bBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIyCg9mYWxsYmFja193aW5kb3cYCCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SFgoOZG9tYWluc19saXN0ZWQYCSABKAgSFgoOcG9saWN5X3ZlcnNpb24YCiABKAkijwEKD09ic2VydmVkT3V0Y29tZRIQCghwcm94eV9pZBgBIAEoCRIOCgZkb21haW4YAiABKAkSKAoHb3V0Y29tZRgDIAEoCzIXLnByb3h5YnJva2VyLnYxLk91dGNvbWUSMAoMb2JzZXJ2ZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJrChVSZXBvcnRPdXRjb21lc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRIRCgl3b3JrZXJfaWQYAiABKAkSMQoIb3V0Y29tZXMYAyADKAsyHy5wcm94eWJyb2tlci52MS5PYnNlcnZlZE91dGNvbWUiKQoWUmVwb3J0T3V0Y29tZXNSZXNwb25zZRIPCgdhcHBsaWVkGAEgASgNKtcBCgtPdXRjb21lS2luZBIcChhPVVRDT01FX0tJTkRfVU5TUEVDSUZJRUQQABIYChRPVVRDT01FX0tJTkRfU1VDQ0VTUxABEh0KGU9VVENPTUVfS0lORF9SQVRFX0xJTUlURUQQAhIYChRPVVRDT01FX0tJTkRfQkxPQ0tFRBADEhwKGE9VVENPTUVfS0lORF9QUk9YWV9FUlJPUhAEEh0KGU9VVENPTUVfS0lORF9UQVJHRVRfRVJST1IQBRIaChZPVVRDT01FX0tJTkRfQUJBTkRPTkVEEAYqlQEKClByb3h5U3RhdGUSGwoXUFJPWFlfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJQUk9YWV9TVEFURV9BQ1RJVkUQARIbChdQUk9YWV9TVEFURV9RVUFSQU5USU5FRBACEhsKF1BST1hZX1NUQVRFX0JMQUNLTElTVEVEEAMSGAoUUFJPWFlfU1RBVEVfRElTQUJMRUQQBCqnAQoKRGVueVJlYXNvbhIbChdERU5ZX1JFQVNPTl9VTlNQRUNJRklFRBAAEiIKHkRFTllfUkVBU09OX05PX1BST1hZX0FWQUlMQUJMRRABEiAKHERFTllfUkVBU09OX0lOVkFMSURfQVJHVU1FTlQQAhIbChdERU5ZX1JFQVNPTl9VTkFWQUlMQUJMRRADEhkKFURFTllfUkVBU09OX05PVF9GT1VORBAEKmUKClBhY2luZ01vZGUSGwoXUEFDSU5HX01PREVfVU5TUEVDSUZJRUQQABIdChlQQUNJTkdfTU9ERV9BRlRFUl9SRUxFQVNFEAESGwoXUEFDSU5HX01PREVfQUZURVJfR1JBTlQQAip2CgpMb3N0UmVhc29uEhsKF0xPU1RfUkVBU09OX1VOU1BFQ0lGSUVEEAASFwoTTE9TVF9SRUFTT05fRVhQSVJFRBABEhcKE0xPU1RfUkVBU09OX1JFVk9LRUQQAhIZChVMT1NUX1JFQVNPTl9OT1RfRk9VTkQQAzL5BAoLUHJveHlCcm9rZXISSAoFTGVhc2USHC5wcm94eWJyb2tlci52MS5MZWFzZVJlcXVlc3QaHS5wcm94eWJyb2tlci52MS5MZWFzZVJlc3BvbnNlKAEwARJZCgxBY3F1aXJlTGVhc2USIy5wcm94eWJyb2tlci52MS5BY3F1aXJlTGVhc2VSZXF1ZXN0GiQucHJveHlicm9rZXIudjEuQWNxdWlyZUxlYXNlUmVzcG9uc2USUwoKUmVuZXdMZWFzZRIhLnByb3h5YnJva2VyLnYxLlJlbmV3TGVhc2VSZXF1ZXN0GiIucHJveHlicm9rZXIudjEuUmVuZXdMZWFzZVJlc3BvbnNlElkKDFJlbGVhc2VMZWFzZRIjLnByb3h5YnJva2VyLnYxLlJlbGVhc2VMZWFzZVJlcXVlc3QaJC5wcm94eWJyb2tlci52MS5SZWxlYXNlTGVhc2VSZXNwb25zZRJiCg9HZXRQb29sU25hcHNob3QSJi5wcm94eWJyb2tlci52MS5HZXRQb29sU25hcHNob3RSZXF1ZXN0GicucHJveHlicm9rZXIudjEuR2V0UG9vbFNuYXBzaG90UmVzcG9uc2USXwoOUmVwb3J0T3V0Y29tZXMSJS5wcm94eWJyb2tlci52MS5SZXBvcnRPdXRjb21lc1JlcXVlc3QaJi5wcm94eWJyb2tlci52MS5SZXBvcnRPdXRjb21lc1Jlc3BvbnNlElAKCUxlYXZlUG9vbBIgLnByb3h5YnJva2VyLnYxLkxlYXZlUG9vbFJlcXVlc3QaIS5wcm94eWJyb2tlci52MS5MZWF2ZVBvb2xSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("Chtwcm94eWJyb2tlci92MS9icm9rZXIucHJvdG8SDnByb3h5YnJva2VyLnYxIsMDCgVQcm94eRIKCgJpZBgBIAEoCRILCgN1cmwYAiABKAkSDAoEdGllchgDIAEoCRIxCgZsYWJlbHMYBCADKAsyIS5wcm94eWJyb2tlci52MS5Qcm94eS5MYWJlbHNFbnRyeRINCgVzY29yZRgFIAEoARIpCgVzdGF0ZRgGIAEoDjIaLnByb3h5YnJva2VyLnYxLlByb3h5U3RhdGUSLwoMbGF0ZW5jeV9ld21hGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhUKDXN1Y2Nlc3NfY291bnQYCCABKAQSFQoNZmFpbHVyZV9jb3VudBgJIAEoBBIUCgxsYXN0X3VzZWRfYnkYCiABKAkSMgoObGFzdF91c2VkX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHF1YXJhbnRpbmVfdW50aWwYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEHF1YXJhbnRpbmVfY291bnQYDSABKA0aLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLEAQoHT3V0Y29tZRIpCgRraW5kGAEgASgOMhsucHJveHlicm9rZXIudjEuT3V0Y29tZUtpbmQSEwoLaHR0cF9zdGF0dXMYAiABKAUSKgoHbGF0ZW5jeRgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhINCgVieXRlcxgEIAEoAxIuCgtyZXRyeV9hZnRlchgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIOCgZkZXRhaWwYBiABKAki0wEKBUxlYXNlEhAKCGxlYXNlX2lkGAEgASgJEhUKDWZlbmNpbmdfdG9rZW4YAiABKAQSDAoEcG9vbBgDIAEoCRIOCgZkb21haW4YBCABKAkSJAoFcHJveHkYBSABKAsyFS5wcm94eWJyb2tlci52MS5Qcm94eRIvCgtleHBpcmVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLc2Vzc2lvbl9rZXkYByABKAkSFwoPc2Vzc2lvbl9yZWJvdW5kGAggASgIIpYDChNBY3F1aXJlTGVhc2VSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJd29ya2VyX2lkGAIgASgJEgwKBHBvb2wYAyABKAkSDgoGZG9tYWluGAQgASgJEhIKCnRhcmdldF91cmwYBSABKAkSEwoLc2Vzc2lvbl9rZXkYBiABKAkSJgoDdHRsGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEisKCG1heF93YWl0GAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEgwKBHRpZXIYCSABKAkSPwoGbGFiZWxzGAogAygLMi8ucHJveHlicm9rZXIudjEuQWNxdWlyZUxlYXNlUmVxdWVzdC5MYWJlbHNFbnRyeRIQCghwcm94eV9pZBgLIAEoCRIVCg1mYWxsYmFja19wb29sGAwgASgIEhUKDXlpZWxkc19sZWFzZXMYDSABKAgaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI8ChRBY3F1aXJlTGVhc2VSZXNwb25zZRIkCgVsZWFzZRgBIAEoCzIVLnByb3h5YnJva2VyLnYxLkxlYXNlIncKEVJlbmV3TGVhc2VSZXF1ZXN0EhAKCGxlYXNlX2lkGAEgASgJEhUKDWZlbmNpbmdfdG9rZW4YAiABKAQSJgoDdHRsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhEKCXdvcmtlcl9pZBgEIAEoCSJXChJSZW5ld0xlYXNlUmVzcG9uc2USEAoIbGVhc2VfaWQYASABKAkSLwoLZXhwaXJlX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpsBChNSZWxlYXNlTGVhc2VSZXF1ZXN0EhAKCGxlYXNlX2lkGAEgASgJEhUKDWZlbmNpbmdfdG9rZW4YAiABKAQSKAoHb3V0Y29tZRgDIAEoCzIXLnByb3h5YnJva2VyLnYxLk91dGNvbWUSMQoEbmV4dBgEIAEoCzIjLnByb3h5YnJva2VyLnYxLkFjcXVpcmVMZWFzZVJlcXVlc3QikAEKFFJlbGVhc2VMZWFzZVJlc3BvbnNlEhAKCGxlYXNlX2lkGAEgASgJEi8KB2dyYW50ZWQYAiABKAsyHC5wcm94eWJyb2tlci52MS5MZWFzZUdyYW50ZWRIABItCgZkZW5pZWQYAyABKAsyGy5wcm94eWJyb2tlci52MS5MZWFzZURlbmllZEgAQgYKBG5leHQi4AEKDExlYXNlUmVxdWVzdBI2CgdhY3F1aXJlGAEgASgLMiMucHJveHlicm9rZXIudjEuQWNxdWlyZUxlYXNlUmVxdWVzdEgAEjIKBXJlbmV3GAIgASgLMiEucHJveHlicm9rZXIudjEuUmVuZXdMZWFzZVJlcXVlc3RIABI2CgdyZWxlYXNlGAMgASgLMiMucHJveHlicm9rZXIudjEuUmVsZWFzZUxlYXNlUmVxdWVzdEgAEiQKBHBpbmcYBCABKAsyFC5wcm94eWJyb2tlci52MS5QaW5nSABCBgoEa2luZCKcAQoEUGluZxIRCgl3b3JrZXJfaWQYASABKAkSDAoEcG9vbBgCIAEoCRIuCgpoZWFyZF90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1mYWxsYmFja19wb29sGAQgASgIEiwKBWNsYWltGAUgASgLMh0ucHJveHlicm9rZXIudjEuRmFsbGJhY2tDbGFpbSJHCgRQb25nEigKBHRpbWUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDWNsYWltX3ZlcnNpb24YAiABKAQiWwoNRmFsbGJhY2tDbGFpbRIPCgd2ZXJzaW9uGAEgASgEEg8KB21lbWJlcnMYAiADKAkSKAoEa2V5cxgDIAMoCzIaLnByb3h5YnJva2VyLnYxLkNsYWltZWRLZXkibgoKQ2xhaW1lZEtleRIOCgZkb21haW4YASABKAkSEQoJc2hhcmVfa2V5GAIgASgJEg0KBXdob2xlGAMgASgIEi4KCnVudGlsX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqwCCg1MZWFzZVJlc3BvbnNlEi8KB2dyYW50ZWQYASABKAsyHC5wcm94eWJyb2tlci52MS5MZWFzZUdyYW50ZWRIABItCgZkZW5pZWQYAiABKAsyGy5wcm94eWJyb2tlci52MS5MZWFzZURlbmllZEgAEi8KB3JlbmV3ZWQYAyABKAsyHC5wcm94eWJyb2tlci52MS5MZWFzZVJlbmV3ZWRIABIxCghyZWxlYXNlZBgEIAEoCzIdLnByb3h5YnJva2VyLnYxLkxlYXNlUmVsZWFzZWRIABIpCgRsb3N0GAUgASgLMhkucHJveHlicm9rZXIudjEuTGVhc2VMb3N0SAASJAoEcG9uZxgGIAEoCzIULnByb3h5YnJva2VyLnYxLlBvbmdIAEIGCgRraW5kIkgKDExlYXNlR3JhbnRlZBISCgpyZXF1ZXN0X2lkGAEgASgJEiQKBWxlYXNlGAIgASgLMhUucHJveHlicm9rZXIudjEuTGVhc2UioAEKC0xlYXNlRGVuaWVkEhIKCnJlcXVlc3RfaWQYASABKAkSKgoGcmVhc29uGAIgASgOMhoucHJveHlicm9rZXIudjEuRGVueVJlYXNvbhIPCgdtZXNzYWdlGAMgASgJEi4KC3JldHJ5X2FmdGVyGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhAKCGxlYXNlX2lkGAUgASgJIlEKDExlYXNlUmVuZXdlZBIQCghsZWFzZV9pZBgBIAEoCRIvCgtleHBpcmVfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiiQEKDUxlYXNlUmVsZWFzZWQSEAoIbGVhc2VfaWQYASABKAkSLwoHZ3JhbnRlZBgCIAEoCzIcLnByb3h5YnJva2VyLnYxLkxlYXNlR3JhbnRlZEgAEi0KBmRlbmllZBgDIAEoCzIbLnByb3h5YnJva2VyLnYxLkxlYXNlRGVuaWVkSABCBgoEbmV4dCJJCglMZWFzZUxvc3QSEAoIbGVhc2VfaWQYASABKAkSKgoGcmVhc29uGAIgASgOMhoucHJveHlicm9rZXIudjEuTG9zdFJlYXNvbiL9AwoMRG9tYWluUG9saWN5Eg8KB3BhdHRlcm4YASABKAkSDQoFZ3JvdXAYAiABKAkSFwoPbWF4X2NvbmN1cnJlbmN5GAMgASgNEi8KDG1pbl9pbnRlcnZhbBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIuCgtkZWZhdWx0X3R0bBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIqCgdiYW5fdHRsGAYgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEioKBnBhY2luZxgHIAEoDjIaLnByb3h5YnJva2VyLnYxLlBhY2luZ01vZGUSKQoGaml0dGVyGAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEi8KDG1heF9pbnRlcnZhbBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIWCg5maXhlZF9pbnRlcnZhbBgKIAEoCBI6CgxleHBlY3RhdGlvbnMYCyABKAsyJC5wcm94eWJyb2tlci52MS5SZXNwb25zZUV4cGVjdGF0aW9ucxIXCg9pc29sYXRpb25fZ3JvdXAYDCABKAkSMgoPYWZmaW5pdHlfd2luZG93GA0gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uInYKFFJlc3BvbnNlRXhwZWN0YXRpb25zEhUKDWJsb2NrX21hcmtlcnMYASADKAkSGAoQcmVxdWlyZWRfbWFya2VycxgCIAMoCRIRCgltaW5fYnl0ZXMYAyABKA0SGgoSc2xvd19kb3duX3BhdHRlcm5zGAQgAygJIoICCgxEb21haW5QYWNpbmcSDgoGZG9tYWluGAEgASgJEhYKDnBvbGljeV9wYXR0ZXJuGAIgASgJEi8KDG1pbl9pbnRlcnZhbBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI1ChJlZmZlY3RpdmVfaW50ZXJ2YWwYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SMAoNbGVhcm5lZF9saW1pdBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIwCgxsZWFybmVkX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIq0BCgpXb3JrZXJJbmZvEhEKCXdvcmtlcl9pZBgBIAEoCRIyCg5sYXN0X3NlZW5fdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNZmFsbGJhY2tfcG9vbBgDIAEoCBIVCg15aWVsZHNfbGVhc2VzGAQgASgIEioKB2RvbWFpbnMYBSADKAsyGS5wcm94eWJyb2tlci52MS5Eb21haW5Vc2UieQoJRG9tYWluVXNlEg4KBmRvbWFpbhgBIAEoCRItCgpsaXN0ZWRfZm9yGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEi0KCmV4cGlyZXNfaW4YAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24ifwoWR2V0UG9vbFNuYXBzaG90UmVxdWVzdBIMCgRwb29sGAEgASgJEhEKCXdvcmtlcl9pZBgCIAEoCRIUCgx3b3JrZXJzX29ubHkYAyABKAgSLgoKbGlzdHNfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiMwoQTGVhdmVQb29sUmVxdWVzdBIMCgRwb29sGAEgASgJEhEKCXdvcmtlcl9pZBgCIAEoCSIhChFMZWF2ZVBvb2xSZXNwb25zZRIMCgRsZWZ0GAEgASgIIpMEChdHZXRQb29sU25hcHNob3RSZXNwb25zZRIMCgRwb29sGAEgASgJEiYKB3Byb3hpZXMYAiADKAsyFS5wcm94eWJyb2tlci52MS5Qcm94eRIwCgxsaXZlX3dvcmtlcnMYAyADKAsyGi5wcm94eWJyb2tlci52MS5Xb3JrZXJJbmZvEi4KCHBvbGljaWVzGAQgAygLMhwucHJveHlicm9rZXIudjEuRG9tYWluUG9saWN5EjEKDXNuYXBzaG90X3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKBnBhY2luZxgGIAMoCzIcLnByb3h5YnJva2VyLnYxLkRvbWFpblBhY2luZxIuCgtsb25nZXN0X3R0bBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIyCg9mYWxsYmFja193aW5kb3cYCCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SFgoOZG9tYWluc19saXN0ZWQYCSABKAgSFgoOcG9saWN5X3ZlcnNpb24YCiABKAkSNgoTd29ya2VyX2Fic2VudF9hZnRlchgLIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIzChByZXNlcnZlX2ludGVydmFsGAwgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIo8BCg9PYnNlcnZlZE91dGNvbWUSEAoIcHJveHlfaWQYASABKAkSDgoGZG9tYWluGAIgASgJEigKB291dGNvbWUYAyABKAsyFy5wcm94eWJyb2tlci52MS5PdXRjb21lEjAKDG9ic2VydmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiawoVUmVwb3J0T3V0Y29tZXNSZXF1ZXN0EgwKBHBvb2wYASABKAkSEQoJd29ya2VyX2lkGAIgASgJEjEKCG91dGNvbWVzGAMgAygLMh8ucHJveHlicm9rZXIudjEuT2JzZXJ2ZWRPdXRjb21lIikKFlJlcG9ydE91dGNvbWVzUmVzcG9uc2USDwoHYXBwbGllZBgBIAEoDSrXAQoLT3V0Y29tZUtpbmQSHAoYT1VUQ09NRV9LSU5EX1VOU1BFQ0lGSUVEEAASGAoUT1VUQ09NRV9LSU5EX1NVQ0NFU1MQARIdChlPVVRDT01FX0tJTkRfUkFURV9MSU1JVEVEEAISGAoUT1VUQ09NRV9LSU5EX0JMT0NLRUQQAxIcChhPVVRDT01FX0tJTkRfUFJPWFlfRVJST1IQBBIdChlPVVRDT01FX0tJTkRfVEFSR0VUX0VSUk9SEAUSGgoWT1VUQ09NRV9LSU5EX0FCQU5ET05FRBAGKpUBCgpQcm94eVN0YXRlEhsKF1BST1hZX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSUFJPWFlfU1RBVEVfQUNUSVZFEAESGwoXUFJPWFlfU1RBVEVfUVVBUkFOVElORUQQAhIbChdQUk9YWV9TVEFURV9CTEFDS0xJU1RFRBADEhgKFFBST1hZX1NUQVRFX0RJU0FCTEVEEAQqpwEKCkRlbnlSZWFzb24SGwoXREVOWV9SRUFTT05fVU5TUEVDSUZJRUQQABIiCh5ERU5ZX1JFQVNPTl9OT19QUk9YWV9BVkFJTEFCTEUQARIgChxERU5ZX1JFQVNPTl9JTlZBTElEX0FSR1VNRU5UEAISGwoXREVOWV9SRUFTT05fVU5BVkFJTEFCTEUQAxIZChVERU5ZX1JFQVNPTl9OT1RfRk9VTkQQBCplCgpQYWNpbmdNb2RlEhsKF1BBQ0lOR19NT0RFX1VOU1BFQ0lGSUVEEAASHQoZUEFDSU5HX01PREVfQUZURVJfUkVMRUFTRRABEhsKF1BBQ0lOR19NT0RFX0FGVEVSX0dSQU5UEAIqdgoKTG9zdFJlYXNvbhIbChdMT1NUX1JFQVNPTl9VTlNQRUNJRklFRBAAEhcKE0xPU1RfUkVBU09OX0VYUElSRUQQARIXChNMT1NUX1JFQVNPTl9SRVZPS0VEEAISGQoVTE9TVF9SRUFTT05fTk9UX0ZPVU5EEAMy+QQKC1Byb3h5QnJva2VyEkgKBUxlYXNlEhwucHJveHlicm9rZXIudjEuTGVhc2VSZXF1ZXN0Gh0ucHJveHlicm9rZXIudjEuTGVhc2VSZXNwb25zZSgBMAESWQoMQWNxdWlyZUxlYXNlEiMucHJveHlicm9rZXIudjEuQWNxdWlyZUxlYXNlUmVxdWVzdBokLnByb3h5YnJva2VyLnYxLkFjcXVpcmVMZWFzZVJlc3BvbnNlElMKClJlbmV3TGVhc2USIS5wcm94eWJyb2tlci52MS5SZW5ld0xlYXNlUmVxdWVzdBoiLnByb3h5YnJva2VyLnYxLlJlbmV3TGVhc2VSZXNwb25zZRJZCgxSZWxlYXNlTGVhc2USIy5wcm94eWJyb2tlci52MS5SZWxlYXNlTGVhc2VSZXF1ZXN0GiQucHJveHlicm9rZXIudjEuUmVsZWFzZUxlYXNlUmVzcG9uc2USYgoPR2V0UG9vbFNuYXBzaG90EiYucHJveHlicm9rZXIudjEuR2V0UG9vbFNuYXBzaG90UmVxdWVzdBonLnByb3h5YnJva2VyLnYxLkdldFBvb2xTbmFwc2hvdFJlc3BvbnNlEl8KDlJlcG9ydE91dGNvbWVzEiUucHJveHlicm9rZXIudjEuUmVwb3J0T3V0Y29tZXNSZXF1ZXN0GiYucHJveHlicm9rZXIudjEuUmVwb3J0T3V0Y29tZXNSZXNwb25zZRJQCglMZWF2ZVBvb2wSIC5wcm94eWJyb2tlci52MS5MZWF2ZVBvb2xSZXF1ZXN0GiEucHJveHlicm9rZXIudjEuTGVhdmVQb29sUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message proxybroker.v1.Proxy
@@ -477,6 +477,12 @@ export type LeaseRequest = Message<"proxybroker.v1.LeaseRequest"> & {
      */
     value: ReleaseLeaseRequest;
     case: "release";
+  } | {
+    /**
+     * @generated from field: proxybroker.v1.Ping ping = 4;
+     */
+    value: Ping;
+    case: "ping";
   } | { case: undefined; value?: undefined };
 };
 
@@ -486,6 +492,156 @@ export type LeaseRequest = Message<"proxybroker.v1.LeaseRequest"> & {
  */
 export const LeaseRequestSchema: GenMessage<LeaseRequest> = /*@__PURE__*/
   messageDesc(file_proxybroker_v1_broker, 9);
+
+/**
+ * A liveness ping on the Lease stream (docs/spec.md §7), answered at once with a `Pong` that
+ * needs no store. A client sends one every second or so: a connection that carries no answer
+ * for its silence bound counts as an outage (the broker or the network is gone), not as slowness.
+ *
+ * @generated from message proxybroker.v1.Ping
+ */
+export type Ping = Message<"proxybroker.v1.Ping"> & {
+  /**
+   * @generated from field: string worker_id = 1;
+   */
+  workerId: string;
+
+  /**
+   * @generated from field: string pool = 2;
+   */
+  pool: string;
+
+  /**
+   * The `Pong.time` of the latest pong this client received (unset: none yet). The broker counts
+   * the worker in contact up to that moment, never later: proof that its answers arrive (a
+   * worker whose requests arrive but whose answers are lost is silent all the same).
+   *
+   * @generated from field: google.protobuf.Timestamp heard_time = 3;
+   */
+  heardTime?: Timestamp | undefined;
+
+  /**
+   * This worker keeps a fallback pool: the broker records it (and its claim) in the pool.
+   *
+   * @generated from field: bool fallback_pool = 4;
+   */
+  fallbackPool: boolean;
+
+  /**
+   * What the worker may lease from its fallback pool, sent until a pong acknowledges it; the
+   * worker uses a claim only once acknowledged, and the broker reserves what its latest two
+   * claims name while the worker is silent.
+   *
+   * @generated from field: proxybroker.v1.FallbackClaim claim = 5;
+   */
+  claim?: FallbackClaim | undefined;
+};
+
+/**
+ * Describes the message proxybroker.v1.Ping.
+ * Use `create(PingSchema)` to create a new message.
+ */
+export const PingSchema: GenMessage<Ping> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_broker, 10);
+
+/**
+ * @generated from message proxybroker.v1.Pong
+ */
+export type Pong = Message<"proxybroker.v1.Pong"> & {
+  /**
+   * The broker's clock when it answered: the client echoes it as `Ping.heard_time`.
+   *
+   * @generated from field: google.protobuf.Timestamp time = 1;
+   */
+  time?: Timestamp | undefined;
+
+  /**
+   * The version of the claim the broker recorded with this ping (0: none carried, or not recorded).
+   *
+   * @generated from field: uint64 claim_version = 2;
+   */
+  claimVersion: bigint;
+};
+
+/**
+ * Describes the message proxybroker.v1.Pong.
+ * Use `create(PongSchema)` to create a new message.
+ */
+export const PongSchema: GenMessage<Pong> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_broker, 11);
+
+/**
+ * What a worker may lease from its fallback pool: per domain-key it is established for, every
+ * proxy (`whole`: no other worker is listed with its share key) or its rendezvous share over
+ * `members`. Empty `keys`: nothing (not yet known to the other workers).
+ *
+ * @generated from message proxybroker.v1.FallbackClaim
+ */
+export type FallbackClaim = Message<"proxybroker.v1.FallbackClaim"> & {
+  /**
+   * Increases with each new claim of the worker process (a new process starts above the last).
+   *
+   * @generated from field: uint64 version = 1;
+   */
+  version: bigint;
+
+  /**
+   * The live workers its rendezvous share is cut over (itself included).
+   *
+   * @generated from field: repeated string members = 2;
+   */
+  members: string[];
+
+  /**
+   * @generated from field: repeated proxybroker.v1.ClaimedKey keys = 3;
+   */
+  keys: ClaimedKey[];
+};
+
+/**
+ * Describes the message proxybroker.v1.FallbackClaim.
+ * Use `create(FallbackClaimSchema)` to create a new message.
+ */
+export const FallbackClaimSchema: GenMessage<FallbackClaim> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_broker, 12);
+
+/**
+ * @generated from message proxybroker.v1.ClaimedKey
+ */
+export type ClaimedKey = Message<"proxybroker.v1.ClaimedKey"> & {
+  /**
+   * The domain-key, and its share key (itself, or `#<isolation group>`).
+   *
+   * @generated from field: string domain = 1;
+   */
+  domain: string;
+
+  /**
+   * @generated from field: string share_key = 2;
+   */
+  shareKey: string;
+
+  /**
+   * Every proxy for it, else the rendezvous share.
+   *
+   * @generated from field: bool whole = 3;
+   */
+  whole: boolean;
+
+  /**
+   * The worker stops using it then (its listing ends).
+   *
+   * @generated from field: google.protobuf.Timestamp until_time = 4;
+   */
+  untilTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message proxybroker.v1.ClaimedKey.
+ * Use `create(ClaimedKeySchema)` to create a new message.
+ */
+export const ClaimedKeySchema: GenMessage<ClaimedKey> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_broker, 13);
 
 /**
  * @generated from message proxybroker.v1.LeaseResponse
@@ -524,6 +680,12 @@ export type LeaseResponse = Message<"proxybroker.v1.LeaseResponse"> & {
      */
     value: LeaseLost;
     case: "lost";
+  } | {
+    /**
+     * @generated from field: proxybroker.v1.Pong pong = 6;
+     */
+    value: Pong;
+    case: "pong";
   } | { case: undefined; value?: undefined };
 };
 
@@ -532,7 +694,7 @@ export type LeaseResponse = Message<"proxybroker.v1.LeaseResponse"> & {
  * Use `create(LeaseResponseSchema)` to create a new message.
  */
 export const LeaseResponseSchema: GenMessage<LeaseResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 10);
+  messageDesc(file_proxybroker_v1_broker, 14);
 
 /**
  * @generated from message proxybroker.v1.LeaseGranted
@@ -554,7 +716,7 @@ export type LeaseGranted = Message<"proxybroker.v1.LeaseGranted"> & {
  * Use `create(LeaseGrantedSchema)` to create a new message.
  */
 export const LeaseGrantedSchema: GenMessage<LeaseGranted> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 11);
+  messageDesc(file_proxybroker_v1_broker, 15);
 
 /**
  * @generated from message proxybroker.v1.LeaseDenied
@@ -596,7 +758,7 @@ export type LeaseDenied = Message<"proxybroker.v1.LeaseDenied"> & {
  * Use `create(LeaseDeniedSchema)` to create a new message.
  */
 export const LeaseDeniedSchema: GenMessage<LeaseDenied> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 12);
+  messageDesc(file_proxybroker_v1_broker, 16);
 
 /**
  * @generated from message proxybroker.v1.LeaseRenewed
@@ -618,7 +780,7 @@ export type LeaseRenewed = Message<"proxybroker.v1.LeaseRenewed"> & {
  * Use `create(LeaseRenewedSchema)` to create a new message.
  */
 export const LeaseRenewedSchema: GenMessage<LeaseRenewed> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 13);
+  messageDesc(file_proxybroker_v1_broker, 17);
 
 /**
  * @generated from message proxybroker.v1.LeaseReleased
@@ -654,9 +816,13 @@ export type LeaseReleased = Message<"proxybroker.v1.LeaseReleased"> & {
  * Use `create(LeaseReleasedSchema)` to create a new message.
  */
 export const LeaseReleasedSchema: GenMessage<LeaseReleased> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 14);
+  messageDesc(file_proxybroker_v1_broker, 18);
 
 /**
+ * The answer to a renew or release of a lease the caller no longer holds; also sent unasked, with
+ * REVOKED, on the stream that holds a lease whose pair was just reserved for a silent worker's
+ * fallback claim: the client stops using the proxy at once (docs/spec.md §7).
+ *
  * @generated from message proxybroker.v1.LeaseLost
  */
 export type LeaseLost = Message<"proxybroker.v1.LeaseLost"> & {
@@ -676,7 +842,7 @@ export type LeaseLost = Message<"proxybroker.v1.LeaseLost"> & {
  * Use `create(LeaseLostSchema)` to create a new message.
  */
 export const LeaseLostSchema: GenMessage<LeaseLost> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 15);
+  messageDesc(file_proxybroker_v1_broker, 19);
 
 /**
  * How the broker treats the hosts matching `pattern`.
@@ -781,7 +947,7 @@ export type DomainPolicy = Message<"proxybroker.v1.DomainPolicy"> & {
  * Use `create(DomainPolicySchema)` to create a new message.
  */
 export const DomainPolicySchema: GenMessage<DomainPolicy> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 16);
+  messageDesc(file_proxybroker_v1_broker, 20);
 
 /**
  * Response expectations of a domain policy. Texts match the body case-insensitively as
@@ -825,7 +991,7 @@ export type ResponseExpectations = Message<"proxybroker.v1.ResponseExpectations"
  * Use `create(ResponseExpectationsSchema)` to create a new message.
  */
 export const ResponseExpectationsSchema: GenMessage<ResponseExpectations> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 17);
+  messageDesc(file_proxybroker_v1_broker, 21);
 
 /**
  * The pacing a domain-key runs under now (adaptive pacing).
@@ -879,7 +1045,7 @@ export type DomainPacing = Message<"proxybroker.v1.DomainPacing"> & {
  * Use `create(DomainPacingSchema)` to create a new message.
  */
 export const DomainPacingSchema: GenMessage<DomainPacing> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 18);
+  messageDesc(file_proxybroker_v1_broker, 22);
 
 /**
  * @generated from message proxybroker.v1.WorkerInfo
@@ -927,7 +1093,7 @@ export type WorkerInfo = Message<"proxybroker.v1.WorkerInfo"> & {
  * Use `create(WorkerInfoSchema)` to create a new message.
  */
 export const WorkerInfoSchema: GenMessage<WorkerInfo> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 19);
+  messageDesc(file_proxybroker_v1_broker, 23);
 
 /**
  * A worker's use of a domain-key, as the broker recorded it.
@@ -960,7 +1126,7 @@ export type DomainUse = Message<"proxybroker.v1.DomainUse"> & {
  * Use `create(DomainUseSchema)` to create a new message.
  */
 export const DomainUseSchema: GenMessage<DomainUse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 20);
+  messageDesc(file_proxybroker_v1_broker, 24);
 
 /**
  * @generated from message proxybroker.v1.GetPoolSnapshotRequest
@@ -1001,7 +1167,7 @@ export type GetPoolSnapshotRequest = Message<"proxybroker.v1.GetPoolSnapshotRequ
  * Use `create(GetPoolSnapshotRequestSchema)` to create a new message.
  */
 export const GetPoolSnapshotRequestSchema: GenMessage<GetPoolSnapshotRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 21);
+  messageDesc(file_proxybroker_v1_broker, 25);
 
 /**
  * @generated from message proxybroker.v1.LeavePoolRequest
@@ -1025,7 +1191,7 @@ export type LeavePoolRequest = Message<"proxybroker.v1.LeavePoolRequest"> & {
  * Use `create(LeavePoolRequestSchema)` to create a new message.
  */
 export const LeavePoolRequestSchema: GenMessage<LeavePoolRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 22);
+  messageDesc(file_proxybroker_v1_broker, 26);
 
 /**
  * @generated from message proxybroker.v1.LeavePoolResponse
@@ -1044,7 +1210,7 @@ export type LeavePoolResponse = Message<"proxybroker.v1.LeavePoolResponse"> & {
  * Use `create(LeavePoolResponseSchema)` to create a new message.
  */
 export const LeavePoolResponseSchema: GenMessage<LeavePoolResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 23);
+  messageDesc(file_proxybroker_v1_broker, 27);
 
 /**
  * @generated from message proxybroker.v1.GetPoolSnapshotResponse
@@ -1116,6 +1282,20 @@ export type GetPoolSnapshotResponse = Message<"proxybroker.v1.GetPoolSnapshotRes
    * @generated from field: string policy_version = 10;
    */
   policyVersion: string;
+
+  /**
+   * A worker whose pongs stopped is counted silent this long after the last pong it echoed
+   * (WORKER_ABSENT_AFTER_MS), and its claim is reserved within `reserve_interval` more; with the
+   * silence bound of the other workers this tells a silent worker when its claim is its alone.
+   *
+   * @generated from field: google.protobuf.Duration worker_absent_after = 11;
+   */
+  workerAbsentAfter?: Duration | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Duration reserve_interval = 12;
+   */
+  reserveInterval?: Duration | undefined;
 };
 
 /**
@@ -1123,7 +1303,7 @@ export type GetPoolSnapshotResponse = Message<"proxybroker.v1.GetPoolSnapshotRes
  * Use `create(GetPoolSnapshotResponseSchema)` to create a new message.
  */
 export const GetPoolSnapshotResponseSchema: GenMessage<GetPoolSnapshotResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 24);
+  messageDesc(file_proxybroker_v1_broker, 28);
 
 /**
  * @generated from message proxybroker.v1.ObservedOutcome
@@ -1157,7 +1337,7 @@ export type ObservedOutcome = Message<"proxybroker.v1.ObservedOutcome"> & {
  * Use `create(ObservedOutcomeSchema)` to create a new message.
  */
 export const ObservedOutcomeSchema: GenMessage<ObservedOutcome> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 25);
+  messageDesc(file_proxybroker_v1_broker, 29);
 
 /**
  * @generated from message proxybroker.v1.ReportOutcomesRequest
@@ -1184,7 +1364,7 @@ export type ReportOutcomesRequest = Message<"proxybroker.v1.ReportOutcomesReques
  * Use `create(ReportOutcomesRequestSchema)` to create a new message.
  */
 export const ReportOutcomesRequestSchema: GenMessage<ReportOutcomesRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 26);
+  messageDesc(file_proxybroker_v1_broker, 30);
 
 /**
  * @generated from message proxybroker.v1.ReportOutcomesResponse
@@ -1203,7 +1383,7 @@ export type ReportOutcomesResponse = Message<"proxybroker.v1.ReportOutcomesRespo
  * Use `create(ReportOutcomesResponseSchema)` to create a new message.
  */
 export const ReportOutcomesResponseSchema: GenMessage<ReportOutcomesResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_broker, 27);
+  messageDesc(file_proxybroker_v1_broker, 31);
 
 /**
  * How a use of a proxy went; drives scores, bans, cool-downs and quarantine.
@@ -1389,7 +1569,7 @@ export enum LostReason {
   EXPIRED = 1,
 
   /**
-   * The lease is held under another fencing token.
+   * The lease is held under another fencing token, or its pair was reserved for another worker.
    *
    * @generated from enum value: LOST_REASON_REVOKED = 2;
    */
