@@ -1,5 +1,5 @@
 import type { ScoringConfig } from "@proxybroker/sdk/model";
-import { DEFAULT_SCORING } from "@proxybroker/sdk/model";
+import { BROKER_DEFAULTS, DEFAULT_SCORING } from "@proxybroker/sdk/model";
 import { LOG_LEVELS, logLevel } from "./log-level.js";
 import { parseShardCounts, ShardMap, type ShardCounts } from "../store/sharded/shard-map.js";
 
@@ -46,8 +46,9 @@ export interface Settings {
   /** WORKER_ACTIVE_WINDOW_MS — a worker is live if it acquired within this window (§4). */
   readonly workerActiveWindowMs: number;
   /**
-   * WORKER_ABSENT_AFTER_MS — a worker not heard from for this long may be in fallback: its share is
-   * reserved for it (§7). Workers (the SDK) wait longer than this before a silent fallback.
+   * WORKER_ABSENT_AFTER_MS — a worker whose last echoed pong is this old may be in fallback: its
+   * claim is reserved for it (§7). Snapshots tell workers, which serve their claims only once it
+   * surely was (and others' leases on it ended).
    */
   readonly workerAbsentAfterMs: number;
   /** FALLBACK_WINDOW_MS — how long after its last contact a silent worker's share stays reserved. */
@@ -200,7 +201,7 @@ export function loadSettings(env: Env = process.env): Settings {
     sessionTtlMs: num(env, "SESSION_TTL_MS", 600_000, { min: 1, max: MS_DAY * 30 }),
     banTtlMs: num(env, "BAN_TTL_MS", 3_600_000, { min: 1, max: MS_DAY * 30 }),
     workerActiveWindowMs: num(env, "WORKER_ACTIVE_WINDOW_MS", 60_000, { min: 1, max: MS_DAY }),
-    workerAbsentAfterMs: num(env, "WORKER_ABSENT_AFTER_MS", 8_000, { min: 100, max: MS_DAY }),
+    workerAbsentAfterMs: num(env, "WORKER_ABSENT_AFTER_MS", BROKER_DEFAULTS.workerAbsentAfterMs, { min: 1_000, max: MS_DAY }),
     fallbackWindowMs: num(env, "FALLBACK_WINDOW_MS", 600_000, { min: 1_000, max: MS_DAY }),
     proxiesFile: str(env, "PROXIES_FILE", ""),
     proxiesPool: str(env, "PROXIES_POOL", "default"),

@@ -156,6 +156,8 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
         fallbackWindow,
         pacing,
         domainsListed: true,
+        workerAbsentAfter: durationOf(ctx.workerAbsentAfterMs),
+        reserveInterval: durationOf(ctx.reserveIntervalMs),
       };
       // workers only: what a fallback share and its pacing need, without the proxies and policies,
       // but with the store's policy version (a set through any replica counts; read once a second)

@@ -3,6 +3,7 @@ import type { PolicyDefaults } from "@proxybroker/sdk/model";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 import type { HealthPass } from "../health/pass.js";
 import type { DomainUseCache } from "../lease/domain-use-cache.js";
+import type { HeldLeases } from "../lease/held-leases.js";
 import type { LeaseEngine } from "../lease/lease-engine.js";
 import type { BrokerCounts } from "../observe/counts.js";
 import type { GrantHub } from "../observe/grant-hub.js";
@@ -26,6 +27,10 @@ export interface BrokerContext {
   /** What unset policy fields mean. */
   readonly policyDefaults: PolicyDefaults;
   readonly workerActiveWindowMs: number;
+  /** A worker not heard this long counts as silent (WORKER_ABSENT_AFTER_MS) … */
+  readonly workerAbsentAfterMs: number;
+  /** … and its claim is reserved within this much more (how often reservations are brought up to date). */
+  readonly reserveIntervalMs: number;
   /** How long a silent worker's share stays reserved (the most a worker serves from fallback), and a domain-key use listed. */
   readonly fallbackWindowMs: number;
   /** The domain-keys workers used lately (pool snapshots list them). */
@@ -49,4 +54,6 @@ export interface BrokerContext {
   readonly isDraining: () => boolean;
   /** The open Lease streams, for the shutdown sequence. */
   readonly streams: Set<StreamHandle>;
+  /** The leases held through those streams, to revoke those a silent worker's reservation takes (held-leases.ts). */
+  readonly held: HeldLeases;
 }

@@ -9,6 +9,8 @@ import type { BrokerContext, StreamHandle } from "./context.js";
 import { BrokerError } from "./errors.js";
 import type { LeaseCalls } from "./lease-calls.js";
 import { callerName } from "../security/auth.js";
+import type { Decision } from "../lease/lease-engine.js";
+import { answerPing } from "./ping.js";
 
 type Call = ServerDuplexStream<LeaseRequest, LeaseResponse>;
 type Body = LeaseResponse["kind"];
@@ -55,6 +57,23 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
         }
       }
     };
+    /** Tell this stream that lease `leaseId` was revoked (see HeldLeases). */
+    const tell = (leaseId: string) => () => send({ case: "lost", value: lostToWire(leaseId, "REVOKED") });
+    /** A grant on this stream: held through it, by `workerId`. */
+    const held = (d: Decision, workerId: string): Decision => {
+      if (d.kind !== "granted") return d;
+      const l = d.lease;
+      ctx.held.hold(l.leaseId, {
+        pool: l.pool,
+        proxyId: l.proxy.id,
+        domainKey: l.domainKey,
+        workerId,
+        fencingToken: l.fencingToken,
+        expireAt: l.expireAt,
+        tell: tell(l.leaseId),
+      });
+      return d;
+    };
     const finishIfDone = () => {
       if (halfClosed && pending === 0 && !call.destroyed && call.writable) call.end();
     };
@@ -89,14 +108,20 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
       switch (m.case) {
         case "acquire": {
           const requestId = m.value.requestId;
-          run("acquire", m.value.pool, { requestId }, async () => decisionToWire(requestId, await calls.acquire(m.value, opts)));
+          run("acquire", m.value.pool, { requestId }, async () =>
+            decisionToWire(requestId, held(await calls.acquire(m.value, opts), m.value.workerId)),
+          );
           return;
         }
         case "renew": {
           const leaseId = m.value.leaseId;
           run("renew", "", { leaseId }, async () => {
             const r = await calls.renew(m.value, opts);
-            if (r.kind === "lost") return { case: "lost", value: lostToWire(leaseId, r.reason) };
+            if (r.kind === "lost") {
+              ctx.held.drop(leaseId);
+              return { case: "lost", value: lostToWire(leaseId, r.reason) };
+            }
+            ctx.held.renewed(leaseId, r.expireAt, tell(leaseId));
             return { case: "renewed", value: create(LeaseRenewedSchema, { leaseId, expireTime: timestampOf(r.expireAt) }) };
           });
           return;
@@ -105,6 +130,8 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
           const leaseId = m.value.leaseId;
           run("release", "", { leaseId }, async () => {
             const r = await calls.release(m.value, opts);
+            ctx.held.drop(leaseId);
+            if (r.next !== undefined && r.next.kind !== "refused") held(r.next, m.value.next?.workerId ?? "");
             const next = r.next === undefined ? undefined : nextToWire(r.nextRequestId, r.next);
             // lost, then the next lease's own answer (correlated by its request_id)
             if (r.kind === "lost") {
@@ -115,8 +142,20 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
           });
           return;
         }
+        case "ping": {
+          // answered even beyond the in-flight limit and while draining: the broker is there
+          pending++;
+          answerPing(ctx, m.value)
+            .then((pong) => send({ case: "pong", value: pong }))
+            .catch(() => undefined)
+            .finally(() => {
+              pending--;
+              finishIfDone();
+            });
+          return;
+        }
         case undefined:
-          send(denied(new BrokerError(status.INVALID_ARGUMENT, "LeaseRequest has none of acquire, renew, release"), {}));
+          send(denied(new BrokerError(status.INVALID_ARGUMENT, "LeaseRequest has none of acquire, renew, release, ping"), {}));
           return;
       }
     });

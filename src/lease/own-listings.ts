@@ -7,8 +7,8 @@
  * acquires and listed; if its own lists then made it *established* for the key, the two would
  * both use the key in fallback, one on every proxy. So a worker's lists name it with a
  * domain-key only once every other worker still listed with a domain-key of the same share key
- * surely saw that use: its first time is at or before the bound `soleDomains`
- * (src/lease/sole-domains.ts) applies to that other worker — `VIEW_LAG_MS` before its last contact,
+ * surely saw that use: its first time is at or before the bound (src/lease/list-lags.ts) that
+ * applies to that other worker — `VIEW_LAG_MS` before its last contact,
  * or `LIST_LAG_MS` before the latest list it said it holds, whichever is later. The others'
  * lists name the newcomer at once, as before.
  *
@@ -17,19 +17,18 @@
  * named the newcomer N with the key. At the first of them, N's use was surely in X's latest list,
  * and X's later lists show it while N may use the key: X does not claim the key alone. An X cut
  * off before it saw N's use keeps N's own lists from naming the key for as long as X is listed
- * with it — N never becomes established beside it — and X's reservation keeps the key from N in
- * the broker meanwhile. The cost: N can use the key in fallback about a membership period or two
+ * with it — N never becomes established beside it — and X's reservation (its claim names the key
+ * whole) keeps the key from N in the broker meanwhile. The cost: N can use the key in fallback about a membership period or two
  * later, and not at all while such an X is listed.
  *
  * Per share key (shareKeyOf, sdk/src/model/isolation.ts), not per domain-key: a worker alone on
  * `#G` with one key of isolation group G uses every proxy for it, and a newcomer on another key
  * of G must not become established beside it either. Under each policy set the other worker's
- * fallback pool may hold (`POLICY_LAG_MS`), as the reservations count it.
+ * fallback pool may hold (`POLICY_LAG_MS`).
  */
 import { shareKeyOf } from "@proxybroker/sdk/model";
 import type { DomainUse, PolicySet, WorkerSeen } from "@proxybroker/sdk/model";
-import { POLICY_LAG_MS } from "./reservations.js";
-import { LIST_LAG_MS, VIEW_LAG_MS } from "./sole-domains.js";
+import { LIST_LAG_MS, POLICY_LAG_MS, VIEW_LAG_MS } from "./list-lags.js";
 
 /** A use first recorded at or before this time is surely in the latest list `w` holds. */
 function surelySeenBy(w: WorkerSeen): number {

@@ -1,24 +1,21 @@
 /**
- * Reservations of fallback shares (docs/spec.md §7). A worker that stopped answering may be leasing
- * the proxies of its rendezvous share from its local fallback pool; as long as that is possible,
- * the broker grants those proxies to that worker alone. A worker counts as silent when it was seen
- * within `fallbackWindowMs` but not within `absentAfterMs`, or not since this broker started (a
- * restarted broker cannot know who worked in fallback meanwhile). Seeing it again (an acquire, a
- * snapshot or membership refresh) lifts its reservations `LIFT_AFTER_MS` later, not at once: the
- * worker hands its fallback leases and pacing over to the broker first (its first contact is the
- * probe that precedes that hand-over). The share is computed as the worker computed it: over the
- * ACTIVE proxies and the workers live at its last contact.
- *
- * Isolation groups (G8): workers' fallback pools cut their shares per share key — a domain-key,
- * or `#<group>` for every key of an isolation group (shareKeyOf, sdk/src/model/isolation.ts) — and so are
- * the reservations: a scope entry or a whole reservation of a grouped key is written as
- * `#<group>`, which the store reads as every domain-key of that group. A silent worker sole on
- * `#G` may be on any proxy for a key of G; one that shares `#G` may be on the proxies of its share
- * for one: others get neither, for no key of G.
+ * Reservations of silent workers' fallback claims (docs/spec.md §7). A worker that keeps a
+ * fallback pool tells the broker, in its pings, what it may lease from that pool while the broker
+ * is unreachable — its claim (sdk/src/model/fallback-claim.ts) — and uses a claim only once a pong
+ * acknowledged it; the store keeps its latest two. A worker counts as silent when the latest pong
+ * it echoed (`WorkerSeen.heardAt`: proof that the broker's answers reached it) is older than
+ * `absentAfterMs`, or from before this broker started or its store was last unreachable (it may
+ * have fallen back meanwhile). For a silent worker the broker reserves exactly the pairs its two
+ * claims name, read with the rule the worker itself applies (`claimedPairs`): the domain-keys it
+ * may use with every proxy, whole; its rendezvous share for the domain-keys it may use it for. A
+ * worker whose claims name nothing (not yet known to the others, or established for no
+ * domain-key) has nothing reserved. Heard again, its reservations stay `LIFT_AFTER_MS` more: it
+ * hands its fallback leases and pacing over to the broker first. The reservation ends with the
+ * claim's keys, and at the latest `fallbackWindowMs` after the worker was last heard (it stops
+ * serving from fallback before that).
  */
-import { shareOf } from "@proxybroker/sdk/model";
-import type { DomainPolicySpec, DomainUse, WorkerSeen } from "@proxybroker/sdk/model";
-import { soleDomains, VIEW_LAG_MS } from "./sole-domains.js";
+import { claimedPairs, claimsAnything } from "@proxybroker/sdk/model";
+import type { DomainUse, FallbackClaim, Reservations as ReservationMap, WorkerSeen } from "@proxybroker/sdk/model";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 
 export interface ReservationOptions {
@@ -26,29 +23,17 @@ export interface ReservationOptions {
   /** The pools to watch (the ones this broker served). */
   readonly pools: () => readonly string[];
   readonly clock: () => number;
-  /** A worker not seen for this long may be in fallback. */
+  /** A worker not heard (its echoed pong) for this long may be in fallback (WORKER_ABSENT_AFTER_MS). */
   readonly absentAfterMs: number;
-  /** How long after its last contact a silent worker's share stays reserved. */
+  /** How long after it was last heard a silent worker's claim stays reserved. */
   readonly fallbackWindowMs: number;
-  /** The "live workers" window of the snapshot (the rendezvous set workers shard over). */
-  readonly liveWindowMs: number;
   /** How often the reservations are brought up to date. */
   readonly intervalMs: number;
-  /** The domain-keys workers used lately (engine.domainUses); none: no domain-key is reserved whole. */
+  /** The domain-keys workers used lately: kept to be put back when the store loses its state. */
   readonly domainUses?: (pool: string) => Promise<readonly DomainUse[]>;
-  /** How long a worker's use of a domain-key is listed after its last use. */
-  readonly domainUseMs?: number;
-  /**
-   * G8: the share key of a domain-key under a pool's policies — the SDK's `shareKeyOf`
-   * (shareKeyOf, sdk/src/model/isolation.ts), the mapping the workers' fallback pools use. With it, the
-   * domain-keys are reserved by share key, under each policy set a silent worker's fallback pool
-   * may hold (`POLICY_LAG_MS`). Absent: by domain-key (no isolation group is kept apart in
-   * fallback).
-   */
-  readonly shareKey?: (policies: readonly DomainPolicySpec[], domainKey: string) => string;
   readonly onError?: (err: unknown) => void;
-  /** The reservations of a pool were written (when the silent workers changed, or recomputed). */
-  readonly onReserved?: (pool: string, reserved: ReservedSummary) => void;
+  /** The reservations of a pool were written (when the silent workers or their claims changed, or recomputed). */
+  readonly onReserved?: (pool: string, summary: ReservedSummary, reserved: ReservationMap) => void;
 }
 
 /** What a write of a pool's reservations reserved, per silent worker. */
@@ -65,16 +50,8 @@ export interface ReservedSummary {
 const PAGE = 1_000;
 /** Shares are recomputed at least this often even when the silent workers stay the same. */
 const RECOMPUTE_MS = 30_000;
-/** A silent worker seen again keeps its reservations this long after the broker noticed. */
+/** A silent worker heard again keeps its reservations this long after the broker noticed. */
 export const LIFT_AFTER_MS = 3_000;
-/**
- * How much older than a worker's last contact the policies of its fallback pool may be: it
- * fetches the whole snapshot again as soon as a membership list (at most 30 s apart) shows
- * another policy version. A silent worker's share is reserved under every policy set that was
- * current since its last contact minus this: a worker cut off right after a change still cuts
- * its shares by the set before it.
- */
-export const POLICY_LAG_MS = VIEW_LAG_MS;
 
 export class Reservations {
   private readonly startedAt: number;
@@ -82,11 +59,11 @@ export class Reservations {
   private outageAt = 0;
   private timer: NodeJS.Timeout | undefined;
   private running = false;
-  /** Per pool: the silent workers the current reservations were computed for, and when. */
+  /** Per pool: what the current reservations were computed from, and when. */
   private readonly last = new Map<string, { key: string; at: number }>();
   /** Per pool: workers that were silent, by when they were noticed back (their reservations stay a while). */
   private readonly back = new Map<string, Map<string, { readonly seen: WorkerSeen; readonly at: number }>>();
-  /** Per pool: the workers the last update saw (what `lost` puts back). */
+  /** Per pool: the workers the last update saw, with their claims (what `lost` puts back). */
   private readonly lastSeen = new Map<string, readonly WorkerSeen[]>();
   /** Per pool: the domain-key uses the last update saw (what `lost` puts back too). */
   private readonly lastUses = new Map<string, readonly DomainUse[]>();
@@ -126,7 +103,7 @@ export class Reservations {
 
   /**
    * The store was unreachable just now: workers may have gone to their fallback pools, and the
-   * store could not record who did. Like after a restart of this broker, every worker not seen
+   * store could not record who did. Like after a restart of this broker, every worker not heard
    * since then counts as silent.
    */
   storeDown(): void {
@@ -134,11 +111,11 @@ export class Reservations {
   }
 
   /**
-   * The store lost the pool's state, and with it its record of the workers and the reservations
-   * (a Redis wiped or restarted without its data). A worker leasing from its fallback pool right
-   * then is silent, and nothing in the store says so any more: this broker puts back the workers
-   * it saw (with their times, so the silent stay silent, for every replica), and writes the
-   * reservations again at once.
+   * The store lost the pool's state (a Redis wiped or restarted without its data), and with it its
+   * record of the workers, their claims and the reservations. A worker leasing from its fallback
+   * pool right then is silent, and nothing in the store says so any more: this broker puts back
+   * the workers it saw (with their times and claims, so the silent stay silent, for every
+   * replica), and writes the reservations again at once.
    */
   async lost(pool: string): Promise<void> {
     this.last.delete(pool);
@@ -158,24 +135,29 @@ export class Reservations {
     return holders.size > 1 || !holders.has(workerId);
   }
 
-  /** A worker seen since then is not silent (a renewal keeps it so, see `RenewParams.liveSince`). */
+  /** A worker heard (or, for renewals, seen) since then is not silent. */
   liveSince(now: number = this.opts.clock()): number {
     return Math.max(now - this.opts.absentAfterMs, this.startedAt, this.outageAt);
   }
 
   /**
-   * The silent workers of a pool among those seen within the fallback window — only those that
-   * keep a fallback pool (they fetched a snapshot): a worker without one is not leasing anywhere
-   * while it is silent.
+   * The silent workers among `seen` at `now`: those that keep a fallback pool, claim something,
+   * were not heard since `liveSince` and were heard (or seen) within the fallback window.
    */
   silent(seen: readonly WorkerSeen[], now: number): WorkerSeen[] {
     const since = this.liveSince(now);
-    return seen.filter((w) => w.lastSeenAt < since && w.fallbackPoolAt > 0);
+    return seen.filter(
+      (w) =>
+        w.fallbackPoolAt > 0 &&
+        (w.heardAt ?? 0) < since &&
+        (w.heardAt ?? w.lastSeenAt) >= now - this.opts.fallbackWindowMs &&
+        (w.claims ?? []).some((c) => claimsAnything(c, now)),
+    );
   }
 
   /**
-   * The workers whose shares stay reserved: the silent ones, and those seen again less than
-   * `LIFT_AFTER_MS` ago (as of their last silent contact, so the share is the one they used).
+   * The workers whose claims stay reserved: the silent ones, and those heard again less than
+   * `LIFT_AFTER_MS` ago (with the claims they had while silent).
    */
   private reservedFor(pool: string, seen: readonly WorkerSeen[], now: number): WorkerSeen[] {
     const silent = this.silent(seen, now);
@@ -195,121 +177,80 @@ export class Reservations {
   private async update(pool: string): Promise<void> {
     const { store } = this.opts;
     const now = this.opts.clock();
-    const seen = await store.liveWorkers(pool, now - this.opts.fallbackWindowMs);
+    const seen = await store.liveWorkers(pool, now - this.opts.fallbackWindowMs, { claims: true });
     this.lastSeen.set(pool, seen);
-    const uses = this.opts.domainUses === undefined ? [] : await this.opts.domainUses(pool);
-    this.lastUses.set(pool, uses);
-    const silent = this.reservedFor(pool, seen, now);
-    const at = { windowMs: this.opts.domainUseMs ?? 0, now };
-    // the uses by share key, once per policy set a silent worker may hold
-    const keyings = silent.length === 0 ? [] : await this.byShareKey(pool, uses);
-    // per silent worker: the share keys reserved whole for it, and those its share is reserved
-    // for (the ones it may use it for in fallback: those it is listed with), under each policy
-    // set its fallback pool may hold
-    const plans = silent.map((w) => {
-      const held = keyings.filter((k) => k.currentUntil >= w.lastSeenAt - POLICY_LAG_MS).map((k) => k.uses);
-      return {
-        w,
-        whole: union(held.map((k) => soleDomains(w, k, at))),
-        scope: this.opts.domainUses === undefined ? undefined : union(held.map((k) => scopeOf(w.workerId, k, at))),
-      };
-    });
-    // written again when any of it changed (a use recorded since is in the next read of the uses)
-    const key = plans.length === 0 ? "" : JSON.stringify(plans.map((p) => [p.w.workerId, p.w.lastSeenAt, p.whole, p.scope ?? null]));
+    if (this.opts.domainUses !== undefined) this.lastUses.set(pool, await this.opts.domainUses(pool));
+    const holders = this.reservedFor(pool, seen, now).map((w) => ({ workerId: w.workerId, claims: liveClaims(w.claims ?? [], now) }));
+    // written again when what it is computed from changed (a key's end, a new claim), and every RECOMPUTE_MS
+    const key = JSON.stringify(holders.map((h) => [h.workerId, h.claims.map((c) => [c.version, c.keys.map((k) => k.domainKey)])]));
     const last = this.last.get(pool);
-    if (last !== undefined && last.key === key && (key === "" || now - last.at < RECOMPUTE_MS)) return;
-    const proxies: Record<string, string> = {};
-    const domains: Record<string, string> = {};
-    const scopes: Record<string, string[]> = {};
-    if (plans.length > 0) {
-      const ids = await activeProxies(store, pool);
-      for (const { w, whole, scope } of plans) {
-        const members = seen.filter((x) => x.lastSeenAt >= w.lastSeenAt - this.opts.liveWindowMs).map((x) => x.workerId);
-        for (const id of shareOf(ids, members, w.workerId)) proxies[id] = w.workerId;
-        for (const dk of whole) domains[dk] = w.workerId;
-        if (scope !== undefined) scopes[w.workerId] = scope;
-      }
-    }
-    await store.reserve(pool, { proxies, domains, scopes });
-    this.holders.set(pool, new Set([...Object.values(proxies), ...Object.values(domains)]));
+    if (last !== undefined && last.key === key && (holders.length === 0 || now - last.at < RECOMPUTE_MS)) return;
+    const reserved = holders.length === 0 ? NOTHING : reserve(holders, await proxyIds(store, pool), now);
+    await store.reserve(pool, reserved);
+    this.holders.set(pool, new Set([...Object.values(reserved.proxies), ...Object.values(reserved.domains)]));
     this.last.set(pool, { key, at: now });
-    this.opts.onReserved?.(pool, summarize(silent, { proxies, domains, scopes }));
+    this.opts.onReserved?.(pool, summarize(holders, reserved), reserved);
   }
+}
 
-  /**
-   * `uses` with each domain-key replaced by its share key, once per distinct mapping among the
-   * pool's current policy set and the replaced sets the store keeps, each with the time until
-   * which its set was current (the latest, when two map alike). Without `shareKey`, `uses` as
-   * they are.
-   */
-  private async byShareKey(pool: string, uses: readonly DomainUse[]): Promise<Keying[]> {
-    const shareKey = this.opts.shareKey;
-    if (shareKey === undefined || uses.length === 0) return [{ currentUntil: Number.POSITIVE_INFINITY, uses }];
-    const set = await this.opts.store.listPolicies(pool);
-    const sets = [
-      { until: Number.POSITIVE_INFINITY, policies: set.policies },
-      ...set.history.map((h) => ({ until: h.retiredAt, policies: h.policies })),
-    ];
-    const out = new Map<string, Keying>();
-    for (const { until, policies } of sets) {
-      const keys = new Map<string, string>();
-      const keyed = uses.map((u) => {
-        let key = keys.get(u.domainKey);
-        if (key === undefined) {
-          key = shareKey(policies, u.domainKey);
-          keys.set(u.domainKey, key);
-        }
-        return key === u.domainKey ? u : { ...u, domainKey: key };
-      });
-      const mapping = JSON.stringify([...keys]);
-      const same = out.get(mapping);
-      if (same === undefined || same.currentUntil < until) out.set(mapping, { currentUntil: until, uses: keyed });
+const NOTHING: ReservationMap = { proxies: {}, domains: {}, scopes: {} };
+
+/** The claims that still name something at `now`, each with only its live keys. */
+function liveClaims(claims: readonly FallbackClaim[], now: number): FallbackClaim[] {
+  return claims.map((c) => ({ ...c, keys: c.keys.filter((k) => k.untilMs > now) })).filter((c) => c.keys.length > 0);
+}
+
+/**
+ * What the claims of the holders reserve, read with `claimedPairs` — the rule their fallback pools
+ * apply: the keys named whole (the domain-key and its share key: `#<group>` reads as every key of
+ * the group), and the share for the keys named with it (the worker's scope).
+ */
+function reserve(
+  holders: readonly { workerId: string; claims: readonly FallbackClaim[] }[],
+  ids: readonly string[],
+  now: number,
+): ReservationMap {
+  const proxies: Record<string, string> = {};
+  const domains: Record<string, string> = {};
+  const scopes: Record<string, string[]> = {};
+  for (const { workerId, claims } of holders) {
+    const scope = new Set<string>();
+    for (const claim of claims) {
+      const pairs = claimedPairs(claim, workerId, ids, now);
+      for (const k of pairs.whole) {
+        domains[k.domainKey] = workerId;
+        domains[k.shareKey] = workerId;
+      }
+      for (const k of pairs.shared) scope.add(k.domainKey).add(k.shareKey);
+      for (const id of pairs.share) proxies[id] = workerId;
     }
-    return [...out.values()];
+    scopes[workerId] = [...scope].sort();
   }
+  return { proxies, domains, scopes };
 }
 
-/** The domain-uses keyed by share key under one policy set, current until `currentUntil` (epoch ms). */
-interface Keying {
-  readonly currentUntil: number;
-  readonly uses: readonly DomainUse[];
-}
-
-/** The distinct keys of `lists`, sorted. */
-function union(lists: readonly (readonly string[])[]): string[] {
-  return [...new Set(lists.flat())].sort();
-}
-
-function summarize(
-  silent: readonly WorkerSeen[],
-  r: { readonly proxies: Record<string, string>; readonly domains: Record<string, string>; readonly scopes: Record<string, string[]> },
-): ReservedSummary {
+function summarize(holders: readonly { workerId: string }[], r: ReservationMap): ReservedSummary {
   const proxies = Object.values(r.proxies);
   const domains = Object.entries(r.domains);
   return {
-    workers: silent.map((w) => ({
-      workerId: w.workerId,
-      proxies: proxies.filter((x) => x === w.workerId).length,
-      ...(r.scopes[w.workerId] === undefined ? {} : { scope: r.scopes[w.workerId] }),
-      whole: domains.filter(([, x]) => x === w.workerId).map(([k]) => k),
+    workers: holders.map(({ workerId }) => ({
+      workerId,
+      proxies: proxies.filter((x) => x === workerId).length,
+      ...(r.scopes?.[workerId] === undefined ? {} : { scope: r.scopes[workerId] }),
+      whole: domains.filter(([, x]) => x === workerId).map(([k]) => k),
     })),
   };
 }
 
 /**
- * The (share) keys `workerId` is listed with at `now`: the only ones it leases for in fallback
- * (by share key: other workers stay off its share for every key of a group it is listed with).
+ * The ids of the pool's proxies, whatever their state: a worker's snapshot may hold as ACTIVE a
+ * proxy quarantined since, and it comes back by itself (reserving it costs nobody anything).
  */
-function scopeOf(workerId: string, uses: readonly DomainUse[], at: { readonly windowMs: number; readonly now: number }): string[] {
-  return uses.filter((u) => u.workerId === workerId && u.lastUsedAt + at.windowMs > at.now).map((u) => u.domainKey);
-}
-
-/** The ids of the pool's ACTIVE proxies. */
-async function activeProxies(store: LeaseStore, pool: string): Promise<string[]> {
+async function proxyIds(store: LeaseStore, pool: string): Promise<string[]> {
   const ids: string[] = [];
   for (let after = ""; ; ) {
     const page = await store.listProxies(pool, { size: PAGE, after });
-    for (const p of page.proxies) if (p.state === "ACTIVE") ids.push(p.id);
+    for (const p of page.proxies) ids.push(p.id);
     if (page.next === "") return ids;
     after = page.next;
   }

@@ -12,8 +12,8 @@ import { HealthImplementation } from "grpc-health-check";
 import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { addService } from "@proxybroker/sdk/wire";
-import { shareKeyOf } from "@proxybroker/sdk/model";
-import type { PolicyDefaults } from "@proxybroker/sdk/model";
+import { BROKER_DEFAULTS, shareKeyOf } from "@proxybroker/sdk/model";
+import type { PolicyDefaults, Reservations as ReservationMap } from "@proxybroker/sdk/model";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 import type { Settings } from "../config/settings.js";
 import { adminHandlers } from "../grpc/admin-service.js";
@@ -25,6 +25,7 @@ import { DomainUseCache } from "../lease/domain-use-cache.js";
 import { LeaseEngine } from "../lease/lease-engine.js";
 import type { StateLoss } from "../lease/policy-cache.js";
 import { Reservations } from "../lease/reservations.js";
+import { HeldLeases } from "../lease/held-leases.js";
 import type { StreamHandle } from "../grpc/context.js";
 import { BrokerMetrics } from "../observe/metrics.js";
 import { countProxies } from "../observe/proxy-counts.js";
@@ -94,8 +95,8 @@ export function domainListingMs(fallbackWindowMs: number): number {
   return Math.max(fallbackWindowMs, MIN_DOMAIN_LISTING_MS);
 }
 
-/** How often the reservations of silent workers' fallback shares are brought up to date. */
-const RESERVATIONS_MS = 1000;
+/** How often the reservations of silent workers' fallback claims are brought up to date. */
+const RESERVATIONS_MS = BROKER_DEFAULTS.reserveIntervalMs;
 
 /**
  * The gRPC server: ProxyBroker, ProxyAdmin, grpc.health.v1.Health and server reflection on one
@@ -112,6 +113,8 @@ export class BrokerServer {
   };
   private draining = false;
   private readonly streams = new Set<StreamHandle>();
+  /** The leases held through this broker's Lease streams (revoked when a silent worker's claim takes their pair). */
+  private readonly held: HeldLeases;
   private readonly health = new HealthImplementation(Object.fromEntries(SERVICES.map((s) => [s, "SERVING"])));
   private readonly engine: LeaseEngine;
   private readonly defaults: PolicyDefaults;
@@ -131,6 +134,7 @@ export class BrokerServer {
     private readonly admin: { readonly server: grpc.Server; readonly port: number } | undefined,
   ) {
     const s = opts.settings;
+    this.held = new HeldLeases(opts.clock ?? Date.now);
     this.defaults = {
       maxConcurrency: 1,
       minIntervalMs: 0,
@@ -172,20 +176,20 @@ export class BrokerServer {
     this.reservations = new Reservations({
       store: opts.store,
       domainUses: (pool) => this.domainUses.of(pool),
-      domainUseMs: domainListingMs(s.fallbackWindowMs),
-      // fallback shares of an isolation group's keys are cut per group, as the SDK cuts them
-      shareKey: shareKeyOf,
       pools: () => this.engine.pools(),
       clock: opts.clock ?? Date.now,
       absentAfterMs: s.workerAbsentAfterMs,
       fallbackWindowMs: s.fallbackWindowMs,
-      liveWindowMs: s.workerActiveWindowMs,
       intervalMs: RESERVATIONS_MS,
-      onReserved: (pool, r) =>
+      onReserved: (pool, r, reserved) => {
         opts.logger?.info(
           { pool, workers: r.workers },
           r.workers.length === 0 ? `pool ${pool}: no reservations` : `pool ${pool}: reserved for ${r.workers.length} silent worker(s)`,
-        ),
+        );
+        void this.revokeReserved(pool, reserved).catch((err: unknown) =>
+          opts.logger?.warn(`revoking leases on the reservations of pool ${pool} failed: ${String(err)}`),
+        );
+      },
     });
     this.status = statusSource({
       store: opts.store,
@@ -269,6 +273,34 @@ export class BrokerServer {
     return broker;
   }
 
+  /**
+   * Take back from their holders the leases held through this broker's streams on pairs now
+   * reserved for another (silent) worker: the holder is told at once (LeaseLost REVOKED) and stops
+   * using the proxy, and the lease is released here, so the pair is paced from now and free for
+   * the silent worker's hand-over (docs/spec.md §7).
+   */
+  private async revokeReserved(pool: string, reserved: ReservationMap): Promise<void> {
+    if (this.held.size === 0) return;
+    const { policies } = await this.engine.policySet(pool);
+    const taken = this.held.takeReserved(pool, reserved, (domainKey) => shareKeyOf(policies, domainKey));
+    for (const { leaseId, lease } of taken) {
+      lease.tell();
+      await this.engine
+        .release({
+          leaseId,
+          fencingToken: lease.fencingToken,
+          outcome: { kind: "ABANDONED", httpStatus: 0, latencyMs: 0, retryAfterMs: 0 },
+        })
+        .catch(() => undefined);
+    }
+    if (taken.length > 0) {
+      this.opts.logger?.info(
+        { pool, leases: taken.map(({ lease }) => ({ worker: lease.workerId, proxy: lease.proxyId, domain: lease.domainKey })) },
+        `pool ${pool}: revoked ${taken.length} lease(s) on pairs reserved for silent workers`,
+      );
+    }
+  }
+
   private register(): void {
     const s = this.opts.settings;
     const ctx: BrokerContext = {
@@ -283,6 +315,8 @@ export class BrokerServer {
       },
       policyDefaults: this.defaults,
       workerActiveWindowMs: s.workerActiveWindowMs,
+      workerAbsentAfterMs: s.workerAbsentAfterMs,
+      reserveIntervalMs: RESERVATIONS_MS,
       fallbackWindowMs: s.fallbackWindowMs,
       domainUses: this.domainUses,
       clock: this.opts.clock ?? Date.now,
@@ -294,6 +328,7 @@ export class BrokerServer {
       ...(this.opts.healthPass === undefined ? {} : { healthPass: this.opts.healthPass }),
       isDraining: () => this.draining,
       streams: this.streams,
+      held: this.held,
     };
     addService(this.server, ProxyBroker, brokerHandlers(ctx));
     addService(this.admin?.server ?? this.server, ProxyAdmin, adminHandlers(ctx));

@@ -56,7 +56,7 @@ export const TEST_SETTINGS: BrokerServerSettings = {
   maxWaitingPerDomain: 10_000,
   maxWaiting: 50_000,
   reportOutcomesPerMinute: 20_000,
-  workerAbsentAfterMs: 8_000,
+  workerAbsentAfterMs: 3_000,
   fallbackWindowMs: 600_000,
   scoring: DEFAULT_SCORING,
 };

@@ -7,6 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { AcquireLeaseRequestSchema, LeaseRequestSchema, OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import type { PingSchema } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { LeaseResponse, ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { ClientOf } from "@proxybroker/sdk/wire";
 import { answerKey } from "../../sdk/src/client/lease-channel.js";
@@ -27,7 +28,7 @@ export class StreamClient {
     this.call.on("data", (res: LeaseResponse) => {
       const a = res.kind;
       this.received.push(a);
-      const key = answerKey(a);
+      const key = a.case === "pong" ? "pong" : answerKey(a);
       const q = this.waiting.get(key);
       const fn = q?.shift();
       if (q?.length === 0) this.waiting.delete(key);
@@ -57,6 +58,13 @@ export class StreamClient {
     });
     const p = this.expect(`req:${requestId}`);
     this.call.write(create(LeaseRequestSchema, { kind: { case: "acquire", value: acquire } }));
+    return p;
+  }
+
+  /** Send a ping; resolves with the next pong (pongs carry no id: in order of arrival). */
+  ping(value: MessageInitShape<typeof PingSchema>): Promise<Answer> {
+    const p = this.expect("pong");
+    this.call.write(create(LeaseRequestSchema, { kind: { case: "ping", value } }));
     return p;
   }
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as grpc from "@grpc/grpc-js";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { DescMessage } from "@bufbuild/protobuf";
-import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { durationFromMs, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Redis } from "ioredis";
 import {
   AcquireLeaseRequestSchema,
@@ -33,6 +33,7 @@ import { startRedisServer } from "../../support/redis-server.js";
 import type { RedisServer } from "../../support/redis-server.js";
 import { seededRandom } from "../../support/fake-clock.js";
 import { mutatedFrame, randomBytes, randomMessage } from "../../support/fuzz.js";
+import { StreamClient } from "../../support/stream-client.js";
 
 const PREFIX = "hostile";
 const PROXIES = 20;
@@ -483,14 +484,56 @@ describe("hostile input (broker process on Redis)", () => {
     await stillServing();
   });
 
+  it("pings with invented worker ids and malformed or maximal claims: each answered with a pong, a malformed claim never acknowledged, the claims kept bounded", {
+    timeout: 60_000,
+  }, async () => {
+    const stream = new StreamClient(createClient(ProxyBroker, client));
+    const r = seededRandom(0x91);
+    const until = timestampFromMs(Date.now() + 600_000);
+    const keys = Array.from({ length: 64 }, (_, i) => ({
+      domain: `k${i}.example`,
+      shareKey: `k${i}.example`,
+      whole: i % 2 === 0,
+      untilTime: until,
+    }));
+    const malformed = [
+      { version: 0n, members: ["m"], keys: [] },
+      { version: 1n, members: ["m"], keys: Array.from({ length: 65 }, () => keys[0]!) },
+      { version: 2n, members: ["with space"], keys: [] },
+      { version: 3n, members: ["m"], keys: [{ domain: "k.example", shareKey: "#BAD GROUP", whole: true, untilTime: until }] },
+      { version: 4n, members: ["m"], keys: [{ domain: "k.example", shareKey: "k.example", whole: true }] },
+      { version: 2n ** 60n, members: ["m"], keys: [] },
+    ];
+    let malformedAcknowledged = 0;
+    for (const [i, claim] of malformed.entries()) {
+      const a = await stream.ping({ workerId: `bad-${i}`, pool: "default", fallbackPool: true, claim });
+      expect(a.case).toBe("pong");
+      if (a.case === "pong" && a.value.claimVersion !== 0n) malformedAcknowledged++;
+    }
+    expect(malformedAcknowledged).toBe(0);
+    // 12,000 invented workers, each with a maximal claim: more than a pool keeps (MAX_WORKERS_PER_POOL)
+    const answers: Promise<unknown>[] = [];
+    for (let i = 0; i < 12_000; i++) {
+      const claim = { version: BigInt(i + 1), members: [`inv-${i}`, `inv-${Math.floor(r() * 1e6)}`], keys };
+      answers.push(stream.ping({ workerId: `inv-${i}`, pool: "default", fallbackPool: true, claim }));
+      if (answers.length >= 500) await Promise.all(answers.splice(0));
+    }
+    const last = await Promise.all(answers);
+    expect(last.every((a) => (a as { case: string }).case === "pong")).toBe(true);
+    expect(await db.hlen(`${PREFIX}:{default}:wc`)).toBeLessThanOrEqual(10_000);
+    expect(await db.zcard(`${PREFIX}:{default}:wh`)).toBeLessThanOrEqual(10_000);
+    stream.cancel();
+    await stillServing();
+  });
+
   it("after the floods every key they left in Redis runs out by itself", { timeout: 30_000 }, async () => {
     const keys = await db.keys(`${PREFIX}:*`);
     const persistent: string[] = [];
     for (const k of keys) if ((await db.pttl(k)) === -1) persistent.push(k);
     // only the pool itself stays: its proxies, indexes, meta and policies (admin data), the workers
-    // seen (bounded) and the reservations (one hash, replaced every second)
+    // seen, heard and their claims (bounded) and the reservations (one hash, replaced every second)
     const pool = `${PREFIX}:{default}:`;
-    const allowed = /^(p:10\.77\.0\.\d+:3128|all|idx|m|ws|wf|pol|polh|ad|rsv)$/;
+    const allowed = /^(p:10\.77\.0\.\d+:3128|all|idx|m|ws|wf|wh|wc|pol|polh|ad|rsv)$/;
     expect(persistent.filter((k) => !k.startsWith(pool) || !allowed.test(k.slice(pool.length)))).toEqual([]);
   });
   it("random, structured-random and mutated frames to every admin method (after the key check: admin calls may add proxies and policies): a clear status each time", {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, type LeaseStore } from "@proxybroker/sdk/engine";
 import { DEFAULT_SCORING, shareOf } from "@proxybroker/sdk/model";
-import type { DomainUse } from "@proxybroker/sdk/model";
+import type { FallbackClaim, Reservations as ReservationMap } from "@proxybroker/sdk/model";
 import { LIFT_AFTER_MS, Reservations } from "../../../src/lease/reservations.js";
 import { fakeClock } from "../../support/fake-clock.js";
 import { createRedisClient, RedisStore } from "../../../src/store/redis/index.js";
@@ -10,25 +10,39 @@ import type { FakeClock } from "../../support/fake-clock.js";
 import { acq } from "../../sdk/engine/conformance/harness.js";
 
 const PROXIES = Array.from({ length: 12 }, (_, i) => `10.8.0.${i + 1}:3128`);
-const ABSENT_MS = 8_000;
+const ABSENT_MS = 3_000;
+const SHOP = "shop.example.com";
 
-function acquire(workerId: string, proxyId = "") {
-  return acq({ workerId, proxyId });
+function acquire(workerId: string, proxyId = "", domainKey = SHOP) {
+  return acq({ workerId, proxyId, domainKey });
 }
 
 const redis = redisForFile();
 
-/** A broker's reservations (as if it started now) on `store`; `uses`: the domain-keys workers used. */
-function reservationsOn(store: LeaseStore, clock: FakeClock, uses?: (pool: string) => Promise<readonly DomainUse[]>): Reservations {
+/** A claim of `keys` (each served from the share, or `whole`), over `members`, until an hour from `now`. */
+function claim(version: number, members: readonly string[], keys: Record<string, "share" | "whole">, now: number): FallbackClaim {
+  return {
+    version,
+    members: [...members].sort(),
+    keys: Object.entries(keys).map(([domainKey, how]) => ({
+      domainKey,
+      shareKey: domainKey,
+      whole: how === "whole",
+      untilMs: now + 3_600_000,
+    })),
+  };
+}
+
+/** A broker's reservations (as if it started now) on `store`; every write is kept in `written`. */
+function reservationsOn(store: LeaseStore, clock: FakeClock, written: ReservationMap[] = []): Reservations {
   return new Reservations({
     store,
     pools: () => ["default"],
     clock: () => clock.now(),
     absentAfterMs: ABSENT_MS,
     fallbackWindowMs: 600_000,
-    liveWindowMs: 60_000,
-    intervalMs: 1_000,
-    ...(uses === undefined ? {} : { domainUses: uses, domainUseMs: 60_000 }),
+    intervalMs: 500,
+    onReserved: (_pool, _summary, reserved) => written.push(reserved),
   });
 }
 
@@ -40,134 +54,159 @@ async function setup() {
     "default",
     PROXIES.map((id) => ({ id, url: `http://${id}`, tier: "", labels: {} })),
   );
-  return { clock, store, reservations: reservationsOn(store, clock) };
+  const written: ReservationMap[] = [];
+  return { clock, store, written, reservations: reservationsOn(store, clock, written) };
 }
 
-describe("Reservations", () => {
-  it("reserve a silent worker's share for it, keep it a while after it is back, then lift it", async () => {
+/** The proxies `workerId` is granted for `domainKey`, one acquire after another (each lease kept). */
+async function grantedTo(store: LeaseStore, workerId: string, domainKey = SHOP): Promise<string[]> {
+  const got: string[] = [];
+  for (let i = 0; i < PROXIES.length; i++) {
+    const r = await store.acquire(acquire(workerId, "", domainKey));
+    if (r.kind === "granted") got.push(r.lease.proxy.id);
+  }
+  return got.sort();
+}
+
+describe("Reservations of silent workers' claims", () => {
+  it("reserve what a silent worker's claim names, keep it a while after the worker is heard again, then lift it", async () => {
     const { clock, store, reservations } = await setup();
-    clock.advance(10); // both workers are seen after the broker started
-    await store.touchWorker("default", "a");
-    await store.touchWorker("default", "b");
+    clock.advance(10); // both workers are heard after the broker started
+    await store.hearWorker("default", "a", { heardAt: clock.now(), claim: claim(1, ["a", "b"], { [SHOP]: "share" }, clock.now()) });
+    await store.hearWorker("default", "b", { heardAt: clock.now() });
     const shareOfA = shareOf(PROXIES, ["a", "b"], "a");
     expect(shareOfA.length).toBeGreaterThan(1);
     const [ownId, otherId] = shareOfA as [string, string];
 
-    // b keeps acquiring; a goes silent
-    clock.advance(ABSENT_MS + 1);
-    await store.touchWorker("default", "b");
+    // heard within WORKER_ABSENT_AFTER_MS: nothing reserved
+    clock.advance(ABSENT_MS - 1);
     await reservations.tick();
-    const got = new Set<string>();
-    for (let i = 0; i < PROXIES.length; i++) {
-      const r = await store.acquire(acquire("b"));
-      if (r.kind === "granted") got.add(r.lease.proxy.id);
-    }
-    // b got every proxy but a's share
-    expect([...got].sort()).toEqual(PROXIES.filter((p) => !shareOfA.includes(p)).sort());
+    expect((await store.acquire(acquire("b", otherId))).kind).toBe("granted");
+
+    // b goes on; a's last echoed pong gets older than WORKER_ABSENT_AFTER_MS
+    clock.advance(2);
+    await store.hearWorker("default", "b", { heardAt: clock.now() });
+    await reservations.tick();
+    // b gets every other proxy, and none of a's share (the one it held is no longer renewed: see revocations)
+    const got = await grantedTo(store, "b");
+    expect(got).toEqual(PROXIES.filter((p) => !shareOfA.includes(p)).sort());
+    // only for what the claim names: another domain-key is not kept from b
+    expect(await grantedTo(store, "b", "other.example")).toEqual([...PROXIES].sort());
     // a, back, gets its own (the hand-over of its fallback leases)
     expect((await store.acquire(acquire("a", ownId))).kind).toBe("granted");
 
-    // a was seen again: its share stays reserved for LIFT_AFTER_MS after the broker noticed
+    // a is heard again: its claim stays reserved LIFT_AFTER_MS after the broker noticed
+    await store.hearWorker("default", "a", { heardAt: clock.now() });
     await reservations.tick();
-    expect((await store.acquire(acquire("b", otherId))).kind).toBe("denied");
+    expect((await store.acquire(acquire("b", shareOfA[2] ?? otherId))).kind).toBe("denied");
     clock.advance(LIFT_AFTER_MS - 1);
-    await store.touchWorker("default", "a");
+    await store.hearWorker("default", "a", { heardAt: clock.now() });
     await reservations.tick();
-    expect((await store.acquire(acquire("b", otherId))).kind).toBe("denied");
+    expect((await store.acquire(acquire("b", shareOfA[2] ?? otherId))).kind).toBe("denied");
     clock.advance(2);
-    await store.touchWorker("default", "a");
+    await store.hearWorker("default", "a", { heardAt: clock.now() });
     await reservations.tick();
-    for (const id of shareOfA.slice(1)) expect((await store.acquire(acquire("b", id))).kind).toBe("granted");
+    // (b still holds otherId, granted before a fell silent; a holds ownId)
+    for (const id of shareOfA.filter((p) => p !== ownId && p !== otherId))
+      expect((await store.acquire(acquire("b", id))).kind, id).toBe("granted");
   });
 
-  it("reserve a silent worker's share only for the domain-keys it is listed with", async () => {
-    const { clock, store } = await setup();
-    const reservations = reservationsOn(store, clock, (pool) => store.domainUses(pool, clock.now() - 60_000));
+  it("a worker whose requests arrive but whose answers do not is silent all the same: only the echoed pong counts", async () => {
+    const { clock, store, reservations } = await setup();
     clock.advance(10);
-    // a and b both lease for shop.example.com (so neither is alone on it); b also for other.example
-    for (const w of ["a", "b"])
-      expect((await store.acquire(acq({ workerId: w, fallbackPool: true, domainUseMs: 60_000 }))).kind).toBe("granted");
-    await store.touchWorker("default", "a");
+    const heard = clock.now();
+    await store.hearWorker("default", "a", { heardAt: heard, claim: claim(1, ["a", "b"], { [SHOP]: "whole" }, clock.now()) });
+    // its pings keep arriving, echoing the last pong it received: no later than `heard`
+    for (let i = 0; i < 6; i++) {
+      clock.advance(1_000);
+      await store.hearWorker("default", "a", { heardAt: heard });
+      await store.touchWorker("default", "a"); // and its snapshot requests too
+    }
+    await reservations.tick();
+    expect(await grantedTo(store, "b")).toEqual([]);
+  });
+
+  it("reserve nothing for a worker whose claim names nothing (not yet known to the others), nor for one that claims nothing", async () => {
+    const { clock, store, written, reservations } = await setup();
+    clock.advance(10);
+    await store.hearWorker("default", "young", { heardAt: clock.now(), claim: claim(1, ["young", "b"], {}, clock.now()) });
+    await store.hearWorker("default", "never-claimed", { heardAt: clock.now() });
+    await store.touchWorker("default", "lister"); // a snapshot request alone says nothing of a claim
+    clock.advance(ABSENT_MS + 1);
+    await store.hearWorker("default", "b", { heardAt: clock.now() });
+    await reservations.tick();
+    expect(written.at(-1) ?? { proxies: {}, domains: {} }).toMatchObject({ proxies: {}, domains: {} });
+    expect(await grantedTo(store, "b")).toEqual([...PROXIES].sort());
+  });
+
+  it("reserve both claims a silent worker may be using: the latest it sent, and the one before", async () => {
+    const { clock, store, reservations } = await setup();
+    clock.advance(10);
+    // claim 1 acknowledged: the share of "first.example"; claim 2 sent, perhaps never acknowledged
+    await store.hearWorker("default", "a", {
+      heardAt: clock.now(),
+      claim: claim(1, ["a", "b"], { "first.example": "share" }, clock.now()),
+    });
+    await store.hearWorker("default", "a", {
+      heardAt: clock.now(),
+      claim: claim(2, ["a", "b", "c"], { "second.example": "whole" }, clock.now()),
+    });
+    clock.advance(ABSENT_MS + 1);
+    await reservations.tick();
     const shareOfA = shareOf(PROXIES, ["a", "b"], "a");
-    clock.advance(ABSENT_MS + 1);
-    await store.touchWorker("default", "b");
-    await reservations.tick();
-    const grantedTo = async (domainKey: string) => {
-      const got: string[] = [];
-      for (let i = 0; i < PROXIES.length; i++) {
-        const r = await store.acquire(acq({ workerId: "b", domainKey, fallbackPool: true, domainUseMs: 60_000 }));
-        if (r.kind === "granted") got.push(r.lease.proxy.id);
-      }
-      return got.sort();
-    };
-    const shop = await grantedTo("shop.example.com");
-    for (const id of shareOfA) expect(shop).not.toContain(id);
-    // other.example: a may not use it in fallback, so nothing of it is reserved for a
-    expect(await grantedTo("other.example")).toEqual([...PROXIES].sort());
+    expect(await grantedTo(store, "b", "first.example")).toEqual(PROXIES.filter((p) => !shareOfA.includes(p)).sort());
+    expect(await grantedTo(store, "b", "second.example")).toEqual([]);
   });
 
-  it("write the reservations again when a silent worker's listed domain-keys change, not only when the silent workers do", async () => {
-    const { clock, store } = await setup();
-    let uses: DomainUse[] = [];
-    const reservations = reservationsOn(store, clock, async () => uses);
+  it("a claim's key ends with its listing: then it is no longer reserved", async () => {
+    const { clock, store, reservations } = await setup();
     clock.advance(10);
-    await store.touchWorker("default", "a");
-    await store.touchWorker("default", "b");
+    const c: FallbackClaim = {
+      version: 1,
+      members: ["a"],
+      keys: [{ domainKey: SHOP, shareKey: SHOP, whole: true, untilMs: clock.now() + ABSENT_MS + 5_000 }],
+    };
+    await store.hearWorker("default", "a", { heardAt: clock.now(), claim: c });
     clock.advance(ABSENT_MS + 1);
-    await store.touchWorker("default", "b");
-    // a is silent, but the read of the uses did not show its domain-key yet: nothing of it reserved
     await reservations.tick();
-    expect((await store.acquire(acq({ workerId: "b", domainKey: "late.example", proxyId: PROXIES[0]! }))).kind).toBe("granted");
-    // the next read shows it (alone on it): reserved whole at the next pass, not 30 s later
-    uses = [{ workerId: "a", domainKey: "late.example", firstUsedAt: clock.now() - 20_000, lastUsedAt: clock.now() - ABSENT_MS }];
-    clock.advance(1_000);
+    expect((await store.acquire(acquire("b"))).kind).toBe("denied");
+    clock.advance(5_000);
     await reservations.tick();
-    expect((await store.acquire(acq({ workerId: "b", domainKey: "late.example", proxyId: PROXIES[1]! }))).kind).toBe("denied");
+    expect((await store.acquire(acquire("b"))).kind).toBe("granted");
   });
 
-  it("count every worker seen before a restarted broker started as silent", async () => {
+  it("count every worker heard before a restarted broker started as silent", async () => {
     const { clock, store } = await setup();
-    await store.touchWorker("default", "a");
+    await store.hearWorker("default", "a", { heardAt: clock.now(), claim: claim(1, ["a"], { [SHOP]: "share" }, clock.now()) });
     clock.advance(1_000);
     const restarted = reservationsOn(store, clock);
-    const seen = await store.liveWorkers("default", 0);
+    const seen = await store.liveWorkers("default", 0, { claims: true });
     expect(restarted.silent(seen, clock.now()).map((w) => w.workerId)).toEqual(["a"]);
     await restarted.tick();
     const r = await store.acquire(acquire("b"));
     expect(r.kind).toBe("denied"); // a alone was live: its share is the whole pool
   });
 
-  it("reserve nothing for a worker that left (LeavePool), while one that vanished keeps its share", async () => {
+  it("reserve nothing for a worker that left (LeavePool), while one that vanished keeps its claim", async () => {
     const { clock, store, reservations } = await setup();
     clock.advance(10);
-    await store.touchWorker("default", "left");
-    await store.touchWorker("default", "vanished");
-    await store.touchWorker("default", "stays");
-    const shareOfLeft = shareOf(PROXIES, ["left", "stays", "vanished"], "left");
-    const shareOfVanished = shareOf(PROXIES, ["left", "stays", "vanished"], "vanished");
-    expect(shareOfLeft.length).toBeGreaterThan(0);
-    expect(shareOfVanished.length).toBeGreaterThan(0);
+    const members = ["left", "stays", "vanished"];
+    for (const w of ["left", "vanished"])
+      await store.hearWorker("default", w, { heardAt: clock.now(), claim: claim(1, members, { [SHOP]: "share" }, clock.now()) });
+    await store.hearWorker("default", "stays", { heardAt: clock.now() });
+    const shareOfLeft = shareOf(PROXIES, members, "left");
+    const shareOfVanished = shareOf(PROXIES, members, "vanished");
     expect(await store.forgetWorker("default", "left")).toBe(true);
     clock.advance(ABSENT_MS + 1);
-    await store.touchWorker("default", "stays");
+    await store.hearWorker("default", "stays", { heardAt: clock.now() });
     await reservations.tick();
-    const got = new Set<string>();
-    for (let i = 0; i < PROXIES.length; i++) {
-      const r = await store.acquire(acquire("stays"));
-      if (r.kind === "granted") got.add(r.lease.proxy.id);
-    }
-    // everything but the vanished worker's share, over the workers still live (a superset of the
-    // share it computed while three were: rendezvous shares only grow when a member goes)
-    const reserved = shareOf(PROXIES, ["stays", "vanished"], "vanished");
-    for (const id of shareOfVanished) expect(reserved).toContain(id);
-    expect([...got].sort()).toEqual(PROXIES.filter((p) => !reserved.includes(p)).sort());
-    // and some of what was the leaving worker's share went to the one that stays
-    expect(shareOfLeft.some((id) => got.has(id))).toBe(true);
+    expect(await grantedTo(store, "stays")).toEqual(PROXIES.filter((p) => !shareOfVanished.includes(p)).sort());
+    expect(shareOfLeft.length).toBeGreaterThan(0);
   });
 });
 
 describe("Reservations after the store lost its state", () => {
-  it("put back the workers seen before a wipe: a silent worker's share stays reserved, for every replica, until it is back", async () => {
+  it("put back the workers and claims seen before a wipe: a silent worker's claim stays reserved, for every replica, until it is back", async () => {
     const clock = fakeClock();
     const store = new RedisStore({ client: createRedisClient({ url: redis.url() }), scoring: DEFAULT_SCORING, clock: () => clock.now() });
     const specs = PROXIES.map((id) => ({ id, url: `http://${id}`, tier: "", labels: {} }));
@@ -175,18 +214,18 @@ describe("Reservations after the store lost its state", () => {
       await store.addProxies("default", specs);
       const reservations = reservationsOn(store, clock);
       clock.advance(10);
-      await store.touchWorker("default", "a"); // a keeps a fallback pool
-      await store.touchWorker("default", "b");
+      await store.hearWorker("default", "a", { heardAt: clock.now(), claim: claim(5, ["a", "b"], { [SHOP]: "share" }, clock.now()) });
+      await store.hearWorker("default", "b", { heardAt: clock.now() });
       const shareOfA = shareOf(PROXIES, ["a", "b"], "a");
       // a goes silent (it may be leasing from its fallback pool); b goes on
       clock.advance(ABSENT_MS + 1);
-      await store.touchWorker("default", "b");
+      await store.hearWorker("default", "b", { heardAt: clock.now() });
       await reservations.tick();
       expect((await store.acquire(acquire("b", shareOfA[0]))).kind).toBe("denied");
-      // the store loses everything: the workers, their fallback marks, the reservations
+      // the store loses everything: the workers, their claims, the reservations
       await redis.admin().flushall();
       await store.addProxies("default", specs);
-      await store.touchWorker("default", "b");
+      await store.hearWorker("default", "b", { heardAt: clock.now() });
       await reservations.lost("default");
       for (const id of shareOfA) expect((await store.acquire(acquire("b", id))).kind, id).toBe("denied");
       expect(
@@ -199,22 +238,21 @@ describe("Reservations after the store lost its state", () => {
           )
         ).kind,
       ).toBe("granted");
-      // and stays so while a is silent, however long past the loss (up to the fallback window),
-      // also for a replica that started after the loss and never saw a itself
+      // and stays so while a is silent, also for a replica that started after the loss
       clock.advance(LIFT_AFTER_MS * 3);
-      await store.touchWorker("default", "b");
+      await store.hearWorker("default", "b", { heardAt: clock.now() });
       await reservations.tick();
       for (const id of shareOfA) expect((await store.acquire(acquire("b", id))).kind, id).toBe("denied");
       const replica = reservationsOn(store, clock);
       await replica.tick();
       for (const id of shareOfA) expect((await store.acquire(acquire("b", id))).kind, id).toBe("denied");
-      // a is back: the store sees it again, and its share is lifted LIFT_AFTER_MS after that
-      await store.touchWorker("default", "a");
+      // a is heard again: its claim is lifted LIFT_AFTER_MS after that
+      await store.hearWorker("default", "a", { heardAt: clock.now() });
       await reservations.tick();
       clock.advance(LIFT_AFTER_MS + 1);
-      await store.touchWorker("default", "a");
+      await store.hearWorker("default", "a", { heardAt: clock.now() });
       await reservations.tick();
-      for (const id of shareOfA.slice(1)) expect((await store.acquire(acquire("b", id))).kind, id).toBe("granted");
+      for (const id of shareOfA) expect((await store.acquire(acquire("b", id))).kind, id).toBe("granted");
     } finally {
       await store.close();
     }
