@@ -28,7 +28,11 @@ import type { ClientOptions, ResolvedOptions } from "./options.js";
 import { carriedOutcome } from "./outcome-carrier.js";
 import { OutcomeReplay } from "./outcome-replay.js";
 import { Reachability, brokerGone } from "./reachability.js";
-import { fallbackHoldMs, fallbackWindowOf, longestTtlOf } from "./fallback-rules.js";
+import { fallbackHoldMs, fallbackWindowOf, longestTtlOf, silenceRulesOf, silentHoldMs } from "./fallback-rules.js";
+import { Liveness } from "./liveness.js";
+import { ClaimSync } from "./claim-sync.js";
+import { claimsAnything } from "../model/fallback-claim.js";
+import { claimToWire, epochMsOf, timestampOf } from "../wire/codec.js";
 import { KNOWN_SLACK_MS, SnapshotSync } from "./snapshot-sync.js";
 import { tokenInterceptor } from "./credentials.js";
 import { TypedEmitter } from "./typed-events.js";
@@ -73,6 +77,8 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
   private readonly replay: OutcomeReplay;
   private readonly classifier: Classifier;
   private readonly reach: Reachability;
+  private readonly liveness: Liveness;
+  private readonly claims: ClaimSync;
   private readonly live = new Set<Lease>();
   private readonly adopted: Adopted = new Map();
   /** Releases the broker has not heard, acquires it never answered (see `settleOwed`). */
@@ -96,8 +102,6 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
   private closed = false;
   /** The last failure of a broker call (why the broker is unreachable). */
   private lastFailure: unknown;
-  /** The pool in use came from the snapshot file, which listed this worker. */
-  private fromFile = false;
   /** A check whether the broker is gone after the stream broke, in progress. */
   private probing = false;
   /** `fallbackUsable` when last checked (see the `fallbackReady` event). */
@@ -121,10 +125,15 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
       ...(this.opts.token === undefined ? {} : { interceptors: [tokenInterceptor(this.opts.token)] }),
     });
     this.broker = createClient(ProxyBroker, this.grpcClient);
-    this.reach = new Reachability({
+    this.liveness = new Liveness({
+      silentAfterMs: this.opts.fallback.silentAfterMs,
       monotonic: this.opts.monotonic,
-      absentAfterMs: this.opts.fallback.absentAfterMs,
-      leaseHoldMs: () => this.leaseHoldMs(),
+      ping: (heardTime) => this.ping(heardTime),
+      onSilent: () => this.silent(),
+    });
+    this.reach = new Reachability({
+      silentFor: () => this.liveness.silentFor(),
+      silentAfterMs: this.opts.fallback.silentAfterMs,
       windowMs: () => fallbackWindowOf(this.fallbackPool.snapshot),
     });
     this.channel = new LeaseChannel({
@@ -132,11 +141,15 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
       backoff: { initialMs: 50, maxMs: 1_000 },
       clock: this.opts.clock,
       onAnswer: () => {
-        this.reach.contact();
-        this.fallbackPool.contact();
+        this.heard();
         if (this.owed.size > 0) void this.settleOwedNow();
       },
       onBreak: () => void this.checkGone(),
+      onPong: (pong) => {
+        this.liveness.pong(epochMsOf(pong.time));
+        void this.claims.acknowledged(Number(pong.claimVersion)).catch(() => undefined);
+      },
+      onRevoked: (leaseId) => this.revoked(leaseId),
     });
     this.breaker = new BrokerBreaker({ ...this.opts.breaker, onState: (s) => this.onBreaker(s) });
     this.brokerBackend = new BrokerBackend({
@@ -146,7 +159,8 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
       monotonic: this.opts.monotonic,
       workerId: this.workerId,
       fallbackPool: this.opts.fallback.enabled,
-      connected: () => this.grpcClient.getChannel().getConnectivityState(false) === grpc.connectivityState.READY,
+      // answered lately: a timeout is slowness, not an outage
+      connected: () => !this.liveness.silent,
       onUnanswered: (requestId, request) => this.owed.keep({ kind: "recall", requestId, request, sentAt: this.opts.clock() }),
     });
     this.fallbackPool = new FallbackPool({
@@ -168,6 +182,16 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
       onOutcomesDropped: (count) => this.emit("outcomesDropped", count),
     });
     this.fallbackView = fallbackPoolView(this.fallbackPool);
+    this.claims = new ClaimSync({
+      candidate: () => this.fallbackPool.claimCandidate(this.snapshots.known),
+      inUse: () => this.fallbackPool.acknowledged,
+      onWaiting: () => this.liveness.ping(),
+      use: async (claim) => {
+        await this.fallbackPool.useClaim(claim).catch(() => undefined);
+        this.checkReady();
+      },
+      clock: this.opts.clock,
+    });
     this.fallbackBackend = new FallbackBackend(this.fallbackPool, this.opts.monotonic);
     this.replay = new OutcomeReplay({
       broker: this.broker,
@@ -184,26 +208,23 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
       membershipRefreshMs: this.opts.fallback.membershipRefreshMs,
       callTimeoutMs: this.opts.breaker.callTimeoutMs,
       healthy: () => this.currentMode === "broker",
-      onContact: () => {
-        this.reach.contact();
-        this.fallbackPool.contact();
+      onContact: () => this.heard(),
+      onListed: () => {
+        this.claims.update();
+        this.checkReady();
       },
-      onListed: () => this.checkReady(),
       monotonic: this.opts.monotonic,
       clock: this.opts.clock,
     });
     if (this.opts.fallback.enabled) {
       void this.fallbackPool
         .loadFromFile()
-        .then((loaded) => {
-          // a worker started during an outage: the others knew it when the file was written
-          if (loaded && this.fallbackPool.snapshot?.liveWorkers.includes(this.workerId) === true)
-            this.fromFile = this.fallbackPool.share.length > 0;
-          this.checkReady();
-        })
+        // a worker started during an outage: the claim the broker acknowledged before, if any
+        .then(() => this.checkReady())
         .catch(() => false);
       this.snapshots.start();
     }
+    this.liveness.start();
   }
 
   /** Where new leases come from right now. */
@@ -267,7 +288,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
         // gives up this worker's broker leases, and hands over on the way back.
         if (this.currentMode === "broker") this.breaker.trip();
         await this.switching;
-        this.fallbackPool.holdAtLeast(this.holdMs());
+        this.applyHold();
         // The hold after a switch (a pair's last broker use may have been just now) is waited
         // out within the call's deadline rather than reported as "no proxy".
         const holdWaitMs = Math.max(0, Math.floor(deadline - monotonic()));
@@ -337,6 +358,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
         .leavePool({ pool: this.pool, workerId: this.workerId }, { deadline: this.opts.breaker.callTimeoutMs })
         .catch(() => undefined);
     }
+    this.liveness.stop();
     this.breaker.shutdown();
     this.channel.close();
     this.grpcClient.close();
@@ -373,11 +395,69 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
     }
   }
 
-  /** See `fallbackHoldMs`: a static list's fleet is unknown, so counted as mixed. */
-  private holdMs(): number {
+  /**
+   * Hold the fallback pool while other workers' broker leases may still run on this worker's
+   * claim (docs/spec.md §7): a silent broker — until it surely reserved the claim and the others
+   * stopped (`silentHoldMs`, from the last pong); else `fallbackHoldMs` after entering fallback. A
+   * static list's fleet is unknown, so counted as mixed.
+   */
+  private applyHold(): void {
     const mixed = this.opts.fallback.staticProxies.length > 0 || this.snapshots.mixedWithin(this.reach.windowMs());
     const yielding = this.snapshots.yieldingWithin(this.reach.windowMs());
-    return fallbackHoldMs({ why: this.reach.why(), mixed, yielding, longestTtlMs: this.leaseHoldMs() });
+    const longestTtlMs = this.leaseHoldMs();
+    const why = this.reach.why();
+    if (why !== "silent") {
+      this.fallbackPool.holdAtLeast(fallbackHoldMs({ why, mixed, yielding, longestTtlMs }));
+      return;
+    }
+    const holdMs = silentHoldMs({ ...silenceRulesOf(this.fallbackPool.snapshot), mixed, yielding, longestTtlMs });
+    this.fallbackPool.othersStopBy(this.opts.clock() - this.liveness.sincePong() + holdMs);
+  }
+
+  /** The broker answered something: it is reachable. */
+  private heard(): void {
+    this.liveness.answered();
+    this.reach.contact();
+    this.fallbackPool.contact();
+  }
+
+  /** Send a ping echoing `heardTime`, with the claim that waits for its acknowledgement. */
+  private ping(heardTime: number): boolean {
+    if (this.closed) return false;
+    const claim = this.claims.toSend;
+    return this.channel.ping({
+      workerId: this.workerId,
+      pool: this.pool,
+      fallbackPool: this.opts.fallback.enabled,
+      ...(heardTime > 0 ? { heardTime: timestampOf(heardTime) } : {}),
+      ...(claim === undefined ? {} : { claim: claimToWire(claim) }),
+    });
+  }
+
+  /**
+   * The connection answered nothing for `fallback.silentAfterMs`: an outage (docs/spec.md §7).
+   * Open the breaker, as a refused connection would: broker leases outside this worker's claim are
+   * given up now (another worker's fallback pool may serve them soon), and acquires go to the
+   * fallback pool once its hold allows.
+   */
+  private silent(): void {
+    if (this.closed || this.breaker.state !== "closed") return;
+    this.lastFailure = new BrokerClientError(
+      grpc.status.UNAVAILABLE,
+      `the broker answered nothing for ${this.opts.fallback.silentAfterMs} ms: a silent connection counts as unreachable`,
+    );
+    debug("worker %s: the broker is silent (no answer for %d ms): outage", this.workerId, this.opts.fallback.silentAfterMs);
+    this.breaker.trip();
+  }
+
+  /** The broker revoked a broker lease of this worker (its pair went to a silent worker's claim): stop using it. */
+  private revoked(leaseId: string): void {
+    for (const l of this.live) {
+      if (l.source === "broker" && l.id === leaseId) {
+        debug("worker %s: lease %s revoked by the broker", this.workerId, leaseId);
+        l.revoke("REVOKED");
+      }
+    }
   }
 
   private leaseHoldMs(): number {
@@ -419,7 +499,10 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
    */
   get fallbackUsable(): boolean {
     if (!this.opts.fallback.enabled || !this.fallbackBackend.available) return false;
-    return this.opts.fallback.staticProxies.length > 0 || this.fromFile || this.snapshots.known;
+    if (this.opts.fallback.staticProxies.length > 0) return true;
+    // a claim names something only once this worker was known to the others (ClaimSync)
+    const claim = this.fallbackPool.acknowledged;
+    return claim !== undefined && claimsAnything(claim, this.opts.clock());
   }
 
   private request(target: string, o: AcquireOptions): AcquireRequest {

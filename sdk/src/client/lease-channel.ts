@@ -3,11 +3,13 @@ import { create } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { status } from "@grpc/grpc-js";
 import type { ClientDuplexStream } from "@grpc/grpc-js";
-import { LeaseRequestSchema, OutcomeKind } from "../gen/proxybroker/v1/broker_pb.js";
+import { LeaseRequestSchema, LostReason, OutcomeKind } from "../gen/proxybroker/v1/broker_pb.js";
 import type {
   AcquireLeaseRequestSchema,
   LeaseRequest,
   LeaseResponse,
+  PingSchema,
+  Pong,
   ProxyBroker,
   ReleaseLeaseRequestSchema,
   RenewLeaseRequestSchema,
@@ -54,6 +56,7 @@ export class LeaseChannel {
   private backoffMs = 0;
   private reopenAt = 0;
   private lastBreak = "";
+  private lastCode: status = status.UNAVAILABLE;
   private seq = 0;
   /**
    * Request ids are unique beyond this client: the broker answers a repeated (worker id, request
@@ -72,6 +75,10 @@ export class LeaseChannel {
       readonly onAnswer?: () => void;
       /** Called when the stream breaks (before pending requests fail). */
       readonly onBreak?: (why: string) => void;
+      /** Called with every pong (answers to `ping`, matched by nothing: each says what it acknowledges). */
+      readonly onPong?: (pong: Pong) => void;
+      /** Called when the broker says unasked that a lease is lost (revoked: its pair was reserved for a silent worker). */
+      readonly onRevoked?: (leaseId: string) => void;
     },
   ) {}
 
@@ -115,6 +122,17 @@ export class LeaseChannel {
     return { answer, next };
   }
 
+  /**
+   * Send a liveness ping (docs/spec.md §7); its pong goes to `onPong`. Not sent (false) while the
+   * stream is waiting to reconnect or the client is closed.
+   */
+  ping(value: MessageInitShape<typeof PingSchema>): boolean {
+    if (this.closed || (this.stream === undefined && this.opts.clock() < this.reopenAt)) return false;
+    const stream = this.stream ?? this.open();
+    stream.write(create(LeaseRequestSchema, { kind: { case: "ping", value } }));
+    return true;
+  }
+
   /** Stop waiting for an answer that is no longer needed (e.g. `next` arrived inline). */
   forget(key: string): void {
     for (const w of this.waiting.get(key) ?? []) clearTimeout(w.timer);
@@ -152,16 +170,17 @@ export class LeaseChannel {
   }
 
   private send(kind: NonNullable<MessageInitShape<typeof LeaseRequestSchema>["kind"]>, keys: readonly string[]): void {
-    const fail = (message: string) => {
-      for (const k of keys) this.rejectKey(k, new BrokerClientError(status.UNAVAILABLE, message));
+    const fail = (message: string, code: status = status.UNAVAILABLE) => {
+      for (const k of keys) this.rejectKey(k, new BrokerClientError(code, message));
     };
     if (this.closed) {
       fail("client closed");
       return;
     }
     // The reason of the last break goes with it: it tells a broker that is gone from a slow one.
+    // (a refused token keeps its code: the broker's answer, not an outage)
     if (this.stream === undefined && this.opts.clock() < this.reopenAt) {
-      fail(`broker stream is reconnecting (${this.lastBreak})`);
+      fail(`broker stream is reconnecting (${this.lastBreak})`, this.lastCode);
       return;
     }
     const stream = this.stream ?? this.open();
@@ -182,23 +201,33 @@ export class LeaseChannel {
       this.backoffMs = this.backoffMs === 0 ? this.opts.backoff.initialMs : Math.min(this.opts.backoff.maxMs, this.backoffMs * 2);
       this.reopenAt = this.opts.clock() + this.backoffMs;
       this.lastBreak = why;
+      this.lastCode = code;
       this.opts.onBreak?.(why);
       this.failAll(why, code);
     };
     // A refused token is the broker's answer, not a failure to reach it: callers see that code.
-    stream.on("error", (err: Error) => broken(`broker stream broke: ${err.message}`, refusedCode(err) ?? status.UNAVAILABLE));
+    stream.on("error", (err: Error) => {
+      const refused = refusedCode(err);
+      if (refused !== undefined) this.opts.onAnswer?.();
+      broken(`broker stream broke: ${err.message}`, refused ?? status.UNAVAILABLE);
+    });
     stream.on("end", () => broken("broker ended the stream"));
     stream.on("close", () => broken("broker stream closed"));
     return stream;
   }
 
   private deliver(a: Answer): void {
+    if (a.case === "pong") {
+      this.opts.onPong?.(a.value);
+      return;
+    }
     const key = answerKey(a);
     const list = this.waiting.get(key);
     const w = list?.shift();
     if (list !== undefined && list.length === 0) this.waiting.delete(key);
     if (w === undefined) {
-      this.giveBack(a);
+      if (a.case === "lost" && a.value.reason === LostReason.REVOKED) this.opts.onRevoked?.(a.value.leaseId);
+      else this.giveBack(a);
       return;
     }
     clearTimeout(w.timer);

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { DEFAULT_SILENT_AFTER_MS, MAX_SILENT_AFTER_MS } from "./fallback-rules.js";
 import * as grpc from "@grpc/grpc-js";
 import type { ProxySpecInput } from "../model/model.js";
 import { parseProxySpec } from "../model/proxy-spec.js";
@@ -44,12 +45,12 @@ export interface FallbackOptions {
   /** How often the live workers (the rendezvous set of the shares) are refreshed, ms. Default 5000, at most 30000. */
   readonly membershipRefreshMs?: number;
   /**
-   * When the broker merely goes silent (timeouts), fallback starts only after this long without
-   * an answer from it, ms — longer than the broker's WORKER_ABSENT_AFTER_MS (8 s), after which it
-   * reserves this worker's share. Default 10000. (A broker that is gone — connection refused or
-   * reset — or that says it cannot serve allows fallback at once.)
+   * A connection that carries no answer at all for this long — the client pings every third of
+   * it — counts as an outage, ms (docs/spec.md §7): broker leases outside this worker's claim are
+   * given up, and the fallback pool serves the claim once the broker surely reserved it. In
+   * [1000, 5000]; default 3000. A broker that answers something is slow, not unreachable.
    */
-  readonly absentAfterMs?: number;
+  readonly silentAfterMs?: number;
   /** Outcomes seen in fallback kept for replay; older ones are dropped. Default 10000. */
   readonly maxBufferedOutcomes?: number;
 }
@@ -117,6 +118,14 @@ function positive(name: string, v: number | undefined, def: number, max = Number
   if (v === undefined) return def;
   if (typeof v !== "number" || !Number.isFinite(v) || v <= 0 || v > max) {
     throw new InvalidArgumentError(`${name} must be a number in (0, ${max}], got ${String(v)}`);
+  }
+  return v;
+}
+
+function between(name: string, v: number | undefined, def: number, [min, max]: readonly [number, number]): number {
+  if (v === undefined) return def;
+  if (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max) {
+    throw new InvalidArgumentError(`${name} must be a number in [${min}, ${max}], got ${String(v)}`);
   }
   return v;
 }
@@ -198,7 +207,7 @@ export function resolveOptions(o: ClientOptions): ResolvedOptions {
       snapshotRefreshMs: positive("fallback.snapshotRefreshMs", f.snapshotRefreshMs, 30_000),
       // at most 30 s: the broker reserves domain-keys a silent worker used alone by what its lists surely showed
       membershipRefreshMs: positive("fallback.membershipRefreshMs", f.membershipRefreshMs, 5_000, 30_000),
-      absentAfterMs: positive("fallback.absentAfterMs", f.absentAfterMs, 10_000),
+      silentAfterMs: between("fallback.silentAfterMs", f.silentAfterMs, DEFAULT_SILENT_AFTER_MS, [1_000, MAX_SILENT_AFTER_MS]),
       maxBufferedOutcomes: positive("fallback.maxBufferedOutcomes", f.maxBufferedOutcomes, DEFAULT_MAX_BUFFERED_OUTCOMES),
     },
     classifier: o.classifier ?? {},

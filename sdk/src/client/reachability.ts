@@ -5,48 +5,44 @@ import { BrokerClientError } from "./errors.js";
  * unreachable, not merely slow — and without overlapping the broker's own grants.
  *
  * - The broker said it cannot serve (an in-band UNAVAILABLE: its Redis is down), or the
- *   connection was refused or reset (the broker process is gone): nobody is being granted
- *   anything, so fallback may start at once (the fallback pool still holds each pair for its
- *   interval, and at least 250 ms, while other workers give up their broker leases).
- * - Anything else (timeouts, a connection that went silent): the broker may still be serving the
- *   other workers. Fallback waits until this worker has not heard from the broker for
- *   `absentAfterMs` (longer than the broker's WORKER_ABSENT_AFTER_MS, after which the broker
- *   reserves this worker's share for it and stops extending others' leases on it) plus the
- *   longest lease TTL (by then those leases have run out).
+ *   connection was refused (the broker process is gone): nobody is being granted anything, so
+ *   fallback may start at once (the fallback pool still holds each pair for its interval, and at
+ *   least 250 ms, while other workers give up their broker leases).
+ * - The connection carried no answer at all — not even a pong to the pings the client sends
+ *   every third of it — for `silentAfterMs`: the broker, or the network to it, is gone for this
+ *   worker (a silent partition). Fallback is allowed; its pool serves the claim only once the
+ *   broker surely reserved it (`silentHoldMs`).
+ * - A broker that answers something, but not a call in time, is slow: the caller's
+ *   DEADLINE_EXCEEDED, no fallback.
  *
- * Either way, no longer than the broker keeps a silent worker's share reserved (its
- * FALLBACK_WINDOW_MS, from the snapshot) after the last contact, minus a margin: past that, the
- * broker may grant the share to others.
+ * Either way, no longer than the broker keeps a silent worker's claim reserved (its
+ * FALLBACK_WINDOW_MS, from the snapshot) after the last answer, minus a margin: past that, the
+ * broker may grant the claim to others.
  */
 /** Why the broker is unreachable: refused (the process is gone), its Redis is down, or silent. */
 export type Unreachable = "refused" | "unavailable" | "silent";
 
 export class Reachability {
-  private lastContact: number;
   private gone: Unreachable | undefined;
 
   constructor(
     private readonly opts: {
-      readonly monotonic: () => number;
-      readonly absentAfterMs: number;
-      /** The longest lease TTL the broker granted lately (from the snapshot). */
-      readonly leaseHoldMs: () => number;
+      /** How long the broker has answered nothing (ms). */
+      readonly silentFor: () => number;
+      readonly silentAfterMs: number;
       /** The broker's FALLBACK_WINDOW_MS (from the snapshot). */
       readonly windowMs: () => number;
     },
-  ) {
-    this.lastContact = opts.monotonic();
-  }
+  ) {}
 
-  /** The broker answered something (any answer on the stream, a snapshot). */
+  /** The broker answered something (any answer on the stream, a pong, a snapshot). */
   contact(): void {
-    this.lastContact = this.opts.monotonic();
     this.gone = undefined;
   }
 
   /** A broker call failed with `err`; it tells whether the broker is gone. */
   failed(err: unknown): void {
-    this.gone = goneHow(err);
+    this.gone = goneHow(err) ?? this.gone;
   }
 
   /** Why fallback is allowed (when it is). */
@@ -54,9 +50,14 @@ export class Reachability {
     return this.gone ?? "silent";
   }
 
+  /** The connection has carried no answer for `silentAfterMs`. */
+  silent(): boolean {
+    return this.opts.silentFor() >= this.opts.silentAfterMs;
+  }
+
   /** May the worker lease from its fallback pool now? */
   fallbackAllowed(): boolean {
-    return (this.gone !== undefined || this.fallbackIn() === 0) && !this.windowOver();
+    return (this.gone !== undefined || this.silent()) && !this.windowOver();
   }
 
   /** The broker's fallback window (ms). */
@@ -64,18 +65,17 @@ export class Reachability {
     return this.opts.windowMs();
   }
 
-  /** The broker may have handed this worker's share to others: fallback is over. */
+  /** The broker may have handed this worker's claim to others: fallback is over. */
   windowOver(): boolean {
     const window = this.opts.windowMs();
     const margin = Math.min(10_000, window * 0.1);
-    return this.opts.monotonic() - this.lastContact >= window - margin;
+    return this.opts.silentFor() >= window - margin;
   }
 
-  /** ms until a silent broker allows fallback (0: it does). */
+  /** ms until a silent broker counts as unreachable (0: it does, or is gone). */
   fallbackIn(): number {
     if (this.gone !== undefined) return 0;
-    const silentFor = this.opts.monotonic() - this.lastContact;
-    return Math.max(0, this.opts.absentAfterMs + this.opts.leaseHoldMs() - silentFor);
+    return Math.max(0, this.opts.silentAfterMs - this.opts.silentFor());
   }
 }
 

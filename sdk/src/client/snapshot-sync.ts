@@ -1,4 +1,4 @@
-import type { DomainPacing, ProxyBroker, WorkerInfo } from "../gen/proxybroker/v1/broker_pb.js";
+import type { DomainPacing, GetPoolSnapshotResponse, ProxyBroker, WorkerInfo } from "../gen/proxybroker/v1/broker_pb.js";
 import type { ClientOf } from "../wire/grpc-adapter.js";
 import { durationMs } from "@bufbuild/protobuf/wkt";
 import { epochMsOf, policyFromWire, proxyFromWire, timestampOf } from "../wire/codec.js";
@@ -68,7 +68,7 @@ export class SnapshotSync {
   /**
    * The snapshot time (the broker's clock) of the latest list with domain-keys the fallback pool
    * took in; 0: none. Every fetch says it: the broker may then assume this worker's lists show
-   * every listing older than that (src/lease/sole-domains.ts), and reserve less for it.
+   * every listing older than that (src/lease/list-lags.ts), and reserve less for it.
    */
   private listsTime = 0;
   /** The policy version of the latest whole snapshot taken in ("" = none, or a broker that sends none). */
@@ -147,6 +147,7 @@ export class SnapshotSync {
           ...(res.fallbackWindow !== undefined ? { fallbackWindowMs: durationMs(res.fallbackWindow) } : {}),
           workersWithoutFallback: keepingLeases(res.liveWorkers),
           ...(res.domainsListed ? { domains: domainsOf(res.liveWorkers) } : {}),
+          ...silenceOf(res),
         })
         .then(
           () => true,
@@ -262,6 +263,7 @@ export class SnapshotSync {
         ...(res.fallbackWindow !== undefined ? { fallbackWindowMs: durationMs(res.fallbackWindow) } : {}),
         workersWithoutFallback: keepingLeases(res.liveWorkers),
         ...(res.domainsListed ? { domains: domainsOf(res.liveWorkers) } : {}),
+        ...silenceOf(res),
         takenAt: epochMsOf(res.snapshotTime),
       };
       // a failed file write keeps the pool
@@ -296,6 +298,14 @@ function domainsOf(workers: readonly WorkerInfo[]): Record<string, DomainListing
     }));
   }
   return out;
+}
+
+/** When the broker counts a worker silent, and how often it reserves (absent from an older broker). */
+function silenceOf(res: GetPoolSnapshotResponse): { workerAbsentAfterMs?: number; reserveIntervalMs?: number } {
+  return {
+    ...(res.workerAbsentAfter !== undefined ? { workerAbsentAfterMs: durationMs(res.workerAbsentAfter) } : {}),
+    ...(res.reserveInterval !== undefined ? { reserveIntervalMs: durationMs(res.reserveInterval) } : {}),
+  };
 }
 
 /** The broker's adaptive intervals by domain-key (ms). */

@@ -13,7 +13,7 @@
  *   ("share"). In fallback no list arrives, and the answer stays what the last lists made it.
  *   "Sole" also needs the latest list to be at most `MAX_VIEW_LAG_MS` older than X's last
  *   contact with the broker: the broker, reserving k whole for X while X is silent, counts
- *   another worker's use only when X's lists surely showed it (src/lease/sole-domains.ts).
+ *   another worker's use only when X's lists surely showed it (src/lease/list-lags.ts).
  *
  * Why no pair is used by two workers in fallback: if X and Y both use k, both are established, so
  * each lists the other with k; neither is then alone on k, and both use their shares, which are
@@ -27,6 +27,7 @@
  * key), so that a broker that reserves by domain-key still covers every pair X may use.
  */
 import type { DomainPolicySpec } from "../model/model.js";
+import type { ClaimedKey } from "../model/fallback-claim.js";
 import { shareKeyOf } from "../model/isolation.js";
 
 /** A worker's listing for a domain-key, as a snapshot or membership list carries it. */
@@ -168,6 +169,25 @@ export class DomainShares {
   /** The domain-keys this worker is established for at `now`. */
   established(now: number): string[] {
     return [...this.own.keys()].filter((k) => this.usable(k, now));
+  }
+
+  /**
+   * The keys of this worker's claim at `now` (docs/spec.md §7): every domain-key it is established
+   * for, with its share key, whether it is served whole ("sole") or from the share, and until
+   * when (its listing's end, less the margin).
+   */
+  claimKeys(now: number): ClaimedKey[] {
+    return this.established(now)
+      .sort()
+      .map((domainKey) => {
+        const own = this.own.get(domainKey);
+        return {
+          domainKey,
+          shareKey: this.shareKey(domainKey),
+          whole: this.route(domainKey, now) === "sole",
+          untilMs: (own?.expiresAt ?? now) - this.opts.expiryMarginMs,
+        };
+      });
   }
 
   /** The first moment a listing of this worker can become established (undefined: none pending). */

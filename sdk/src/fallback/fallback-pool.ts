@@ -20,6 +20,7 @@ import { DEFAULT_MAX_BUFFERED_OUTCOMES, OutcomeBuffer, type BufferedOutcome } fr
 import { shareOf } from "../model/rendezvous.js";
 import { loadSnapshotFile, saveSnapshotFile, type PoolSnapshot } from "./snapshot.js";
 import { DomainShares, type DomainListing, type DomainRoute } from "./domain-shares.js";
+import { EMPTY_CLAIM, claimRoute, type ClaimedKey, type FallbackClaim } from "../model/fallback-claim.js";
 
 /** Options of a `FallbackPool`. Durations in ms; defaults are the broker's (SPEC §1–§3). */
 export interface FallbackPoolOptions {
@@ -219,6 +220,11 @@ export class FallbackPool {
   private readonly listedAt = new Map<string, number>();
   /** False after `leave` until the next `enter`: nothing is granted (the broker serves again). */
   private serving = true;
+  /**
+   * The claim the broker acknowledged (docs/spec.md §7): while the broker lists domain-keys, what
+   * this pool serves — its routes, and the members its share is cut over. Undefined: none yet.
+   */
+  private claim: FallbackClaim | undefined;
 
   constructor(private readonly opts: FallbackPoolOptions) {
     if (opts.workerId === "") throw new InvalidInputError("fallback pool needs a worker id");
@@ -273,6 +279,15 @@ export class FallbackPool {
   }
 
   /**
+   * Other workers' broker leases on this worker's claim have surely ended by `at` (epoch ms): the
+   * per-domain-key hold of `enter` counts from then when that is later (a silent broker: the
+   * broker reserves the claim, then the others stop, docs/spec.md §7).
+   */
+  othersStopBy(at: number): void {
+    if (this.since > 0 && at > this.since) this.since = at;
+  }
+
+  /**
    * Since entering fallback, grant nothing before `ms` have passed (longer than the per-domain-key
    * hold when other workers' broker leases may run on: the caller knows why it fell back).
    */
@@ -304,6 +319,39 @@ export class FallbackPool {
   }
 
   /**
+   * The claim this pool would serve now (docs/spec.md §7), from the lists in use: the live workers,
+   * and — when this worker is known to the others (`known`) — every domain-key it is established
+   * for, whole or from its share. Undefined when the broker lists no domain-keys (nothing is
+   * claimed: the pool serves its share of every domain-key, as before claims).
+   */
+  claimCandidate(known: boolean): { readonly members: readonly string[]; readonly keys: readonly ClaimedKey[] } | undefined {
+    const snap = this.current;
+    if (snap === undefined || !this.domains.enforced) return undefined;
+    return { members: snap.liveWorkers, keys: known ? this.domains.claimKeys(this.clock()) : [] };
+  }
+
+  /** The claim the broker acknowledged, if any. */
+  get acknowledged(): FallbackClaim | undefined {
+    return this.claim;
+  }
+
+  /**
+   * Serve `claim` from now on: the broker acknowledged it, so it reserves what it names while this
+   * worker is silent. The share is cut over its members; with `snapshotFile` set, the file keeps
+   * it (a worker restarted during an outage may use it: the broker has it).
+   */
+  async useClaim(acknowledged: FallbackClaim): Promise<void> {
+    const claim = frozenClaim(acknowledged);
+    this.claim = claim;
+    const snap = this.current;
+    if (snap === undefined) return;
+    const withClaim: PoolSnapshot = { ...snap, claim };
+    this.current = withClaim;
+    await this.install(this.sourceOf(withClaim));
+    await this.save(withClaim);
+  }
+
+  /**
    * A light refresh: the live workers (the share is rebuilt over them when they changed), the
    * broker's adaptive pacing and its longest lease TTL (taken as they are).
    */
@@ -315,25 +363,31 @@ export class FallbackPool {
     workersWithoutFallback?: number;
     /** Worker → the domain-keys the broker listed for it (absent: the broker lists none). */
     domains?: Readonly<Record<string, readonly DomainListing[]>>;
+    workerAbsentAfterMs?: number;
+    reserveIntervalMs?: number;
   }): Promise<void> {
     if (m.domains !== undefined) this.domains.update(new Map(Object.entries(m.domains)), this.clock());
     const current = this.current;
     if (current === undefined) return;
     const pacing = m.pacing ?? current.pacing ?? {};
-    const next: PoolSnapshot = {
+    let next: PoolSnapshot = {
       ...current,
       pacing,
       ...(m.longestTtlMs !== undefined ? { longestTtlMs: m.longestTtlMs } : {}),
       ...(m.fallbackWindowMs !== undefined ? { fallbackWindowMs: m.fallbackWindowMs } : {}),
       ...(m.workersWithoutFallback !== undefined ? { workersWithoutFallback: m.workersWithoutFallback } : {}),
       ...(m.domains !== undefined ? { domains: m.domains } : {}),
+      ...(m.workerAbsentAfterMs !== undefined ? { workerAbsentAfterMs: m.workerAbsentAfterMs } : {}),
+      ...(m.reserveIntervalMs !== undefined ? { reserveIntervalMs: m.reserveIntervalMs } : {}),
     };
     const workers = this.remembered(m.workers);
     const same = workers.length === current.liveWorkers.length && workers.every((w, i) => w === current.liveWorkers[i]);
-    if (!same) {
+    // with claims, the share follows the acknowledged claim's members, not each list
+    if (!same && !this.domains.enforced) {
       await this.useSnapshot({ ...next, liveWorkers: workers });
       return;
     }
+    if (!same) next = { ...next, liveWorkers: workers };
     this.current = next;
     if (this.source !== undefined && this.source.pool === poolName(current.pool)) this.source = { ...this.source, pacing };
   }
@@ -345,9 +399,18 @@ export class FallbackPool {
    */
   async useSnapshot(fresh: PoolSnapshot): Promise<void> {
     if (fresh.domains !== undefined) this.domains.update(new Map(Object.entries(fresh.domains)), this.clock());
-    const snap: PoolSnapshot = { ...fresh, liveWorkers: this.remembered(fresh.liveWorkers) };
+    const snap: PoolSnapshot = {
+      ...fresh,
+      liveWorkers: this.remembered(fresh.liveWorkers),
+      ...(this.claim === undefined ? {} : { claim: this.claim }),
+    };
     this.current = snap;
-    await this.install(sourceOf(snap, this.opts.workerId));
+    await this.install(this.sourceOf(snap));
+    await this.save(snap);
+  }
+
+  /** With `snapshotFile` set, write `snap` there (after the writes before it). */
+  private async save(snap: PoolSnapshot): Promise<void> {
     const file = this.opts.snapshotFile;
     if (file === undefined) return;
     const write = this.writing.then(() => saveSnapshotFile(file, snap));
@@ -373,7 +436,10 @@ export class FallbackPool {
       this.domains.update(new Map(aged), this.clock(), true);
     }
     this.current = snap;
-    await this.install(sourceOf(snap, this.opts.workerId));
+    // the claim the broker had acknowledged when the file was written, when it was this worker's:
+    // the broker reserves it (its keys end by themselves)
+    if (snap.claim !== undefined && snap.liveWorkers.includes(this.opts.workerId)) this.claim = frozenClaim(snap.claim);
+    await this.install(this.sourceOf(snap));
     return true;
   }
 
@@ -516,7 +582,7 @@ export class FallbackPool {
     const now = this.clock();
     if (!this.domains.enforced) return this.shareIds.length > 0;
     const active = this.source?.specs.length ?? 0;
-    return this.domains.established(now).some((k) => (this.domains.route(k, now) === "sole" ? active > 0 : this.shareIds.length > 0));
+    return (this.claim?.keys ?? []).some((k) => k.untilMs > now && (k.whole ? active > 0 : this.shareIds.length > 0));
   }
 
   /**
@@ -524,7 +590,8 @@ export class FallbackPool {
    * listed for it), this worker's share, or nowhere ("none": not listed long enough for it).
    */
   routeOf(domainKey: string): DomainRoute {
-    return this.domains.route(domainKey, this.clock());
+    const now = this.clock();
+    return this.domains.enforced ? claimRoute(this.claim ?? EMPTY_CLAIM, domainKey, now) : this.domains.route(domainKey, now);
   }
 
   /**
@@ -533,7 +600,8 @@ export class FallbackPool {
    */
   get readyDomains(): readonly string[] {
     if (!this.domains.enforced) return ["*"];
-    return this.domains.established(this.clock()).sort();
+    const now = this.clock();
+    return (this.claim?.keys ?? []).filter((k) => k.untilMs > now).map((k) => k.domainKey);
   }
 
   /** The broker answered just now (see `DomainShares.contact`). */
@@ -554,6 +622,17 @@ export class FallbackPool {
   /** The snapshot in use (from the broker or the file), if any. */
   get snapshot(): PoolSnapshot | undefined {
     return this.current;
+  }
+
+  /**
+   * What `snap` builds: the share is cut over the acknowledged claim's members while the broker
+   * lists domain-keys (the broker reserves that share), else over the snapshot's live workers.
+   */
+  private sourceOf(snap: PoolSnapshot): Source {
+    if (!this.domains.enforced) return sourceOf(snap, this.opts.workerId, snap.liveWorkers);
+    // no claim acknowledged yet: nothing to serve
+    if (this.claim === undefined) return { ...sourceOf(snap, this.opts.workerId, []), specs: [] };
+    return sourceOf(snap, this.opts.workerId, this.claim.members);
   }
 
   /** Queue a rebuild behind earlier ones; resolves when it is done. */
@@ -618,8 +697,9 @@ export class FallbackPool {
     // G8 among this worker's own leases: the local store keeps keys of one isolation group apart
     const isolation = hostIsolation(policySetOf(source), host, eff.domainKey);
     const affinityMs = isolation.params?.affinityMs ?? 0;
-    // "sole" only when no other worker is listed with a key of the same share key (domain-shares.ts)
-    const route = this.domains.route(eff.domainKey, this.clock());
+    // what the acknowledged claim names: "sole" only when no other worker was listed with a key
+    // of the same share key (domain-shares.ts)
+    const route = this.routeOf(eff.domainKey);
     if (route === "none") return { kind: "denied", retryAfterMs: -1, unlisted: true };
     const store = route === "sole" ? await this.soleFor(source) : this.store;
     const hold = Math.max(SWITCH_HOLD_MS, minIntervalMs, affinityMs, this.holdMs);
@@ -744,9 +824,14 @@ function policySetOf(source: Source): PolicySet {
   return { version: ".0", epoch: "", policies: source.policies, history: [], proxies: source.specs.length };
 }
 
-function sourceOf(snap: PoolSnapshot, self: string): Source {
+function sourceOf(snap: PoolSnapshot, self: string, workers: readonly string[]): Source {
   const specs = snap.proxies.filter((p) => p.state === "ACTIVE").map(specOf);
-  return { pool: poolName(snap.pool), specs, workers: snap.liveWorkers, self, policies: snap.policies, pacing: snap.pacing ?? {} };
+  return { pool: poolName(snap.pool), specs, workers, self, policies: snap.policies, pacing: snap.pacing ?? {} };
+}
+
+/** A claim nothing reachable from it can change (the pool's view hands it out). */
+function frozenClaim(c: FallbackClaim): FallbackClaim {
+  return Object.freeze({ ...c, members: Object.freeze([...c.members]), keys: Object.freeze(c.keys.map((k) => Object.freeze({ ...k }))) });
 }
 
 /** The rendezvous id of static shard `i`. */

@@ -1,5 +1,6 @@
 import type { FallbackPool } from "./fallback-pool.js";
 import type { PoolSnapshot } from "./snapshot.js";
+import type { FallbackClaim } from "../model/fallback-claim.js";
 
 /**
  * What a worker may read of its client's fallback pool (`client.fallback`). Read-only: nothing
@@ -14,11 +15,15 @@ export interface FallbackPoolView {
    */
   readonly hasPool: boolean;
   /**
-   * The domain-keys this worker may lease for from its fallback pool now: those the broker listed
-   * it with long enough for every other worker to know ("*": any, when the broker lists none or
-   * the pool is a static list).
+   * The domain-keys this worker may lease for from its fallback pool now: those its acknowledged
+   * claim names ("*": any, when the broker lists none or the pool is a static list).
    */
   readonly readyDomains: readonly string[];
+  /**
+   * The claim the broker acknowledged (docs/spec.md §7): what this worker may lease from its
+   * fallback pool, and what the broker reserves for it while it is silent. Undefined: none yet.
+   */
+  readonly acknowledgedClaim: FallbackClaim | undefined;
   /** The pool snapshot in use (from the broker or the snapshot file), if any. */
   readonly snapshot: PoolSnapshot | undefined;
   /** Outcomes seen in fallback (or undelivered releases) waiting for replay to the broker. */
@@ -38,6 +43,9 @@ export function fallbackPoolView(pool: FallbackPool): FallbackPoolView {
     },
     get readyDomains() {
       return Object.freeze([...pool.readyDomains]);
+    },
+    get acknowledgedClaim() {
+      return pool.acknowledged;
     },
     get snapshot() {
       return pool.snapshot;

@@ -5,6 +5,7 @@ import { storedExpectations } from "../model/expectations.js";
 import { storedIsolation } from "../model/isolation.js";
 import type { DomainPolicySpec, ProxyStateName, ProxyView } from "../model/model.js";
 import type { DomainListing } from "./domain-shares.js";
+import type { ClaimedKey, FallbackClaim } from "../model/fallback-claim.js";
 
 /**
  * The pool as the broker last described it (`GetPoolSnapshot`), in plain model types, and its
@@ -31,6 +32,11 @@ export interface PoolSnapshot {
    * absent when the broker lists none.
    */
   readonly domains?: Readonly<Record<string, readonly DomainListing[]>>;
+  /** After how long without hearing from a worker the broker counts it silent, and how often it reserves (ms). */
+  readonly workerAbsentAfterMs?: number;
+  readonly reserveIntervalMs?: number;
+  /** The claim the broker acknowledged last (what this worker may use from the pool). */
+  readonly claim?: FallbackClaim;
   readonly takenAt: number;
 }
 
@@ -76,12 +82,14 @@ export async function loadSnapshotFile(path: string): Promise<PoolSnapshot | und
     if (!isRecord(parsed) || parsed["version"] !== FILE_VERSION) return undefined;
     const snap = parsed["snapshot"];
     if (!isSnapshot(snap)) return undefined;
-    const { domains, ...rest } = snap;
+    const { domains, claim, ...rest } = snap;
     const listed = asDomains(domains);
+    const kept = asClaim(claim);
     return {
       ...rest,
       policies: snap.policies.map(asPolicy).filter((p): p is DomainPolicySpec => p !== undefined),
       ...(listed !== undefined ? { domains: listed } : {}),
+      ...(kept !== undefined ? { claim: kept } : {}),
     };
   } catch {
     return undefined;
@@ -154,6 +162,19 @@ function asDomains(v: unknown): Record<string, DomainListing[]> | undefined {
     out[worker] = listings;
   }
   return out;
+}
+
+/** The claim of a file, when well formed (an earlier version wrote none). */
+function asClaim(v: unknown): FallbackClaim | undefined {
+  if (!isRecord(v) || !Number.isSafeInteger(v["version"]) || !isStrings(v["members"]) || !Array.isArray(v["keys"])) return undefined;
+  const keys: ClaimedKey[] = [];
+  for (const k of v["keys"]) {
+    if (!isRecord(k) || typeof k["domainKey"] !== "string" || typeof k["shareKey"] !== "string" || typeof k["whole"] !== "boolean")
+      return undefined;
+    if (!Number.isFinite(k["untilMs"])) return undefined;
+    keys.push({ domainKey: k["domainKey"], shareKey: k["shareKey"], whole: k["whole"], untilMs: Number(k["untilMs"]) });
+  }
+  return { version: Number(v["version"]), members: v["members"], keys };
 }
 
 function isPolicy(v: unknown): boolean {

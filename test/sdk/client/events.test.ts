@@ -147,7 +147,15 @@ describe("ProxyBrokerClient events", () => {
     expect(Object.isFrozen(view)).toBe(true);
     expect(Object.isFrozen(view.share)).toBe(true);
     // nothing of the pool itself is reachable: no methods, and no field can be set
-    expect(Object.keys(view).sort()).toEqual(["bufferedOutcomes", "droppedOutcomes", "hasPool", "readyDomains", "share", "snapshot"]);
+    expect(Object.keys(view).sort()).toEqual([
+      "acknowledgedClaim",
+      "bufferedOutcomes",
+      "droppedOutcomes",
+      "hasPool",
+      "readyDomains",
+      "share",
+      "snapshot",
+    ]);
     expect(view.readyDomains).toEqual(["view.example"]);
     expect(Object.isFrozen(view.readyDomains)).toBe(true);
     expect("acquire" in view || "useSnapshot" in view || "drainOutcomes" in view).toBe(false);

@@ -4,10 +4,10 @@ import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OutcomeKind, ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { createClient } from "@proxybroker/sdk/wire";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { LIST_LAG_MS } from "../../../src/lease/sole-domains.js";
+import { StreamClient } from "../../support/stream-client.js";
 import { NoProxyAvailableError, ProxyBrokerClient } from "@proxybroker/sdk";
 import type { Lease } from "@proxybroker/sdk";
 import { brokerProcess } from "../../support/broker-process.js";
@@ -16,7 +16,7 @@ import { startRedisServer } from "../../support/redis-server.js";
 import type { RedisServer } from "../../support/redis-server.js";
 
 const PROXIES = Array.from({ length: 12 }, (_, i) => `127.0.0.1:${41_000 + i}`);
-const ABSENT_MS = 300;
+const ABSENT_MS = 1_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -80,15 +80,21 @@ describe("ProxyBrokerClient.close: leaving the pool", () => {
     await first.close();
     expect(alsoB).toHaveLength(PROXIES.length);
 
-    // a silent worker that keeps a fallback pool: it fetched a snapshot, saying it holds a list
-    // that showed the first worker on b.example (so it claims no more than its share of it),
-    // leased for b.example, then went quiet
-    await sleep(LIST_LAG_MS + 500);
+    // a silent worker that keeps a fallback pool: its pings claimed its share of b.example (its
+    // lists showed the first worker on it), the broker acknowledged the claim, then it went quiet
     const mark = broker.output().length;
     const stub = createClient(ProxyBroker, raw);
-    await stub.getPoolSnapshot({ pool: "default", workerId: "ghost", listsTime: timestampFromMs(Date.now() - 100) });
-    const ghostLease = (await stub.acquireLease({ pool: "default", workerId: "ghost", domain: "b.example", fallbackPool: true })).lease!;
-    await stub.releaseLease({ leaseId: ghostLease.leaseId, fencingToken: ghostLease.fencingToken, outcome: { kind: OutcomeKind.SUCCESS } });
+    const ghost = new StreamClient(stub);
+    const hello = await ghost.ping({ pool: "default", workerId: "ghost", fallbackPool: true });
+    const claim = {
+      version: 1n,
+      members: ["fleet-1-worker", "ghost"],
+      keys: [{ domain: "b.example", shareKey: "b.example", whole: false, untilTime: timestampFromMs(Date.now() + 600_000) }],
+    };
+    const heardTime = hello.case === "pong" ? hello.value.time : undefined;
+    const acked = await ghost.ping({ pool: "default", workerId: "ghost", fallbackPool: true, heardTime, claim });
+    expect(acked.case === "pong" && acked.value.claimVersion).toBe(1n);
+    ghost.cancel();
 
     // the next fleet, under a new worker id, once the broker has counted both as absent
     const next = newClient("fleet-2-worker");

@@ -3,15 +3,23 @@ import { status } from "@grpc/grpc-js";
 import { BrokerClientError } from "../../../sdk/src/client/errors.js";
 import { Reachability, brokerGone } from "../../../sdk/src/client/reachability.js";
 
-function setup(o: { absentAfterMs?: number; leaseHoldMs?: number; windowMs?: number } = {}) {
+/** A manual clock; `answered` is when the broker last answered anything (the Liveness's record). */
+function setup(o: { silentAfterMs?: number; windowMs?: number } = {}) {
   let now = 1_000;
+  let answered = now;
   const reach = new Reachability({
-    monotonic: () => now,
-    absentAfterMs: o.absentAfterMs ?? 10_000,
-    leaseHoldMs: () => o.leaseHoldMs ?? 30_000,
+    silentFor: () => now - answered,
+    silentAfterMs: o.silentAfterMs ?? 3_000,
     windowMs: () => o.windowMs ?? 600_000,
   });
-  return { reach, advance: (ms: number) => (now += ms) };
+  return {
+    reach,
+    advance: (ms: number) => (now += ms),
+    answer: () => {
+      answered = now;
+      reach.contact();
+    },
+  };
 }
 
 const refused = new BrokerClientError(
@@ -41,21 +49,29 @@ describe("Reachability", () => {
     expect(reach.fallbackAllowed()).toBe(false);
   });
 
-  it("after other failures, only once the broker has been silent for absentAfterMs + the longest lease TTL", () => {
-    const { reach, advance } = setup({ absentAfterMs: 10_000, leaseHoldMs: 5_000 });
+  it("after other failures, once the connection carried no answer for silentAfterMs: slow is not unreachable", () => {
+    const { reach, advance, answer } = setup({ silentAfterMs: 3_000 });
     reach.failed(timeout);
-    advance(14_999);
+    advance(2_999);
     expect(reach.fallbackAllowed()).toBe(false);
+    expect(reach.silent()).toBe(false);
     expect(reach.fallbackIn()).toBe(1);
     advance(1);
     expect(reach.fallbackAllowed()).toBe(true);
+    expect(reach.why()).toBe("silent");
     reach.failed(dropped); // still not gone: the silence decides
     expect(reach.fallbackAllowed()).toBe(true);
+    // a pong (or any answer) a moment later: slow, not silent
+    answer();
+    reach.failed(timeout);
+    advance(2_000);
+    expect(reach.fallbackAllowed()).toBe(false);
   });
 
   it("ends fallback before the broker's fallback window is over", () => {
     const { reach, advance } = setup({ windowMs: 100_000 });
     reach.failed(refused);
+    expect(reach.why()).toBe("refused");
     advance(89_999);
     expect(reach.fallbackAllowed()).toBe(true);
     advance(1); // 100 s − a 10 % margin

@@ -1,12 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { policySpec, type DomainPolicySpec } from "@proxybroker/sdk/model";
+import { EMPTY_CLAIM, claimRoute, policySpec, type DomainPolicySpec, type FallbackClaim } from "@proxybroker/sdk/model";
 import { DomainShares } from "../../../sdk/src/fallback/domain-shares.js";
 import type { DomainListing } from "../../../sdk/src/fallback/domain-shares.js";
 import { shareKeyOf } from "@proxybroker/sdk/model";
 import { shareOf } from "../../../sdk/src/model/rendezvous.js";
 import type { DomainUse, WorkerSeen } from "@proxybroker/sdk/model";
 import { ownListingsHeld } from "../../../src/lease/own-listings.js";
-import { soleDomains } from "../../../src/lease/sole-domains.js";
 
 const KNOWN_AFTER = 6_000;
 const MARGIN = 2_000;
@@ -156,11 +155,12 @@ describe("DomainShares", () => {
    * The safety argument, tried on random histories: workers start and stop leasing domain-keys
    * through a broker that lists them (with an expiry window; a worker's own uses to it once the
    * others listed on their share keys surely saw them), each refreshing its lists every
-   * membership period at its own phase; some are cut off from the broker earlier than the others
+   * membership period at its own phase, and claiming after each list what it may use
+   * (`claimKeys`, acknowledged at once); some are cut off from the broker earlier than the others
    * (their lists stop then, while the others' go on), and the broker reserves for each of those,
-   * once it counts it silent, the domain-keys it may be on alone (src/lease/sole-domains.ts); the
+   * once it counts it silent, the keys its claim names whole (src/lease/reservations.ts); the
    * broker then dies at a random moment, and from then on no (proxy, domain-key) pair may be
-   * usable by two workers, whatever each one's route says — nor, with an isolation group, one
+   * usable by two workers, whatever each one's claim says — nor, with an isolation group, one
    * proxy by two workers for two keys of it (G8). Seeds 9999, 64352 and 198975 put a worker on a
    * domain-key reserved whole for a silent worker: they fail when its refused acquires are
    * recorded as uses (below).
@@ -274,6 +274,8 @@ function randomHistories(
     const listsAt = new Map<string, number>();
     // the broker's reservations of whole domain-keys: share key → the silent worker
     let whole = new Map<string, string>();
+    // each worker's claim (acknowledged at once: the broker has it)
+    const claims = new Map<string, FallbackClaim>();
     const recorded = (): DomainUse[] =>
       [...uses].flatMap(([workerId, byKey]) =>
         [...byKey].map(([domainKey, u]) => ({ workerId, domainKey, firstUsedAt: u.first, lastUsedAt: u.last })),
@@ -312,15 +314,17 @@ function randomHistories(
         ]),
       );
     };
-    // as src/lease/reservations.ts does: for each silent worker, the share keys no other worker's use
-    // was surely in its lists for
+    // as src/lease/reservations.ts does: for each silent worker, the keys its claim names whole
     const reserve = (now: number) => {
-      const keyed = recorded().map((u) => ({ ...u, domainKey: shareKeyOf(policies, u.domainKey) }));
       whole = new Map();
       for (const w of workers) {
         const seen = seenAt(w, now);
         if (seen.lastSeenAt >= now - ABSENT) continue;
-        for (const key of soleDomains(seen, keyed, { windowMs: WINDOW, now })) whole.set(key, w);
+        for (const k of claims.get(w)?.keys ?? []) {
+          if (!k.whole || k.untilMs <= now) continue;
+          whole.set(k.shareKey, w);
+          whole.set(k.domainKey, w);
+        }
       }
     };
     for (let now = 0; now < failAt; now += 100) {
@@ -337,7 +341,7 @@ function randomHistories(
         if (now >= cutAt.get(w)!) continue;
         for (const site of crawling.get(w)!) {
           // an acquire of a domain-key reserved whole for another worker is refused
-          const owner = whole.get(shareKeyOf(policies, site));
+          const owner = whole.get(shareKeyOf(policies, site)) ?? whole.get(site);
           if (owner !== undefined && owner !== w) {
             refusedSeen++;
             if (refused === "not recorded") continue;
@@ -349,6 +353,7 @@ function randomHistories(
         if ((now - phase.get(w)!) % PERIOD === 0 && now >= phase.get(w)! && now < cutAt.get(w)!) {
           views.get(w)!.update(listFor(w, now), now);
           listsAt.set(w, now);
+          claims.set(w, { version: now + 1, members: workers, keys: views.get(w)!.claimKeys(now) });
         }
       }
     }
@@ -359,7 +364,7 @@ function randomHistories(
         // a worker no list ever named is not known to the others: it has no fallback at all
         if (!views.get(w)!.enforced) continue;
         for (const site of sites) {
-          const route = views.get(w)!.route(site, now);
+          const route = claimRoute(claims.get(w) ?? EMPTY_CLAIM, site, now);
           if (route === "sole") soleSeen++;
           const mine = route === "sole" ? proxies : route === "share" ? shareOf(proxies, workers, w) : [];
           for (const p of mine) {

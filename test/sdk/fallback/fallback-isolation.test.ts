@@ -64,12 +64,18 @@ async function granted(pool: FallbackPool, host: string): Promise<FallbackLease>
   return r.lease;
 }
 
-/** A pool of worker `self` whose lists have named it long enough (6 s) with its domain-keys. */
+/**
+ * A pool of worker `self` whose lists have named it long enough (6 s) with its domain-keys, and
+ * whose claim of them the broker acknowledged.
+ */
 async function established(clock: FakeClock, self: string, domains: Record<string, DomainListing[]>, over: Partial<PoolSnapshot> = {}) {
   const pool = new FallbackPool({ workerId: self, clock: () => clock.now(), random: seededRandom(3) });
   await pool.useSnapshot(snapshot(clock, { liveWorkers: Object.keys(domains).sort(), domains, ...over }));
   clock.advance(6_000);
   await pool.useMembership({ workers: Object.keys(domains).sort(), domains });
+  const candidate = pool.claimCandidate(true);
+  if (candidate === undefined) throw new Error("no claim: the lists carry no domain-keys");
+  await pool.useClaim({ version: 1, ...candidate });
   return pool;
 }
 

@@ -1,0 +1,89 @@
+/**
+ * Whether the broker still answers this worker (docs/spec.md §7). The client pings it on the
+ * Lease stream every third of `silentAfterMs`; every answer of any kind counts, and a pong also
+ * carries the broker's clock, echoed in the next ping as proof that the broker's answers arrive.
+ * A connection that carries no answer for `silentAfterMs` is silent — an outage, not slowness
+ * (`onSilent`, once per silence).
+ */
+export interface LivenessOptions {
+  readonly silentAfterMs: number;
+  /** Monotonic ms. */
+  readonly monotonic: () => number;
+  /** Send a ping echoing `heardTime` (the broker clock of the latest pong, 0: none); false when not sent. */
+  readonly ping: (heardTime: number) => boolean;
+  /** The broker answered nothing for `silentAfterMs`. */
+  readonly onSilent: () => void;
+}
+
+/** The shortest ping period (a silence bound of 1 s pings every 333 ms). */
+const MIN_PING_MS = 200;
+
+export class Liveness {
+  private lastAnswerAt: number;
+  private lastPongAt = Number.NEGATIVE_INFINITY;
+  private heardTime = 0;
+  private noticed = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly opts: LivenessOptions) {
+    this.lastAnswerAt = opts.monotonic();
+  }
+
+  /** How often a ping goes out (ms). */
+  get pingEveryMs(): number {
+    return Math.max(MIN_PING_MS, Math.floor(this.opts.silentAfterMs / 3));
+  }
+
+  start(): void {
+    if (this.timer !== undefined) return;
+    this.timer = setInterval(() => this.tick(), this.pingEveryMs);
+    this.timer.unref();
+    this.opts.ping(this.heardTime);
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** The broker answered something. */
+  answered(): void {
+    this.lastAnswerAt = this.opts.monotonic();
+    this.noticed = false;
+  }
+
+  /** A pong with the broker's clock `time` (epoch ms). */
+  pong(time: number): void {
+    this.answered();
+    this.lastPongAt = this.lastAnswerAt;
+    if (time > this.heardTime) this.heardTime = time;
+  }
+
+  /** ms since the last answer of any kind. */
+  silentFor(): number {
+    return this.opts.monotonic() - this.lastAnswerAt;
+  }
+
+  /** The connection is silent now. */
+  get silent(): boolean {
+    return this.silentFor() >= this.opts.silentAfterMs;
+  }
+
+  /** ms since the last pong (Infinity: none yet). */
+  sincePong(): number {
+    return this.opts.monotonic() - this.lastPongAt;
+  }
+
+  /** Ping now (besides the periodic pings): something waits to be said. */
+  ping(): void {
+    this.opts.ping(this.heardTime);
+  }
+
+  /** Ping, and notice a silence. Exposed for tests with a manual clock. */
+  tick(): void {
+    this.opts.ping(this.heardTime);
+    if (this.noticed || !this.silent) return;
+    this.noticed = true;
+    this.opts.onSilent();
+  }
+}
