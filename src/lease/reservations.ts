@@ -40,6 +40,8 @@ export interface ReservationOptions {
 export interface ReservedSummary {
   readonly workers: readonly {
     readonly workerId: string;
+    /** How long ago its latest echoed pong was sent (ms; absent: it never echoed one). */
+    readonly heardAgoMs?: number;
     readonly proxies: number;
     readonly scope?: readonly string[];
     readonly whole: readonly string[];
@@ -180,7 +182,11 @@ export class Reservations {
     const seen = await store.liveWorkers(pool, now - this.opts.fallbackWindowMs, { claims: true });
     this.lastSeen.set(pool, seen);
     if (this.opts.domainUses !== undefined) this.lastUses.set(pool, await this.opts.domainUses(pool));
-    const holders = this.reservedFor(pool, seen, now).map((w) => ({ workerId: w.workerId, claims: liveClaims(w.claims ?? [], now) }));
+    const holders = this.reservedFor(pool, seen, now).map((w) => ({
+      workerId: w.workerId,
+      heardAt: w.heardAt,
+      claims: liveClaims(w.claims ?? [], now),
+    }));
     // written again when what it is computed from changed (a key's end, a new claim), and every RECOMPUTE_MS
     const key = JSON.stringify(holders.map((h) => [h.workerId, h.claims.map((c) => [c.version, c.keys.map((k) => k.domainKey)])]));
     const last = this.last.get(pool);
@@ -189,7 +195,7 @@ export class Reservations {
     await store.reserve(pool, reserved);
     this.holders.set(pool, new Set([...Object.values(reserved.proxies), ...Object.values(reserved.domains)]));
     this.last.set(pool, { key, at: now });
-    this.opts.onReserved?.(pool, summarize(holders, reserved), reserved);
+    this.opts.onReserved?.(pool, summarize(holders, reserved, now), reserved);
   }
 }
 
@@ -229,12 +235,13 @@ function reserve(
   return { proxies, domains, scopes };
 }
 
-function summarize(holders: readonly { workerId: string }[], r: ReservationMap): ReservedSummary {
+function summarize(holders: readonly { workerId: string; heardAt: number | undefined }[], r: ReservationMap, now: number): ReservedSummary {
   const proxies = Object.values(r.proxies);
   const domains = Object.entries(r.domains);
   return {
-    workers: holders.map(({ workerId }) => ({
+    workers: holders.map(({ workerId, heardAt }) => ({
       workerId,
+      ...(heardAt === undefined ? {} : { heardAgoMs: now - heardAt }),
       proxies: proxies.filter((x) => x === workerId).length,
       ...(r.scopes?.[workerId] === undefined ? {} : { scope: r.scopes[workerId] }),
       whole: domains.filter(([, x]) => x === workerId).map(([k]) => k),

@@ -20,10 +20,12 @@ export function fallbackWindowOf(snapshot: PoolSnapshot | undefined): number {
 /**
  * How long a client takes, at most, to count a connection that answers nothing as an outage
  * (`fallback.silentAfterMs`, and the Python client's `silent_after`): by then it has given up its
- * broker leases outside its claim (docs/spec.md §7). The default, and the most either allows.
+ * broker leases outside its claim (docs/spec.md §7). The default, and the most either allows: a
+ * silent worker waits that long for the others after the broker reserved its claim, so a longer
+ * bound would cost every outage as much.
  */
 export const DEFAULT_SILENT_AFTER_MS = 3_000;
-export const MAX_SILENT_AFTER_MS = 5_000;
+export const MAX_SILENT_AFTER_MS = 3_000;
 /** Replicas' clocks, and a pong's or a revocation's travel. */
 const SILENT_MARGIN_MS = 500;
 

@@ -1,6 +1,6 @@
 /**
  * Whether the broker still answers this worker (docs/spec.md §7). The client pings it on the
- * Lease stream every third of `silentAfterMs`; every answer of any kind counts, and a pong also
+ * Lease stream every third of `silentAfterMs` (every half second at most); every answer of any kind counts, and a pong also
  * carries the broker's clock, echoed in the next ping as proof that the broker's answers arrive.
  * A connection that carries no answer for `silentAfterMs` is silent — an outage, not slowness
  * (`onSilent`, once per silence).
@@ -17,6 +17,12 @@ export interface LivenessOptions {
 
 /** The shortest ping period (a silence bound of 1 s pings every 333 ms). */
 const MIN_PING_MS = 200;
+/**
+ * The longest: the broker counts a worker silent by the pong it echoed last, which is up to two
+ * ping periods old when the next ping arrives; half a second keeps that well below
+ * WORKER_ABSENT_AFTER_MS (3 s), so a busy worker is not taken for a silent one.
+ */
+const MAX_PING_MS = 500;
 
 export class Liveness {
   private lastAnswerAt: number;
@@ -31,7 +37,7 @@ export class Liveness {
 
   /** How often a ping goes out (ms). */
   get pingEveryMs(): number {
-    return Math.max(MIN_PING_MS, Math.floor(this.opts.silentAfterMs / 3));
+    return Math.max(MIN_PING_MS, Math.min(MAX_PING_MS, Math.floor(this.opts.silentAfterMs / 3)));
   }
 
   start(): void {

@@ -45,10 +45,11 @@ export interface FallbackOptions {
   /** How often the live workers (the rendezvous set of the shares) are refreshed, ms. Default 5000, at most 30000. */
   readonly membershipRefreshMs?: number;
   /**
-   * A connection that carries no answer at all for this long — the client pings every third of
-   * it — counts as an outage, ms (docs/spec.md §7): broker leases outside this worker's claim are
-   * given up, and the fallback pool serves the claim once the broker surely reserved it. In
-   * [1000, 5000]; default 3000. A broker that answers something is slow, not unreachable.
+   * A connection that carries no answer at all for this long — the client pings twice a second,
+   * or every third of it — counts as an outage, ms (docs/spec.md §7): broker leases outside this
+   * worker's claim are given up, and the fallback pool serves the claim once the broker surely
+   * reserved it. In [1000, 3000]; default 3000. A broker that answers something is slow, not
+   * unreachable.
    */
   readonly silentAfterMs?: number;
   /** Outcomes seen in fallback kept for replay; older ones are dropped. Default 10000. */

@@ -20,7 +20,8 @@ function setup(silentAfterMs = 3_000) {
 describe("Liveness", () => {
   it("pings every third of the silence bound, echoing the broker clock of the latest pong", () => {
     const t = setup(3_000);
-    expect(t.liveness.pingEveryMs).toBe(1_000);
+    expect(t.liveness.pingEveryMs).toBe(500);
+    expect(setup(1_200).liveness.pingEveryMs).toBe(400);
     t.liveness.tick();
     expect(t.pings).toEqual([0]);
     t.liveness.pong(1_700_000_000_000);
