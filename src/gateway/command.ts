@@ -57,6 +57,11 @@ export function addGatewayCommand(p: Command): void {
       "on SIGTERM, time for requests in flight to finish (GATEWAY_SHUTDOWN_GRACE_MS; default 10000)",
       def("shutdownGraceMs"),
     )
+    .option(
+      "--silent-after-ms <ms>",
+      "a broker connection that answers nothing this long is an outage: the fallback pool takes over (GATEWAY_SILENT_AFTER_MS; 1000 to 3000, default 3000)",
+      def("silentAfterMs"),
+    )
     .action(async (o: GatewayInput) => {
       // the broker token only from the environment: a flag would show in `ps`
       const settings = gatewaySettings({ ...o, token: env[GATEWAY_ENV.token] }, `gateway-${defaultWorkerId(env)}`);
@@ -87,6 +92,7 @@ export async function runGateway(s: GatewaySettings): Promise<void> {
         address: s.brokerTarget,
         pool,
         workerId: s.workerId,
+        fallback: { silentAfterMs: s.silentAfterMs },
         ...(s.brokerToken === undefined ? {} : { token: s.brokerToken }),
       });
       c.on("mode", (mode) =>

@@ -34,6 +34,8 @@ export interface GatewaySettings {
   readonly metricsAddress: string | undefined;
   /** On SIGTERM/SIGINT: how long requests in flight get to finish before every connection is closed. */
   readonly shutdownGraceMs: number;
+  /** How long a broker connection may answer nothing before it counts as an outage (the SDK's `fallback.silentAfterMs`). */
+  readonly silentAfterMs: number;
 }
 
 /** What the flags and variables say, as strings (undefined: not given). */
@@ -57,6 +59,7 @@ export interface GatewayInput {
   readonly upstreamCaFile?: string | undefined;
   readonly metricsAddress?: string | undefined;
   readonly shutdownGraceMs?: string | undefined;
+  readonly silentAfterMs?: string | undefined;
 }
 
 /** The environment variable of each input. */
@@ -80,6 +83,7 @@ export const GATEWAY_ENV: Readonly<Record<keyof GatewayInput, string>> = {
   upstreamCaFile: "GATEWAY_UPSTREAM_CA_FILE",
   metricsAddress: "GATEWAY_METRICS_ADDRESS",
   shutdownGraceMs: "GATEWAY_SHUTDOWN_GRACE_MS",
+  silentAfterMs: "GATEWAY_SILENT_AFTER_MS",
 };
 
 /** A setting that cannot be used; the message names it. */
@@ -133,7 +137,15 @@ export function gatewaySettings(input: GatewayInput, defaultWorkerId: string): G
         ? undefined
         : hostPort(input.metricsAddress, "GATEWAY_METRICS_ADDRESS").join(":"),
     shutdownGraceMs: ms(input.shutdownGraceMs, 10_000, "GATEWAY_SHUTDOWN_GRACE_MS"),
+    silentAfterMs: silentAfter(input.silentAfterMs),
   };
+}
+
+/** GATEWAY_SILENT_AFTER_MS: in [1000, 3000], as the SDK allows. */
+function silentAfter(raw: string | undefined): number {
+  const v = ms(raw, 3_000, "GATEWAY_SILENT_AFTER_MS", 1_000);
+  if (v > 3_000) throw new GatewaySettingsError(`GATEWAY_SILENT_AFTER_MS: at most 3000, got "${String(raw)}"`);
+  return v;
 }
 
 function fileOf(raw: string | undefined): string | undefined {

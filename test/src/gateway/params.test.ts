@@ -53,6 +53,10 @@ describe("gateway settings", () => {
     expect(gatewaySettings({}, "gw").shutdownGraceMs).toBe(10_000);
     expect(gatewaySettings({ shutdownGraceMs: "0" }, "gw").shutdownGraceMs).toBe(0);
     expect(() => gatewaySettings({ shutdownGraceMs: "-1" }, "gw")).toThrow(/GATEWAY_SHUTDOWN_GRACE_MS/);
+    expect(gatewaySettings({}, "gw").silentAfterMs).toBe(3_000);
+    expect(gatewaySettings({ silentAfterMs: "1500" }, "gw").silentAfterMs).toBe(1_500);
+    expect(() => gatewaySettings({ silentAfterMs: "999" }, "gw")).toThrow(/GATEWAY_SILENT_AFTER_MS/);
+    expect(() => gatewaySettings({ silentAfterMs: "5000" }, "gw")).toThrow(/GATEWAY_SILENT_AFTER_MS/);
     expect(() => gatewaySettings({ listen: "nowhere" }, "gw")).toThrow(/GATEWAY_LISTEN_ADDRESS/);
   });
 });
