@@ -1,6 +1,6 @@
 /**
  * The partition mode of a crawl (CRAWL_PARTITION_AT_S, CRAWL_PARTITION_WORKER,
- * CRAWL_PARTITION_MIN_RATIO): read from the environment, checked against the worker mix, and the
+ * CRAWL_PARTITION_MIN_RATIO, CRAWL_PARTITION_MIN_EFFICIENCY): read from the environment, checked against the worker mix, and the
  * id of the worker that is cut off.
  */
 import { SETTLE_MS } from "./partition.js";
@@ -13,9 +13,14 @@ export interface PartitionOptions {
   readonly index: number;
   /** The gate's bound on pages/s from 8 s after the cut ÷ pages/s before it (0: not checked). */
   readonly minRatio: number;
+  /** The gate's bound on the fleet's efficiency after the cut (0: not checked). */
+  readonly minEfficiency: number;
 }
 
-/** CRAWL_PARTITION_AT_S (unset, empty or 0: off), CRAWL_PARTITION_WORKER (`ts-0`), CRAWL_PARTITION_MIN_RATIO (0). */
+/**
+ * CRAWL_PARTITION_AT_S (unset, empty or 0: off), CRAWL_PARTITION_WORKER (`ts-0`),
+ * CRAWL_PARTITION_MIN_RATIO and CRAWL_PARTITION_MIN_EFFICIENCY (0: not checked).
+ */
 export function readPartition(env: NodeJS.ProcessEnv = process.env): PartitionOptions | undefined {
   const rawAt = env["CRAWL_PARTITION_AT_S"] ?? "";
   const atS = rawAt === "" ? 0 : Number(rawAt);
@@ -23,11 +28,18 @@ export function readPartition(env: NodeJS.ProcessEnv = process.env): PartitionOp
   const rawWorker = (env["CRAWL_PARTITION_WORKER"] ?? "").trim() || "ts-0";
   const m = /^(ts|py)-(\d+)$/.exec(rawWorker);
   if (m === null) throw new Error(`CRAWL_PARTITION_WORKER must be ts-<i> or py-<i>, got "${rawWorker}"`);
-  const rawRatio = env["CRAWL_PARTITION_MIN_RATIO"] ?? "";
-  const minRatio = rawRatio === "" ? 0 : Number(rawRatio);
-  if (!Number.isFinite(minRatio) || minRatio < 0) throw new Error(`CRAWL_PARTITION_MIN_RATIO must be a number ≥ 0, got "${rawRatio}"`);
+  const minRatio = bound(env, "CRAWL_PARTITION_MIN_RATIO");
+  const minEfficiency = bound(env, "CRAWL_PARTITION_MIN_EFFICIENCY");
   if (atS === 0) return undefined;
-  return { atMs: atS * 1000, language: m[1] === "py" ? "py" : "ts", index: Number(m[2]), minRatio };
+  return { atMs: atS * 1000, language: m[1] === "py" ? "py" : "ts", index: Number(m[2]), minRatio, minEfficiency };
+}
+
+/** A gate bound: a number ≥ 0 (unset or empty: 0, not checked). */
+function bound(env: NodeJS.ProcessEnv, name: string): number {
+  const raw = env[name] ?? "";
+  const v = raw === "" ? 0 : Number(raw);
+  if (!Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number ≥ 0, got "${raw}"`);
+  return v;
 }
 
 /** What the partition is checked against: the window, the worker mix, the strategies and the crash mode. */

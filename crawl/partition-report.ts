@@ -16,13 +16,15 @@ function ratioText(r: number | undefined): string {
   return r === undefined ? "n/a" : `${r.toFixed(2)}×`;
 }
 
-/** Why the partition run fails the gate (empty: it passes); `minRatio` 0: the ratio is not checked. */
-export function partitionGateFailures(t: PartitionTimeline, minRatio: number): string[] {
+/** Why the partition run fails the gate (empty: it passes); a bound of 0 is not checked. */
+export function partitionGateFailures(t: PartitionTimeline, minRatio: number, minEfficiency = 0): string[] {
   const out: string[] = [];
   const empty = emptySecondsAfterFirstPage(t);
   if (empty.length > 0) out.push(`${empty.length} seconds without a page after the first page (at ${empty.join(", ")} s)`);
   if (minRatio > 0 && (t.ratio === undefined || t.ratio < minRatio))
     out.push(`pages/s from ${SETTLE_MS / 1000} s after the partition ${ratioText(t.ratio)} of before it (at least ${minRatio}×)`);
+  if (minEfficiency > 0 && t.efficiencyAfterCut < minEfficiency)
+    out.push(`efficiency after the partition ${t.efficiencyAfterCut.toFixed(2)} (at least ${minEfficiency})`);
   return out;
 }
 

@@ -573,7 +573,8 @@ async function main(): Promise<number> {
     for (const r of isolationRows) why.push(...isolationGateFailures(r).map((w) => `${r.strategy}: ${w}`));
     if (pbTimeline !== undefined && pbTimeline.during.pages === 0) why.push("no page while the broker was down");
     if (pbTimeline !== undefined && pbTimeline.after.pages === 0) why.push("no page after the broker came back");
-    if (pbPartition !== undefined) why.push(...partitionGateFailures(pbPartition, options.partition?.minRatio ?? 0));
+    if (pbPartition !== undefined)
+      why.push(...partitionGateFailures(pbPartition, options.partition?.minRatio ?? 0, options.partition?.minEfficiency ?? 0));
     const lh = long.find((r) => r.heartbeat);
     if (lh !== undefined && (lh.overlaps > 0 || lh.streamsComplete < lh.streams))
       why.push(`long downloads: ${lh.overlaps} overlaps, ${lh.streamsComplete}/${lh.streams} complete`);

@@ -127,6 +127,11 @@ describe("partitionGateFailures", () => {
   it("passes a run without gaps that kept its speed", () => {
     const steady = Array.from({ length: 20 }, (_, s) => page(s < 5 ? CUT : OTHER, s * 1000 + 10));
     expect(partitionGateFailures(partitionTimeline(input(steady)), 0.9)).toEqual([]);
+    const timeline = partitionTimeline(input(steady));
+    expect(partitionGateFailures(timeline, 0, timeline.efficiencyAfterCut + 0.01)).toEqual([
+      `efficiency after the partition ${timeline.efficiencyAfterCut.toFixed(2)} (at least ${timeline.efficiencyAfterCut + 0.01})`,
+    ]);
+    expect(partitionGateFailures(timeline, 0, timeline.efficiencyAfterCut)).toEqual([]);
   });
 
   it("prints the timeline with the cut marked", () => {
@@ -164,12 +169,13 @@ describe("readPartition and checkPartition", () => {
   it("is off unset or at 0, and defaults to the first TypeScript worker without a ratio bound", () => {
     expect(readPartition({})).toBeUndefined();
     expect(readPartition({ CRAWL_PARTITION_AT_S: "0" })).toBeUndefined();
-    expect(readPartition({ CRAWL_PARTITION_AT_S: "8" })).toEqual({ atMs: 8_000, language: "ts", index: 0, minRatio: 0 });
+    expect(readPartition({ CRAWL_PARTITION_AT_S: "8" })).toEqual({ atMs: 8_000, language: "ts", index: 0, minRatio: 0, minEfficiency: 0 });
     expect(readPartition({ CRAWL_PARTITION_AT_S: "8", CRAWL_PARTITION_WORKER: "py-0", CRAWL_PARTITION_MIN_RATIO: "0.8" })).toEqual({
       atMs: 8_000,
       language: "py",
       index: 0,
       minRatio: 0.8,
+      minEfficiency: 0,
     });
   });
 

@@ -141,7 +141,7 @@ export class SnapshotSync {
       if (res.policyVersion !== "" && res.policyVersion !== this.policyVersion) void this.refresh();
       const applied = await this.opts.fallback
         .useMembership({
-          workers: res.liveWorkers.map((w) => w.workerId),
+          workers: sharers(res.liveWorkers),
           pacing: pacingOf(res.pacing),
           ...(res.longestTtl !== undefined ? { longestTtlMs: durationMs(res.longestTtl) } : {}),
           ...(res.fallbackWindow !== undefined ? { fallbackWindowMs: durationMs(res.fallbackWindow) } : {}),
@@ -256,7 +256,7 @@ export class SnapshotSync {
       const snap: PoolSnapshot = {
         pool: res.pool,
         proxies: res.proxies.map(proxyFromWire),
-        liveWorkers: res.liveWorkers.map((w) => w.workerId),
+        liveWorkers: sharers(res.liveWorkers),
         policies: res.policies.map(policyFromWire),
         pacing,
         ...(res.longestTtl !== undefined ? { longestTtlMs: durationMs(res.longestTtl) } : {}),
@@ -280,6 +280,16 @@ export class SnapshotSync {
       return false;
     }
   }
+}
+
+/**
+ * The live workers fallback shares are cut over: those that keep a fallback pool. A worker without
+ * one (the Python client, raw stubs) never leases in fallback: a share of its own would only
+ * leave proxies unused there, and rendezvous shares stay disjoint among the workers that count
+ * (each of two workers in fallback lists the other).
+ */
+function sharers(workers: readonly WorkerInfo[]): string[] {
+  return workers.filter((w) => w.fallbackPool).map((w) => w.workerId);
 }
 
 /** Live workers that keep their broker leases to their end when the broker fails (no fallback pool, not yielding). */

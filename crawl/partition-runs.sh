@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# `npm run crawl:partition`: the two silent partitions the contract promises to survive (docs/failures.md),
+# gated, each a crawl of its own with 2 TypeScript SDK workers and 1 Python Scrapy worker beside them,
+# the first TypeScript worker cut off the broker by a relay that drops every byte, sockets open:
+#  - at 20 s of 40 s, a worker long past its fallback readiness: from 8 s after the cut the fleet
+#    (the cut worker from its fallback pool) keeps at least 0.8 of its pages/s before the cut;
+#  - at 3 s of 28 s, a worker not ready to fall back yet: nothing is reserved for it, and the
+#    others carry the crawl at an efficiency of at least 0.6.
+# Both: no second without a page, no 429 on a site with a policy, no ban, no overlap (CRAWL_GATE).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+run() {
+  CRAWL_STRATEGIES=proxybroker CRAWL_WORKERS=3 CRAWL_PYTHON_WORKERS=1 CRAWL_LONG=0 CRAWL_GATE=1 "$@" \
+    node --conditions=@proxybroker/source --import tsx crawl/run.ts
+}
+run env CRAWL_SECONDS=40 CRAWL_PARTITION_AT_S=20 CRAWL_PARTITION_MIN_RATIO=0.8
+run env CRAWL_SECONDS=28 CRAWL_PARTITION_AT_S=3 CRAWL_PARTITION_MIN_EFFICIENCY=0.6
