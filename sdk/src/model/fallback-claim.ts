@@ -77,6 +77,6 @@ export function sameClaim(a: FallbackClaim, b: FallbackClaim): boolean {
   });
 }
 
-/** Limits a stored claim keeps to (a worker lists at most 64 domain-keys; members: the pool's live workers). */
+/** Limits a stored claim keeps to (a worker lists at most 64 domain-keys; members: the live workers with a fallback pool). */
 export const MAX_CLAIM_KEYS = 64;
-export const MAX_CLAIM_MEMBERS = 10_000;
+export const MAX_CLAIM_MEMBERS = 2_000;

@@ -192,7 +192,8 @@ export async function liveWorkers(env: StoreEnv, pool: string, sinceMs: number, 
   const yieldsAt = ids.length === 0 ? [] : await env.runner.call((c) => c.zmscore(keys.yieldingWorkers, ...ids));
   const listsAt = ids.length === 0 ? [] : await env.runner.call((c) => c.zmscore(keys.listsWorkers, ...ids));
   const heardAt = ids.length === 0 ? [] : await env.runner.call((c) => c.zmscore(keys.heardWorkers, ...ids));
-  const claims = ids.length === 0 || !withClaims ? [] : await env.runner.call((c) => c.hmget(keys.claims, ...ids));
+  const claims =
+    ids.length === 0 || !withClaims ? [] : await env.runner.call((c) => c.mget(...ids.map((id) => `${keys.claimsPrefix}${id}`)));
   const seen: WorkerSeen[] = ids.map((workerId, i) => ({
     workerId,
     lastSeenAt: Number(live[2 * i + 1]),

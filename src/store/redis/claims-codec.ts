@@ -1,11 +1,19 @@
 /**
- * How the Redis store keeps a worker's fallback claims (docs/spec.md §7) in `P wc`: one hash field
- * per worker, `<version of the latest>\t<latest as JSON>[\t<the one before as JSON>]`, so that
+ * How the Redis store keeps a worker's fallback claims (docs/spec.md §7) in `P wc:<worker id>`,
+ * a string that expires `CLAIM_KEEP_MS` after its last write (invented worker ids cost nothing for
+ * long): `<version of the latest>\t<latest as JSON>[\t<the one before as JSON>]`, so that
  * the hearWorker script compares versions and shifts the latest down without parsing JSON. A
  * claim's JSON: `{"v":version,"m":[members],"k":[[domainKey,shareKey,whole 1|0,untilMs],…]}`
  * (JSON escapes tabs: no field can hold one).
  */
 import type { ClaimedKey, FallbackClaim } from "@proxybroker/sdk/model";
+
+/**
+ * How long a worker's claims are kept after its last claim: longer than twice the longest
+ * FALLBACK_WINDOW_MS (a day) — a worker resends its claim before half of its keys' listing has
+ * passed, and stays reserved a fallback window after it was last heard.
+ */
+export const CLAIM_KEEP_MS = 2 * 86_400_000 + 3_600_000;
 
 type KeyRecord = [string, string, number, number];
 interface ClaimRecord {

@@ -76,8 +76,8 @@ export class PoolKeys {
   readonly listsWorkers: string;
   /** zset worker id → the broker time of the latest pong it said it received (its pings). */
   readonly heardWorkers: string;
-  /** hash worker id → its last two fallback claims (claims-codec.ts). */
-  readonly claims: string;
+  /** Prefix of `P wc:<worker id>`: its last two fallback claims (claims-codec.ts), expiring a day after the last. */
+  readonly claimsPrefix: string;
   readonly events: string;
   readonly domainUses: string;
 
@@ -98,7 +98,7 @@ export class PoolKeys {
     this.yieldingWorkers = `${this.base}wy`;
     this.listsWorkers = `${this.base}wl`;
     this.heardWorkers = `${this.base}wh`;
-    this.claims = `${this.base}wc`;
+    this.claimsPrefix = `${this.base}wc:`;
     this.events = `${this.base}evs`;
     this.domainUses = `${this.base}wd`;
   }

@@ -67,7 +67,7 @@ import { randomBytes } from "node:crypto";
 import { RedisReleaseFeed } from "./release-feed.js";
 import type { Campaign, ReleaseFeed } from "@proxybroker/sdk/engine";
 import type { StoreEnv } from "./store-env.js";
-import { encodeClaim, encodeClaims } from "./claims-codec.js";
+import { CLAIM_KEEP_MS, encodeClaim, encodeClaims } from "./claims-codec.js";
 
 /** Options of a `RedisStore`. */
 export interface RedisStoreOptions {
@@ -336,7 +336,6 @@ export class RedisStore implements LeaseStore {
       yieldingWorkers: keys.yieldingWorkers,
       listsWorkers: keys.listsWorkers,
       heardWorkers: keys.heardWorkers,
-      claims: keys.claims,
     });
     // in chunks: one bounded script call each
     for (let i = 0; i < workers.length; i += 500) {
@@ -350,12 +349,19 @@ export class RedisStore implements LeaseStore {
             yieldsAt: Math.floor(w.yieldsLeasesAt ?? 0),
             listsAt: Math.floor(w.listsAt ?? 0),
             heardAt: Math.floor(w.heardAt ?? 0),
-            claims: encodeClaims(w.claims ?? []),
           }),
         );
       }
       await this.env.runner.run("rememberWorkers", wKeys, args);
     }
+    // their claims, one key each: kept when the store has one again
+    await Promise.all(
+      workers
+        .filter((w) => (w.claims ?? []).length > 0)
+        .map((w) =>
+          this.env.runner.call((c) => c.set(`${keys.claimsPrefix}${w.workerId}`, encodeClaims(w.claims ?? []), "PX", CLAIM_KEEP_MS, "NX")),
+        ),
+    );
   }
 
   async hearWorker(pool: string, workerId: string, heard: WorkerHeard): Promise<void> {
@@ -367,7 +373,7 @@ export class RedisStore implements LeaseStore {
         workers: keys.workers,
         fallbackWorkers: keys.fallbackWorkers,
         heardWorkers: keys.heardWorkers,
-        claims: keys.claims,
+        claims: `${keys.claimsPrefix}${workerId}`,
       }),
       argv("hearWorker", {
         workerId,
@@ -375,6 +381,7 @@ export class RedisStore implements LeaseStore {
         heardAt: Math.floor(heard.heardAt),
         claimVersion: claim === undefined ? "0" : String(claim.version),
         claim: claim === undefined ? "" : encodeClaim(claim),
+        keepMs: CLAIM_KEEP_MS,
       }),
     );
   }
@@ -385,7 +392,7 @@ export class RedisStore implements LeaseStore {
     const [left] = await Promise.all([
       this.env.runner.call((c) => c.zrem(keys.workers, workerId)),
       this.env.runner.call((c) => c.zrem(keys.heardWorkers, workerId)),
-      this.env.runner.call((c) => c.hdel(keys.claims, workerId)),
+      this.env.runner.call((c) => c.del(`${keys.claimsPrefix}${workerId}`)),
     ]);
     return left === 1;
   }

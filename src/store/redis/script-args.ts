@@ -137,15 +137,15 @@ export const SCRIPT_ARGS = {
   raisePacing: ["domainKey", "adaptiveMs", "learnedMs", "learnedAt", "now"],
   /** shardLayout-2.lua. */
   shardLayout: ["shards"],
-  /** rememberWorkers-6.lua, then one `workerSeen` per worker. */
+  /** rememberWorkers-5.lua, then one `workerSeen` per worker. */
   rememberWorkers: ["now"],
+  /** One worker of rememberWorkers-5.lua; fallbackAt, yieldsAt, listsAt and heardAt 0 = never. */
+  workerSeen: ["workerId", "lastSeen", "fallbackAt", "yieldsAt", "listsAt", "heardAt"],
   /**
-   * One worker of rememberWorkers-6.lua; fallbackAt, yieldsAt, listsAt and heardAt 0 = never;
-   * claims: its stored claims record (claims-codec.ts), "" = none.
+   * hearWorker-4.lua. heardAt 0 = none said; claimVersion "0" = no claim (claim: its JSON,
+   * claims-codec.ts); keepMs: how long the claims key lives after this write.
    */
-  workerSeen: ["workerId", "lastSeen", "fallbackAt", "yieldsAt", "listsAt", "heardAt", "claims"],
-  /** hearWorker-4.lua. heardAt 0 = none said; claimVersion "0" = no claim (claim: its JSON, claims-codec.ts). */
-  hearWorker: ["workerId", "now", "heardAt", "claimVersion", "claim"],
+  hearWorker: ["workerId", "now", "heardAt", "claimVersion", "claim", "keepMs"],
 } as const;
 
 /** The name of an argument list. */

@@ -41,7 +41,8 @@ export const SCRIPT_KEY_LISTS = {
   /** pacing: the domain-key's adaptive pacing `P d:<dk>`. */
   raisePacingKeys: ["pacing", "adapted"],
   shardLayoutKeys: ["meta", "all"],
-  rememberWorkersKeys: ["workers", "fallbackWorkers", "yieldingWorkers", "listsWorkers", "heardWorkers", "claims"],
+  rememberWorkersKeys: ["workers", "fallbackWorkers", "yieldingWorkers", "listsWorkers", "heardWorkers"],
+  /** claims: the worker's own `P wc:<worker id>`. */
   hearWorkerKeys: ["workers", "fallbackWorkers", "heardWorkers", "claims"],
 } as const;
 

@@ -49,7 +49,7 @@ export const SCRIPT_KEYS = {
   campaign: 2,
   raisePacing: 2,
   shardLayout: 2,
-  rememberWorkers: 6,
+  rememberWorkers: 5,
   hearWorker: 4,
 } as const;
 

@@ -109,7 +109,7 @@ describe("ProxyBrokerClient.close: leaving the pool", () => {
         .split("\n")
         .some(
           (line) =>
-            /"workerId":"ghost","proxies":[1-9]\d*,"scope":\["b\.example"\]/.test(line) &&
+            /"workerId":"ghost",("heardAgoMs":\d+,)?"proxies":[1-9]\d*,"scope":\["b\.example"\]/.test(line) &&
             line.includes('"msg":"pool default: reserved for'),
         );
     await expect.poll(reservedForGhost, { timeout: 10_000 }).toBe(true);

@@ -511,17 +511,31 @@ describe("hostile input (broker process on Redis)", () => {
       if (a.case === "pong" && a.value.claimVersion !== 0n) malformedAcknowledged++;
     }
     expect(malformedAcknowledged).toBe(0);
-    // 12,000 invented workers, each with a maximal claim: more than a pool keeps (MAX_WORKERS_PER_POOL)
+    // 10,500 invented workers, more than a pool keeps (MAX_WORKERS_PER_POOL); the first 300 with a
+    // maximal claim (64 keys, 2,000 members)
+    const members = Array.from({ length: 2_000 }, (_, i) => `member-${i}`);
     const answers: Promise<unknown>[] = [];
-    for (let i = 0; i < 12_000; i++) {
-      const claim = { version: BigInt(i + 1), members: [`inv-${i}`, `inv-${Math.floor(r() * 1e6)}`], keys };
+    for (let i = 0; i < 10_500; i++) {
+      const claim =
+        i < 300
+          ? { version: BigInt(i + 1), members, keys }
+          : { version: BigInt(i + 1), members: [`inv-${i}`, `inv-${Math.floor(r() * 1e6)}`], keys: keys.slice(0, 2) };
       answers.push(stream.ping({ workerId: `inv-${i}`, pool: "default", fallbackPool: true, claim }));
       if (answers.length >= 500) await Promise.all(answers.splice(0));
     }
     const last = await Promise.all(answers);
     expect(last.every((a) => (a as { case: string }).case === "pong")).toBe(true);
-    expect(await db.hlen(`${PREFIX}:{default}:wc`)).toBeLessThanOrEqual(10_000);
     expect(await db.zcard(`${PREFIX}:{default}:wh`)).toBeLessThanOrEqual(10_000);
+    // each claim is a key of its own that runs out by itself (within CLAIM_KEEP_MS)
+    for (const k of (await db.keys(`${PREFIX}:{default}:wc:*`)).slice(0, 50)) expect(await db.pttl(k)).toBeGreaterThan(0);
+    // a claim over the limits is never acknowledged: 2,001 members
+    const over = await stream.ping({
+      workerId: "over",
+      pool: "default",
+      fallbackPool: true,
+      claim: { version: 1n, members: [...members, "one-more"], keys },
+    });
+    expect(over.case === "pong" && over.value.claimVersion).toBe(0n);
     stream.cancel();
     await stillServing();
   });
@@ -531,9 +545,9 @@ describe("hostile input (broker process on Redis)", () => {
     const persistent: string[] = [];
     for (const k of keys) if ((await db.pttl(k)) === -1) persistent.push(k);
     // only the pool itself stays: its proxies, indexes, meta and policies (admin data), the workers
-    // seen, heard and their claims (bounded) and the reservations (one hash, replaced every second)
+    // seen and heard (bounded) and the reservations (one hash, replaced every second)
     const pool = `${PREFIX}:{default}:`;
-    const allowed = /^(p:10\.77\.0\.\d+:3128|all|idx|m|ws|wf|wh|wc|pol|polh|ad|rsv)$/;
+    const allowed = /^(p:10\.77\.0\.\d+:3128|all|idx|m|ws|wf|wh|pol|polh|ad|rsv)$/;
     expect(persistent.filter((k) => !k.startsWith(pool) || !allowed.test(k.slice(pool.length)))).toEqual([]);
   });
   it("random, structured-random and mutated frames to every admin method (after the key check: admin calls may add proxies and policies): a clear status each time", {

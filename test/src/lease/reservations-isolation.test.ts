@@ -88,7 +88,7 @@ describe("Reservations by share key", () => {
     const shareOfA = shareOf(PROXIES, ["a", "b"], "a");
     expect(shareOfA.length).toBeGreaterThan(0);
     expect(o.reserved.at(-1)?.workers).toEqual([
-      { workerId: "a", proxies: shareOfA.length, scope: ["#fraud", "shop-a.example"], whole: [] },
+      { workerId: "a", heardAgoMs: ABSENT_MS + 1, proxies: shareOfA.length, scope: ["#fraud", "shop-a.example"], whole: [] },
     ]);
     // b gets no proxy of a's share for its own key of the group (a may be on it for shop-a.example)
     expect(await grantedTo(o.store, "b", "shop-b.example")).toEqual(PROXIES.filter((p) => !shareOfA.includes(p)).sort());

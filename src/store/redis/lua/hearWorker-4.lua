@@ -9,7 +9,8 @@
     workers          `P ws`    workers: zset worker id → last seen (epoch ms), bounded (includes/workers.lua)
     fallbackWorkers  `P wf`    zset worker id → the last time it said it keeps a fallback pool
     heardWorkers     `P wh`    zset worker id → the broker time of the latest pong it received
-    claims           `P wc`    hash worker id → "<version>\t<latest>[\t<the one before>]" (claims-codec.ts)
+    claims           `P wc:<worker id>`  string "<version>\t<latest>[\t<the one before>]" (claims-codec.ts),
+                     expiring `keepMs` after the last write (a worker silent that long has nothing reserved)
   where P = "<prefix>:{<pool>}:".
 
   ARGV: list `hearWorker` (the order: src/store/redis/script-args.ts):
@@ -18,6 +19,7 @@
     heardAt       epoch ms; 0 = none said
     claimVersion  decimal; "0" = no claim
     claim         the claim's JSON (claims-codec.ts)
+    keepMs        how long the claims key lives
 
   Keys built in the script: none.
 
@@ -42,7 +44,7 @@ seeWorker(workersKey, fallbackWorkersKey, worker, true, now, nowText)
 if tonumber(heardAt) > 0 and redis.call('ZADD', heardKey, 'GT', heardAt, worker) == 1 then trimWorkers(heardKey, now) end
 if version ~= '0' then
   local claim = ARGV[{{hearWorker.claim}}]
-  local old = redis.call('HGET', claimsKey, worker)
+  local old = redis.call('GET', claimsKey)
   local value = version .. '\t' .. claim
   if old then
     local v, latest = string.match(old, '^(%d+)\t([^\t]*)')
@@ -52,11 +54,6 @@ if version ~= '0' then
       value = value .. '\t' .. latest
     end
   end
-  if redis.call('HSET', claimsKey, worker, value) == 1 and redis.call('HLEN', claimsKey) > {{maxWorkers}} then
-    -- beyond the cap, the claims of workers no longer kept go
-    for _, id in ipairs(redis.call('HKEYS', claimsKey)) do
-      if not redis.call('ZSCORE', workersKey, id) then redis.call('HDEL', claimsKey, id) end
-    end
-  end
+  redis.call('SET', claimsKey, value, 'PX', ARGV[{{hearWorker.keepMs}}])
 end
 return 1

@@ -9,13 +9,12 @@
     yieldingWorkers  `P wy`    zset worker id → the last time it said it yields its leases
     listsWorkers     `P wl`    zset worker id → the snapshot time of the latest list it holds
     heardWorkers     `P wh`    zset worker id → the broker time of the latest pong it received
-    claims           `P wc`    hash worker id → its last two fallback claims (claims-codec.ts); kept when present
   where P = "<prefix>:{<pool>}:".
 
   ARGV: list `rememberWorkers` (now: epoch ms, "" = Redis TIME), then a list `workerSeen` per
   worker: its id, when it was last seen, the last time it kept a fallback pool, the last time it
   yielded its leases, the time of the latest list it held, the broker time of the latest pong it
-  received (0 = never) and its claims record ("" = none)
+  received (0 = never). Its claims are put back by the caller (one key per worker: `P wc:<id>`)
   (the order: src/store/redis/script-args.ts).
 
   Keys built in the script: none.
@@ -32,7 +31,6 @@ local fallbackWorkersKey = KEYS[{{rememberWorkersKeys.fallbackWorkers}}]
 local yieldingWorkersKey = KEYS[{{rememberWorkersKeys.yieldingWorkers}}]
 local listsWorkersKey = KEYS[{{rememberWorkersKeys.listsWorkers}}]
 local heardKey = KEYS[{{rememberWorkersKeys.heardWorkers}}]
-local claimsKey = KEYS[{{rememberWorkersKeys.claims}}]
 
 local now = storeNow(ARGV[{{rememberWorkers.now}}])
 local seen, fallback, yielding, lists, heard = {}, {}, {}, {}, {}
@@ -60,8 +58,6 @@ for at = {{argc.rememberWorkers}}, #ARGV - {{argc.workerSeen}}, {{argc.workerSee
   note(yielding, ARGV[at + {{workerSeen.yieldsAt}}], worker)
   note(lists, ARGV[at + {{workerSeen.listsAt}}], worker)
   note(heard, ARGV[at + {{workerSeen.heardAt}}], worker)
-  local claims = ARGV[at + {{workerSeen.claims}}]
-  if claims ~= '' then redis.call('HSETNX', claimsKey, worker, claims) end
 end
 remember(workersKey, seen)
 remember(fallbackWorkersKey, fallback)
