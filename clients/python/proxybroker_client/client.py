@@ -10,9 +10,10 @@ import threading
 import time
 import uuid
 from concurrent.futures import Future, TimeoutError as FutureTimeout
-from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import grpc
+from google.protobuf import timestamp_pb2
 
 from . import wire
 from .auth import TokenInterceptor, tls_credentials
@@ -21,6 +22,7 @@ from .gen.proxybroker.v1 import admin_pb2_grpc, broker_pb2 as pb, broker_pb2_grp
 from .heartbeat import Heartbeats
 from .lease import Lease
 from .lease_state import MIN_DEADLINE_MARGIN, LeaseState, deadline_margin
+from .liveness import DEFAULT_SILENT_AFTER, ContactInterceptor, Liveness, check_silent_after
 from .policy_rules import BrokerPolicies
 from .stream import LeaseStream
 
@@ -36,11 +38,17 @@ MAX_REPLAY = 10_000
 #: Outcomes per ReportOutcomes call.
 REPLAY_CHUNK = 1_000
 
-#: Channel options: reconnect quickly after a broker restart (gRPC's default backoff grows to 120 s).
+#: Channel options: reconnect quickly after a broker restart (gRPC's default backoff grows to 120 s);
+#: keepalive pings every 5 s, as the TypeScript SDK's (the broker allows them that often), so that
+#: a connection that died silently (a partition that outlasted TCP) is replaced within about 10 s
+#: instead of staying silent until the kernel gives up on it.
 DEFAULT_CHANNEL_OPTIONS: Tuple[Tuple[str, int], ...] = (
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 2000),
+    ("grpc.keepalive_time_ms", 5000),
+    ("grpc.keepalive_timeout_ms", 5000),
+    ("grpc.keepalive_permit_without_calls", 1),
 )
 
 
@@ -115,7 +123,20 @@ class BrokerClient:
         sent may finish), and release them on the broker, with their outcomes, when it is back
         (else it would keep their pairs closed for the rest of their TTL). Workers with a fallback
         pool (the TypeScript SDK) then take those proxies after a second instead of a whole lease
-        TTL. Default True; the broker is told with each acquire.
+        TTL. Default True; the broker is told with each acquire. A silent connection counts as the
+        broker being gone (``silent_after``). False: leases are kept through outages, acquires wait
+        for their answers, and a silent connection is only logged.
+    :param silent_after: seconds, in [1.0, 3.0] (default 3.0). The client pings the broker on its
+        Lease stream twice a second (every ``silent_after / 3`` seconds when that is shorter) and
+        the broker answers each at once; a
+        connection that carries no answer of any kind (pong, stream answer, unary answer) for
+        ``silent_after`` seconds is silent: the broker or the network to it is gone, however open
+        the TCP connection looks. With ``yield_leases`` the client then gives up every held lease
+        as when the broker is gone, fails the acquires waiting for an answer, and fails new ones at
+        once with :class:`BrokerUnavailable`, until the broker answers again (then the releases of
+        the given-up leases are sent, with their outcomes). 3 s is the most any client may take,
+        as in the TypeScript SDK: a worker with a fallback pool that is cut off too counts on every
+        other worker to have stopped using its broker leases within that bound.
     """
 
     def __init__(
@@ -135,9 +156,12 @@ class BrokerClient:
         tls_cert: Optional[bytes] = None,
         tls_key: Optional[bytes] = None,
         yield_leases: bool = True,
+        silent_after: float = DEFAULT_SILENT_AFTER,
     ) -> None:
         if deadline_margin < 0:
             raise ValueError(f"deadline_margin must not be negative: {deadline_margin}")
+        #: Seconds without any answer after which the connection counts as silent (unreachable).
+        self.silent_after = check_silent_after(silent_after)
         self.address = address
         self.pool = pool
         self.worker_id = worker_id or default_worker_id()
@@ -156,7 +180,13 @@ class BrokerClient:
             if credentials is not None
             else grpc.insecure_channel(address, options=options)
         )
-        self._channel = grpc.intercept_channel(channel, TokenInterceptor(token)) if token is not None else channel
+        # Any answer counts as contact with the broker: a pong, any answer on the Lease stream,
+        # and (through the interceptor) the answer to any unary call.
+        self._liveness = Liveness(self.silent_after, self._send_ping, self._went_silent, self._heard_again)
+        interceptors: List[grpc.UnaryUnaryClientInterceptor] = [ContactInterceptor(self._liveness.answered)]
+        if token is not None:
+            interceptors.append(TokenInterceptor(token))
+        self._channel = grpc.intercept_channel(channel, *interceptors)
         self._raw_channel = channel
         #: Raw stubs, for calls the wrapper does not cover (snapshot, admin).
         self.stub = broker_pb2_grpc.ProxyBrokerStub(self._channel)
@@ -177,11 +207,18 @@ class BrokerClient:
         self._owed: "collections.deque[pb.ReleaseLeaseRequest]" = collections.deque(maxlen=MAX_REPLAY)
         self._replay_lock = threading.Lock()
         self._watching = False  # a check whether the broker is gone runs
+        self._replaying = False  # a thread sends what is owed to the broker
+        self._replay_wanted = False  # ... and should look again when it is done
         self._stream = LeaseStream(
             lambda requests: self.stub.Lease(requests, wait_for_ready=True),
             self._abandon_unmatched,
             on_break=self._stream_broke if yield_leases else None,
+            greeting=lambda: self._ping_request(self._liveness.heard_time),
+            on_answer=self._liveness.answered,
+            on_pong=lambda pong: self._liveness.pong(pong.time),
+            on_revoked=self._revoked,
         )
+        self._liveness.start()
         self._heartbeats = Heartbeats(self._send_renew, clock)
         #: The pool's domain policies as the broker has them (their response expectations
         #: classify answers: :meth:`BrokerPolicies.rules_for`), fetched in the background.
@@ -206,7 +243,8 @@ class BrokerClient:
         ``ttl`` and ``max_wait`` are seconds (None: broker defaults, 30 s and 0). Raises
         :class:`NoProxyAvailable` (with ``retry_after``) when nothing is eligible within
         ``max_wait``, :class:`BrokerError` for a bad request, :class:`BrokerUnavailable` when
-        no answer came within ``max_wait + request_timeout`` (or ``timeout``). Given up (the
+        no answer came within ``max_wait + request_timeout`` (or ``timeout``), or at once while the
+        connection is silent (``silent_after``). Given up (the
         timeout, or an exception such as ``KeyboardInterrupt`` while waiting), the acquire is
         abandoned: a grant that still comes is released as ``ABANDONED``.
         """
@@ -261,6 +299,9 @@ class BrokerClient:
             req.max_wait.CopyFrom(wire.duration(max_wait))
         beat = self.heartbeat if heartbeat is None else heartbeat
         out = AcquireFuture(req.request_id)
+        if self.yield_leases and self._liveness.silent:  # unreachable: not sent, nothing to wait for
+            out.set_exception(BrokerUnavailable(self._silence()))
+            return out
         sent_at = self.clock()
         try:
             raw = self._stream.acquire(req)
@@ -434,6 +475,7 @@ class BrokerClient:
                 )
             except grpc.RpcError as err:
                 log.info("proxybroker: could not say goodbye to the broker on close: %s", err.code())
+        self._liveness.stop()
         self._heartbeats.stop()
         self._stream.close()
         self._raw_channel.close()
@@ -470,6 +512,49 @@ class BrokerClient:
             self._watching = True
         threading.Thread(target=self._watch_broker, name="proxybroker-gone", daemon=True).start()
 
+    def _went_silent(self) -> None:
+        """The connection carried no answer for ``silent_after`` (the liveness thread): the broker,
+        or the network to it, is gone however open the connection looks. As when the broker is
+        gone: every held lease is given up, and what waits for an answer fails now."""
+        if self._closed:
+            return
+        if not self.yield_leases:
+            log.warning("proxybroker: %s; keeping the leases (yield_leases=False)", self._silence())
+            return
+        log.warning("proxybroker: %s", self._silence())
+        self._stream.fail_acquires(BrokerUnavailable(self._silence()))
+        self._yield_held("the connection is silent")
+
+    def _heard_again(self) -> None:
+        """The broker answered after a silence: the releases and outcomes owed to it go out now."""
+        log.info("proxybroker: the broker answers again")
+        if self.yield_leases:
+            self._replay_soon()
+
+    def _silence(self) -> str:
+        return f"no answer from the broker for {self.silent_after:.1f} s: the broker is unreachable"
+
+    def _ping_request(self, heard_time: Optional[timestamp_pb2.Timestamp]) -> pb.LeaseRequest:
+        """A liveness ping echoing the latest pong's time; no fallback pool, so never a claim."""
+        ping = pb.Ping(worker_id=self.worker_id, pool=self.pool, fallback_pool=False)
+        if heard_time is not None:
+            ping.heard_time.CopyFrom(heard_time)
+        return pb.LeaseRequest(ping=ping)
+
+    def _send_ping(self, heard_time: Optional[timestamp_pb2.Timestamp]) -> None:
+        self._stream.ping(self._ping_request(heard_time))
+
+    def _revoked(self, lease_id: str) -> None:
+        """The broker took a held lease back unasked (its pair was reserved for a silent worker,
+        and the broker released the lease): lost at once, never released again by this client."""
+        with self._held_lock:
+            entry = self._held.get(lease_id)
+        if entry is None:
+            return
+        lease, state = entry
+        log.info("proxybroker: lease %s of %s revoked by the broker", lease_id, lease.proxy.id)
+        state.mark_lost("REVOKED")
+
     def _watch_broker(self) -> None:
         try:
             ready = grpc.channel_ready_future(self._raw_channel)
@@ -486,20 +571,20 @@ class BrokerClient:
             finally:
                 ready.cancel()
             if not self._closed:
-                self._flush_replay()
+                self._replay_soon()
         finally:
             with self._replay_lock:
                 self._watching = False
 
-    def _yield_held(self) -> None:
-        """Give up every held lease (the broker is gone): workers in fallback may take the proxies."""
+    def _yield_held(self, why: str = "the broker is gone") -> None:
+        """Give up every held lease (the broker is unreachable): workers in fallback may take the proxies."""
         n = 0
         for lease, state in self._held_pairs():
             if state.mark_yielded():
                 n += 1
-                log.debug("proxybroker: gave up lease %s of %s (broker gone)", lease.lease_id, lease.proxy.id)
+                log.debug("proxybroker: gave up lease %s of %s (%s)", lease.lease_id, lease.proxy.id, why)
         if n > 0:
-            log.warning("proxybroker: the broker is gone: gave up %d held lease(s); released there when it is back", n)
+            log.warning("proxybroker: %s: gave up %d held lease(s); released there when it is back", why, n)
 
     def _held_pairs(self) -> Sequence[Tuple[Lease, LeaseState]]:
         with self._held_lock:
@@ -510,8 +595,34 @@ class BrokerClient:
         with self._replay_lock:
             if len(self._owed) < MAX_REPLAY:
                 self._owed.append(owed)
+            else:
+                self._replay.append(self._observed(lease.proxy.id, lease.domain, outcome))
+        if not self._liveness.silent and not self._watching:
+            self._replay_soon()  # the broker answers (the request finished after it was back)
+
+    def _replay_soon(self) -> None:
+        """Send what is owed to the broker in a thread; one at a time, and once more when asked
+        again meanwhile (what a send that failed kept waits for the next answer after a silence)."""
+        with self._replay_lock:
+            if self._closed:
                 return
-            self._replay.append(self._observed(lease.proxy.id, lease.domain, outcome))
+            self._replay_wanted = True
+            if self._replaying:
+                return
+            self._replaying = True
+        threading.Thread(target=self._replay_run, name="proxybroker-replay", daemon=True).start()
+
+    def _replay_run(self) -> None:
+        while True:
+            with self._replay_lock:
+                if not self._replay_wanted or self._closed:
+                    self._replaying = False
+                    return
+                self._replay_wanted = False
+            try:
+                self._flush_replay()
+            except Exception:  # keep the flag consistent whatever happens
+                log.exception("proxybroker: sending what is owed to the broker failed")
 
     @staticmethod
     def _observed(proxy_id: str, domain: str, outcome: pb.Outcome) -> pb.ObservedOutcome:
@@ -528,18 +639,19 @@ class BrokerClient:
         """Release the given-up leases on the broker (an expired one still takes its outcome).
         False when the broker cannot be reached again (the rest stays owed)."""
         while True:
-            with self._replay_lock:
+            with self._replay_lock:  # kept until answered (it still counts as owed meanwhile)
                 if not self._owed:
                     return True
-                req = self._owed.popleft()
+                req = self._owed[0]
             try:
                 self.stub.ReleaseLease(req, timeout=self.request_timeout)
             except grpc.RpcError as err:
                 if err.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                    with self._replay_lock:
-                        self._owed.appendleft(req)
                     return False
                 # lost: expired (its outcome counted all the same) or gone with the store's data
+            with self._replay_lock:
+                if self._owed and self._owed[0] is req:
+                    self._owed.popleft()
 
     def _replay_outcomes(self) -> None:
         """Send the outcomes kept for ReportOutcomes; what fails is kept."""

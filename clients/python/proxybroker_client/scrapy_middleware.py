@@ -13,7 +13,9 @@ broker for a free proxy, 30), ``PROXYBROKER_TTL`` (seconds, broker default when 
 ``PROXYBROKER_TIER``, ``PROXYBROKER_LABELS`` (dict), ``PROXYBROKER_BLOCK_PATTERNS`` (regexes
 replacing the classifier's captcha body patterns), ``PROXYBROKER_ENABLED`` (True),
 ``PROXYBROKER_TOKEN`` (bearer token), ``PROXYBROKER_TLS_CA`` / ``PROXYBROKER_TLS_CERT`` /
-``PROXYBROKER_TLS_KEY`` (PEM file paths: TLS, and mTLS with cert and key).
+``PROXYBROKER_TLS_KEY`` (PEM file paths: TLS, and mTLS with cert and key),
+``PROXYBROKER_SILENT_AFTER`` (seconds in [1, 3], default 3: a connection that carries no answer
+from the broker for this long counts as unreachable; see :class:`BrokerClient`'s ``silent_after``).
 
 Each answer is classified by :func:`proxybroker_client.classify.classify_response` (the SDK's
 rules) with its URL, the URL first requested (before redirects), its headers and its body (when
@@ -35,7 +37,9 @@ request that gets no proxy within ``PROXYBROKER_MAX_WAIT`` fails with
 :class:`~proxybroker_client.NoProxyAvailable` (handled like any download error); a lease lost
 before the request could use it fails it with :class:`~proxybroker_client.LeaseLost`. When the
 acquire is given up (its timeout, or the Deferred is cancelled), a grant that still comes is
-released as ``ABANDONED`` and never renewed.
+released as ``ABANDONED`` and never renewed. While the connection to the broker is silent, requests
+fail at once with :class:`~proxybroker_client.BrokerUnavailable`, and the leases held by requests
+in flight are given up (their answers are released with their outcomes once the broker is back).
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from .classify import DEFAULT_BLOCK_PATTERNS, Classification, block_rules, class
 from .client import AcquireFuture, BrokerClient
 from .errors import BrokerUnavailable, LeaseLost
 from .lease import Lease
+from .liveness import DEFAULT_SILENT_AFTER
 
 log = logging.getLogger("proxybroker_client.scrapy")
 
@@ -99,6 +104,7 @@ class ProxyBrokerMiddleware:
             tls_ca=_read(s.get("PROXYBROKER_TLS_CA")),
             tls_cert=_read(s.get("PROXYBROKER_TLS_CERT")),
             tls_key=_read(s.get("PROXYBROKER_TLS_KEY")),
+            silent_after=s.getfloat("PROXYBROKER_SILENT_AFTER", DEFAULT_SILENT_AFTER),
         )
         mw = cls(
             client,
@@ -221,18 +227,27 @@ def _read(path):
 
 def _deferred_of(fut: AcquireFuture, client: BrokerClient) -> defer.Deferred:
     """A Deferred fired in the reactor thread with the acquire's lease or error. Cancelling it
-    abandons the acquire (a lease granted meanwhile, or later, is released as ABANDONED)."""
+    abandons the acquire (a lease granted meanwhile, or later, is released as ABANDONED).
+
+    The Deferred may have fired already when the future's answer reaches the reactor: cancelled
+    (its timeout), it fired with ``CancelledError`` — and cancelling the future on the way
+    resolves the future too, as may a grant that raced the timeout. Only the first outcome counts
+    (firing a Deferred twice raises ``AlreadyCalledError`` in the reactor)."""
     d = defer.Deferred(canceller=lambda _: client.abandon_acquire(fut))
+
+    def fire(callback, value) -> None:  # in the reactor thread
+        if not d.called:
+            callback(value)
 
     def done(f):
         if f.cancelled():
-            reactor.callFromThread(d.errback, BrokerUnavailable("acquire cancelled"))
+            reactor.callFromThread(fire, d.errback, BrokerUnavailable("acquire cancelled"))
             return
         err = f.exception()
         if err is not None:
-            reactor.callFromThread(d.errback, err)
+            reactor.callFromThread(fire, d.errback, err)
         else:
-            reactor.callFromThread(d.callback, f.result())
+            reactor.callFromThread(fire, d.callback, f.result())
 
     fut.add_done_callback(done)
     return d

@@ -5,9 +5,14 @@ the answers and resolves a :class:`concurrent.futures.Future` per request:
 
 - ``granted`` / ``denied`` (with ``request_id``) answer an acquire;
 - ``renewed`` / ``released`` / ``lost`` / ``denied`` (with ``lease_id``) answer a renew or release
-  of that lease (``lost`` answers every pending operation of the lease).
+  of that lease (``lost`` answers every pending operation of the lease);
+- ``pong`` answers a liveness ping (:mod:`.liveness`): matched with nothing, handed to ``on_pong``;
+- ``lost`` with reason ``REVOKED`` and no operation of the lease pending was sent unasked: the
+  lease's pair was just reserved for another (silent) worker and the broker released the lease;
+  it goes to ``on_revoked``.
 
-Every future resolves to ``(kind, message)`` where kind is the answer's oneof case.
+Every future resolves to ``(kind, message)`` where kind is the answer's oneof case. Every answer,
+of any kind, is reported to ``on_answer`` first: the connection carries answers.
 
 When the stream breaks (broker restarted, network), the reader opens a new stream and sends again
 every request that has no answer yet. Leases are unaffected: the broker keeps them until their
@@ -70,10 +75,21 @@ class LeaseStream:
         min_backoff: float = 0.05,
         max_backoff: float = 2.0,
         on_break: Optional[Callable[[], None]] = None,
+        *,
+        greeting: Optional[Callable[[], pb.LeaseRequest]] = None,
+        on_answer: Optional[Callable[[], None]] = None,
+        on_pong: Optional[Callable[[pb.Pong], None]] = None,
+        on_revoked: Optional[Callable[[str], None]] = None,
     ) -> None:
         self._open_call = open_call
         self._on_unmatched_grant = on_unmatched_grant
         self._on_break = on_break
+        # sent first on every new stream (a ping: its first answer need not wait for the next one)
+        self._greeting = greeting
+        self._on_answer = on_answer
+        self._on_pong = on_pong
+        self._on_revoked = on_revoked
+        self._ping_waiting = False  # a ping sits in the queue, not yet taken by the stream
         self._min_backoff = min_backoff
         self._max_backoff = max_backoff
         self._lock = threading.Lock()
@@ -120,6 +136,35 @@ class LeaseStream:
             self._queue.put(msg)
         return fut
 
+    def ping(self, msg: pb.LeaseRequest) -> None:
+        """Send a liveness ping (answered by a pong, matched with nothing). Not queued while the
+        previous one still waits to be sent: pings never pile up behind a stalled stream."""
+        with self._lock:
+            self._check_open()
+            if self._ping_waiting:
+                return
+            self._ping_waiting = True
+            self._queue.put(msg)
+
+    def fail_acquires(self, err: BrokerError) -> None:
+        """Fail every acquire waiting for an answer with ``err`` (the broker is unreachable). Each is
+        given up as by :meth:`abandon_acquire`: not sent yet, it is not sent; a grant that still
+        comes (on this stream, or on a new one for a retry of it) goes to ``on_unmatched_grant``."""
+        now = time.monotonic()
+        with self._lock:
+            futures = []
+            for request_id, entry in list(self._acquires.items()):
+                if entry.abandoned_at is not None:
+                    continue
+                futures.append(entry.future)
+                if entry.sent_on == 0:
+                    del self._acquires[request_id]
+                else:
+                    entry.abandoned_at = now
+        for f in futures:
+            if f.set_running_or_notify_cancel():
+                f.set_exception(err)
+
     def close(self) -> None:
         """End the stream; pending requests fail with ``CancelledError``."""
         with self._lock:
@@ -152,6 +197,9 @@ class LeaseStream:
                     return
                 q: "queue.SimpleQueue" = queue.SimpleQueue()
                 self._queue = q
+                self._ping_waiting = self._greeting is not None
+                if self._greeting is not None:
+                    q.put(self._greeting())
                 # Everything not answered yet goes out again, in the order it was first sent.
                 for msg in self._unanswered_acquires():
                     q.put(msg)
@@ -173,6 +221,8 @@ class LeaseStream:
                 refused = _refused(err)
                 if refused is not None:
                     # the broker's answer, not a failure to reach it: what waits gets it now
+                    if self._on_answer is not None:
+                        self._on_answer()
                     self._fail_pending(refused)
                 elif self._on_break is not None:
                     self._on_break()  # the broker may be gone: the client checks
@@ -217,7 +267,12 @@ class LeaseStream:
         """The request iterator of one stream: the queue's messages until the stop marker, minus
         acquires abandoned before they were sent; acquires are marked as sent on this stream."""
         for msg in _drain(q):
-            if msg.WhichOneof("kind") == "acquire":
+            kind = msg.WhichOneof("kind")
+            if kind == "ping":
+                with self._lock:
+                    if self._queue is q:
+                        self._ping_waiting = False
+            elif kind == "acquire":
                 with self._lock:
                     entry = self._acquires.get(msg.acquire.request_id)
                     if entry is None:
@@ -226,12 +281,19 @@ class LeaseStream:
             yield msg
 
     def _dispatch(self, resp: pb.LeaseResponse) -> None:
+        if self._on_answer is not None:
+            self._on_answer()
         case = resp.WhichOneof("kind")
         if case is None:
             return
         body = getattr(resp, case)
+        if case == "pong":
+            if self._on_pong is not None:
+                self._on_pong(body)
+            return
         done = []  # (future, result): resolved outside the lock
         unmatched: Optional[pb.Lease] = None
+        revoked = False
         with self._lock:
             if case in ("granted", "denied") and body.request_id:
                 entry = self._acquires.pop(body.request_id, None)
@@ -242,6 +304,8 @@ class LeaseStream:
             elif case == "lost":
                 for _, _, fut in self._ops.pop(body.lease_id, ()):
                     done.append((fut, (case, body)))
+                # sent unasked: the broker took the lease back (its pair went to a silent worker)
+                revoked = not done and body.reason == pb.LOST_REASON_REVOKED
             elif case in ("renewed", "released", "denied") and body.lease_id:
                 want = {"renewed": "renew", "released": "release", "denied": None}[case]
                 ops = self._ops.get(body.lease_id)
@@ -265,6 +329,8 @@ class LeaseStream:
                 unmatched = nxt.lease
         if unmatched is not None:
             self._on_unmatched_grant(unmatched)
+        if revoked and self._on_revoked is not None:
+            self._on_revoked(body.lease_id)
 
 
 def _drain(q: "queue.SimpleQueue"):

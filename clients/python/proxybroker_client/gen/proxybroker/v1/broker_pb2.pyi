@@ -75,6 +75,18 @@ class AcquireLeaseResponse(_message.Message):
     lease: Lease
     def __init__(self, lease: _Optional[_Union[Lease, _Mapping]] = ...) -> None: ...
 
+class ClaimedKey(_message.Message):
+    __slots__ = ["domain", "share_key", "until_time", "whole"]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    SHARE_KEY_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_TIME_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_FIELD_NUMBER: _ClassVar[int]
+    domain: str
+    share_key: str
+    until_time: _timestamp_pb2.Timestamp
+    whole: bool
+    def __init__(self, domain: _Optional[str] = ..., share_key: _Optional[str] = ..., whole: bool = ..., until_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
 class DomainPacing(_message.Message):
     __slots__ = ["domain", "effective_interval", "learned_limit", "learned_time", "min_interval", "policy_pattern"]
     DOMAIN_FIELD_NUMBER: _ClassVar[int]
@@ -131,6 +143,16 @@ class DomainUse(_message.Message):
     listed_for: _duration_pb2.Duration
     def __init__(self, domain: _Optional[str] = ..., listed_for: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., expires_in: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
+class FallbackClaim(_message.Message):
+    __slots__ = ["keys", "members", "version"]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    MEMBERS_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    keys: _containers.RepeatedCompositeFieldContainer[ClaimedKey]
+    members: _containers.RepeatedScalarFieldContainer[str]
+    version: int
+    def __init__(self, version: _Optional[int] = ..., members: _Optional[_Iterable[str]] = ..., keys: _Optional[_Iterable[_Union[ClaimedKey, _Mapping]]] = ...) -> None: ...
+
 class GetPoolSnapshotRequest(_message.Message):
     __slots__ = ["lists_time", "pool", "worker_id", "workers_only"]
     LISTS_TIME_FIELD_NUMBER: _ClassVar[int]
@@ -144,7 +166,7 @@ class GetPoolSnapshotRequest(_message.Message):
     def __init__(self, pool: _Optional[str] = ..., worker_id: _Optional[str] = ..., workers_only: bool = ..., lists_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class GetPoolSnapshotResponse(_message.Message):
-    __slots__ = ["domains_listed", "fallback_window", "live_workers", "longest_ttl", "pacing", "policies", "policy_version", "pool", "proxies", "snapshot_time"]
+    __slots__ = ["domains_listed", "fallback_window", "live_workers", "longest_ttl", "pacing", "policies", "policy_version", "pool", "proxies", "reserve_interval", "snapshot_time", "worker_absent_after"]
     DOMAINS_LISTED_FIELD_NUMBER: _ClassVar[int]
     FALLBACK_WINDOW_FIELD_NUMBER: _ClassVar[int]
     LIVE_WORKERS_FIELD_NUMBER: _ClassVar[int]
@@ -154,7 +176,9 @@ class GetPoolSnapshotResponse(_message.Message):
     POLICY_VERSION_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
     PROXIES_FIELD_NUMBER: _ClassVar[int]
+    RESERVE_INTERVAL_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_TIME_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ABSENT_AFTER_FIELD_NUMBER: _ClassVar[int]
     domains_listed: bool
     fallback_window: _duration_pb2.Duration
     live_workers: _containers.RepeatedCompositeFieldContainer[WorkerInfo]
@@ -164,8 +188,10 @@ class GetPoolSnapshotResponse(_message.Message):
     policy_version: str
     pool: str
     proxies: _containers.RepeatedCompositeFieldContainer[Proxy]
+    reserve_interval: _duration_pb2.Duration
     snapshot_time: _timestamp_pb2.Timestamp
-    def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., pacing: _Optional[_Iterable[_Union[DomainPacing, _Mapping]]] = ..., longest_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fallback_window: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., domains_listed: bool = ..., policy_version: _Optional[str] = ...) -> None: ...
+    worker_absent_after: _duration_pb2.Duration
+    def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., pacing: _Optional[_Iterable[_Union[DomainPacing, _Mapping]]] = ..., longest_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fallback_window: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., domains_listed: bool = ..., policy_version: _Optional[str] = ..., worker_absent_after: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., reserve_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Lease(_message.Message):
     __slots__ = ["domain", "expire_time", "fencing_token", "lease_id", "pool", "proxy", "session_key", "session_rebound"]
@@ -236,28 +262,32 @@ class LeaseRenewed(_message.Message):
     def __init__(self, lease_id: _Optional[str] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class LeaseRequest(_message.Message):
-    __slots__ = ["acquire", "release", "renew"]
+    __slots__ = ["acquire", "ping", "release", "renew"]
     ACQUIRE_FIELD_NUMBER: _ClassVar[int]
+    PING_FIELD_NUMBER: _ClassVar[int]
     RELEASE_FIELD_NUMBER: _ClassVar[int]
     RENEW_FIELD_NUMBER: _ClassVar[int]
     acquire: AcquireLeaseRequest
+    ping: Ping
     release: ReleaseLeaseRequest
     renew: RenewLeaseRequest
-    def __init__(self, acquire: _Optional[_Union[AcquireLeaseRequest, _Mapping]] = ..., renew: _Optional[_Union[RenewLeaseRequest, _Mapping]] = ..., release: _Optional[_Union[ReleaseLeaseRequest, _Mapping]] = ...) -> None: ...
+    def __init__(self, acquire: _Optional[_Union[AcquireLeaseRequest, _Mapping]] = ..., renew: _Optional[_Union[RenewLeaseRequest, _Mapping]] = ..., release: _Optional[_Union[ReleaseLeaseRequest, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ...) -> None: ...
 
 class LeaseResponse(_message.Message):
-    __slots__ = ["denied", "granted", "lost", "released", "renewed"]
+    __slots__ = ["denied", "granted", "lost", "pong", "released", "renewed"]
     DENIED_FIELD_NUMBER: _ClassVar[int]
     GRANTED_FIELD_NUMBER: _ClassVar[int]
     LOST_FIELD_NUMBER: _ClassVar[int]
+    PONG_FIELD_NUMBER: _ClassVar[int]
     RELEASED_FIELD_NUMBER: _ClassVar[int]
     RENEWED_FIELD_NUMBER: _ClassVar[int]
     denied: LeaseDenied
     granted: LeaseGranted
     lost: LeaseLost
+    pong: Pong
     released: LeaseReleased
     renewed: LeaseRenewed
-    def __init__(self, granted: _Optional[_Union[LeaseGranted, _Mapping]] = ..., denied: _Optional[_Union[LeaseDenied, _Mapping]] = ..., renewed: _Optional[_Union[LeaseRenewed, _Mapping]] = ..., released: _Optional[_Union[LeaseReleased, _Mapping]] = ..., lost: _Optional[_Union[LeaseLost, _Mapping]] = ...) -> None: ...
+    def __init__(self, granted: _Optional[_Union[LeaseGranted, _Mapping]] = ..., denied: _Optional[_Union[LeaseDenied, _Mapping]] = ..., renewed: _Optional[_Union[LeaseRenewed, _Mapping]] = ..., released: _Optional[_Union[LeaseReleased, _Mapping]] = ..., lost: _Optional[_Union[LeaseLost, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
 
 class LeavePoolRequest(_message.Message):
     __slots__ = ["pool", "worker_id"]
@@ -300,6 +330,28 @@ class Outcome(_message.Message):
     latency: _duration_pb2.Duration
     retry_after: _duration_pb2.Duration
     def __init__(self, kind: _Optional[_Union[OutcomeKind, str]] = ..., http_status: _Optional[int] = ..., latency: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., bytes: _Optional[int] = ..., retry_after: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class Ping(_message.Message):
+    __slots__ = ["claim", "fallback_pool", "heard_time", "pool", "worker_id"]
+    CLAIM_FIELD_NUMBER: _ClassVar[int]
+    FALLBACK_POOL_FIELD_NUMBER: _ClassVar[int]
+    HEARD_TIME_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    claim: FallbackClaim
+    fallback_pool: bool
+    heard_time: _timestamp_pb2.Timestamp
+    pool: str
+    worker_id: str
+    def __init__(self, worker_id: _Optional[str] = ..., pool: _Optional[str] = ..., heard_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., fallback_pool: bool = ..., claim: _Optional[_Union[FallbackClaim, _Mapping]] = ...) -> None: ...
+
+class Pong(_message.Message):
+    __slots__ = ["claim_version", "time"]
+    CLAIM_VERSION_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    claim_version: int
+    time: _timestamp_pb2.Timestamp
+    def __init__(self, time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., claim_version: _Optional[int] = ...) -> None: ...
 
 class Proxy(_message.Message):
     __slots__ = ["failure_count", "id", "labels", "last_used_by", "last_used_time", "latency_ewma", "quarantine_count", "quarantine_until", "score", "state", "success_count", "tier", "url"]
