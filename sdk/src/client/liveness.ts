@@ -26,13 +26,18 @@ const MAX_PING_MS = 500;
 
 export class Liveness {
   private lastAnswerAt: number;
-  private lastPongAt = Number.NEGATIVE_INFINITY;
+  /**
+   * When the last pong came; before the first, when this client started: a worker restarted with
+   * a claim from its snapshot file was last heard by the broker before that at the latest.
+   */
+  private lastPongAt: number;
   private heardTime = 0;
   private noticed = false;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: LivenessOptions) {
     this.lastAnswerAt = opts.monotonic();
+    this.lastPongAt = this.lastAnswerAt;
   }
 
   /** How often a ping goes out (ms). */
@@ -75,7 +80,7 @@ export class Liveness {
     return this.silentFor() >= this.opts.silentAfterMs;
   }
 
-  /** ms since the last pong (Infinity: none yet). */
+  /** ms since the last pong (none yet: since this client started). */
   sincePong(): number {
     return this.opts.monotonic() - this.lastPongAt;
   }
