@@ -58,6 +58,11 @@ export function addGatewayCommand(p: Command): void {
       def("shutdownGraceMs"),
     )
     .option(
+      "--credentials <mode>",
+      "required: answer a request without proxy credentials 407, so browsers send their username and its parameters (GATEWAY_CREDENTIALS; optional or required, default optional)",
+      def("credentials"),
+    )
+    .option(
       "--silent-after-ms <ms>",
       "a broker connection that answers nothing this long is an outage: the fallback pool takes over (GATEWAY_SILENT_AFTER_MS; 1000 to 3000, default 3000)",
       def("silentAfterMs"),
@@ -110,6 +115,12 @@ export async function runGateway(s: GatewaySettings): Promise<void> {
     pool: s.pool,
     targets: new TargetPolicy(s.denyTargets, [...s.brokerAddresses, `${s.host}:${s.port}`]),
     tokens,
+    credentials: s.credentials,
+    onBrowserWithoutCredentials: (userAgent) =>
+      logger.warn(
+        { userAgent: userAgent.slice(0, 200) },
+        "a browser sent no proxy credentials: browsers send their proxy username (session, pool, labels …) only after a 407, so it was lost; start the gateway with GATEWAY_CREDENTIALS=required (docs/gateway.md)",
+      ),
     waitMs: s.waitMs,
     maxWaitMs: s.maxWaitMs,
     tunnels: { idleMs: s.tunnelIdleMs, maxLifeMs: s.tunnelMaxLifeMs },
@@ -122,7 +133,7 @@ export async function runGateway(s: GatewaySettings): Promise<void> {
   const metrics = s.metricsAddress === undefined ? undefined : await startMetricsServer(s.metricsAddress, gateway.metrics.registry);
   if (metrics !== undefined) logger.info(`gateway metrics on http://${s.metricsAddress}/metrics`);
   logger.info(
-    `gateway listening on ${gateway.address} (brokers ${s.brokerAddresses.join(", ")}, pool ${s.pool}, ${intercept === undefined ? "HTTPS tunnels: a lease per tunnel" : "HTTPS intercepted: a lease per request"}, ${tokens === undefined ? "no client credentials: loopback only" : `${tokens.size} client token(s)`})`,
+    `gateway listening on ${gateway.address} (brokers ${s.brokerAddresses.join(", ")}, pool ${s.pool}, ${intercept === undefined ? "HTTPS tunnels: a lease per tunnel" : "HTTPS intercepted: a lease per request"}, ${tokens === undefined ? `no client tokens: loopback only, credentials ${s.credentials}` : `${tokens.size} client token(s)`})`,
   );
   await new Promise<void>((resolve) => {
     let stopping = false;

@@ -6,6 +6,7 @@ import { RequestError, Server } from "proxy-chain";
 import type { PrepareRequestFunctionOpts, PrepareRequestFunctionResult } from "proxy-chain";
 import type { Lease, LeaseOutcome, ProxyBrokerClient } from "@proxybroker/sdk";
 import type { TokenTable } from "../security/tokens.js";
+import { browserWithoutCredentials, WarnEvery, type CredentialsMode } from "./credentials.js";
 import { answer, authRefusal, RefusalError, refusalOf } from "./answers.js";
 import type { Refusal } from "./answers.js";
 import { BodySample } from "./body-sample.js";
@@ -50,6 +51,17 @@ export interface GatewayOptions {
   readonly targets: TargetPolicy;
   /** Client tokens (the proxy password); undefined: no credentials asked (loopback only). */
   readonly tokens: TokenTable | undefined;
+  /**
+   * "required": a request without proxy credentials is answered 407 with a challenge, so that
+   * browsers send their username (and its parameters); any password will do without tokens.
+   * "optional" (default): such a request is served without parameters. With tokens, required.
+   */
+  readonly credentials?: CredentialsMode;
+  /**
+   * Told (at most once a minute) that a browser sent no proxy credentials to a gateway that does
+   * not ask for them: its session and other parameters, if it had any, never arrived.
+   */
+  readonly onBrowserWithoutCredentials?: (userAgent: string) => void;
   /** The wait for a proxy when a request names none, and the most one may ask for, ms. */
   readonly waitMs: number;
   readonly maxWaitMs: number;
@@ -77,6 +89,7 @@ export interface GatewayOptions {
  */
 export class Gateway {
   private readonly server: Server;
+  private readonly browserWarning = new WarnEvery(60_000);
   /** The lease of each plain-HTTP request being forwarded, and the client that granted it. */
   private readonly httpLeases = new WeakMap<IncomingMessage, { readonly lease: Lease; readonly client: ProxyBrokerClient }>();
   /**
@@ -202,11 +215,26 @@ export class Gateway {
     }
   }
 
+  /** Count a browser that sent no credentials; say so at most once a minute. */
+  private browserWithoutCredentials(userAgent: string): void {
+    this.metrics.browserWithoutCredentials();
+    if (this.browserWarning.due()) this.opts.onBrowserWithoutCredentials?.(userAgent);
+  }
+
   private async prepare(o: PrepareRequestFunctionOpts): Promise<PrepareRequestFunctionResult> {
     const { request, username, password, hostname, port, isHttp, connectionId } = o;
     if (this.opts.tokens !== undefined && (password === "" || this.opts.tokens.lookup(password) === undefined)) {
       this.metrics.done(isHttp ? "http" : "tunnel", "refused_407");
       throw requestError(authRefusal("proxy credentials required: the password is a gateway token", REALM));
+    }
+    if (request.headers["proxy-authorization"] === undefined) {
+      if (this.opts.credentials === "required") {
+        this.metrics.done(isHttp ? "http" : "tunnel", "refused_407");
+        throw requestError(
+          authRefusal("proxy credentials required: the username carries the parameters (empty: none), any password", REALM),
+        );
+      }
+      if (browserWithoutCredentials(request.headers)) this.browserWithoutCredentials(String(request.headers["user-agent"]));
     }
     let params: GatewayParams;
     try {

@@ -25,6 +25,12 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  private readonly withoutCredentials = new Counter({
+    name: "proxybroker_gateway_browser_without_credentials_total",
+    help: "Requests of browsers that sent no proxy credentials to a gateway that asks none: their session and other parameters, if any, were lost (set GATEWAY_CREDENTIALS=required)",
+    registers: [this.registry],
+  });
+
   constructor(openTunnels: () => number) {
     new Gauge({
       name: "proxybroker_gateway_open_tunnels",
@@ -38,6 +44,10 @@ export class GatewayMetrics {
 
   done(kind: RequestKind, outcome: string): void {
     this.requests.inc({ kind, outcome });
+  }
+
+  browserWithoutCredentials(): void {
+    this.withoutCredentials.inc();
   }
 
   leased(kind: RequestKind, seconds: number): void {

@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import type { CredentialsMode } from "./credentials.js";
 import { splitHostPort } from "./address.js";
 import { denyTargetsOf } from "./targets.js";
 
@@ -36,6 +37,8 @@ export interface GatewaySettings {
   readonly shutdownGraceMs: number;
   /** How long a broker connection may answer nothing before it counts as an outage (the SDK's `fallback.silentAfterMs`). */
   readonly silentAfterMs: number;
+  /** "required": a request without proxy credentials gets a 407 challenge (browsers then send theirs). */
+  readonly credentials: CredentialsMode;
 }
 
 /** What the flags and variables say, as strings (undefined: not given). */
@@ -60,6 +63,7 @@ export interface GatewayInput {
   readonly metricsAddress?: string | undefined;
   readonly shutdownGraceMs?: string | undefined;
   readonly silentAfterMs?: string | undefined;
+  readonly credentials?: string | undefined;
 }
 
 /** The environment variable of each input. */
@@ -84,6 +88,7 @@ export const GATEWAY_ENV: Readonly<Record<keyof GatewayInput, string>> = {
   metricsAddress: "GATEWAY_METRICS_ADDRESS",
   shutdownGraceMs: "GATEWAY_SHUTDOWN_GRACE_MS",
   silentAfterMs: "GATEWAY_SILENT_AFTER_MS",
+  credentials: "GATEWAY_CREDENTIALS",
 };
 
 /** A setting that cannot be used; the message names it. */
@@ -138,7 +143,17 @@ export function gatewaySettings(input: GatewayInput, defaultWorkerId: string): G
         : hostPort(input.metricsAddress, "GATEWAY_METRICS_ADDRESS").join(":"),
     shutdownGraceMs: ms(input.shutdownGraceMs, 10_000, "GATEWAY_SHUTDOWN_GRACE_MS"),
     silentAfterMs: silentAfter(input.silentAfterMs),
+    credentials: credentialsMode(input.credentials, tokensFile !== undefined),
   };
+}
+
+/** GATEWAY_CREDENTIALS: `optional` (default) or `required`; with client tokens always `required`. */
+function credentialsMode(raw: string | undefined, tokens: boolean): CredentialsMode {
+  if (raw === undefined || raw === "") return tokens ? "required" : "optional";
+  if (raw !== "optional" && raw !== "required") throw new GatewaySettingsError(`GATEWAY_CREDENTIALS: optional or required, got "${raw}"`);
+  if (raw === "optional" && tokens)
+    throw new GatewaySettingsError("GATEWAY_CREDENTIALS=optional: with GATEWAY_TOKENS_FILE, credentials are required");
+  return raw;
 }
 
 /** GATEWAY_SILENT_AFTER_MS: in [1000, 3000], as the SDK allows. */

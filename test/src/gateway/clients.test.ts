@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { chromium } from "playwright-core";
+import puppeteer from "puppeteer-core";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProxyBrokerClient } from "@proxybroker/sdk";
@@ -23,7 +24,7 @@ import type { Site, Sites } from "../../../crawl/sites.js";
 import { Gateway, LEASE_HEADERS } from "../../../src/gateway/gateway.js";
 import { HostCerts } from "../../../src/gateway/host-certs.js";
 import { TargetPolicy } from "../../../src/gateway/targets.js";
-import { TokenTable } from "../../../src/security/tokens.js";
+import { gatewaySettings } from "../../../src/gateway/settings.js";
 import { startBroker } from "../../support/broker.js";
 import type { TestBroker } from "../../support/broker.js";
 import { makeCerts } from "../../support/certs.js";
@@ -32,16 +33,24 @@ import { startHttpsFront } from "../../support/gateway-https-front.js";
 import type { HttpsFront } from "../../support/gateway-https-front.js";
 import { redisForFile } from "../../support/redis-for-file.js";
 import { startTinyproxies } from "../../support/tinyproxies.js";
+import { startTestGateway } from "../../support/gateway-under-test.js";
 import type { Tinyproxies } from "../../support/tinyproxies.js";
 
 const run = promisify(execFile);
 const CHROMIUM = process.env["CHROMIUM"] ?? "/usr/bin/chromium";
 const PYTHON = "/usr/bin/python3";
-/** The gateway's client token: the proxy password (a gateway with tokens asks for it, 407, so Chromium sends its credentials). */
-const TOKEN = "gateway-clients-token-0123456789";
+/**
+ * The gateway as the README starts it for browsers: `GATEWAY_CREDENTIALS=required npx proxybroker
+ * gateway` (a request without proxy credentials is challenged with a 407, so that a browser sends
+ * its username; any password), and the README's password.
+ */
+const README_GATEWAY = gatewaySettings({ credentials: "required" }, "gateway-clients");
+const PASSWORD = "x";
 /** The policy of the sites that have one, and their rule. */
 const INTERVAL_MS = 200;
 const PROXIES = 3;
+/** Pages each browser session loads. */
+const PAGES = 6;
 
 /**
  * A Scrapy crawl with no ProxyBroker code: Scrapy's own HttpProxyMiddleware, the gateway as the
@@ -141,7 +150,16 @@ describe("real crawlers through the gateway, on strict sites", () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM)`);
     dir = await mkdtemp(join(tmpdir(), "pb-gateway-clients-"));
     const certs = await makeCerts();
-    sites = await startSites({ rules: [strictRules(INTERVAL_MS), strictRules(0), strictRules(INTERVAL_MS), strictRules(INTERVAL_MS)] });
+    sites = await startSites({
+      rules: [
+        strictRules(INTERVAL_MS),
+        strictRules(0),
+        strictRules(INTERVAL_MS),
+        strictRules(INTERVAL_MS),
+        strictRules(INTERVAL_MS),
+        strictRules(INTERVAL_MS),
+      ],
+    });
     front = await startHttpsFront({
       site: site(3).host,
       key: await certs.read(certs.serverKeyFile),
@@ -154,7 +172,7 @@ describe("real crawlers through the gateway, on strict sites", () => {
     for (const p of tiny.proxies) outgoing.set(p.address, p.outgoing);
     // the policies: by the host (the broker's domain-key ignores the port); the HTTPS front is 127.0.0.1
     const hostOf = (s: Site): string => new URL(s.origin).hostname;
-    for (const pattern of [hostOf(site(0)), hostOf(site(2)), new URL(front.origin).hostname]) {
+    for (const pattern of [hostOf(site(0)), hostOf(site(2)), hostOf(site(4)), hostOf(site(5)), new URL(front.origin).hostname]) {
       await b.admin.setDomainPolicy({ policy: { pattern, minInterval: durationFromMs(INTERVAL_MS) } });
     }
     const caPem = (await certs.read(certs.caFile)).toString();
@@ -175,7 +193,8 @@ describe("real crawlers through the gateway, on strict sites", () => {
       },
       pool: "default",
       targets: new TargetPolicy([]),
-      tokens: TokenTable.parse(`${TOKEN} worker crawlers`),
+      tokens: undefined,
+      credentials: README_GATEWAY.credentials,
       waitMs: 10_000,
       maxWaitMs: 20_000,
       tunnels: { idleMs: 60_000, maxLifeMs: 600_000 },
@@ -204,7 +223,7 @@ describe("real crawlers through the gateway, on strict sites", () => {
     const urls = [0, 1].flatMap((i) => Array.from({ length: pages }, (_, n) => `${site(i).origin}/page/scrapy-${n}`));
     const script = join(dir, "strict_sites.py");
     await writeFile(script, SCRAPY_SCRIPT);
-    const config = { urls, proxy: `http://wait-15:${TOKEN}@${gw.address}`, marker: CONTENT_MARKER };
+    const config = { urls, proxy: `http://wait-15:${PASSWORD}@${gw.address}`, marker: CONTENT_MARKER };
     const { stdout } = await run(PYTHON, [script, JSON.stringify(config)], { cwd: dir, maxBuffer: 10_000_000 });
     const answers = JSON.parse(stdout.trim().split("\n").at(-1) ?? "[]") as ScrapyAnswer[];
 
@@ -238,7 +257,7 @@ describe("real crawlers through the gateway, on strict sites", () => {
       const events: string[] = [];
       const browse = async (session: string, origin: string) => {
         const context = await launched.newContext({
-          proxy: { server: `http://${gw.address}`, username: `session-${session}`, password: TOKEN },
+          proxy: { server: `http://${gw.address}`, username: `session-${session}`, password: PASSWORD },
           // the gateway's host certificates are signed by the test CA, which Chromium does not know
           ignoreHTTPSErrors: true,
         });
@@ -252,7 +271,7 @@ describe("real crawlers through the gateway, on strict sites", () => {
           context.on("requestfailed", (r) => events.push(`${Date.now() - began} ${session} ! ${r.url()} ${r.failure()?.errorText}`));
           const tab = await context.newPage();
           const seen: Array<{ status: number; proxy: string | undefined; source: string | undefined; content: boolean; ms: number }> = [];
-          for (let n = 0; n < 4; n++) {
+          for (let n = 0; n < PAGES; n++) {
             const started = Date.now();
             const res = await tab.goto(`${origin}/page/${session}-${n}`);
             const headers = (await res?.allHeaders()) ?? {};
@@ -284,7 +303,7 @@ describe("real crawlers through the gateway, on strict sites", () => {
         expect(
           seen.map((s) => [s.status, s.content, s.source]),
           await diagnosis(),
-        ).toEqual(Array.from({ length: 4 }, () => [200, true, "broker"]));
+        ).toEqual(Array.from({ length: PAGES }, () => [200, true, "broker"]));
         // a sticky session keeps its proxy
         expect(new Set(seen.map((s) => s.proxy)).size).toBe(1);
       }
@@ -295,14 +314,88 @@ describe("real crawlers through the gateway, on strict sites", () => {
       ] as const) {
         const byIp = expectClean(site(i).host, INTERVAL_MS);
         expect([...byIp.keys()]).toEqual([outgoing.get(seen[0]?.proxy ?? "")]);
-        expect(byIp.get(outgoing.get(seen[0]?.proxy ?? "") ?? "")).toBe(4);
+        expect(byIp.get(outgoing.get(seen[0]?.proxy ?? "") ?? "")).toBe(PAGES);
       }
     } finally {
       await browser?.close();
     }
     const counted = await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total");
-    expect(metricValue(counted, "proxybroker_gateway_requests_total", '{kind="intercepted",outcome="SUCCESS"}')).toBeGreaterThanOrEqual(4);
-    expect(metricValue(counted, "proxybroker_gateway_requests_total", '{kind="http",outcome="SUCCESS"}')).toBeGreaterThanOrEqual(4);
+    expect(metricValue(counted, "proxybroker_gateway_requests_total", '{kind="intercepted",outcome="SUCCESS"}')).toBeGreaterThanOrEqual(
+      PAGES,
+    );
+    expect(metricValue(counted, "proxybroker_gateway_requests_total", '{kind="http",outcome="SUCCESS"}')).toBeGreaterThanOrEqual(PAGES);
     await expectAllReleased();
+  });
+
+  it("Puppeteer with page.authenticate: the session reaches the gateway, the site sees one IP", { timeout: 40_000 }, async () => {
+    const browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      // the sites are on loopback, which Chromium never proxies unless told (Playwright tells it too)
+      args: ["--no-sandbox", "--disable-gpu", `--proxy-server=http://${gw.address}`, "--proxy-bypass-list=<-loopback>"],
+    });
+    try {
+      const tab = await browser.newPage();
+      await tab.authenticate({ username: "session-pup1", password: PASSWORD });
+      // Chromium's own favicon fetches stay in the browser (the site's log holds exactly the pages)
+      await tab.setRequestInterception(true);
+      tab.on("request", (r) => void (r.url().endsWith("/favicon.ico") ? r.respond({ status: 404, body: "" }) : r.continue()));
+      const proxies: string[] = [];
+      for (let n = 0; n < PAGES; n++) {
+        const res = await tab.goto(`${site(4).origin}/page/pup1-${n}`);
+        expect(res?.status()).toBe(200);
+        expect(await tab.content()).toContain(CONTENT_MARKER);
+        proxies.push(res?.headers()[LEASE_HEADERS.proxy] ?? "");
+      }
+      expect(new Set(proxies).size).toBe(1);
+      const byIp = expectClean(site(4).host, INTERVAL_MS);
+      expect([...byIp]).toEqual([[outgoing.get(proxies[0] ?? ""), PAGES]]);
+    } finally {
+      await browser.close();
+    }
+    await expectAllReleased();
+  });
+
+  it("a gateway that asks no credentials: a browser's session is lost, and the gateway says so (a metric, a log line)", {
+    timeout: 40_000,
+  }, async () => {
+    const warned: string[] = [];
+    const open = await startTestGateway({
+      address: b.address,
+      workerId: "gateway-clients-open",
+      client: { breaker: { callTimeoutMs: 10_000 } },
+      over: { credentials: "optional", waitMs: 10_000, maxWaitMs: 20_000, onBrowserWithoutCredentials: (ua) => warned.push(ua) },
+    });
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
+    try {
+      const context = await browser.newContext({
+        proxy: { server: `http://${open.gw.address}`, username: "session-lost1", password: PASSWORD },
+      });
+      await context.route("**/favicon.ico", (route) => route.fulfill({ status: 404, body: "" }));
+      const tab = await context.newPage();
+      for (let n = 0; n < 3; n++) expect((await tab.goto(`${site(5).origin}/page/lost1-${n}`))?.status()).toBe(200);
+      await context.close();
+      const counted = await open.gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_browser_without_credentials_total");
+      expect(metricValue(counted, "proxybroker_gateway_browser_without_credentials_total")).toBeGreaterThanOrEqual(3);
+      // said once (at most once a minute), naming the browser
+      expect(warned).toHaveLength(1);
+      expect(warned[0]).toMatch(/Chrome/);
+      // a client that sends credentials (curl, requests, Scrapy: from the proxy URL) is not counted
+      const before = metricValue(counted, "proxybroker_gateway_browser_without_credentials_total");
+      await run("curl", [
+        "-s",
+        "-o",
+        "/dev/null",
+        "-x",
+        `http://session-c1:x@${open.gw.address}`,
+        "-A",
+        "Mozilla/5.0 (X11)",
+        `${site(5).origin}/page/curl-1`,
+      ]);
+      const after = await open.gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_browser_without_credentials_total");
+      expect(metricValue(after, "proxybroker_gateway_browser_without_credentials_total")).toBe(before);
+    } finally {
+      await browser.close();
+      await open.stop();
+    }
   });
 });

@@ -233,6 +233,32 @@ describe("gateway", () => {
     expect((await getThrough(gw.address, `${base}/a`, { auth: `session-s1:${token}` })).status).toBe(200);
   });
 
+  it("with GATEWAY_CREDENTIALS=required, challenges a request without credentials (407, Basic), serves any password, an empty username as no parameters", async () => {
+    const gw = await startGateway({ credentials: "required" });
+    const challenged = await getThrough(gw.address, `${base}/a`);
+    expect(challenged.status).toBe(407);
+    expect(challenged.headers["proxy-authenticate"]).toMatch(/^Basic realm=/);
+    expect((await getThrough(gw.address, `${base}/a`, { auth: "session-s1:anything" })).status).toBe(200);
+    expect((await getThrough(gw.address, `${base}/a`, { auth: ":x" })).status).toBe(200);
+    // CONNECT is challenged too (a browser's HTTPS)
+    const { stdout } = await run("curl", [
+      "-sk",
+      "-o",
+      "/dev/null",
+      "-w",
+      "%{http_code}",
+      "--max-time",
+      "10",
+      "-x",
+      `http://${gw.address}`,
+      `${tlsBase}/`,
+    ]).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? "" }));
+    expect(stdout).toBe("000"); // curl gives up on the tunnel: its CONNECT got a 407
+    const counted = await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total");
+    expect(counted).toContain('kind="http",outcome="refused_407"} 1');
+    expect(counted).toContain('kind="tunnel",outcome="refused_407"} 1');
+  });
+
   it("holds one lease per CONNECT tunnel while it is open, and releases it when it closes", async () => {
     const gw = await startGateway();
     const { stdout } = await run("curl", ["-sk", "--max-time", "10", "-x", `http://${gw.address}`, `${tlsBase}/`]);

@@ -53,6 +53,11 @@ describe("gateway settings", () => {
     expect(gatewaySettings({}, "gw").shutdownGraceMs).toBe(10_000);
     expect(gatewaySettings({ shutdownGraceMs: "0" }, "gw").shutdownGraceMs).toBe(0);
     expect(() => gatewaySettings({ shutdownGraceMs: "-1" }, "gw")).toThrow(/GATEWAY_SHUTDOWN_GRACE_MS/);
+    expect(gatewaySettings({}, "gw").credentials).toBe("optional");
+    expect(gatewaySettings({ credentials: "required" }, "gw").credentials).toBe("required");
+    expect(gatewaySettings({ tokensFile: "/etc/tokens" }, "gw").credentials).toBe("required");
+    expect(() => gatewaySettings({ credentials: "sometimes" }, "gw")).toThrow(/GATEWAY_CREDENTIALS/);
+    expect(() => gatewaySettings({ credentials: "optional", tokensFile: "/etc/tokens" }, "gw")).toThrow(/GATEWAY_CREDENTIALS/);
     expect(gatewaySettings({}, "gw").silentAfterMs).toBe(3_000);
     expect(gatewaySettings({ silentAfterMs: "1500" }, "gw").silentAfterMs).toBe(1_500);
     expect(() => gatewaySettings({ silentAfterMs: "999" }, "gw")).toThrow(/GATEWAY_SILENT_AFTER_MS/);
