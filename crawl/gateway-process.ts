@@ -27,6 +27,8 @@ export async function startGatewayProcess(brokerAddress: string): Promise<Gatewa
       GATEWAY_LISTEN_ADDRESS: address,
       // the harness's sites and proxies are on loopback
       GATEWAY_DENY_TARGETS: "none",
+      // and the benches' HTTPS sites on any port
+      GATEWAY_CONNECT_PORTS: "any",
       GATEWAY_WORKER_ID: "crawl-gateway",
       LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info",
     },

@@ -26,7 +26,7 @@ export function addGatewayCommand(p: Command): void {
     .option("--tokens-file <file>", "client tokens, the proxy password (GATEWAY_TOKENS_FILE; needed off loopback)", def("tokensFile"))
     .option(
       "--deny-targets <cidrs>",
-      "targets refused, CIDRs or none (GATEWAY_DENY_TARGETS; default loopback, link-local, metadata)",
+      "targets refused, CIDRs or none (GATEWAY_DENY_TARGETS; default loopback, link-local, metadata, this machine's addresses)",
       def("denyTargets"),
     )
     .option("--wait-ms <ms>", "wait for a proxy when a request names none (GATEWAY_WAIT_MS; default 10000)", def("waitMs"))
@@ -56,6 +56,16 @@ export function addGatewayCommand(p: Command): void {
       "--shutdown-grace-ms <ms>",
       "on SIGTERM, time for requests in flight to finish (GATEWAY_SHUTDOWN_GRACE_MS; default 10000)",
       def("shutdownGraceMs"),
+    )
+    .option(
+      "--connect-ports <ports>",
+      "ports a CONNECT may reach, comma-separated, or any (GATEWAY_CONNECT_PORTS; default 443)",
+      def("connectPorts"),
+    )
+    .option(
+      "--deny-private <1|0>",
+      "refuse the private ranges too (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7): for a gateway shared across networks (GATEWAY_DENY_PRIVATE)",
+      def("denyPrivate"),
     )
     .option(
       "--credentials <mode>",
@@ -114,6 +124,7 @@ export async function runGateway(s: GatewaySettings): Promise<void> {
     client,
     pool: s.pool,
     targets: new TargetPolicy(s.denyTargets, [...s.brokerAddresses, `${s.host}:${s.port}`]),
+    connectPorts: s.connectPorts,
     tokens,
     credentials: s.credentials,
     onBrowserWithoutCredentials: (userAgent) =>

@@ -16,7 +16,7 @@ import { LEASE_HEADERS, outcomeOfAnswer } from "./outcome.js";
 import type { Taken } from "./outcome.js";
 import { mergeParams, ParamsError, paramsFromHeaders, paramsFromUsername, stripParamHeaders } from "./params.js";
 import type { GatewayParams } from "./params.js";
-import type { TargetPolicy } from "./targets.js";
+import { ConnectPorts, forwardedUrl, type TargetPolicy } from "./targets.js";
 import { Tunnels } from "./tunnels.js";
 import { GatewayMetrics } from "./metrics.js";
 import type { RequestKind } from "./metrics.js";
@@ -35,6 +35,8 @@ const REALM = "proxybroker";
  * proxy). Each lease may name another proxy anyway.
  */
 const UPSTREAM_HTTP = new HttpAgent({ keepAlive: false });
+/** CONNECT to 443 only, unless the options say otherwise. */
+const HTTPS_ONLY = new ConnectPorts();
 const UPSTREAM_HTTPS = new HttpsAgent({ keepAlive: false });
 /** While the gateway stops: a CONNECT tunnel this long without a byte either way is closed. */
 const TUNNEL_QUIET_MS = 500;
@@ -49,6 +51,8 @@ export interface GatewayOptions {
   readonly client: (pool: string) => ProxyBrokerClient;
   readonly pool: string;
   readonly targets: TargetPolicy;
+  /** The ports a CONNECT may reach (default: 443 only). */
+  readonly connectPorts?: ConnectPorts;
   /** Client tokens (the proxy password); undefined: no credentials asked (loopback only). */
   readonly tokens: TokenTable | undefined;
   /**
@@ -242,6 +246,19 @@ export class Gateway {
     } catch (err) {
       this.metrics.done(isHttp ? "http" : "tunnel", "refused_407");
       throw requestError(authRefusal(err instanceof ParamsError ? err.message : "malformed proxy username", REALM));
+    }
+    // the target checked is the target forwarded: the request line is rebuilt from what was parsed
+    if (isHttp) {
+      const url = forwardedUrl(request.url ?? "");
+      request.url = url;
+      request.headers.host = new URL(url).host;
+    } else {
+      const refused = (this.opts.connectPorts ?? HTTPS_ONLY).refusal(port);
+      if (refused !== undefined) {
+        this.metrics.done("tunnel", "refused_403");
+        throw requestError({ status: 403, message: refused, headers: {} });
+      }
+      request.url = `${hostname}:${port}`;
     }
     if (isHttp) {
       try {

@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
 import type { CredentialsMode } from "./credentials.js";
 import { splitHostPort } from "./address.js";
-import { denyTargetsOf } from "./targets.js";
+import { connectPortsOf, denyTargetsOf, type ConnectPorts } from "./targets.js";
 
 /**
  * The gateway's settings: each an environment variable with a flag of `proxybroker gateway`
@@ -39,6 +39,8 @@ export interface GatewaySettings {
   readonly silentAfterMs: number;
   /** "required": a request without proxy credentials gets a 407 challenge (browsers then send theirs). */
   readonly credentials: CredentialsMode;
+  /** The ports a CONNECT may reach (GATEWAY_CONNECT_PORTS; 443 by default). */
+  readonly connectPorts: ConnectPorts;
 }
 
 /** What the flags and variables say, as strings (undefined: not given). */
@@ -64,6 +66,8 @@ export interface GatewayInput {
   readonly shutdownGraceMs?: string | undefined;
   readonly silentAfterMs?: string | undefined;
   readonly credentials?: string | undefined;
+  readonly connectPorts?: string | undefined;
+  readonly denyPrivate?: string | undefined;
 }
 
 /** The environment variable of each input. */
@@ -89,6 +93,8 @@ export const GATEWAY_ENV: Readonly<Record<keyof GatewayInput, string>> = {
   shutdownGraceMs: "GATEWAY_SHUTDOWN_GRACE_MS",
   silentAfterMs: "GATEWAY_SILENT_AFTER_MS",
   credentials: "GATEWAY_CREDENTIALS",
+  connectPorts: "GATEWAY_CONNECT_PORTS",
+  denyPrivate: "GATEWAY_DENY_PRIVATE",
 };
 
 /** A setting that cannot be used; the message names it. */
@@ -126,7 +132,7 @@ export function gatewaySettings(input: GatewayInput, defaultWorkerId: string): G
     pool: input.pool ?? "default",
     workerId: input.workerId ?? defaultWorkerId,
     tokensFile,
-    denyTargets: denyTargetsOf(input.denyTargets),
+    denyTargets: denyTargetsOf(input.denyTargets, flag(input.denyPrivate, "GATEWAY_DENY_PRIVATE")),
     waitMs: Math.min(waitMs, maxWaitMs),
     maxWaitMs,
     tunnelIdleMs: ms(input.tunnelIdleMs, 60_000, "GATEWAY_TUNNEL_IDLE_MS", 1),
@@ -144,7 +150,26 @@ export function gatewaySettings(input: GatewayInput, defaultWorkerId: string): G
     shutdownGraceMs: ms(input.shutdownGraceMs, 10_000, "GATEWAY_SHUTDOWN_GRACE_MS"),
     silentAfterMs: silentAfter(input.silentAfterMs),
     credentials: credentialsMode(input.credentials, tokensFile !== undefined),
+    connectPorts: checked(() => connectPortsOf(input.connectPorts)),
   };
+}
+
+/** A setting's own error as a `GatewaySettingsError`. */
+function checked<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw new GatewaySettingsError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** A yes/no setting: 1, true, yes (or 0, false, no; unset: no). */
+function flag(raw: string | undefined, name: string): boolean {
+  if (raw === undefined || raw === "") return false;
+  const v = raw.trim().toLowerCase();
+  if (["1", "true", "yes"].includes(v)) return true;
+  if (["0", "false", "no"].includes(v)) return false;
+  throw new GatewaySettingsError(`${name}: 1 or 0, got "${raw}"`);
 }
 
 /** GATEWAY_CREDENTIALS: `optional` (default) or `required`; with client tokens always `required`. */

@@ -1,7 +1,7 @@
 import { ProxyBrokerClient } from "@proxybroker/sdk";
 import { Gateway } from "../../src/gateway/gateway.js";
 import type { GatewayOptions } from "../../src/gateway/gateway.js";
-import { TargetPolicy } from "../../src/gateway/targets.js";
+import { ConnectPorts, TargetPolicy } from "../../src/gateway/targets.js";
 
 /** What `startTestGateway` needs. */
 export interface TestGatewayOptions {
@@ -37,6 +37,8 @@ export async function startTestGateway(o: TestGatewayOptions): Promise<TestGatew
     },
     pool: "default",
     targets: new TargetPolicy([]),
+    // the tests' HTTPS sites listen on any port
+    connectPorts: new ConnectPorts("any"),
     tokens: undefined,
     waitMs: 2_000,
     maxWaitMs: 5_000,

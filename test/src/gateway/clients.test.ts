@@ -23,7 +23,7 @@ import { CONTENT_MARKER, startSites } from "../../../crawl/sites.js";
 import type { Site, Sites } from "../../../crawl/sites.js";
 import { Gateway, LEASE_HEADERS } from "../../../src/gateway/gateway.js";
 import { HostCerts } from "../../../src/gateway/host-certs.js";
-import { TargetPolicy } from "../../../src/gateway/targets.js";
+import { ConnectPorts, TargetPolicy } from "../../../src/gateway/targets.js";
 import { gatewaySettings } from "../../../src/gateway/settings.js";
 import { startBroker } from "../../support/broker.js";
 import type { TestBroker } from "../../support/broker.js";
@@ -193,6 +193,7 @@ describe("real crawlers through the gateway, on strict sites", () => {
       },
       pool: "default",
       targets: new TargetPolicy([]),
+      connectPorts: new ConnectPorts("any"),
       tokens: undefined,
       credentials: README_GATEWAY.credentials,
       waitMs: 10_000,

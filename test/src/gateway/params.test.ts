@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { mergeParams, ParamsError, paramsFromHeaders, paramsFromUsername } from "../../../src/gateway/params.js";
 import { GatewaySettingsError, gatewaySettings } from "../../../src/gateway/settings.js";
-import { TargetPolicy, denyTargetsOf } from "../../../src/gateway/targets.js";
+import { TargetPolicy, denyTargetsOf, ownAddresses } from "../../../src/gateway/targets.js";
 
 describe("gateway parameters", () => {
   it("reads every key of the username grammar, in any order", () => {
@@ -53,6 +53,14 @@ describe("gateway settings", () => {
     expect(gatewaySettings({}, "gw").shutdownGraceMs).toBe(10_000);
     expect(gatewaySettings({ shutdownGraceMs: "0" }, "gw").shutdownGraceMs).toBe(0);
     expect(() => gatewaySettings({ shutdownGraceMs: "-1" }, "gw")).toThrow(/GATEWAY_SHUTDOWN_GRACE_MS/);
+    expect(gatewaySettings({}, "gw").connectPorts.refusal(443)).toBeUndefined();
+    expect(gatewaySettings({}, "gw").connectPorts.refusal(25)).toMatch(/GATEWAY_CONNECT_PORTS/);
+    expect(gatewaySettings({ connectPorts: "443, 8443" }, "gw").connectPorts.refusal(8443)).toBeUndefined();
+    expect(gatewaySettings({ connectPorts: "any" }, "gw").connectPorts.refusal(25)).toBeUndefined();
+    expect(() => gatewaySettings({ connectPorts: "443,http" }, "gw")).toThrow(/GATEWAY_CONNECT_PORTS/);
+    expect(gatewaySettings({ denyPrivate: "1", denyTargets: "none" }, "gw").denyTargets).toContain("10.0.0.0/8");
+    expect(gatewaySettings({}, "gw").denyTargets).not.toContain("10.0.0.0/8");
+    expect(() => gatewaySettings({ denyPrivate: "maybe" }, "gw")).toThrow(/GATEWAY_DENY_PRIVATE/);
     expect(gatewaySettings({}, "gw").credentials).toBe("optional");
     expect(gatewaySettings({ credentials: "required" }, "gw").credentials).toBe("required");
     expect(gatewaySettings({ tokensFile: "/etc/tokens" }, "gw").credentials).toBe("required");
@@ -77,6 +85,11 @@ describe("gateway targets", () => {
     expect(await t.refusal("localhost")).toMatch(/refused/);
     expect(await t.refusal("93.184.216.34")).toBeUndefined();
     expect(await new TargetPolicy(denyTargetsOf("none")).refusal("127.0.0.1")).toBeUndefined();
+    // the machine's own addresses are refused by default, and the private ranges on request
+    const own = ownAddresses().find((a) => a.endsWith("/32") && !a.startsWith("127."));
+    if (own !== undefined) expect(await new TargetPolicy(denyTargetsOf(undefined)).refusal(own.split("/")[0] ?? "")).toMatch(/refused/);
+    expect(await new TargetPolicy(denyTargetsOf(undefined, true)).refusal("192.168.1.10")).toMatch(/refused/);
+    expect(await new TargetPolicy(denyTargetsOf(undefined)).refusal("192.168.1.10")).toBeUndefined();
     expect(() => new TargetPolicy(["10.0.0.0/33"])).toThrow(/CIDR/);
   });
 });
