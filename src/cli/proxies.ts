@@ -1,4 +1,5 @@
 /** `proxybroker import | list | ban | unban | disable | enable`. */
+import { redactSecrets } from "../security/redact.js";
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { SingleBar } from "cli-progress";
@@ -38,7 +39,12 @@ async function importFile(file: string, o: ImportOptions): Promise<void> {
       const p = parseProxyLine(line);
       specs.push({ url: p.url, tier: p.tier === "" ? (o.tier ?? "") : p.tier, labels: p.labels, line: i + 1 });
     } catch (err) {
-      rejected.push({ line: i + 1, entry: line.split(/\s+/)[0] ?? "", reason: err instanceof Error ? err.message : String(err) });
+      // a rejected line is shown, never its password
+      rejected.push({
+        line: i + 1,
+        entry: redactSecrets(line.split(/\s+/)[0] ?? ""),
+        reason: redactSecrets(err instanceof Error ? err.message : String(err)),
+      });
     }
   });
   const c = connect(o);
@@ -66,7 +72,7 @@ async function importFile(file: string, o: ImportOptions): Promise<void> {
       // AddProxies answers the rejected ones with their (redacted) URL: the line is the first chunk entry with that host:port
       for (const rej of r.rejected) {
         const at = chunk.find((s) => rej.url.includes(s.url.replace(/^[a-z0-9]+:\/\/([^@/]*@)?/, "")));
-        rejected.push({ line: at?.line ?? 0, entry: rej.url, reason: rej.reason });
+        rejected.push({ line: at?.line ?? 0, entry: redactSecrets(rej.url), reason: redactSecrets(rej.reason) });
       }
       bar?.update(Math.min(specs.length, i + chunk.length));
     }

@@ -94,12 +94,18 @@ describe("proxybroker admin commands", () => {
         "not a proxy",
         "ftp://127.0.0.1:21",
         `${idle4} country=us`,
+        "ftp://user:topsecret@127.0.0.1:21",
+        "http://user:topsecret@127.0.0.1:99999 tier=dc",
         "",
       ].join("\n"),
     );
     const r = await cli("import", file);
     expect(r.code).toBe(3);
-    expect(r.stdout).toMatch(/pool default: 3 added, 0 updated, 2 rejected/);
+    expect(r.stdout).toMatch(/pool default: 3 added, 0 updated, 4 rejected/);
+    // a rejected line never shows its password
+    expect(r.stdout).toMatch(/line 7: ftp:\/\/user:\*\*\*@127\.0\.0\.1:21: /);
+    expect(r.stdout).toMatch(/line 8: http:\/\/user:\*\*\*@127\.0\.0\.1:99999: /);
+    expect(r.stdout + r.stderr).not.toMatch(/topsecret/);
     expect(r.stdout).toMatch(/line 4: .*key=value/);
     expect(r.stdout).toMatch(/line 5: ftp:\/\/127\.0\.0\.1:21: .*scheme ftp/);
     expect(r.stdout + r.stderr).not.toMatch(/secret/);
