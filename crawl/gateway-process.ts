@@ -12,6 +12,10 @@ export interface GatewayProcess {
   readonly address: string;
   /** Its output so far (JSON log lines). */
   output(): string;
+  /** Send `signal` to the process (a test of the shutdown). */
+  signal(signal: NodeJS.Signals): void;
+  /** Resolves when the process has exited. */
+  exited(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -57,6 +61,11 @@ export async function startGatewayProcess(brokerAddress: string): Promise<Gatewa
   return {
     address,
     output: () => out,
+    signal: (signal) => void child.kill(signal),
+    exited: () =>
+      child.exitCode !== null || child.signalCode !== null
+        ? Promise.resolve()
+        : new Promise((resolve) => child.once("exit", () => resolve())),
     stop: async () => {
       process.removeListener("exit", killOnExit);
       if (child.exitCode !== null) return;

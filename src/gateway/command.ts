@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { shutdownSignals } from "./shutdown-signals.js";
 import type { Command } from "commander";
 import { ProxyBrokerClient, defaultWorkerId } from "@proxybroker/sdk";
 import { createLogger } from "../observe/log.js";
@@ -14,6 +15,9 @@ import { TargetPolicy } from "./targets.js";
  * `proxybroker gateway`: the lease-aware HTTP(S) forward proxy in front of the SDK. Every setting
  * is an environment variable and a flag (the flag wins).
  */
+/** A second signal this soon after the first is the same shutdown (see shutdown-signals.ts). */
+const SAME_SHUTDOWN_MS = 1_000;
+
 export function addGatewayCommand(p: Command): void {
   const env = process.env;
   const def = (k: keyof GatewayInput): string | undefined => env[GATEWAY_ENV[k]];
@@ -147,14 +151,15 @@ export async function runGateway(s: GatewaySettings): Promise<void> {
     `gateway listening on ${gateway.address} (brokers ${s.brokerAddresses.join(", ")}, pool ${s.pool}, ${intercept === undefined ? "HTTPS tunnels: a lease per tunnel" : "HTTPS intercepted: a lease per request"}, ${tokens === undefined ? `no client tokens: loopback only, credentials ${s.credentials}` : `${tokens.size} client token(s)`})`,
   );
   await new Promise<void>((resolve) => {
-    let stopping = false;
+    const signals = shutdownSignals({ sameWithinMs: SAME_SHUTDOWN_MS });
     const stop = (signal: string): void => {
-      if (stopping) {
+      const meaning = signals.signal();
+      if (meaning === "same") return; // the same shutdown, signalled twice at once (a process group)
+      if (meaning === "cut") {
         logger.info(`${signal} again: closing every connection now`);
         void gateway.stop(0);
         return;
       }
-      stopping = true;
       logger.info(`${signal}: closing the gateway (requests in flight get up to ${s.shutdownGraceMs / 1_000} s to finish)`);
       metrics?.close();
       void gateway

@@ -207,6 +207,33 @@ describe("the gateway through faults", () => {
     }
   });
 
+  it("SIGTERM twice a millisecond apart (a process group signalled: docker stop, systemd): one shutdown, the requests in flight still finish", {
+    timeout: 30_000,
+  }, async () => {
+    const gw = await startGatewayProcess(broker.address);
+    try {
+      const streams = Array.from({ length: PROXIES }, () =>
+        getThrough(gw.address, `${site.origin}/stream?ms=1500`).catch(
+          (err: unknown): GatewayAnswer => ({ status: -1, headers: {}, body: String(err) }),
+        ),
+      );
+      await expect.poll(() => sites.log.filter((e) => e.answer === "stream").length, { timeout: 5_000, interval: 20 }).toBe(PROXIES);
+      gw.signal("SIGTERM");
+      await new Promise((r) => setTimeout(r, 1));
+      gw.signal("SIGTERM");
+      const answers = await Promise.all(streams);
+      for (const a of answers) {
+        expect(a.status).toBe(200);
+        expect(a.body.endsWith(STREAM_END)).toBe(true);
+      }
+      await gw.exited();
+      expect(gw.output()).not.toContain("again: closing every connection now");
+      expect(gw.output()).toContain("gateway stopped");
+    } finally {
+      await gw.stop();
+    }
+  });
+
   it("an upstream proxy that hangs: a request or a CONNECT fails within the gateway's timeout, and the proxy's score drops each time", {
     timeout: 20_000,
   }, async () => {
