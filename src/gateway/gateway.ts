@@ -101,6 +101,8 @@ export class Gateway {
    * retry cannot be given the same proxy (a lease is exclusive per pair).
    */
   private readonly failedTries = new WeakMap<IncomingMessage, { readonly lease: Lease; readonly outcome: LeaseOutcome }>();
+  /** Requests whose client went away before its answer went out (their leases are ABANDONED). */
+  private readonly gone = new WeakSet<IncomingMessage>();
   /** Requests proxy-chain refused on the raw socket after their lease was taken (an upstream 407). */
   private readonly failedAtProxy = new WeakMap<IncomingMessage, string>();
   private readonly tunnels: Tunnels;
@@ -320,6 +322,16 @@ export class Gateway {
     let attempt = 0;
     let held = false;
     let timedOut = false;
+    // The client went away before its whole answer went out: its own doing, not the proxy's.
+    // proxy-chain destroys the upstream request at once (it answers the client's close too), so
+    // the lease is released now, ABANDONED, and nothing is retried.
+    let clientGone = false;
+    res.once("close", () => {
+      if (res.writableFinished) return;
+      clientGone = true;
+      this.gone.add(req);
+      void this.settle(req, seen, false).then(() => this.releaseFailedTry(req));
+    });
     const seen = observeResponse(res, {
       extraHeaders: () => {
         const l = this.httpLeases.get(req)?.lease;
@@ -328,7 +340,7 @@ export class Gateway {
       // a proxy-made error (nothing came from the site) on the first try of a GET or HEAD: kept
       // from the client, and the request goes once more through another proxy
       hold: (status) => {
-        held = retryable && attempt === 0 && status >= 500 && this.httpLeases.has(req);
+        held = !clientGone && retryable && attempt === 0 && status >= 500 && this.httpLeases.has(req);
         return held;
       },
       // the whole answer went by: released before the client sees its end
@@ -349,7 +361,7 @@ export class Gateway {
       clearTimeout(timer);
       // what beforeEnd did not release: a try held for a retry, a timeout, a client gone
       await this.settle(req, seen, held, timedOut);
-      if (!held) {
+      if (!held || clientGone) {
         await this.releaseFailedTry(req);
         return;
       }
@@ -379,6 +391,7 @@ export class Gateway {
   }
 
   private outcomeOf(req: IncomingMessage, client: ProxyBrokerClient, seen: Observed, held: boolean): LeaseOutcome {
+    if (this.gone.has(req)) return { kind: "ABANDONED", detail: "the client went away before its answer went out" };
     const failed = this.failedAtProxy.get(req);
     if (held || failed !== undefined || (seen.answered && seen.own)) {
       return { kind: "PROXY_ERROR", httpStatus: seen.status, detail: failed ?? `the proxy answered ${seen.status}` };

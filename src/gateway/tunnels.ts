@@ -13,10 +13,13 @@ interface Tunnel {
   readonly lease: Lease;
   readonly opened: number;
   established: boolean;
-  failure: string | undefined;
+  /** Why it failed, and whose failure that is (undefined: it did not). */
+  failure: { readonly kind: "PROXY_ERROR" | "TARGET_ERROR"; readonly detail: string } | undefined;
   lastBytes: number;
   lastActive: number;
   readonly timer: NodeJS.Timeout;
+  /** The client ended its side before the gateway ended its own (it went away). */
+  clientLeft: boolean;
 }
 
 /** How often a tunnel's traffic is looked at for the idle limit. */
@@ -42,9 +45,11 @@ export interface TunnelsOptions {
  * The CONNECT tunnels of the gateway and their leases: one lease per tunnel, for the tunnel's
  * host, renewed by the SDK's heartbeats while the tunnel is open; the tunnel is closed when idle,
  * too old, or when its lease is lost (the proxy may be another worker's then), and the lease is
- * released when the tunnel closes — SUCCESS when the upstream proxy opened it, PROXY_ERROR when
- * it refused, could not reach the site, or did not answer the CONNECT within `connectTimeoutMs`
- * (the client gets a 504 then).
+ * released when the tunnel closes — SUCCESS when the upstream proxy opened it; PROXY_ERROR only
+ * when the proxy itself failed: it refused the CONNECT (407, 403), or did not answer it within
+ * `connectTimeoutMs` (the client gets a 504 then); TARGET_ERROR when it answered that it could not
+ * reach the site (a 5xx: the site's failure, not the proxy's); ABANDONED when the client went away
+ * before the tunnel opened.
  */
 export class Tunnels {
   private readonly open_ = new Map<number, Tunnel>();
@@ -69,7 +74,12 @@ export class Tunnels {
     });
     server.on("tunnelConnectFailed", ({ customTag, response }: { customTag?: unknown; response?: { statusCode?: number } }) => {
       const t = typeof customTag === "number" ? this.open_.get(customTag) : undefined;
-      if (t !== undefined) t.failure = `the upstream proxy answered ${response?.statusCode ?? "?"} to CONNECT`;
+      if (t === undefined) return;
+      const status = response?.statusCode ?? 0;
+      t.failure = {
+        kind: status >= 500 ? "TARGET_ERROR" : "PROXY_ERROR",
+        detail: `the upstream proxy answered ${status || "?"} to CONNECT`,
+      };
     });
     server.on("connectionClosed", ({ connectionId }: { connectionId: number }) => this.close(connectionId));
   }
@@ -83,7 +93,21 @@ export class Tunnels {
     const now = Date.now();
     const timer = setInterval(() => this.check(id), CHECK_EVERY_MS);
     timer.unref();
-    this.open_.set(id, { lease, opened: now, established: false, failure: undefined, lastBytes: 0, lastActive: now, timer });
+    const tunnel: Tunnel = {
+      lease,
+      opened: now,
+      established: false,
+      failure: undefined,
+      lastBytes: 0,
+      lastActive: now,
+      timer,
+      clientLeft: false,
+    };
+    this.open_.set(id, tunnel);
+    const socket = this.server.connections.get(id);
+    socket?.once("end", () => {
+      if (!socket.writableEnded) tunnel.clientLeft = true;
+    });
     lease.signal.addEventListener("abort", () => this.server.closeConnection(id), { once: true });
   }
 
@@ -104,13 +128,13 @@ export class Tunnels {
     const now = Date.now();
     if (!t.established && t.failure === undefined && now - t.opened >= this.connectTimeoutMs) {
       // the upstream proxy took the connection and never answered the CONNECT
-      t.failure = `the upstream proxy did not answer the CONNECT within ${this.connectTimeoutMs} ms`;
+      t.failure = { kind: "PROXY_ERROR", detail: `the upstream proxy did not answer the CONNECT within ${this.connectTimeoutMs} ms` };
       const socket = this.server.connections.get(id);
       if (socket === undefined || socket.destroyed) {
         this.server.closeConnection(id);
         return;
       }
-      socket.end(timeoutAnswer(t.failure), () => socket.destroy());
+      socket.end(timeoutAnswer(t.failure.detail), () => socket.destroy());
       return;
     }
     const stats = this.server.getConnectionStats(id);
@@ -129,9 +153,13 @@ export class Tunnels {
     this.open_.delete(id);
     clearInterval(t.timer);
     const outcome: LeaseOutcome =
-      t.failure !== undefined || !t.established
-        ? { kind: "PROXY_ERROR", detail: t.failure ?? "the tunnel through the upstream proxy did not open" }
-        : { kind: "SUCCESS", latencyMs: Date.now() - t.opened, bytes: t.lastBytes };
+      t.failure !== undefined
+        ? t.failure
+        : t.established
+          ? { kind: "SUCCESS", latencyMs: Date.now() - t.opened, bytes: t.lastBytes }
+          : t.clientLeft
+            ? { kind: "ABANDONED", detail: "the client went away before the tunnel opened" }
+            : { kind: "PROXY_ERROR", detail: "the tunnel through the upstream proxy did not open" };
     this.onClosed(outcome);
     const p = t.lease.release(outcome).catch(() => undefined);
     this.releasing.add(p);

@@ -38,13 +38,16 @@ export async function startForwardProxy(opts: { deny?: boolean } = {}): Promise<
       return;
     }
     const [host, port] = (req.url ?? "").split(":");
+    let opened = false;
     const up = connect(Number(port), host ?? "127.0.0.1", () => {
+      opened = true;
       socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       up.write(head);
       up.pipe(socket);
       socket.pipe(up);
     });
-    up.on("error", () => socket.destroy());
+    // a site it cannot reach: answered as real proxies answer it (tinyproxy, squid)
+    up.on("error", () => (opened ? socket.destroy() : socket.end("HTTP/1.1 502 Bad Gateway\r\n\r\n")));
     socket.on("error", () => up.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

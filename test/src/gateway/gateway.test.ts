@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { createServer } from "node:http";
+import { createServer, request as httpRequest } from "node:http";
 import { connect, createServer as createNetServer } from "node:net";
 import type { AddressInfo, Socket } from "node:net";
 import type { IncomingHttpHeaders, Server } from "node:http";
@@ -21,7 +21,7 @@ import { makeCerts } from "../../support/certs.js";
 import type { TestCerts } from "../../support/certs.js";
 import { HostCerts } from "../../../src/gateway/host-certs.js";
 import { startForwardProxy } from "../../support/forward-proxy.js";
-import { getThrough } from "../../support/gateway-crawl.js";
+import { getThrough, metricValue } from "../../support/gateway-crawl.js";
 import type { ForwardProxy } from "../../support/forward-proxy.js";
 
 const run = promisify(execFile);
@@ -42,6 +42,7 @@ describe("gateway", () => {
   let inFlight = 0;
   let maxInFlight = 0;
   let seenHeaders: IncomingHttpHeaders[] = [];
+  let lateHits = 0;
   const clients: ProxyBrokerClient[] = [];
   const gateways: TestGateway[] = [];
 
@@ -71,6 +72,14 @@ describe("gateway", () => {
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       const done = () => inFlight--;
+      if (req.url === "/late") {
+        // answers after 2 s, unless its client went first
+        lateHits++;
+        const t = setTimeout(() => res.writeHead(200).end("late"), 2_000);
+        res.on("close", () => clearTimeout(t));
+        done();
+        return;
+      }
       if (req.url === "/hang") {
         // answers long after the gateway's upstream timeout
         setTimeout(() => res.writeHead(200).end("late"), 1_500);
@@ -257,6 +266,66 @@ describe("gateway", () => {
     const counted = await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total");
     expect(counted).toContain('kind="http",outcome="refused_407"} 1');
     expect(counted).toContain('kind="tunnel",outcome="refused_407"} 1');
+  });
+
+  it("a client gone before or during its answer: ABANDONED, its lease released at once, nothing retried, no proxy's score changed", {
+    timeout: 20_000,
+  }, async () => {
+    const gw = await startGateway();
+    const scores = async () => (await b.admin.listProxies({ pool: "default" })).proxies.map((p) => p.score);
+    const live = async () =>
+      metricValue(await b.server.metrics.registry.getSingleMetricAsString("proxybroker_live_leases"), "proxybroker_live_leases");
+    const before = await scores();
+    // gone before the answer starts (curl --max-time 0.5 to a page that takes 2 s)
+    lateHits = 0;
+    const started = Date.now();
+    await run("curl", ["-s", "--max-time", "0.5", "-x", `http://${gw.address}`, `${base}/late`]).catch(() => undefined);
+    await expect.poll(live, { timeout: 1_000, interval: 20 }).toBe(0);
+    expect(Date.now() - started).toBeLessThan(1_500);
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(lateHits).toBe(1); // not retried through another proxy
+    // gone in the middle of a streamed answer
+    await new Promise<void>((resolve, reject) => {
+      const [host, port] = gw.address.split(":");
+      const req = httpRequest({ host, port: Number(port), path: `${base}/stream`, headers: { host: new URL(base).host } }, (res) => {
+        res.once("data", () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on("error", () => resolve());
+      req.on("timeout", () => reject(new Error("no answer")));
+      req.end();
+    });
+    await expect.poll(live, { timeout: 1_000, interval: 20 }).toBe(0);
+    const counted = await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total");
+    expect(counted).toContain('kind="http",outcome="ABANDONED"} 2');
+    expect(counted).not.toContain("PROXY_ERROR");
+    expect(counted).not.toContain("SUCCESS");
+    expect(await scores()).toEqual(before);
+  });
+
+  it("a CONNECT to a site the proxy cannot reach is the site's failure: TARGET_ERROR, no proxy's score changed", {
+    timeout: 20_000,
+  }, async () => {
+    const gw = await startGateway();
+    const scores = async () => (await b.admin.listProxies({ pool: "default" })).proxies.map((p) => p.score);
+    const before = await scores();
+    // a closed port: the upstream proxy answers 502 to the CONNECT (three times: what quarantined a healthy proxy)
+    const closed = await new Promise<number>((resolve) => {
+      const s = createNetServer();
+      s.listen(0, "127.0.0.1", () => {
+        const port = (s.address() as AddressInfo).port;
+        s.close(() => resolve(port));
+      });
+    });
+    for (let i = 0; i < 3; i++) {
+      await run("curl", ["-sk", "--max-time", "5", "-x", `http://${gw.address}`, `https://127.0.0.1:${closed}/`]).catch(() => undefined);
+    }
+    await expect.poll(() => gw.openTunnels, { timeout: 3_000 }).toBe(0);
+    const counted = await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total");
+    expect(counted).toContain('kind="tunnel",outcome="TARGET_ERROR"} 3');
+    expect(await scores()).toEqual(before);
   });
 
   it("holds one lease per CONNECT tunnel while it is open, and releases it when it closes", async () => {
