@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { PoolClients } from "./pool-clients.js";
 import { shutdownSignals } from "./shutdown-signals.js";
 import type { Command } from "commander";
 import { ProxyBrokerClient, defaultWorkerId } from "@proxybroker/sdk";
@@ -71,6 +72,12 @@ export function addGatewayCommand(p: Command): void {
       "refuse the private ranges too (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7): for a gateway shared across networks (GATEWAY_DENY_PRIVATE)",
       def("denyPrivate"),
     )
+    .option("--max-pools <n>", "pools served at once; beyond, a 400 (GATEWAY_MAX_POOLS; default 64)", def("maxPools"))
+    .option(
+      "--pool-idle-ms <ms>",
+      "a pool's client that holds no lease and was not asked for one this long is closed, and leaves the pool (GATEWAY_POOL_IDLE_MS; default 300000)",
+      def("poolIdleMs"),
+    )
     .option(
       "--credentials <mode>",
       "required: answer a request without proxy credentials 407, so browsers send their username and its parameters (GATEWAY_CREDENTIALS; optional or required, default optional)",
@@ -103,11 +110,12 @@ export async function runGateway(s: GatewaySettings): Promise<void> {
           certs: new HostCerts(await readFile(s.caCertFile, "utf8"), await readFile(s.caKeyFile, "utf8")),
           upstreamCa: s.upstreamCaFile === undefined ? undefined : [await readFile(s.upstreamCaFile, "utf8")],
         };
-  const clients = new Map<string, ProxyBrokerClient>();
-  const client = (pool: string): ProxyBrokerClient => {
-    let c = clients.get(pool);
-    if (c === undefined) {
-      c = new ProxyBrokerClient({
+  const clients = new PoolClients({
+    pool: s.pool,
+    maxPools: s.maxPools,
+    idleMs: s.poolIdleMs,
+    make: (pool) => {
+      const c = new ProxyBrokerClient({
         address: s.brokerTarget,
         pool,
         workerId: s.workerId,
@@ -117,11 +125,12 @@ export async function runGateway(s: GatewaySettings): Promise<void> {
       c.on("mode", (mode) =>
         logger.info({ pool, mode }, `pool ${pool}: leases now come from the ${mode === "broker" ? "broker" : "fallback pool"}`),
       );
-      clients.set(pool, c);
-    }
-    return c;
-  };
+      return c;
+    },
+  });
+  const client = (pool: string): ProxyBrokerClient => clients.get(pool);
   client(s.pool); // the default pool's client starts at once: its fallback pool gets ready meanwhile
+  clients.start();
   const gateway = new Gateway({
     host: s.host,
     port: s.port,
@@ -164,7 +173,7 @@ export async function runGateway(s: GatewaySettings): Promise<void> {
       metrics?.close();
       void gateway
         .stop(s.shutdownGraceMs)
-        .then(() => Promise.all([...clients.values()].map((c) => c.close())))
+        .then(() => clients.closeAll())
         .then(() => logger.info("gateway stopped: its leases released"))
         .finally(resolve);
     };

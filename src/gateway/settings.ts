@@ -41,6 +41,9 @@ export interface GatewaySettings {
   readonly credentials: CredentialsMode;
   /** The ports a CONNECT may reach (GATEWAY_CONNECT_PORTS; 443 by default). */
   readonly connectPorts: ConnectPorts;
+  /** Pools served at once (GATEWAY_MAX_POOLS), and how long a pool's client may be idle (GATEWAY_POOL_IDLE_MS). */
+  readonly maxPools: number;
+  readonly poolIdleMs: number;
 }
 
 /** What the flags and variables say, as strings (undefined: not given). */
@@ -67,6 +70,8 @@ export interface GatewayInput {
   readonly silentAfterMs?: string | undefined;
   readonly credentials?: string | undefined;
   readonly connectPorts?: string | undefined;
+  readonly maxPools?: string | undefined;
+  readonly poolIdleMs?: string | undefined;
   readonly denyPrivate?: string | undefined;
 }
 
@@ -94,6 +99,8 @@ export const GATEWAY_ENV: Readonly<Record<keyof GatewayInput, string>> = {
   silentAfterMs: "GATEWAY_SILENT_AFTER_MS",
   credentials: "GATEWAY_CREDENTIALS",
   connectPorts: "GATEWAY_CONNECT_PORTS",
+  maxPools: "GATEWAY_MAX_POOLS",
+  poolIdleMs: "GATEWAY_POOL_IDLE_MS",
   denyPrivate: "GATEWAY_DENY_PRIVATE",
 };
 
@@ -151,6 +158,8 @@ export function gatewaySettings(input: GatewayInput, defaultWorkerId: string): G
     silentAfterMs: silentAfter(input.silentAfterMs),
     credentials: credentialsMode(input.credentials, tokensFile !== undefined),
     connectPorts: checked(() => connectPortsOf(input.connectPorts)),
+    maxPools: ms(input.maxPools, 64, "GATEWAY_MAX_POOLS", 1),
+    poolIdleMs: ms(input.poolIdleMs, 300_000, "GATEWAY_POOL_IDLE_MS", 1_000),
   };
 }
 

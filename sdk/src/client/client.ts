@@ -227,6 +227,11 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
     this.liveness.start();
   }
 
+  /** The leases this client holds now (from the broker or its fallback pool). */
+  get leasesHeld(): number {
+    return this.live.size;
+  }
+
   /** Where new leases come from right now. */
   get mode(): ClientMode {
     return this.currentMode;

@@ -61,6 +61,10 @@ describe("gateway settings", () => {
     expect(gatewaySettings({ denyPrivate: "1", denyTargets: "none" }, "gw").denyTargets).toContain("10.0.0.0/8");
     expect(gatewaySettings({}, "gw").denyTargets).not.toContain("10.0.0.0/8");
     expect(() => gatewaySettings({ denyPrivate: "maybe" }, "gw")).toThrow(/GATEWAY_DENY_PRIVATE/);
+    expect(gatewaySettings({}, "gw").maxPools).toBe(64);
+    expect(gatewaySettings({ maxPools: "8", poolIdleMs: "60000" }, "gw")).toMatchObject({ maxPools: 8, poolIdleMs: 60_000 });
+    expect(() => gatewaySettings({ maxPools: "0" }, "gw")).toThrow(/GATEWAY_MAX_POOLS/);
+    expect(() => gatewaySettings({ poolIdleMs: "10" }, "gw")).toThrow(/GATEWAY_POOL_IDLE_MS/);
     expect(gatewaySettings({}, "gw").credentials).toBe("optional");
     expect(gatewaySettings({ credentials: "required" }, "gw").credentials).toBe("required");
     expect(gatewaySettings({ tokensFile: "/etc/tokens" }, "gw").credentials).toBe("required");
