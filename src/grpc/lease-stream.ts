@@ -143,9 +143,11 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
           return;
         }
         case "ping": {
-          // answered even beyond the in-flight limit and while draining: the broker is there
+          // answered even beyond the in-flight limit and while draining (the broker is there); beyond
+          // the limit a claim is not recorded (nor acknowledged): a flood of claims waits on no store
+          const claims = pending < limit;
           pending++;
-          answerPing(ctx, m.value)
+          answerPing(ctx, m.value, { claims })
             .then((pong) => send({ case: "pong", value: pong }))
             .catch(() => undefined)
             .finally(() => {

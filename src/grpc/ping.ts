@@ -4,7 +4,8 @@
  * reach it. A worker that keeps a fallback pool is recorded: in contact up to the echoed time, and
  * with its claim when the ping carries one — acknowledged (the pong names its version) only once
  * stored, since the worker uses a claim only then. A ping without a claim is answered before its
- * record is written: a broker whose store is slow still answers, and is slow, not silent.
+ * record is written: a broker whose store is slow still answers, and is slow, not silent. Beyond
+ * the stream's in-flight limit (`claims` false) a claim is neither recorded nor acknowledged.
  */
 import { create } from "@bufbuild/protobuf";
 import { PongSchema } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
@@ -15,7 +16,7 @@ import type { BrokerContext } from "./context.js";
 import { checkClaim } from "./validate-claim.js";
 import { checkPool, checkWorkerId } from "./validate.js";
 
-export async function answerPing(ctx: BrokerContext, ping: Ping): Promise<Pong> {
+export async function answerPing(ctx: BrokerContext, ping: Ping, opts: { readonly claims: boolean } = { claims: true }): Promise<Pong> {
   const now = ctx.clock();
   const pong = (claimVersion = 0): Pong => create(PongSchema, { time: timestampOf(now), claimVersion: BigInt(claimVersion) });
   if (!ping.fallbackPool) return pong();
@@ -25,7 +26,7 @@ export async function answerPing(ctx: BrokerContext, ping: Ping): Promise<Pong> 
   try {
     pool = checkPool(ping.pool);
     workerId = checkWorkerId(ping.workerId);
-    claim = ping.claim === undefined ? undefined : checkClaim(ping.claim);
+    claim = ping.claim === undefined || !opts.claims ? undefined : checkClaim(ping.claim);
   } catch (err) {
     // still a pong (the broker is there), but nothing recorded and no claim acknowledged
     ctx.debugLog?.debug({ worker: ping.workerId.slice(0, 80), err: String(err) }, "ping refused");
