@@ -9,9 +9,10 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProxyBrokerClient } from "@proxybroker/sdk";
-import { Gateway } from "../../../src/gateway/gateway.js";
+import type { Gateway } from "../../../src/gateway/gateway.js";
 import { PoolClients } from "../../../src/gateway/pool-clients.js";
-import { ConnectPorts, TargetPolicy } from "../../../src/gateway/targets.js";
+import { startTestGateway } from "../../support/gateway-under-test.js";
+import type { TestGateway } from "../../support/gateway-under-test.js";
 import { startBroker } from "../../support/broker.js";
 import type { TestBroker } from "../../support/broker.js";
 import { startForwardProxy } from "../../support/forward-proxy.js";
@@ -24,6 +25,7 @@ describe("the gateway's pools", () => {
   let site: Server;
   let base: string;
   let clients: PoolClients;
+  let t: TestGateway;
   let gw: Gateway;
 
   beforeAll(async () => {
@@ -40,25 +42,11 @@ describe("the gateway's pools", () => {
       make: (pool) => new ProxyBrokerClient({ address: b.address, pool, workerId: "pool-gateway" }),
     });
     clients.get("default");
-    gw = new Gateway({
-      host: "127.0.0.1",
-      port: 0,
-      client: (pool) => clients.get(pool),
-      pool: "default",
-      targets: new TargetPolicy([]),
-      connectPorts: new ConnectPorts("any"),
-      tokens: undefined,
-      waitMs: 2_000,
-      maxWaitMs: 5_000,
-      tunnels: { idleMs: 60_000, maxLifeMs: 600_000 },
-      maxConnections: 100,
-      requestTimeoutMs: 30_000,
-      upstreamTimeoutMs: 10_000,
-    });
-    await gw.start();
+    t = await startTestGateway({ address: b.address, workerId: "pool-gateway", over: { client: (pool) => clients.get(pool) } });
+    gw = t.gw;
   });
   afterAll(async () => {
-    await gw?.stop();
+    await t?.stop();
     await clients?.closeAll();
     await b?.stop();
     await proxy?.close();
