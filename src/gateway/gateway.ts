@@ -101,6 +101,8 @@ export class Gateway {
    * retry cannot be given the same proxy (a lease is exclusive per pair).
    */
   private readonly failedTries = new WeakMap<IncomingMessage, { readonly lease: Lease; readonly outcome: LeaseOutcome }>();
+  /** The response of each plain-HTTP request (a refusal is written to it, in order). */
+  private readonly responses = new WeakMap<IncomingMessage, ServerResponse>();
   /** Requests whose client went away before its answer went out (their leases are ABANDONED). */
   private readonly gone = new WeakSet<IncomingMessage>();
   /** Requests proxy-chain refused on the raw socket after their lease was taken (an upstream 407). */
@@ -155,10 +157,20 @@ export class Gateway {
     http.headersTimeout = Math.min(opts.requestTimeoutMs, 60_000);
     // plain HTTP goes through our listener, which watches the answer and releases the lease
     http.removeAllListeners("request");
-    http.on("request", (req: IncomingMessage, res: ServerResponse) => void this.track(res, this.forward(req, res)));
+    http.on("request", (req: IncomingMessage, res: ServerResponse) => {
+      this.responses.set(req, res);
+      void this.track(res, this.forward(req, res));
+    });
     const fail = this.server.failRequest.bind(this.server);
     this.server.failRequest = (request: IncomingMessage, error: NodeJS.ErrnoException): void => {
       this.failedAtProxy.set(request, error.message);
+      // A plain-HTTP request's refusal goes out as its own response, in its turn: proxy-chain
+      // writes it to the raw socket, ahead of the answers of requests pipelined before it.
+      const res = this.responses.get(request);
+      if (res !== undefined && !res.headersSent && error instanceof RequestError) {
+        answer(res, { status: error.statusCode, message: error.message, headers: stringHeaders(error.headers) });
+        return;
+      }
       fail(request, error);
     };
   }
@@ -405,6 +417,13 @@ export class Gateway {
       bytes: seen.body.bytes,
     });
   }
+}
+
+/** A RequestError's headers as strings. */
+function stringHeaders(headers: Readonly<Record<string, unknown>> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) if (v !== undefined) out[k] = String(v);
+  return out;
 }
 
 function sleep(ms: number): Promise<void> {

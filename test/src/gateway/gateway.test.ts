@@ -305,6 +305,29 @@ describe("gateway", () => {
     expect(await scores()).toEqual(before);
   });
 
+  it("pipelined requests are answered in their order: a slow page, then a refusal (407), both come back", { timeout: 20_000 }, async () => {
+    const gw = await startGateway();
+    const [host, port] = gw.address.split(":");
+    const bad = Buffer.from("no-such-key-1:x").toString("base64");
+    const target = new URL(base).host;
+    const got = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ host: host ?? "", port: Number(port) }, () =>
+        socket.write(
+          `GET ${base}/slow HTTP/1.1\r\nHost: ${target}\r\n\r\n` +
+            `GET ${base}/a HTTP/1.1\r\nHost: ${target}\r\nProxy-Authorization: Basic ${bad}\r\n\r\n`,
+        ),
+      );
+      let text = "";
+      socket.setTimeout(10_000, () => socket.destroy(new Error(`timed out with ${JSON.stringify(text)}`)));
+      socket.on("data", (d: Buffer) => (text += d.toString("latin1")));
+      socket.on("close", () => resolve(text));
+      socket.on("error", reject);
+    });
+    const statuses = [...got.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]);
+    expect(statuses, got).toEqual(["200", "407"]);
+    expect(got).toContain("slow page");
+  });
+
   it("a CONNECT to a site the proxy cannot reach is the site's failure: TARGET_ERROR, no proxy's score changed", {
     timeout: 20_000,
   }, async () => {
