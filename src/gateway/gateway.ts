@@ -17,6 +17,7 @@ import type { Taken } from "./outcome.js";
 import { mergeParams, ParamsError, paramsFromHeaders, paramsFromUsername, stripParamHeaders } from "./params.js";
 import type { GatewayParams } from "./params.js";
 import { ConnectPorts, forwardedUrl, type TargetPolicy } from "./targets.js";
+import { FailingTargets } from "./failing-targets.js";
 import { Tunnels } from "./tunnels.js";
 import { GatewayMetrics } from "./metrics.js";
 import type { RequestKind } from "./metrics.js";
@@ -97,10 +98,13 @@ export class Gateway {
   /** The lease of each plain-HTTP request being forwarded, and the client that granted it. */
   private readonly httpLeases = new WeakMap<IncomingMessage, { readonly lease: Lease; readonly client: ProxyBrokerClient }>();
   /**
-   * The lease of a request's failed first try, held until its retry has a lease of its own: the
-   * retry cannot be given the same proxy (a lease is exclusive per pair).
+   * The lease of a request's failed first try, held until its retry ended: the retry cannot be
+   * given the same proxy (a lease is exclusive per pair), and when the retry fails the same way the
+   * first try's outcome becomes the site's failure too.
    */
   private readonly failedTries = new WeakMap<IncomingMessage, { readonly lease: Lease; readonly outcome: LeaseOutcome }>();
+  /** Hosts that just failed through two proxies: not tried for a while (failing-targets.ts). */
+  private readonly failing = new FailingTargets({ forMs: 30_000 });
   /** The response of each plain-HTTP request (a refusal is written to it, in order). */
   private readonly responses = new WeakMap<IncomingMessage, ServerResponse>();
   /** Requests whose client went away before its answer went out (their leases are ABANDONED). */
@@ -293,9 +297,8 @@ export class Gateway {
       taken = await this.lease(params, isHttp ? (request.url ?? hostname) : hostname, hostname, port, isHttp ? "http" : "tunnel");
     } catch (err) {
       throw requestError(err instanceof RefusalError ? err.refusal : refusalOf(err));
-    } finally {
-      await this.releaseFailedTry(request);
     }
+    // (a failed first try's lease is released once its retry ended: forward)
     const { lease, client } = taken;
     if (isHttp) {
       this.httpLeases.set(request, { lease, client });
@@ -313,6 +316,8 @@ export class Gateway {
     try {
       const refused = await this.opts.targets.refusal(hostname, port);
       if (refused !== undefined) throw new RefusalError({ status: 403, message: refused, headers: {} });
+      const failing = this.failing.refusal(hostname);
+      if (failing !== undefined) throw new RefusalError({ status: 502, message: failing, headers: {} });
       const client = this.opts.client(params.pool ?? this.opts.pool);
       const lease = await client.acquire(target, {
         maxWaitMs: Math.min(params.maxWaitMs ?? this.opts.waitMs, this.opts.maxWaitMs),
@@ -382,23 +387,38 @@ export class Gateway {
     }
   }
 
-  /** Release a plain-HTTP request's lease (once) with what it showed; a held try waits for its retry's lease. */
+  /**
+   * Release a plain-HTTP request's lease (once) with what it showed; a held try waits for its
+   * retry's lease. A retry that failed at its proxy as the first try did makes both the target's
+   * failure: neither proxy is blamed, and the host is not tried again for a while.
+   */
   private async settle(req: IncomingMessage, seen: Observed, held: boolean, timedOut = false): Promise<void> {
     const taken = this.httpLeases.get(req);
     if (taken === undefined) return;
     this.httpLeases.delete(req);
-    const outcome: LeaseOutcome = timedOut
+    let outcome: LeaseOutcome = timedOut
       ? { kind: "PROXY_ERROR", detail: `no answer within ${this.opts.upstreamTimeoutMs} ms` }
       : this.outcomeOf(req, taken.client, seen, held);
+    const first = this.failedTries.get(req);
+    if (!held && !timedOut && first !== undefined && outcome.kind === "PROXY_ERROR" && seen.own) {
+      const detail = `failed through two proxies: ${first.outcome.detail ?? ""}; then ${outcome.detail ?? ""}`;
+      outcome = { ...outcome, kind: "TARGET_ERROR", detail };
+      this.failedTries.set(req, { lease: first.lease, outcome: { ...first.outcome, kind: "TARGET_ERROR", detail } });
+      this.failing.note(new URL(req.url ?? "http://unknown/").hostname, outcome.detail ?? "");
+    }
+    if (held) {
+      this.failedTries.set(req, { lease: taken.lease, outcome });
+      return;
+    }
     this.metrics.done("http", outcome.kind);
-    if (held) this.failedTries.set(req, { lease: taken.lease, outcome });
-    else await taken.lease.release(outcome).catch(() => undefined);
+    await taken.lease.release(outcome).catch(() => undefined);
   }
 
   private async releaseFailedTry(req: IncomingMessage): Promise<void> {
     const failed = this.failedTries.get(req);
     if (failed === undefined) return;
     this.failedTries.delete(req);
+    this.metrics.done("http", failed.outcome.kind);
     await failed.lease.release(failed.outcome).catch(() => undefined);
   }
 

@@ -12,7 +12,11 @@ export interface ForwardProxy {
   close(): Promise<void>;
 }
 
-export async function startForwardProxy(opts: { deny?: boolean } = {}): Promise<ForwardProxy> {
+/**
+ * `deny`: refuse everyone (407). `hangUpOnTargetError`: when the site cannot be reached, close the
+ * client's connection without an answer (as some proxies do) rather than answer 502.
+ */
+export async function startForwardProxy(opts: { deny?: boolean; hangUpOnTargetError?: boolean } = {}): Promise<ForwardProxy> {
   let count = 0;
   const server: Server = createServer((req, res) => {
     count++;
@@ -28,7 +32,7 @@ export async function startForwardProxy(opts: { deny?: boolean } = {}): Promise<
         up.pipe(res);
       },
     );
-    upstream.on("error", () => res.writeHead(502).end());
+    upstream.on("error", () => (opts.hangUpOnTargetError === true ? res.socket?.destroy() : res.writeHead(502).end()));
     req.pipe(upstream);
   });
   server.on("connect", (req, socket, head) => {

@@ -305,6 +305,40 @@ describe("gateway", () => {
     expect(await scores()).toEqual(before);
   });
 
+  it("a site that fails through two proxies is the site's failure: no score changes, and it is not tried again for a while (502)", {
+    timeout: 20_000,
+  }, async () => {
+    // two proxies that hang up when the site cannot be reached, in a pool of their own
+    const hangUps = [await startForwardProxy({ hangUpOnTargetError: true }), await startForwardProxy({ hangUpOnTargetError: true })];
+    try {
+      await b.admin.addProxies({ pool: "hangups", proxies: hangUps.map((p) => ({ url: p.url })) });
+      const gw = await startGateway();
+      const scores = async () => (await b.admin.listProxies({ pool: "hangups" })).proxies.map((p) => p.score);
+      const before = await scores();
+      // a site that resets every connection
+      const resetting = createNetServer((s) => s.destroy());
+      await new Promise<void>((r) => resetting.listen(0, "127.0.0.1", r));
+      const url = `http://127.0.0.1:${(resetting.address() as AddressInfo).port}/x`;
+      try {
+        const first = await getThrough(gw.address, url, { auth: "pool-hangups:x" });
+        expect(first.status).toBeGreaterThanOrEqual(500); // proxy-chain's own status for a proxy that hung up (595)
+        expect(hangUps.map((p) => p.requests())).toEqual([1, 1]); // tried through both
+        const again = await getThrough(gw.address, url, { auth: "pool-hangups:x" });
+        expect(again.status).toBe(502);
+        expect(again.body).toMatch(/failed through two proxies/);
+        expect(hangUps.map((p) => p.requests())).toEqual([1, 1]); // not tried again
+        expect(await scores()).toEqual(before);
+        const counted = await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total");
+        expect(counted).toContain('kind="http",outcome="TARGET_ERROR"} 2');
+        expect(counted).toContain('kind="http",outcome="refused_502"} 1');
+      } finally {
+        resetting.close();
+      }
+    } finally {
+      await Promise.all(hangUps.map((p) => p.close()));
+    }
+  });
+
   it("pipelined requests are answered in their order: a slow page, then a refusal (407), both come back", { timeout: 20_000 }, async () => {
     const gw = await startGateway();
     const [host, port] = gw.address.split(":");
