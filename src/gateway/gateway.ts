@@ -18,11 +18,12 @@ import { mergeParams, ParamsError, paramsFromHeaders, paramsFromUsername, stripP
 import type { GatewayParams } from "./params.js";
 import { ConnectPorts, forwardedUrl, type TargetPolicy } from "./targets.js";
 import { FailingTargets } from "./failing-targets.js";
+import { UpstreamAgents } from "./upstream-agents.js";
 import { Tunnels } from "./tunnels.js";
 import { GatewayMetrics } from "./metrics.js";
 import type { RequestKind } from "./metrics.js";
 import type { HostCerts } from "./host-certs.js";
-import { Interceptor } from "./intercept.js";
+import { Interceptor, upstreamAgent } from "./intercept.js";
 import { serveIntercepted } from "./intercepted.js";
 import type { TunnelLimits } from "./tunnels.js";
 
@@ -41,6 +42,9 @@ const HTTPS_ONLY = new ConnectPorts();
 const UPSTREAM_HTTPS = new HttpsAgent({ keepAlive: false });
 /** While the gateway stops: a CONNECT tunnel this long without a byte either way is closed. */
 const TUNNEL_QUIET_MS = 500;
+/** An intercepted pair's upstream connection kept this long after its last request, at most so many. */
+const UPSTREAM_IDLE_MS = 30_000;
+const UPSTREAM_AGENTS_MAX = 4_096;
 /** While the gateway stops, after the last request: how long connections get to end before they are cut. */
 const END_CONNECTIONS_MS = 500;
 
@@ -115,6 +119,8 @@ export class Gateway {
   /** Requests by kind and outcome, open tunnels, the time added (see metrics.ts). */
   readonly metrics: GatewayMetrics;
   private readonly interceptor: Interceptor | undefined;
+  /** Intercepted requests' upstream connections, kept per (proxy, site) between the pair's leases. */
+  private readonly agents: UpstreamAgents;
   /** Plain-HTTP and intercepted requests being served, until their answer went out. */
   private readonly inFlight = new Set<Promise<void>>();
   /** Set by the first `stop`; later calls may only bring the end of the drain closer. */
@@ -136,6 +142,11 @@ export class Gateway {
     });
     this.metrics = new GatewayMetrics(() => this.tunnels.size);
     const intercept = opts.intercept;
+    this.agents = new UpstreamAgents({
+      make: (proxyUrl) => upstreamAgent(proxyUrl, intercept?.upstreamCa),
+      idleMs: UPSTREAM_IDLE_MS,
+      max: UPSTREAM_AGENTS_MAX,
+    });
     this.interceptor =
       intercept === undefined
         ? undefined
@@ -145,7 +156,7 @@ export class Gateway {
               serveIntercepted(
                 {
                   lease: (params, url, host, port) => this.lease(params, url, host, port, "intercepted"),
-                  upstreamCa: intercept.upstreamCa,
+                  agents: this.agents,
                   upstreamTimeoutMs: opts.upstreamTimeoutMs,
                   done: (outcome) => this.metrics.done("intercepted", outcome),
                 },
@@ -190,6 +201,7 @@ export class Gateway {
 
   async start(): Promise<void> {
     await this.server.listen();
+    this.agents.start();
   }
 
   /**
@@ -223,6 +235,7 @@ export class Gateway {
     this.server.closeConnections();
     await closed;
     await this.tunnels.drain();
+    await this.agents.closeAll();
   }
 
   /** Count a request as in flight until it was served and its answer went out. */

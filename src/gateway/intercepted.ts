@@ -3,7 +3,8 @@ import { classifyError } from "@proxybroker/sdk";
 import type { LeaseOutcome } from "@proxybroker/sdk";
 import { hostFromDomain } from "@proxybroker/sdk/model";
 import { answer, RefusalError, refusalOf } from "./answers.js";
-import { answerHeaders, sendUpstream, UpstreamTimeoutError, upstreamAgent } from "./intercept.js";
+import { answerHeaders, sendUpstream, UpstreamTimeoutError } from "./intercept.js";
+import type { UpstreamAgents } from "./upstream-agents.js";
 import type { TunnelTarget } from "./intercept.js";
 import { BodySample } from "./body-sample.js";
 import { LEASE_HEADERS, outcomeOfAnswer } from "./outcome.js";
@@ -14,7 +15,8 @@ import type { GatewayParams } from "./params.js";
 export interface InterceptedDeps {
   /** A lease for the request (throws `RefusalError` or the SDK's error). */
   readonly lease: (params: GatewayParams, url: string, host: string, port: number) => Promise<Taken>;
-  readonly upstreamCa: readonly string[] | undefined;
+  /** The upstream agents, kept alive per (proxy, site) between the pair's leases. */
+  readonly agents: UpstreamAgents;
   readonly upstreamTimeoutMs: number;
   /** A request ended with this outcome (metrics). */
   readonly done: (outcome: string) => void;
@@ -65,7 +67,10 @@ export async function serveIntercepted(
       failed = undefined;
     }
     const { lease, client } = taken;
-    const agent = upstreamAgent(lease.proxy.url, deps.upstreamCa);
+    const origin = new URL(url).origin;
+    const agent = deps.agents.get(lease.proxy.url, origin);
+    // kept for the pair's next lease only when this request ended cleanly
+    let clean = false;
     const started = Date.now();
     try {
       const up = await sendUpstream(url, req, agent, lease.signal, deps.upstreamTimeoutMs);
@@ -85,6 +90,7 @@ export async function serveIntercepted(
       for (const [k, v] of Object.entries(up.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : v;
       const outcome = outcomeOfAnswer(client, { url, status: up.statusCode, headers, sample: body.sample, bytes: body.bytes });
       deps.done(outcome.kind);
+      clean = !lease.signal.aborted;
       // released before the client sees the end: its next request finds the proxy free
       await lease.release({ ...outcome, latencyMs: Date.now() - started }).catch(() => undefined);
       res.end();
@@ -115,8 +121,8 @@ export async function serveIntercepted(
       });
       return;
     } finally {
-      // destroy, not close: a request still waiting on a proxy that never answered ends with it
-      void agent.destroy().catch(() => undefined);
+      // destroyed, not kept: a request still waiting on a proxy that never answered ends with it
+      if (!clean) deps.agents.discard(lease.proxy.url, origin);
     }
   }
 }

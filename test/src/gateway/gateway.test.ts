@@ -43,6 +43,7 @@ describe("gateway", () => {
   let maxInFlight = 0;
   let seenHeaders: IncomingHttpHeaders[] = [];
   let lateHits = 0;
+  let tlsConnections = 0;
   const clients: ProxyBrokerClient[] = [];
   const gateways: TestGateway[] = [];
 
@@ -133,6 +134,7 @@ describe("gateway", () => {
       if (req.url === "/captcha") res.writeHead(200, { "content-type": "text/html" }).end("Please solve this CAPTCHA");
       else res.writeHead(200, { "content-type": "text/html" }).end("secure page");
     });
+    tls.on("secureConnection", () => tlsConnections++);
     await new Promise<void>((r) => tls.listen(0, "127.0.0.1", r));
     const tlsAddr = tls.address();
     tlsBase = `https://127.0.0.1:${typeof tlsAddr === "object" && tlsAddr !== null ? tlsAddr.port : 0}`;
@@ -434,6 +436,20 @@ describe("gateway", () => {
     const free = await other.acquire(site);
     await expect(other.acquire(site)).rejects.toThrow(/no/i);
     await free.release({ kind: "ABANDONED" });
+  });
+
+  it("intercepting, the next lease of a (proxy, site) pair reuses its tunnel and TLS session to the site", async () => {
+    const gw = await startGateway({ intercept: await interception(true) });
+    const site = `https://localhost:${new URL(tlsBase).port}`;
+    const connectsBefore = proxies.map((p) => p.requests());
+    const tlsBefore = tlsConnections;
+    // one sticky session: every request's lease is the same pair, each a client connection of its own
+    for (let i = 0; i < 3; i++)
+      expect(await curlTrusting(gw, ["-x", `http://session-reuse1:x@${gw.address}`, `${site}/r${i}`])).toContain("secure page");
+    // one CONNECT through the proxy, one TLS handshake with the site, for the three leases
+    const connects = proxies.map((p, i) => p.requests() - (connectsBefore[i] ?? 0));
+    expect(connects.sort()).toEqual([0, 1]);
+    expect(tlsConnections - tlsBefore).toBe(1);
   });
 
   it("releases an intercepted request's lease as soon as its client goes away, not when the site ends", async () => {
