@@ -25,6 +25,7 @@ import type { RequestKind } from "./metrics.js";
 import type { HostCerts } from "./host-certs.js";
 import { Interceptor, upstreamAgent } from "./intercept.js";
 import { serveIntercepted } from "./intercepted.js";
+import { serveUpgrade } from "./upgrade.js";
 import type { TunnelLimits } from "./tunnels.js";
 
 export { LEASE_HEADERS } from "./outcome.js";
@@ -150,21 +151,36 @@ export class Gateway {
     this.interceptor =
       intercept === undefined
         ? undefined
-        : new Interceptor(intercept.certs, (req, res, target) =>
-            this.track(
-              res,
-              serveIntercepted(
+        : new Interceptor(
+            intercept.certs,
+            (req, res, target) =>
+              this.track(
+                res,
+                serveIntercepted(
+                  {
+                    lease: (params, url, host, port) => this.lease(params, url, host, port, "intercepted"),
+                    agents: this.agents,
+                    upstreamTimeoutMs: opts.upstreamTimeoutMs,
+                    done: (outcome) => this.metrics.done("intercepted", outcome),
+                  },
+                  req,
+                  res,
+                  target,
+                ),
+              ),
+            (req, socket, head, target) =>
+              serveUpgrade(
                 {
                   lease: (params, url, host, port) => this.lease(params, url, host, port, "intercepted"),
-                  agents: this.agents,
+                  upstreamCa: intercept.upstreamCa,
                   upstreamTimeoutMs: opts.upstreamTimeoutMs,
                   done: (outcome) => this.metrics.done("intercepted", outcome),
                 },
                 req,
-                res,
+                socket,
+                head,
                 target,
               ),
-            ),
           );
     const http = this.server.server;
     http.maxConnections = opts.maxConnections;

@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import { TLSSocket } from "node:tls";
 import { ProxyAgent, Socks5ProxyAgent, request } from "undici";
 import type { Dispatcher } from "undici";
@@ -40,6 +41,8 @@ export class Interceptor {
   constructor(
     private readonly certs: HostCerts,
     handle: (req: IncomingMessage, res: ServerResponse, target: TunnelTarget) => Promise<void>,
+    /** An `Upgrade` request (a WebSocket) inside a tunnel: the socket is the handler's from now on. */
+    upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer, target: TunnelTarget) => Promise<void>,
   ) {
     this.http = createServer((req, res) => {
       const target = this.targets.get(req.socket);
@@ -48,6 +51,14 @@ export class Interceptor {
         return;
       }
       void handle(req, res, target);
+    });
+    this.http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const target = this.targets.get(req.socket);
+      if (target === undefined || upgrade === undefined) {
+        socket.end("HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        return;
+      }
+      void upgrade(req, socket, head, target);
     });
   }
 

@@ -150,7 +150,7 @@ function drainedOrGone(res: ServerResponse): Promise<void> {
 }
 
 /** A request's Host header names the tunnel's host (domain-key rules: case, port, IDN); none counts as the same. */
-function sameHost(header: string | undefined, tunnelHost: string): boolean {
+export function sameHost(header: string | undefined, tunnelHost: string): boolean {
   if (header === undefined || header === "") return true;
   try {
     return hostFromDomain(header) === hostFromDomain(tunnelHost);

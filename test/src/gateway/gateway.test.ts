@@ -2,9 +2,11 @@ import { execFile } from "node:child_process";
 import { createServer, request as httpRequest } from "node:http";
 import { connect, createServer as createNetServer } from "node:net";
 import type { AddressInfo, Socket } from "node:net";
-import type { IncomingHttpHeaders, Server } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, Server } from "node:http";
 import { createServer as createTlsServer } from "node:https";
 import { join } from "node:path";
+import type { Duplex } from "node:stream";
+import { connect as tlsConnect } from "node:tls";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ProxyBrokerClient } from "@proxybroker/sdk";
@@ -135,6 +137,11 @@ describe("gateway", () => {
       else res.writeHead(200, { "content-type": "text/html" }).end("secure page");
     });
     tls.on("secureConnection", () => tlsConnections++);
+    // a WebSocket endpoint: the 101, then every byte echoed back
+    tls.on("upgrade", (_req: IncomingMessage, socket: Duplex) => {
+      socket.write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n");
+      socket.pipe(socket);
+    });
     await new Promise<void>((r) => tls.listen(0, "127.0.0.1", r));
     const tlsAddr = tls.address();
     tlsBase = `https://127.0.0.1:${typeof tlsAddr === "object" && tlsAddr !== null ? tlsAddr.port : 0}`;
@@ -450,6 +457,43 @@ describe("gateway", () => {
     const connects = proxies.map((p, i) => p.requests() - (connectsBefore[i] ?? 0));
     expect(connects.sort()).toEqual([0, 1]);
     expect(tlsConnections - tlsBefore).toBe(1);
+  });
+
+  it("intercepting, a WebSocket upgrade reaches the site and holds one lease for the socket's life", { timeout: 20_000 }, async () => {
+    const gw = await startGateway({ intercept: await interception(true) });
+    const port = new URL(tlsBase).port;
+    const [gwHost, gwPort] = gw.address.split(":");
+    const live = async () =>
+      metricValue(await b.server.metrics.registry.getSingleMetricAsString("proxybroker_live_leases"), "proxybroker_live_leases");
+    // CONNECT through the gateway, TLS with its host certificate, then the upgrade inside
+    const raw = connect({ host: gwHost ?? "", port: Number(gwPort) });
+    await new Promise<void>((resolve) => raw.once("connect", () => resolve()));
+    raw.write(`CONNECT localhost:${port} HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`);
+    await new Promise<void>((resolve) => raw.once("data", () => resolve()));
+    const secure = tlsConnect({ socket: raw, servername: "localhost", ca: await certs.read(certs.caFile) });
+    await new Promise<void>((resolve, reject) => {
+      secure.once("secureConnect", () => resolve());
+      secure.once("error", reject);
+    });
+    let got = "";
+    secure.on("data", (d: Buffer) => (got += d.toString()));
+    secure.write(
+      `GET /socket HTTP/1.1\r\nHost: localhost:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+    );
+    await expect.poll(() => got, { timeout: 5_000 }).toMatch(/^HTTP\/1\.1 101 /);
+    secure.write("frame-1");
+    await expect.poll(() => got, { timeout: 5_000 }).toContain("frame-1");
+    // the socket holds its lease while it is open ...
+    expect(await live()).toBe(1);
+    await new Promise((r) => setTimeout(r, 300));
+    secure.write("frame-2");
+    await expect.poll(() => got, { timeout: 5_000 }).toContain("frame-2");
+    // ... and releases it when it closes
+    secure.destroy();
+    await expect.poll(live, { timeout: 3_000 }).toBe(0);
+    expect(await gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total")).toContain(
+      'kind="intercepted",outcome="SUCCESS"} 1',
+    );
   });
 
   it("releases an intercepted request's lease as soon as its client goes away, not when the site ends", async () => {
