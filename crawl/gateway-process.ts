@@ -1,6 +1,8 @@
 /**
  * The gateway for the harness's "gateway" strategy: `proxybroker gateway` in a process of its
  * own, in front of the phase's broker, shared by every worker process (a sidecar per machine).
+ * With `intercept` it ends the workers' TLS (interception mode); without, CONNECT tunnels are
+ * relayed as they are (tunnel mode).
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
@@ -19,11 +21,26 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
+/** TLS interception: the CA the gateway signs the hosts' certificates with, and the CA it trusts for the sites. */
+export interface InterceptFiles {
+  /** PEM files: the CA's certificate and RSA key (GATEWAY_CA_CERT_FILE, GATEWAY_CA_KEY_FILE). */
+  readonly caCertFile: string;
+  readonly caKeyFile: string;
+  /** PEM file: more CAs to trust for the sites (GATEWAY_UPSTREAM_CA_FILE). */
+  readonly upstreamCaFile: string;
+}
+
+export interface GatewayProcessOptions {
+  /** Interception mode; unset: tunnel mode (no CA, whatever the environment says). */
+  readonly intercept?: InterceptFiles;
+}
+
 const START_TIMEOUT_MS = 30_000;
 
 /** Start a gateway for the broker at `brokerAddress`; resolves once it listens. */
-export async function startGatewayProcess(brokerAddress: string): Promise<GatewayProcess> {
+export async function startGatewayProcess(brokerAddress: string, options: GatewayProcessOptions = {}): Promise<GatewayProcess> {
   const address = `127.0.0.1:${await freePort()}`;
+  const { intercept } = options;
   const child: ChildProcess = spawn(process.execPath, [...tsEntryArgs("src/cli.ts"), "gateway"], {
     env: {
       ...process.env,
@@ -33,6 +50,10 @@ export async function startGatewayProcess(brokerAddress: string): Promise<Gatewa
       GATEWAY_DENY_TARGETS: "none",
       // and the benches' HTTPS sites on any port
       GATEWAY_CONNECT_PORTS: "any",
+      // empty: unset (tunnel mode)
+      GATEWAY_CA_CERT_FILE: intercept?.caCertFile ?? "",
+      GATEWAY_CA_KEY_FILE: intercept?.caKeyFile ?? "",
+      GATEWAY_UPSTREAM_CA_FILE: intercept?.upstreamCaFile ?? "",
       GATEWAY_WORKER_ID: "crawl-gateway",
       LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info",
     },

@@ -15,6 +15,8 @@
  * ProxyBroker's strategies on either. CRAWL_PARTITION_AT_S=<s>: one proxybroker worker reaches the
  * broker through a relay that goes silent s seconds into the window (partition-relay.ts); a
  * partition timeline follows, and the gate also fails on a second without a page.
+ * CRAWL_HTTPS=tunnel|intercept: the sites serve HTTPS (a test CA's certificate) and the gateway
+ * strategy crawls them through CONNECT, its gateway relaying the tunnels or intercepting them.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -25,7 +27,7 @@ import { startRedisServer } from "../test/support/redis-server.js";
 import { PacingMode } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { startPhaseBroker, type PhaseBroker } from "./phase-broker.js";
 import { startGatewayProcess } from "./gateway-process.js";
-import type { GatewayProcess } from "./gateway-process.js";
+import type { GatewayProcess, GatewayProcessOptions } from "./gateway-process.js";
 import { computeRow, computeSiteRows, formatSiteTable, formatTable, gateFailures, pagesTaken, theoreticalMaxPerMinute } from "./report.js";
 import { formatOutage, outageTimeline, type OutageTimeline } from "./outage.js";
 import { banTimes } from "./bans.js";
@@ -44,7 +46,11 @@ import { describeIsolation, isolationPolicyFields, readIsolation } from "./isola
 import type { IsolationOptions } from "./isolation-options.js";
 import { formatIsolation, isolationGateFailures, isolationRecord } from "./isolation-report.js";
 import type { IsolationRow } from "./isolation-report.js";
-import { startSites } from "./sites.js";
+import { checkHttpsStrategies, describeHttps, gatewayGated, readHttpsMode } from "./https-mode.js";
+import type { HttpsMode } from "./https-mode.js";
+import { makeSiteCerts } from "./site-certs.js";
+import type { SiteCerts } from "./site-certs.js";
+import { siteAddress, startSites } from "./sites.js";
 import type { Site, SiteRules, Sites } from "./sites.js";
 import { startTinyproxies } from "../test/support/tinyproxies.js";
 import { runWorkerGroups } from "./spawn-workers.js";
@@ -103,6 +109,8 @@ interface HarnessOptions {
   readonly isolation: IsolationOptions | undefined;
   /** ProxyBroker under a partition: one worker cut off the broker (CRAWL_PARTITION_AT_S), or none. */
   readonly partition: PartitionOptions | undefined;
+  /** HTTPS sites, and the gateway's mode for them (CRAWL_HTTPS), or plain HTTP ("off"). */
+  readonly https: HttpsMode;
 }
 
 function envInt(name: string, def: number): number {
@@ -135,7 +143,10 @@ function readOptions(): HarnessOptions {
   const strategies = wanted.filter((s): s is Strategy => (STRATEGIES as readonly string[]).includes(s));
   if (strategies.length !== wanted.length) throw new Error(`CRAWL_STRATEGIES: known are ${STRATEGIES.join(", ")}`);
   const workers = envInt("CRAWL_WORKERS", 4);
-  const longDownload = process.env["CRAWL_LONG"] !== "0";
+  const https = readHttpsMode();
+  checkHttpsStrategies(https, strategies);
+  // the long-download check's workers speak plain HTTP
+  const longDownload = process.env["CRAWL_LONG"] !== "0" && https === "off";
   const proxies = envInt("CRAWL_PROXIES", 6);
   const options: HarnessOptions = {
     seconds: envInt("CRAWL_SECONDS", 60),
@@ -162,6 +173,7 @@ function readOptions(): HarnessOptions {
     pythonWorkers: strategies.includes("proxybroker") || longDownload ? pythonWorkerCount(workers) : 0,
     isolation: readIsolation(),
     partition: readPartition(),
+    https,
   };
   if (options.partition !== undefined)
     checkPartition(options.partition, {
@@ -211,7 +223,8 @@ function describe(o: HarnessOptions): string {
   const policy = `min_interval ${o.minIntervalMs} ms after ${o.pacing}${o.jitterMs > 0 ? ` + jitter ≤ ${o.jitterMs} ms` : ""}`;
   const iso = o.isolation === undefined ? "" : ` (${describeIsolation(o.isolation)})`;
   const partition = o.partition === undefined ? "" : `, ${describePartition(o.partition)}`;
-  return `S=${o.sites} sites with policy ${policy}${iso}${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, N=${o.proxies} proxies, ${o.workers} workers × ${o.concurrency} concurrent${partition}`;
+  const https = o.https === "off" ? "" : `${describeHttps(o.https)}: `;
+  return `${https}S=${o.sites} sites with policy ${policy}${iso}${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, N=${o.proxies} proxies, ${o.workers} workers × ${o.concurrency} concurrent${partition}`;
 }
 
 const WORKER_BOOT_MS = 4_000;
@@ -258,6 +271,8 @@ interface Env {
   readonly sites: Sites;
   readonly proxies: readonly string[];
   readonly options: HarnessOptions;
+  /** The HTTPS mode's test CA (and the sites' certificate); undefined for plain HTTP. */
+  readonly certs: SiteCerts | undefined;
 }
 
 /** When the broker was killed and when it listened again (epoch ms). */
@@ -319,13 +334,27 @@ async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult
   await env.redis.flushall();
   env.sites.reset();
   const pb = strategy === "proxybroker" || strategy === "gateway" ? await startPhaseBroker(env.redisUrl, strategy) : undefined;
-  const gw = strategy === "gateway" && pb !== undefined ? await startGatewayProcess(pb.address) : undefined;
+  const gw = strategy === "gateway" && pb !== undefined ? await startGatewayProcess(pb.address, gatewayOptions(env)) : undefined;
   try {
     return await runWith(env, strategy, pb, gw);
   } finally {
     await gw?.stop();
     await pb?.close();
   }
+}
+
+/** Interception mode: the gateway signs with the test CA and trusts it for the sites; otherwise no CA. */
+function gatewayOptions(env: Env): GatewayProcessOptions {
+  const { certs } = env;
+  if (env.options.https !== "intercept" || certs === undefined) return {};
+  return { intercept: { caCertFile: certs.caFile, caKeyFile: certs.caKeyFile, upstreamCaFile: certs.caFile } };
+}
+
+/** What the gateway's workers get in the HTTPS mode: the CA to trust. */
+function httpsConfig(env: Env): Pick<WorkerConfig, "https"> {
+  const { certs } = env;
+  if (env.options.https === "off" || certs === undefined) return {};
+  return { https: { caFile: certs.caFile } };
 }
 
 async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined, gw: GatewayProcess | undefined): Promise<StrategyResult> {
@@ -351,7 +380,7 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
     queueKeys: queuesFor(w, options.concurrency, env.sites.sites.length, options.shape),
     proxies: env.proxies,
     brokerAddress: (id === cutWorker ? relay?.address : pb?.address) ?? "",
-    ...(gw === undefined ? {} : { gatewayAddress: gw.address }),
+    ...(gw === undefined ? {} : { gatewayAddress: gw.address, ...httpsConfig(env) }),
     startAt,
     endAt,
     concurrency: options.concurrency,
@@ -478,12 +507,12 @@ async function main(): Promise<number> {
     banMs: options.banMs,
     pageDelayMs: options.pageMs,
   });
-  const sites = await startSites({
-    rules: [
-      ...Array.from({ length: options.sites }, () => rule(options.minIntervalMs)),
-      ...Array.from({ length: options.freeSites }, () => rule(options.freeIntervalMs)),
-    ],
-  });
+  const rules = [
+    ...Array.from({ length: options.sites }, () => rule(options.minIntervalMs)),
+    ...Array.from({ length: options.freeSites }, () => rule(options.freeIntervalMs)),
+  ];
+  const certs = options.https === "off" ? undefined : await makeSiteCerts(rules.map((_, i) => siteAddress(i)));
+  const sites = await startSites({ rules, ...(certs === undefined ? {} : { tls: { cert: certs.cert, key: certs.key } }) });
   const tiny = await startTinyproxies({ count: options.proxies });
   const env: Env = {
     redis,
@@ -491,6 +520,7 @@ async function main(): Promise<number> {
     sites,
     proxies: tiny.proxies.map((p) => p.address),
     options,
+    certs,
   };
   const rows: Row[] = [];
   let pbSites: readonly SiteRow[] = [];
@@ -504,6 +534,8 @@ async function main(): Promise<number> {
   const long: LongDownloadResult[] = [];
   try {
     process.stderr.write(`crawl: ${describe(options)}, ${options.seconds} s per strategy\n`);
+    if (options.https !== "off" && process.env["CRAWL_LONG"] !== "0")
+      process.stderr.write("crawl: no long-download check in the HTTPS mode (its workers speak plain HTTP)\n");
     for (const strategy of options.strategies) {
       const { row, sites: siteRows, languages, timeline, partition, isolation } = await runStrategy(env, strategy);
       if (isolation !== undefined) isolationRows.push(isolation);
@@ -552,6 +584,7 @@ async function main(): Promise<number> {
     await sites.close();
     redis.disconnect();
     await redisServer.stop();
+    await certs?.remove();
   }
   const intervals = sites.sites.map((s) => s.rules.minIntervalMs);
   const max = theoreticalMaxPerMinute(options.proxies, intervals);
@@ -569,7 +602,10 @@ async function main(): Promise<number> {
   const gwRow = rows.find((r) => r.strategy === "gateway");
   if (options.gate) {
     const why = pb === undefined ? [] : [...gateFailures(pb, pbSites, options.maxFree429), ...mixFailures];
-    if (gwRow !== undefined) why.push(...gateFailures(gwRow, gwSites, options.maxFree429).map((w) => `gateway: ${w}`));
+    if (gwRow !== undefined && gatewayGated(options.https))
+      why.push(...gateFailures(gwRow, gwSites, options.maxFree429).map((w) => `gateway: ${w}`));
+    if (gwRow !== undefined && !gatewayGated(options.https))
+      process.stdout.write("\nCRAWL_GATE: the gateway is not judged in tunnel mode (its pacing holds per tunnel, not per request)\n");
     for (const r of isolationRows) why.push(...isolationGateFailures(r).map((w) => `${r.strategy}: ${w}`));
     if (pbTimeline !== undefined && pbTimeline.during.pages === 0) why.push("no page while the broker was down");
     if (pbTimeline !== undefined && pbTimeline.after.pages === 0) why.push("no page after the broker came back");

@@ -9,9 +9,12 @@
  * - `violationsToBan` violations within `violationWindowMs` ban the IP for `banMs`; while banned,
  *   even sites answer 403 block pages and odd sites 200 captcha pages (no content marker).
  *
- * Every request is logged (site, client IP, start, end, what was answered).
+ * Every request is logged (site, client IP, start, end, what was answered). With `tls` the sites
+ * serve HTTPS instead (the harness's HTTPS mode), under the same rules: the client IP is the TLS
+ * connection's peer, and a kept-alive connection's requests are judged one by one.
  */
 import { createServer } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 
 export const CONTENT_MARKER = '<div id="content">';
@@ -39,12 +42,19 @@ export interface SiteRules {
 export interface SitesOptions {
   /** One entry per site, in order. */
   readonly rules: readonly SiteRules[];
+  /** Serve HTTPS with this certificate (it must cover every `siteAddress`); unset: plain HTTP. */
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+}
+
+/** The address of site i (from 0): 127.0.1.(i+1). */
+export function siteAddress(i: number): string {
+  return `127.0.1.${i + 1}`;
 }
 
 export interface Site {
   /** `127.0.1.x:port` */
   readonly host: string;
-  /** `http://127.0.1.x:port` */
+  /** `http://127.0.1.x:port` (`https://` with `tls`) */
   readonly origin: string;
   readonly banMode: "block" | "captcha";
   readonly rules: SiteRules;
@@ -239,17 +249,21 @@ export async function startSites(options: SitesOptions): Promise<Sites> {
   const sites: Site[] = [];
   for (let i = 0; i < options.rules.length; i++) {
     const rules = options.rules[i]!;
-    const address = `127.0.1.${i + 1}`;
+    const address = siteAddress(i);
     const states = new Map<string, IpState>();
     allStates.push(states);
     const holder: { ctx?: SiteContext } = {};
-    const server = createServer({ keepAlive: false }, (req, res) => {
+    const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
       if (holder.ctx !== undefined) handle(holder.ctx, req, res);
-    });
+    };
+    const server: Server =
+      options.tls === undefined
+        ? createServer({ keepAlive: false }, onRequest)
+        : createHttpsServer({ keepAlive: false, cert: options.tls.cert, key: options.tls.key }, onRequest);
     const port = await listen(server, address);
     const site: Site = {
       host: `${address}:${port}`,
-      origin: `http://${address}:${port}`,
+      origin: `${options.tls === undefined ? "http" : "https"}://${address}:${port}`,
       banMode: i % 2 === 0 ? "block" : "captcha",
       rules,
     };

@@ -3,7 +3,8 @@
  * page queues (one Redis list per site; a page not accepted goes back to its tail, as a retry),
  * the crawl loops (loop j serves queue j mod the number of queues, as a crawler keeps a slot per
  * domain, so a slow site never holds up the others), a non-keep-alive HTTP GET through a proxy,
- * and the JSON-line reports on stdout.
+ * and the JSON-line reports on stdout. A strategy's attempt is told which loop calls it, so that
+ * it can keep a connection per loop (the gateway's HTTPS workers).
  */
 import { request } from "node:http";
 import type { IncomingHttpHeaders } from "node:http";
@@ -20,6 +21,11 @@ export interface WorkerConfig {
   readonly brokerAddress: string;
   /** Strategy "gateway": `127.0.0.1:port` of the gateway. */
   readonly gatewayAddress?: string;
+  /**
+   * Strategy "gateway" in the HTTPS mode (CRAWL_HTTPS): the CA file (PEM) to trust. The workers do
+   * the same in tunnel and interception mode; the gateway's mode decides what happens to a tunnel.
+   */
+  readonly https?: { readonly caFile: string };
   /** Epoch ms: start crawling at, stop starting requests at. */
   readonly startAt: number;
   readonly endAt: number;
@@ -68,6 +74,9 @@ export type Attempt =
     }
   | { readonly kind: "no-proxy" };
 
+/** A strategy's try at one URL; `loop` is the calling loop's index (0 … concurrency − 1). */
+export type AttemptFn = (url: string, loop: number) => Promise<Attempt>;
+
 export function readConfig(): WorkerConfig {
   const raw = process.argv[2];
   if (raw === undefined) throw new Error("worker: configuration JSON expected as the first argument");
@@ -114,21 +123,17 @@ function emit(report: FetchReport): void {
 }
 
 /** Run `concurrency` loops over the shared queue until `endAt`, then exit the process. */
-export async function crawl(
-  config: WorkerConfig,
-  attempt: (url: string) => Promise<Attempt>,
-  close: () => Promise<void> = async () => undefined,
-): Promise<void> {
+export async function crawl(config: WorkerConfig, attempt: AttemptFn, close: () => Promise<void> = async () => undefined): Promise<void> {
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
   await sleep(Math.max(0, config.startAt - Date.now()));
-  const loop = async (queueKey: string): Promise<void> => {
+  const loop = async (queueKey: string, index: number): Promise<void> => {
     while (Date.now() < config.endAt) {
       const url = await redis.lpop(queueKey);
       if (url === null) {
         await sleep(50);
         continue;
       }
-      const a = await attempt(url);
+      const a = await attempt(url, index);
       if (a.kind === "no-proxy") {
         await redis.rpush(queueKey, url);
         await sleep(config.retryDelayMs);
@@ -148,15 +153,13 @@ export async function crawl(
     }
   };
   const keys = config.queueKeys;
-  await Promise.all(Array.from({ length: config.concurrency }, (_, j) => loop(keys[j % keys.length] ?? "")));
+  await Promise.all(Array.from({ length: config.concurrency }, (_, j) => loop(keys[j % keys.length] ?? "", j)));
   await close();
   redis.disconnect();
 }
 
 /** Start a worker: read the config, crawl, exit 0 (or 1 on an error, with the message on stderr). */
-export function runWorker(
-  build: (config: WorkerConfig) => Promise<{ attempt: (url: string) => Promise<Attempt>; close?: () => Promise<void> }>,
-): void {
+export function runWorker(build: (config: WorkerConfig) => Promise<{ attempt: AttemptFn; close?: () => Promise<void> }>): void {
   const config = readConfig();
   build(config)
     .then(async ({ attempt, close }) => crawl(config, attempt, close))
