@@ -1,7 +1,8 @@
+import { resolve } from "node:path";
 import { int } from "./config.js";
 
 /** The phases of `npm run bench:gateway`, in the order they run. */
-export const GATEWAY_PHASES = ["latency", "throughput", "tunnels", "download"] as const;
+export const GATEWAY_PHASES = ["latency", "throughput", "tunnels", "download", "pools"] as const;
 export type GatewayPhase = (typeof GATEWAY_PHASES)[number];
 
 /** The settings of `npm run bench:gateway` (environment; bench/gateway.ts lists them). */
@@ -23,7 +24,11 @@ export interface GatewayBenchConfig {
   /** Download: its size in bytes, and the lease TTL of its host (domain policy). */
   readonly downloadBytes: number;
   readonly downloadTtlMs: number;
+  /** Pools: distinct pool names sent. */
+  readonly poolNames: number;
   readonly phases: readonly GatewayPhase[];
+  /** BENCH_GW_PROFILE=1: each gateway runs under `node --cpu-prof`, its profile written here. */
+  readonly profileDir: string | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -49,6 +54,8 @@ export function loadGatewayBenchConfig(env: Env = process.env): GatewayBenchConf
     tunnelHosts: int(env, "BENCH_GW_TUNNEL_HOSTS", 100, 1),
     downloadBytes: int(env, "BENCH_GW_DOWNLOAD_BYTES", 2 ** 30, 1),
     downloadTtlMs: int(env, "BENCH_GW_DOWNLOAD_TTL_MS", 1_000, 1),
+    poolNames: int(env, "BENCH_GW_POOL_NAMES", 500, 1),
     phases: GATEWAY_PHASES.filter((p) => phases.includes(p)),
+    profileDir: env["BENCH_GW_PROFILE"] === "1" ? resolve(".bench/profiles/gateway") : undefined,
   };
 }

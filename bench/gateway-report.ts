@@ -2,6 +2,7 @@
 import type { DownloadResult } from "./gateway-download.js";
 import type { LatencyResult, PathLatency } from "./gateway-latency.js";
 import type { ThroughputRow } from "./gateway-throughput.js";
+import type { PoolsResult } from "./gateway-pools.js";
 import type { TunnelsResult } from "./gateway-tunnels.js";
 
 export interface GatewayBenchResults {
@@ -9,6 +10,7 @@ export interface GatewayBenchResults {
   throughput?: readonly ThroughputRow[];
   tunnels?: TunnelsResult;
   download?: DownloadResult;
+  pools?: PoolsResult;
 }
 
 const f = (n: number, digits: number): string => (Number.isFinite(n) ? n.toFixed(digits) : "–");
@@ -160,6 +162,28 @@ function downloadText(d: DownloadResult): string {
   ].join("\n");
 }
 
+function poolsText(p: PoolsResult): string {
+  const statuses =
+    Object.entries(p.statuses)
+      .map(([k, v]) => `${v} × ${k === "0" ? "no answer" : k}`)
+      .join(", ") || "none";
+  return [
+    `Pools: ${p.names} distinct pool names, one request each (20 at a time), against one gateway (GATEWAY_MAX_POOLS default)`,
+    "",
+    table(
+      ["figure", "value"],
+      [
+        ["answers", `${statuses} (in ${f(p.floodSeconds, 1)} s)`],
+        ["gateway RSS idle", `${mb(p.rssIdle)} MiB`],
+        ["gateway RSS right after the flood", `${mb(p.rssAfterFlood)} MiB (${signed((p.rssAfterFlood - p.rssIdle) / 2 ** 20, 1)} MiB)`],
+        ["gateway RSS 5 s later", `${mb(p.rssSettled)} MiB`],
+        ["gateway CPU in those 5 s", `${f(p.idleCores * 100, 1)} % of a core`],
+        ["a request in the gateway's own pool afterwards", String(p.ownPoolStatus)],
+      ],
+    ),
+  ].join("\n");
+}
+
 /** Every phase's table that ran. */
 export function gatewayReport(r: GatewayBenchResults, opts: { clients: number; keepAlive: boolean }): string {
   const parts: string[] = [];
@@ -167,5 +191,6 @@ export function gatewayReport(r: GatewayBenchResults, opts: { clients: number; k
   if (r.throughput !== undefined) parts.push(throughputText(r.throughput, opts.clients, opts.keepAlive));
   if (r.tunnels !== undefined) parts.push(tunnelsText(r.tunnels));
   if (r.download !== undefined) parts.push(downloadText(r.download));
+  if (r.pools !== undefined) parts.push(poolsText(r.pools));
   return parts.join("\n\n");
 }

@@ -94,7 +94,7 @@ export async function startRig(config: GatewayBenchConfig): Promise<Rig> {
       setPolicy: async (pool, policy) => {
         await admin.setDomainPolicy({ pool, policy });
       },
-      gateway: (pool) => startGateway(broker.address, pool),
+      gateway: (pool) => startGateway({ brokerAddress: broker.address, pool, profileDir: config.profileDir }),
       chain: (upstreams) => startChain(upstreams),
       close,
     };
@@ -117,11 +117,12 @@ function tinyproxyPid(i: number): number {
  * GATEWAY_METRICS_ADDRESS — the command declares no flag for it — so the bench reads the
  * broker's metrics only.)
  */
-async function startGateway(brokerAddress: string, pool: string): Promise<Running> {
+async function startGateway(opts: { brokerAddress: string; pool: string; profileDir: string | undefined }): Promise<Running> {
   const saved = process.env["GATEWAY_POOL"];
-  process.env["GATEWAY_POOL"] = pool;
+  process.env["GATEWAY_POOL"] = opts.pool;
   try {
-    const gw = await startGatewayProcess(brokerAddress);
+    const nodeArgs = opts.profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${opts.profileDir}`];
+    const gw = await startGatewayProcess(opts.brokerAddress, { nodeArgs });
     const [pid, ...more] = childPids((argv) => argv.includes("src/cli.ts") && argv.at(-1) === "gateway");
     if (pid === undefined || more.length > 0) {
       await gw.stop();

@@ -15,7 +15,7 @@
  *    (short TTL) renewed by heartbeats, probes showing its proxy was never given to anyone else.
  *
  * Settings (environment), defaults in brackets; the default run takes about 1.5 minutes:
- *   BENCH_GW_ONLY              phases to run, comma-separated [latency,throughput,tunnels,download]
+ *   BENCH_GW_ONLY              phases to run, comma-separated [latency,throughput,tunnels,download,pools]
  *   BENCH_GW_PROXIES           tinyproxies [20]
  *   BENCH_GW_LATENCY_ROUNDS    measured rounds, one request per path each [2000]
  *   BENCH_GW_LATENCY_WARMUP    warm-up rounds [200]
@@ -28,6 +28,8 @@
  *   BENCH_GW_TUNNEL_HOSTS      echo hosts they go to [100]
  *   BENCH_GW_DOWNLOAD_BYTES    the download's size [1073741824, 1 GiB]
  *   BENCH_GW_DOWNLOAD_TTL_MS   the download host's lease TTL (domain policy; ≥ the broker's LEASE_TTL_MIN_MS, 1 s) [1000]
+ *   BENCH_GW_POOL_NAMES        distinct pool names the pools phase sends [500]
+ *   BENCH_GW_PROFILE           1: each gateway under node --cpu-prof (.bench/profiles/gateway/) [off]
  *
  * Prints one table per phase (Markdown) and writes .bench/gateway.json.
  */
@@ -38,6 +40,7 @@ import { recordsLine } from "../crawl/records-line.js";
 import { loadGatewayBenchConfig } from "./gateway-config.js";
 import { runDownload } from "./gateway-download.js";
 import { runLatency } from "./gateway-latency.js";
+import { runPools } from "./gateway-pools.js";
 import { gatewayReport } from "./gateway-report.js";
 import type { GatewayBenchResults } from "./gateway-report.js";
 import { startRig } from "./gateway-rig.js";
@@ -60,6 +63,7 @@ async function main(): Promise<void> {
       if (phase === "throughput") results.throughput = await runThroughput(rig, config);
       if (phase === "tunnels") results.tunnels = await runTunnels(rig, config);
       if (phase === "download") results.download = await runDownload(rig, config);
+      if (phase === "pools") results.pools = await runPools(rig, config);
     }
   } finally {
     await rig.close();

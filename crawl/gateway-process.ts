@@ -33,6 +33,8 @@ export interface InterceptFiles {
 export interface GatewayProcessOptions {
   /** Interception mode; unset: tunnel mode (no CA, whatever the environment says). */
   readonly intercept?: InterceptFiles;
+  /** Node's own flags for the process (`--cpu-prof`, …), before the entry point. */
+  readonly nodeArgs?: readonly string[];
 }
 
 const START_TIMEOUT_MS = 30_000;
@@ -40,8 +42,8 @@ const START_TIMEOUT_MS = 30_000;
 /** Start a gateway for the broker at `brokerAddress`; resolves once it listens. */
 export async function startGatewayProcess(brokerAddress: string, options: GatewayProcessOptions = {}): Promise<GatewayProcess> {
   const address = `127.0.0.1:${await freePort()}`;
-  const { intercept } = options;
-  const child: ChildProcess = spawn(process.execPath, [...tsEntryArgs("src/cli.ts"), "gateway"], {
+  const { intercept, nodeArgs = [] } = options;
+  const child: ChildProcess = spawn(process.execPath, [...tsEntryArgs("src/cli.ts", nodeArgs), "gateway"], {
     env: {
       ...process.env,
       PROXYBROKER_ADDRESS: brokerAddress,
