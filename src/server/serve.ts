@@ -1,3 +1,4 @@
+import type { Server } from "node:http";
 import { fileURLToPath } from "node:url";
 import { loadSettings, SettingsError } from "../config/settings.js";
 import type { Settings } from "../config/settings.js";
@@ -168,28 +169,9 @@ export async function serve(): Promise<void> {
     ...(health === undefined ? {} : { healthPass: (pool, onProgress, signal) => health.pass(pool, onProgress, signal) }),
   });
   metricsRef = server.metrics;
-  server.onServerChanged = ({ id, lossless }) =>
-    lossless
-      ? log(`the store's server restarted (now ${id}); it keeps every acknowledged write (AOF, appendfsync always): nothing held`)
-      : warn(
-          `the store's server changed (now ${id}) and may have lost writes (no AOF with appendfsync always, or a failover): grants held in every pool`,
-        );
-  const transport = transportLine({ certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile, clientCaFile: settings.tlsClientCaFile });
-  log(`listening on ${settings.listenAddress}, ${transport} (store: ${kind === "redis" ? "redis" : "embedded, in-process"})`);
-  if (settings.adminListenAddress !== "") log(`ProxyAdmin on ${settings.adminListenAddress} only`);
-  server.metricsLeader = () => health?.leader ?? false;
-  const metrics =
-    settings.metricsAddress !== "" ? await startMetricsServer(settings.metricsAddress, server.metrics.registry, server.status) : undefined;
-  if (metrics !== undefined)
-    log(`metrics on http://${settings.metricsAddress}/metrics, the status page on http://${settings.metricsAddress}/`);
-
-  if (health !== undefined) {
-    health.start();
-    log(
-      `health checker: ${[...targets].map(([pool, url]) => `${pool} → ${url}`).join(", ")} every ${settings.healthCheckIntervalMs} ms, one replica at a time (leader lease ${settings.healthLeaderTtlMs} ms)`,
-    );
-  }
-
+  // The handlers go in before anything says the server is up: a SIGTERM that follows the
+  // "listening" line at once (a supervisor, a test) drains instead of killing the process.
+  let metrics: Server | undefined;
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -208,4 +190,24 @@ export async function serve(): Promise<void> {
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+  server.onServerChanged = ({ id, lossless }) =>
+    lossless
+      ? log(`the store's server restarted (now ${id}); it keeps every acknowledged write (AOF, appendfsync always): nothing held`)
+      : warn(
+          `the store's server changed (now ${id}) and may have lost writes (no AOF with appendfsync always, or a failover): grants held in every pool`,
+        );
+  const transport = transportLine({ certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile, clientCaFile: settings.tlsClientCaFile });
+  log(`listening on ${settings.listenAddress}, ${transport} (store: ${kind === "redis" ? "redis" : "embedded, in-process"})`);
+  if (settings.adminListenAddress !== "") log(`ProxyAdmin on ${settings.adminListenAddress} only`);
+  server.metricsLeader = () => health?.leader ?? false;
+  if (settings.metricsAddress !== "") metrics = await startMetricsServer(settings.metricsAddress, server.metrics.registry, server.status);
+  if (metrics !== undefined)
+    log(`metrics on http://${settings.metricsAddress}/metrics, the status page on http://${settings.metricsAddress}/`);
+  if (stopping) return;
+  if (health !== undefined) {
+    health.start();
+    log(
+      `health checker: ${[...targets].map(([pool, url]) => `${pool} → ${url}`).join(", ")} every ${settings.healthCheckIntervalMs} ms, one replica at a time (leader lease ${settings.healthLeaderTtlMs} ms)`,
+    );
+  }
 }
