@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { HealthMetrics } from "./health-metrics.js";
 import type { ProxyCounts } from "./proxy-counts.js";
 import type { Recovery } from "./recovery-times.js";
 
@@ -70,17 +71,6 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
-  readonly healthLeader = new Gauge({
-    name: "proxybroker_health_leader",
-    help: "1 while this broker holds the health checker's leader lease",
-    registers: [this.registry],
-  });
-  readonly healthResults = new Counter({
-    name: "proxybroker_health_checks_total",
-    help: "Health checks by result (pass, fail, error)",
-    labelNames: ["result"],
-    registers: [this.registry],
-  });
   readonly callerGrants = new Counter({
     name: "proxybroker_caller_grants_total",
     help: 'Leases granted, by the name of the caller\'s token ("-" = none); names come from AUTH_TOKENS_FILE only',
@@ -105,8 +95,11 @@ export class BrokerMetrics {
       /** Until when grants are held in a pool after a loss of the store's state (epoch ms; 0 = not held). */
       heldUntil?: (pool: string) => number;
       defaultMetrics?: boolean;
+      /** The health checker's metrics (made by the process before the checker); absent: a set of zeros. */
+      health?: HealthMetrics;
     },
   ) {
+    (opts.health ?? new HealthMetrics()).registerIn(this.registry);
     new Gauge({
       name: "proxybroker_proxies",
       help: 'Proxies of the pools this broker serves, by pool, tier ("" = none) and state (pool-wide; the first 50,000 of a pool are counted)',

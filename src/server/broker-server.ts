@@ -27,6 +27,7 @@ import type { StateLoss } from "../lease/policy-cache.js";
 import { Reservations } from "../lease/reservations.js";
 import { HeldLeases } from "../lease/held-leases.js";
 import type { StreamHandle } from "../grpc/context.js";
+import type { HealthMetrics } from "../observe/health-metrics.js";
 import { BrokerMetrics } from "../observe/metrics.js";
 import { countProxies } from "../observe/proxy-counts.js";
 import { RecoveryTimes } from "../observe/recovery-times.js";
@@ -79,6 +80,12 @@ export interface BrokerServerOptions {
   readonly logger?: Logger;
   /** One health-check pass over a pool (ProxyAdmin.CheckProxies); absent: CheckProxies answers FAILED_PRECONDITION. */
   readonly healthPass?: HealthPass;
+  /** The health checker's metrics, served with the broker's; absent: zeros. */
+  readonly healthMetrics?: HealthMetrics;
+  /** Whether this broker runs the health checker now (the status page); absent: never. */
+  readonly healthLeader?: () => boolean;
+  /** Told when the store's server changed (for the log). */
+  readonly onServerChanged?: (change: { readonly id: string; readonly lossless: boolean }) => void;
 }
 
 const SERVICES = ["", ProxyBroker.typeName, ProxyAdmin.typeName];
@@ -120,8 +127,6 @@ export class BrokerServer {
   private readonly defaults: PolicyDefaults;
   private storeTimer: NodeJS.Timeout | undefined;
   private readonly reservations: Reservations;
-  /** Told when the store's server changed (for the log). */
-  onServerChanged: ((change: { readonly id: string; readonly lossless: boolean }) => void) | undefined;
   /** The domain-keys workers used lately (snapshots list them; reservations follow them). */
   readonly domainUses: DomainUseCache;
 
@@ -163,7 +168,7 @@ export class BrokerServer {
       beforeFirstUse: (pool) => this.reservations.ensure(pool),
       onStoreDown: () => this.reservations.storeDown(),
       reservedFromOthers: (pool, workerId) => this.reservations.reservesFromOthers(pool, workerId),
-      onServerChanged: (change) => this.onServerChanged?.(change),
+      ...(opts.onServerChanged === undefined ? {} : { onServerChanged: opts.onServerChanged }),
       domainUseMs: domainListingMs(s.fallbackWindowMs),
       ...(opts.store.releaseFeed === undefined ? {} : { releases: opts.store.releaseFeed() }),
       onWaited: (ms, granted) => this.metrics.waitSeconds.observe({ result: granted ? "granted" : "denied" }, ms / 1000),
@@ -197,7 +202,7 @@ export class BrokerServer {
       counts: this.counts,
       pools: () => (this.engine.pools().length > 0 ? this.engine.pools() : ["default"]),
       workerActiveWindowMs: s.workerActiveWindowMs,
-      healthLeader: () => this.metricsLeader?.() ?? false,
+      healthLeader: opts.healthLeader ?? (() => false),
       waiting: () => this.engine.waiting,
       clock: opts.clock ?? Date.now,
     });
@@ -212,13 +217,12 @@ export class BrokerServer {
       recoveries: () => recoveries.since(this.engine.servedPools()),
       heldUntil: (pool) => this.engine.heldUntil(pool),
       defaultMetrics: opts.processMetrics === true,
+      ...(opts.healthMetrics === undefined ? {} : { health: opts.healthMetrics }),
     });
   }
 
   /** What the status page shows (cached for a second): the pools this broker serves, or "default". */
   readonly status: () => Promise<StatusSnapshot>;
-  /** Whether this broker runs the health checker (set by the process wiring). */
-  metricsLeader: (() => boolean) | undefined;
 
   /** The port ProxyAdmin is served on: its own with ADMIN_LISTEN_ADDRESS, else `port`. */
   get adminPort(): number {

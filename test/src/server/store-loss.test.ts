@@ -39,8 +39,8 @@ async function replica(redisUrl: string, prefix: string): Promise<Replica> {
     store,
     settings: { ...TEST_SETTINGS, ttlDefaultMs: TTL_MS },
     onStateLost: (pool, loss) => losses.push({ pool, loss }),
+    onServerChanged: (c) => changes.push(c),
   });
-  server.onServerChanged = (c) => changes.push(c);
   const channel = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
   return {
     server,

@@ -1,0 +1,53 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { Settings } from "../../config/settings.js";
+import { healthTargets } from "../../config/settings.js";
+import { HealthChecker } from "../../health/checker.js";
+import { HealthService } from "../../health/health-service.js";
+import { probeProxy } from "../../health/probe.js";
+import type { HealthMetrics } from "../../observe/health-metrics.js";
+import { log, messageOf, warn } from "./log.js";
+
+/** The health checker of this replica, not started yet, and the line that says what it checks. */
+export interface ProcessHealth {
+  readonly service: HealthService;
+  readonly describe: string;
+}
+
+/**
+ * The health checker: on every replica with a check URL; the holder of the leader lease runs it.
+ * Absent without check URLs.
+ */
+export function healthOf(opts: { settings: Settings; store: LeaseStore; metrics: HealthMetrics }): ProcessHealth | undefined {
+  const { settings, store, metrics } = opts;
+  const targets = healthTargets(settings);
+  if (targets.size === 0) return undefined;
+  const checker = new HealthChecker({
+    store,
+    targets,
+    intervalMs: settings.healthCheckIntervalMs,
+    timeoutMs: settings.healthCheckTimeoutMs,
+    concurrency: settings.healthCheckConcurrency,
+    probe: probeProxy,
+    onResult: (_pool, result) => metrics.results.inc({ result }),
+  });
+  const service = new HealthService({
+    store,
+    checker,
+    owner: `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,
+    leaderTtlMs: settings.healthLeaderTtlMs,
+    intervalMs: settings.healthCheckIntervalMs,
+    onLeader: (c) => {
+      metrics.leader.set(c.leader ? 1 : 0);
+      log(
+        c.leader
+          ? `health checker: this broker leads (term ${c.term})`
+          : `health checker: standing by${c.holder !== "" ? ` (${c.holder} leads)` : ""}`,
+      );
+    },
+    onError: (err) => warn(`health checker: ${messageOf(err)}`),
+  });
+  const describe = `health checker: ${[...targets].map(([pool, url]) => `${pool} → ${url}`).join(", ")} every ${settings.healthCheckIntervalMs} ms, one replica at a time (leader lease ${settings.healthLeaderTtlMs} ms)`;
+  return { service, describe };
+}
