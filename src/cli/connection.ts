@@ -8,6 +8,7 @@ import * as grpc from "@grpc/grpc-js";
 import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { createClient } from "@proxybroker/sdk/wire";
+import { cliIO } from "./io.js";
 import type { ClientOf } from "@proxybroker/sdk/wire";
 
 /** The options every admin command takes. */
@@ -39,7 +40,7 @@ export function connect(o: ConnectionOptions): Connection {
     broker: createClient(ProxyBroker, channel),
     callOptions(deadlineMs) {
       const metadata = new grpc.Metadata();
-      const token = o.token ?? process.env["PROXYBROKER_TOKEN"];
+      const token = o.token ?? cliIO().env["PROXYBROKER_TOKEN"];
       if (token !== undefined && token !== "") metadata.set("authorization", `Bearer ${token}`);
       return deadlineMs === undefined ? { metadata } : { metadata, deadline: new Date(Date.now() + deadlineMs) };
     },

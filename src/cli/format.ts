@@ -1,4 +1,5 @@
 /** Output of the `proxybroker` commands: tables for people, JSON for scripts, durations. */
+import { cliIO } from "./io.js";
 
 /** A plain text table: a header row, then the rows, columns padded (numbers right-aligned). */
 export function table(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
@@ -42,9 +43,10 @@ export function eventDetail(kind: string, detail: string, at: number): string {
 
 /** Write a JSON value (bigints as strings) as one line to stdout. */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v))}\n`);
+  cliIO().out.write(`${JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v))}\n`);
 }
 
+/** Write a line to stdout. */
 export function print(text: string): void {
-  process.stdout.write(`${text}\n`);
+  cliIO().out.write(`${text}\n`);
 }

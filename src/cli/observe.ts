@@ -5,6 +5,7 @@ import { PoolEventKind } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import type { CheckProxiesResponse, WatchEventsResponse } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { msOf } from "@proxybroker/sdk/wire";
 import { connect, type ConnectionOptions } from "./connection.js";
+import { cliIO } from "./io.js";
 import { CliExit, EXIT, fromRpc } from "./exit.js";
 import { eventDetail, formatMs, print, printJson, table } from "./format.js";
 
@@ -68,7 +69,7 @@ async function check(o: ConnectionOptions): Promise<void> {
       ? undefined
       : new SingleBar({
           format: "checking [{bar}] {value}/{total}  {passed} passed, {failed} failed, {errors} errors",
-          stream: process.stderr,
+          stream: cliIO().err,
           noTTYOutput: true,
           notTTYSchedule: 1_000,
         });

@@ -9,6 +9,7 @@ import type { ProxyActionResult } from "@proxybroker/sdk/gen/proxybroker/v1/admi
 import type { Proxy as WireProxy } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { parseProxyLine } from "../config/proxies-file.js";
 import { connect, type ConnectionOptions } from "./connection.js";
+import { cliIO } from "./io.js";
 import { CliExit, EXIT, fromRpc } from "./exit.js";
 import { parseDuration, print, printJson, table } from "./format.js";
 
@@ -53,7 +54,7 @@ async function importFile(file: string, o: ImportOptions): Promise<void> {
       ? undefined
       : new SingleBar({
           format: "importing [{bar}] {value}/{total} proxies",
-          stream: process.stderr,
+          stream: cliIO().err,
           noTTYOutput: true,
           notTTYSchedule: 1_000,
         });

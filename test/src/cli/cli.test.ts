@@ -1,8 +1,9 @@
 /**
- * The `proxybroker` admin commands as a user runs them (bin/proxybroker.js in a child process)
- * against a real broker process with tokens: import with a summary, list with filters, ban,
- * unban, disable, enable, policies, stats, a health-check pass, watch, the audit trail, and exit
- * codes scripts can rely on.
+ * The `proxybroker` admin commands against a real broker process with tokens: import with a
+ * summary, list with filters, ban, unban, disable, enable, policies, stats, a health-check pass,
+ * watch, the audit trail, and exit codes scripts can rely on. The commands run in this process
+ * (runCli, what the process runs, with their output captured); the process itself
+ * (bin/proxybroker.js) is run where it is what is tested: its exit code, and a pipe closed under it.
  */
 import { execFile } from "node:child_process";
 import { createServer } from "node:http";
@@ -10,10 +11,12 @@ import type { Server } from "node:http";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brokerProcess, freePort } from "../../support/broker-process.js";
 import type { BrokerProcess } from "../../support/broker-process.js";
+import { runCli } from "../../../src/cli/program.js";
 import { startForwardProxy } from "../../support/forward-proxy.js";
 import type { ForwardProxy } from "../../support/forward-proxy.js";
 
@@ -27,6 +30,26 @@ interface Ran {
   readonly stderr: string;
 }
 
+/** A stream that keeps what is written to it. */
+function collector(): { stream: Writable; text: () => string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer | string, _enc, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
+  return { stream, text: () => chunks.join("") };
+}
+
+/** One command line, run in this process with its own output and environment. */
+async function runHere(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Ran> {
+  const out = collector();
+  const err = collector();
+  const code = await runCli(args, { out: out.stream, err: err.stream, env });
+  return { code, stdout: out.text(), stderr: err.text() };
+}
+
 describe("proxybroker admin commands", () => {
   let broker: BrokerProcess;
   let dir: string;
@@ -36,19 +59,7 @@ describe("proxybroker admin commands", () => {
   let idle2 = "";
   let idle4 = "";
 
-  const cli = async (...args: string[]): Promise<Ran> => {
-    try {
-      const { stdout, stderr } = await execFileP(
-        process.execPath,
-        ["bin/proxybroker.js", ...args, "--address", broker.address, "--token", ADMIN],
-        { timeout: 60_000 },
-      );
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: e.code ?? -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
-    }
-  };
+  const cli = (...args: string[]): Promise<Ran> => runHere([...args, "--address", broker.address, "--token", ADMIN]);
   const json = <T>(r: Ran): T => JSON.parse(r.stdout.trim().split("\n").at(-1) ?? "null") as T;
 
   beforeAll(async () => {
@@ -251,19 +262,18 @@ describe("proxybroker admin commands", () => {
     expect(new Set(audit.map((a) => a.actor))).toEqual(new Set(["ops"]));
   });
 
-  it("a wrong or a worker token, an unreachable broker: exit 1 and why", { timeout: 60_000 }, async () => {
+  it("a wrong or a worker token, an unreachable broker: exit 1 and why; the process exits with the code", { timeout: 60_000 }, async () => {
     const worker = await execFileP(process.execPath, ["bin/proxybroker.js", "list", "--address", broker.address, "--token", WORKER]).catch(
       (e: { code: number; stderr: string }) => e,
     );
     expect(worker).toMatchObject({ code: 1, stderr: expect.stringMatching(/PERMISSION_DENIED/) });
-    const none = await execFileP(process.execPath, ["bin/proxybroker.js", "stats", "--address", broker.address]).catch(
-      (e: { code: number; stderr: string }) => e,
-    );
+    const none = await runHere(["stats", "--address", broker.address]);
     expect(none).toMatchObject({ code: 1, stderr: expect.stringMatching(/UNAUTHENTICATED/) });
-    const away = await execFileP(process.execPath, ["bin/proxybroker.js", "stats", "--address", `127.0.0.1:${await freePort()}`]).catch(
-      (e: { code: number; stderr: string }) => e,
-    );
+    const away = await runHere(["stats", "--address", `127.0.0.1:${await freePort()}`]);
     expect(away).toMatchObject({ code: 1, stderr: expect.stringMatching(/UNAVAILABLE|DEADLINE/) });
+    const unknown = await runHere(["frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown command 'frobnicate'/);
   });
 
   it("takes the token from PROXYBROKER_TOKEN without ever printing it; a reader that stops early ends the command quietly", {
@@ -273,14 +283,12 @@ describe("proxybroker admin commands", () => {
     // a pool whose listing is larger than a pipe's buffer (loopback ports nobody contacts)
     const bulk = join(dir, "bulk.txt");
     await writeFile(bulk, Array.from({ length: 2_000 }, (_, i) => `http://user:pw@127.0.0.1:${30_000 + i} tier=bulk`).join("\n"));
-    await execFileP(process.execPath, ["bin/proxybroker.js", "import", bulk, "--pool", "bulk"], { env });
-    const listed = await execFileP(process.execPath, ["bin/proxybroker.js", "list", "--json", "--pool", "bulk"], {
-      env,
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    expect((await runHere(["import", bulk, "--pool", "bulk"], env)).code).toBe(0);
+    const listed = await runHere(["list", "--json", "--pool", "bulk"], env);
     expect(JSON.parse(listed.stdout)).toHaveLength(2_000);
     expect(listed.stdout.length).toBeGreaterThan(200_000);
-    const help = await execFileP(process.execPath, ["bin/proxybroker.js", "ban", "--help"], { env });
+    const help = await runHere(["ban", "--help"], env);
+    expect(help.code).toBe(0);
     expect(help.stdout).toContain("PROXYBROKER_TOKEN");
     expect(help.stdout + help.stderr).not.toContain(ADMIN);
     // `proxybroker list --json | head -c 1`: the pipe closes under the command
