@@ -1,7 +1,7 @@
 import type { ScoringConfig } from "@proxybroker/sdk/model";
 import { BROKER_DEFAULTS, DEFAULT_SCORING } from "@proxybroker/sdk/model";
 import { LOG_LEVELS, logLevel } from "./log-level.js";
-import { parseShardCounts, ShardMap, type ShardCounts } from "../store/sharded/shard-map.js";
+import { anySharded, parseShardCounts, type ShardCounts } from "./shard-counts.js";
 
 /**
  * Every setting of the broker: one environment variable each, its default beside it. Loaded once
@@ -239,7 +239,7 @@ export function loadSettings(env: Env = process.env): Settings {
   if (s.scoring.quarantineBaseMs > s.scoring.quarantineMaxMs) {
     throw new SettingsError("QUARANTINE_TTL_MS must not exceed QUARANTINE_MAX_MS");
   }
-  if (new ShardMap(s.poolShards).any() && s.redisUrl === "" && s.redisClusterNodes.length === 0) {
+  if (anySharded(s.poolShards) && s.redisUrl === "" && s.redisClusterNodes.length === 0) {
     throw new SettingsError("POOL_SHARDS needs REDIS_URL or REDIS_CLUSTER_NODES (the embedded store is one process)");
   }
   if (s.redisUrl !== "" && s.redisClusterNodes.length > 0)

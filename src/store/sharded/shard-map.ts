@@ -11,15 +11,10 @@
  *
  * The hashes are part of the stored layout: every broker on one store must compute the same ones.
  */
+import type { ShardCounts } from "../../config/shard-counts.js";
+import { anySharded } from "../../config/shard-counts.js";
 
-/** Shards per pool: `byPool` entries override `all` (1 = unsharded). */
-export interface ShardCounts {
-  readonly all: number;
-  readonly byPool: Readonly<Record<string, number>>;
-}
-
-/** The most shards one pool may have. */
-export const MAX_SHARDS = 64;
+export type { ShardCounts } from "../../config/shard-counts.js";
 
 const SEP = "~";
 
@@ -49,7 +44,7 @@ export class ShardMap {
 
   /** Whether any pool is sharded. */
   any(): boolean {
-    return this.counts.all > 1 || Object.values(this.counts.byPool).some((n) => n > 1);
+    return anySharded(this.counts);
   }
 
   /** The store's pool name of shard `i` of `pool`. */
@@ -92,26 +87,4 @@ export class ShardMap {
     }
     return out;
   }
-}
-
-/**
- * Parse POOL_SHARDS: `n` (every pool), `pool=n,…` (those pools), or both (`4,big=16`); "" = 1.
- * Throws a RangeError naming the bad part.
- */
-export function parseShardCounts(text: string): ShardCounts {
-  let all = 1;
-  const byPool: Record<string, number> = {};
-  for (const part of text
-    .split(",")
-    .map((p) => p.trim())
-    .filter((p) => p !== "")) {
-    const m = /^(?:([A-Za-z0-9_-]{1,64})=)?(\d{1,3})$/.exec(part);
-    const n = Number(m?.[2]);
-    if (m === null || !Number.isInteger(n) || n < 1 || n > MAX_SHARDS) {
-      throw new RangeError(`"${part}" is not a shard count 1..${MAX_SHARDS} or pool=count`);
-    }
-    if (m[1] === undefined) all = n;
-    else byPool[m[1]] = n;
-  }
-  return { all, byPool };
 }

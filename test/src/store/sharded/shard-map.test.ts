@@ -1,6 +1,7 @@
 /** Pure logic of sharded pools: shard names, the proxy → shard hash, rendezvous order, POOL_SHARDS. */
 import { describe, expect, it } from "vitest";
-import { hash32, parseShardCounts, ShardMap } from "../../../../src/store/sharded/shard-map.js";
+import { parseShardCounts } from "../../../../src/config/shard-counts.js";
+import { hash32, ShardMap } from "../../../../src/store/sharded/shard-map.js";
 
 describe("ShardMap", () => {
   const map = new ShardMap({ all: 1, byPool: { big: 4 } });
