@@ -1,11 +1,11 @@
 import type { HealthResult, ProxyView } from "@proxybroker/sdk/model";
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { StoreProxies } from "@proxybroker/sdk/engine";
 import type { CheckProgressUpdate } from "./pass.js";
 import type { ProbeOptions } from "./probe.js";
 
 /** How and what the health checker checks. */
 export interface HealthCheckerOptions {
-  readonly store: LeaseStore;
+  readonly store: StoreProxies;
   /** Pool → the URL its proxies are checked with (ideally one like the targets). */
   readonly targets: ReadonlyMap<string, string>;
   readonly intervalMs: number;

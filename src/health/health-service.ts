@@ -5,13 +5,13 @@
  * within one lease TTL when the leader dies. Any replica runs a manual pass
  * (ProxyAdmin.CheckProxies). A leader change is an event of every pool checked.
  */
-import type { Campaign, LeaseStore } from "@proxybroker/sdk/engine";
+import type { Campaign, StoreEvents, StoreLeader, StoreProxies } from "@proxybroker/sdk/engine";
 import type { CheckProgressUpdate } from "./pass.js";
 import type { HealthChecker } from "./checker.js";
 import { LeaderElector } from "./leader.js";
 
 export interface HealthServiceOptions {
-  readonly store: LeaseStore;
+  readonly store: StoreProxies & StoreLeader & StoreEvents;
   readonly checker: HealthChecker;
   /** This replica's id (the lease's holder). */
   readonly owner: string;

@@ -4,10 +4,10 @@
  * takes over within one TTL after the leader dies. `onChange` is told of every change of this
  * replica's role, with the term (the fencing token of its writes) and the holder.
  */
-import type { Campaign, LeaseStore } from "@proxybroker/sdk/engine";
+import type { Campaign, StoreLeader } from "@proxybroker/sdk/engine";
 
 export interface LeaderOptions {
-  readonly store: LeaseStore;
+  readonly store: StoreLeader;
   readonly name: string;
   /** This replica's id. */
   readonly owner: string;

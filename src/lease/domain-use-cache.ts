@@ -2,7 +2,7 @@
  * The domain-keys workers used lately, per pool, read from the store at most once a second: every
  * snapshot of every worker lists them, and the reservations read them every second too.
  */
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { StoreWorkers } from "@proxybroker/sdk/engine";
 import type { DomainUse } from "@proxybroker/sdk/model";
 
 /** How long a read serves. */
@@ -13,7 +13,7 @@ export class DomainUseCache {
 
   constructor(
     private readonly opts: {
-      readonly store: LeaseStore;
+      readonly store: StoreWorkers;
       /** How long a use is listed after its last lease (0: none is recorded). */
       readonly windowMs: number;
       readonly clock: () => number;

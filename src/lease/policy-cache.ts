@@ -1,5 +1,5 @@
 import type { PolicySet } from "@proxybroker/sdk/model";
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { StorePolicies, StoreRecovery } from "@proxybroker/sdk/engine";
 
 /** How the store lost (or may have lost) a pool's state, as the cache tells its owner. */
 export interface StateLoss {
@@ -33,7 +33,7 @@ export class PolicyCache {
   private readonly pendingHolds = new Map<string, number>();
 
   constructor(
-    private readonly store: LeaseStore,
+    private readonly store: StorePolicies & StoreRecovery,
     private readonly opts: PolicyCacheOptions,
   ) {}
 

@@ -1,4 +1,4 @@
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { StorePolicies } from "@proxybroker/sdk/engine";
 
 /** How long a pool's policy version read from the store is reused. */
 const KEEP_MS = 1_000;
@@ -12,7 +12,7 @@ export class PolicyVersions {
   private readonly read = new Map<string, { readonly at: number; readonly version: Promise<string> }>();
 
   constructor(
-    private readonly store: Pick<LeaseStore, "listPolicies">,
+    private readonly store: Pick<StorePolicies, "listPolicies">,
     private readonly clock: () => number,
   ) {}
 

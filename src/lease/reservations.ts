@@ -16,10 +16,10 @@
  */
 import { claimedPairs, claimsAnything } from "@proxybroker/sdk/model";
 import type { DomainUse, FallbackClaim, Reservations as ReservationMap, WorkerSeen } from "@proxybroker/sdk/model";
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { StoreProxies, StoreWorkers } from "@proxybroker/sdk/engine";
 
 export interface ReservationOptions {
-  readonly store: LeaseStore;
+  readonly store: StoreProxies & StoreWorkers;
   /** The pools to watch (the ones this broker served). */
   readonly pools: () => readonly string[];
   readonly clock: () => number;
@@ -253,7 +253,7 @@ function summarize(holders: readonly { workerId: string; heardAt: number | undef
  * The ids of the pool's proxies, whatever their state: a worker's snapshot may hold as ACTIVE a
  * proxy quarantined since, and it comes back by itself (reserving it costs nobody anything).
  */
-async function proxyIds(store: LeaseStore, pool: string): Promise<string[]> {
+async function proxyIds(store: StoreProxies & StoreWorkers, pool: string): Promise<string[]> {
   const ids: string[] = [];
   for (let after = ""; ; ) {
     const page = await store.listProxies(pool, { size: PAGE, after });

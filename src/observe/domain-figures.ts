@@ -4,7 +4,7 @@
  * incrementally: recent-restrictions.ts) and the
  * interval the domain-key runs under now. ProxyAdmin.GetDomainStats and the status page show them.
  */
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { StoreEvents, StorePolicies } from "@proxybroker/sdk/engine";
 import type { PolicyDefaults } from "@proxybroker/sdk/model";
 import { describeDomainPacing } from "./domain-pacing.js";
 import type { MinuteCounts } from "./minute-counts.js";
@@ -23,7 +23,7 @@ export interface DomainFigures {
 
 export async function domainFigures(
   deps: {
-    readonly store: LeaseStore;
+    readonly store: StorePolicies & StoreEvents;
     readonly policyDefaults: PolicyDefaults;
     readonly counts: { readonly grantsByDomain: MinuteCounts; readonly restrictions: RecentRestrictions };
   },

@@ -4,7 +4,7 @@
  */
 import { applyPolicy, baseInterval, effectivePolicy, findPolicy, normalizeHost } from "@proxybroker/sdk/model";
 import type { DomainPacing, DomainPolicySpec, EffectivePolicy, PolicyDefaults, PolicySet } from "@proxybroker/sdk/model";
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { StorePolicies } from "@proxybroker/sdk/engine";
 import type { LeaseEngine } from "../lease/lease-engine.js";
 import type { PacingSample } from "./metrics.js";
 
@@ -41,7 +41,7 @@ function policyOf(
  * every policy group and every adapted domain-key, at most DOMAIN_PACING_LIMIT.
  */
 export async function describeDomainPacing(opts: {
-  readonly store: LeaseStore;
+  readonly store: StorePolicies;
   readonly pool: string;
   readonly set: PolicySet;
   readonly defaults: PolicyDefaults;
@@ -85,7 +85,7 @@ function keyOf(set: PolicySet, domain: string, defaults: PolicyDefaults): string
 
 /** Samples of the gauge: the pools this broker served, bounded. */
 export async function domainPacingGauge(opts: {
-  readonly store: LeaseStore;
+  readonly store: StorePolicies;
   readonly engine: LeaseEngine;
   readonly defaults: PolicyDefaults;
 }): Promise<PacingSample[]> {

@@ -3,7 +3,7 @@
  * 1,000, at most 50,000 counted: a larger pool is sampled and `counted` says so). The status page
  * and the `proxybroker_proxies` gauge show them.
  */
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { StoreProxies } from "@proxybroker/sdk/engine";
 import type { ProxyStateName } from "@proxybroker/sdk/model";
 
 export const PROXY_STATES: readonly ProxyStateName[] = ["ACTIVE", "QUARANTINED", "BLACKLISTED", "DISABLED"];
@@ -17,7 +17,7 @@ export interface ProxyCounts {
   readonly counted: number;
 }
 
-export async function countProxies(store: LeaseStore, pool: string): Promise<ProxyCounts> {
+export async function countProxies(store: StoreProxies, pool: string): Promise<ProxyCounts> {
   const byState: Record<string, number> = Object.fromEntries(PROXY_STATES.map((s) => [s, 0]));
   const byTier: Record<string, Record<string, number>> = {};
   let counted = 0;

@@ -4,7 +4,7 @@
  * keeps, then only from where the last read ended, so that the status page (polling every 2 s)
  * and GetDomainStats do not read the whole stream again each time.
  */
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { StoreEvents } from "@proxybroker/sdk/engine";
 
 const HOUR_MS = 3_600_000;
 const PAGE = 1_000;
@@ -35,7 +35,7 @@ export class RecentRestrictions {
   private readonly pools = new Map<string, PoolTail>();
 
   /** Bans and cool-downs per domain-key of `pool` in the hour before `now`. */
-  async of(store: LeaseStore, pool: string, now: number): Promise<Restrictions> {
+  async of(store: StoreEvents, pool: string, now: number): Promise<Restrictions> {
     let tail = this.pools.get(pool);
     if (tail === undefined) {
       tail = { cursor: "", events: [], reading: Promise.resolve() };
@@ -57,7 +57,7 @@ export class RecentRestrictions {
     return { bans, coolDowns };
   }
 
-  private async read(store: LeaseStore, pool: string, t: PoolTail): Promise<void> {
+  private async read(store: StoreEvents, pool: string, t: PoolTail): Promise<void> {
     for (let i = 0; i < MAX_PAGES; i++) {
       const r = await store.readEvents(pool, t.cursor, { count: PAGE, blockMs: 0 });
       t.cursor = r.cursor;

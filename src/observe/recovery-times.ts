@@ -4,7 +4,7 @@
  * the first call on) and returns (until − at) of each BAN, COOL_DOWN and QUARANTINE. The stream is
  * the pool's, so every replica sees every event: the histogram fed by this is pool-wide.
  */
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { StoreEvents } from "@proxybroker/sdk/engine";
 
 export type RecoveryKind = "ban" | "cool_down" | "quarantine";
 
@@ -21,7 +21,7 @@ const MAX_PAGES = 10;
 export class RecoveryTimes {
   private readonly cursors = new Map<string, string>();
 
-  constructor(private readonly store: LeaseStore) {}
+  constructor(private readonly store: StoreEvents) {}
 
   /** The recoveries that began in `pools` since the last call (none on the first call of a pool). */
   async since(pools: readonly string[]): Promise<Recovery[]> {

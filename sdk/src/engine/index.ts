@@ -1,8 +1,20 @@
 /**
- * The lease engine: the `LeaseStore` contract and its in-memory implementation, shared by the
+ * The lease engine: the `LeaseStore` contract (its roles) and its in-memory implementation, shared by the
  * broker (embedded store) and the SDK (local fallback pool).
  */
-export type { LeaseStore, ReleaseFeed, Campaign } from "./store.js";
+export type {
+  LeaseStore,
+  ReleaseFeed,
+  Campaign,
+  StoreBackend,
+  StoreEvents,
+  StoreLeader,
+  StoreLeases,
+  StorePolicies,
+  StoreProxies,
+  StoreRecovery,
+  StoreWorkers,
+} from "./store.js";
 export { StoreUnavailableError, StaleTermError } from "./store.js";
 export { MemoryStore, POLICY_HISTORY_MS } from "./memory-store.js";
 export { HISTORY_MAX } from "./memory/policies.js";

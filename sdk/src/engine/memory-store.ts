@@ -37,6 +37,8 @@ import { reportOutcome } from "./memory/report.js";
 import { deletePolicy, listPolicies, setPolicy } from "./memory/policies.js";
 import { domainPacing, listProxies, liveWorkers, poolStats } from "./memory/queries.js";
 import { applyHealth } from "./memory/score-change.js";
+import { Leaders } from "./memory/leaders.js";
+import * as workers from "./memory/workers.js";
 import { StoreUnavailableError, type LeaseStore } from "./store.js";
 
 /** Options of a `MemoryStore`. */
@@ -63,9 +65,7 @@ export const POLICY_HISTORY_MS = 2 * 3_600_000;
  * After `close()` every operation rejects with `StoreUnavailableError` and `ping()` answers false.
  */
 export class MemoryStore implements LeaseStore {
-  /** Leader leases by name, and the last term given per name. */
-  private readonly leaders = new Map<string, { owner: string; term: number; until: number }>();
-  private readonly terms = new Map<string, number>();
+  private readonly leaders = new Leaders();
   private readonly state: EngineState;
   private readonly policyHistoryMs: number;
   /** This store's server id: one process, never restarted while it lives. */
@@ -170,21 +170,11 @@ export class MemoryStore implements LeaseStore {
 
   async campaign(name: string, owner: string, ttlMs: number): Promise<Campaign> {
     const state = this.open();
-    const now = state.ctx.clock();
-    const cur = this.leaders.get(name);
-    if (cur !== undefined && cur.until > now) {
-      if (cur.owner !== owner) return { leader: false, term: cur.term, holder: cur.owner, remainingMs: cur.until - now };
-      cur.until = now + ttlMs;
-      return { leader: true, term: cur.term, holder: owner, remainingMs: ttlMs };
-    }
-    const term = Math.max((this.terms.get(name) ?? 0) + 1, Math.floor(now));
-    this.terms.set(name, term);
-    this.leaders.set(name, { owner, term, until: now + ttlMs });
-    return { leader: true, term, holder: owner, remainingMs: ttlMs };
+    return this.leaders.campaign(name, owner, ttlMs, state.ctx.clock());
   }
 
   async resign(name: string, owner: string): Promise<void> {
-    if (this.leaders.get(name)?.owner === owner) this.leaders.delete(name);
+    this.leaders.resign(name, owner);
   }
 
   async poolStats(pool: string, liveSinceMs: number): Promise<PoolStats> {
@@ -213,41 +203,21 @@ export class MemoryStore implements LeaseStore {
 
   async touchWorker(pool: string, workerId: string, touch: WorkerTouch = {}): Promise<void> {
     const state = this.open();
-    const p = state.pool(pool);
-    const now = state.ctx.clock();
-    p.workers.see(workerId, now);
-    p.fallbackPools.see(workerId, now);
-    if ((touch.listsAt ?? 0) > 0) p.lists.remember(workerId, touch.listsAt ?? 0);
+    workers.touchWorker(state.pool(pool), workerId, touch, state.ctx.clock());
   }
 
-  async rememberWorkers(pool: string, workers: readonly WorkerSeen[]): Promise<void> {
-    if (workers.length === 0) return;
-    const p = this.open().pool(pool);
-    for (const w of workers) {
-      p.workers.remember(w.workerId, w.lastSeenAt);
-      if (w.fallbackPoolAt > 0) p.fallbackPools.remember(w.workerId, w.fallbackPoolAt);
-      if ((w.yieldsLeasesAt ?? 0) > 0) p.yielding.remember(w.workerId, w.yieldsLeasesAt ?? 0);
-      if ((w.listsAt ?? 0) > 0) p.lists.remember(w.workerId, w.listsAt ?? 0);
-      if ((w.heardAt ?? 0) > 0) p.heard.remember(w.workerId, w.heardAt ?? 0);
-      if (w.claims !== undefined) p.claims.remember(w.workerId, w.claims);
-    }
+  async rememberWorkers(pool: string, seen: readonly WorkerSeen[]): Promise<void> {
+    if (seen.length === 0) return;
+    workers.rememberWorkers(this.open().pool(pool), seen);
   }
 
   async hearWorker(pool: string, workerId: string, heard: WorkerHeard): Promise<void> {
     const state = this.open();
-    const p = state.pool(pool);
-    const now = state.ctx.clock();
-    p.workers.see(workerId, now);
-    p.fallbackPools.see(workerId, now);
-    if (heard.heardAt > 0) p.heard.raise(workerId, heard.heardAt);
-    if (heard.claim !== undefined) p.claims.record(workerId, heard.claim);
+    workers.hearWorker(state.pool(pool), workerId, heard, state.ctx.clock());
   }
 
   async forgetWorker(pool: string, workerId: string): Promise<boolean> {
-    const p = this.open().findPool(pool);
-    p?.heard.forget(workerId);
-    p?.claims.forget(workerId);
-    return p?.workers.forget(workerId) ?? false;
+    return workers.forgetWorker(this.open().findPool(pool), workerId);
   }
 
   async liveWorkers(pool: string, sinceMs: number, opts: { readonly claims?: boolean } = {}): Promise<WorkerSeen[]> {

@@ -2,7 +2,7 @@
  * The domain policies of a pool as the status page lists them: the pattern, the domain-key group
  * and the isolation group (G8) with its affinity window.
  */
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { StorePolicies } from "@proxybroker/sdk/engine";
 import { isolationGroupOf } from "@proxybroker/sdk/model";
 
 /** Policies listed at most (by pattern). */
@@ -18,7 +18,7 @@ export interface PolicyRow {
   readonly affinityWindowMs: number;
 }
 
-export async function policyRows(store: LeaseStore, pool: string): Promise<PolicyRow[]> {
+export async function policyRows(store: StorePolicies, pool: string): Promise<PolicyRow[]> {
   const { policies } = await store.listPolicies(pool);
   return [...policies]
     .sort((a, b) => a.pattern.localeCompare(b.pattern))

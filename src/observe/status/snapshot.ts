@@ -5,7 +5,7 @@
  * with their isolation groups, and the outcomes of the last minute. Built at most once a second
  * (the page polls it).
  */
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { StoreEvents, StorePolicies, StoreProxies, StoreRecovery, StoreWorkers } from "@proxybroker/sdk/engine";
 import type { PolicyDefaults, ProxyStateName } from "@proxybroker/sdk/model";
 import { domainFigures } from "../domain-figures.js";
 import { countProxies } from "../proxy-counts.js";
@@ -46,7 +46,7 @@ export interface StatusSnapshot {
 }
 
 export interface StatusDeps {
-  readonly store: LeaseStore;
+  readonly store: StoreProxies & StoreWorkers & StorePolicies & StoreRecovery & StoreEvents;
   readonly policyDefaults: PolicyDefaults;
   readonly counts: BrokerCounts;
   readonly pools: () => readonly string[];

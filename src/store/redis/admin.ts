@@ -3,7 +3,15 @@
  */
 import { decodeClaims } from "./claims-codec.js";
 import { StaleTermError } from "@proxybroker/sdk/engine";
-import type { HealthResult, PoolStats, ProxySpecInput, ProxyView, WorkerSeen } from "@proxybroker/sdk/model";
+import type {
+  HealthResult,
+  PoolStats,
+  ProxyAction,
+  ProxyActionResult,
+  ProxySpecInput,
+  ProxyView,
+  WorkerSeen,
+} from "@proxybroker/sdk/model";
 import { ScriptCode, ScriptReplyError } from "./errors.js";
 import { encodeLabels } from "./labels.js";
 import { asArray, decodeProxy, num, VIEW_FIELDS } from "./replies.js";
@@ -150,6 +158,28 @@ export async function recordHealth(
     throw new StaleTermError(`a health-check result of term ${term} was refused: a newer leader checks pool ${pool}`);
   a[0] = id;
   return decodeProxy(a, 0);
+}
+
+/** An admin's action on proxies (proxyAction-3.lua): each id changed, unchanged or not found. */
+export async function proxyAction(env: StoreEnv, pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult> {
+  const keys = env.keys.pool(pool);
+  const code = { disable: "D", enable: "E", ban: "B", unban: "U" }[action.kind];
+  const dk = action.kind === "ban" || action.kind === "unban" ? action.domainKey : "";
+  const ttl = action.kind === "ban" ? Math.max(1, Math.floor(action.ttlMs)) : 0;
+  const result: ProxyActionResult = { changed: [], unchanged: [], notFound: [] };
+  if (ids.length === 0) return result;
+  const args = argv("proxyAction", { base: keys.base, action: code, domainKey: dk, ttlMs: ttl, now: env.now() });
+  const reply = asArray(
+    await env.runner.run("proxyAction", keyv("proxyActionKeys", { index: keys.index, quarantine: keys.quarantine, meta: keys.meta }), [
+      ...args,
+      ...ids,
+    ]),
+  );
+  ids.forEach((id, i) => {
+    const r = num(reply, i);
+    (r === 1 ? result.changed : r === 0 ? result.unchanged : result.notFound).push(id);
+  });
+  return result;
 }
 
 /** Counts by state, and workers that acquired at or after `liveSinceMs`. */

@@ -95,8 +95,8 @@ export function acquireKeys(keys: PoolKeys, p: AcquireParams): ScriptKeys<"acqui
 }
 
 /**
- * The acquire arguments (list `acquire`); acquireLease-7.lua takes `now` and then the wanted
- * labels (`labelArgs`) after them. `record.worker` false: the worker was recorded as seen moments
+ * The acquire arguments (list `acquire`), each field of the request where acquire-fields.ts
+ * places it; acquireLease-7.lua takes `now` and then the wanted labels (`labelArgs`) after them. `record.worker` false: the worker was recorded as seen moments
  * ago (see worker-marks.ts), the script leaves its last-seen time alone; `record.domainUse` false:
  * its use of the domain-key likewise.
  */

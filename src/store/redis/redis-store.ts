@@ -42,6 +42,9 @@ import * as admin from "./admin.js";
 import * as policies from "./policies.js";
 import * as events from "./events.js";
 import * as lately from "./lately.js";
+import * as leader from "./leader.js";
+import * as pacing from "./pacing.js";
+import * as workers from "./workers.js";
 import { serverState } from "./server-state.js";
 import {
   acquireArgs,
@@ -57,7 +60,7 @@ import {
 } from "./args.js";
 import { DEFAULT_PREFIX, KeyBuilder } from "./keys.js";
 import { decodeLeaseId, newLeaseHex } from "./lease-id.js";
-import { asArray, decodeAcquire, decodeRelease, decodeRenew, num, str, type AcquireContext } from "./replies.js";
+import { asArray, decodeAcquire, decodeRelease, decodeRenew, num, type AcquireContext } from "./replies.js";
 import { ScriptRunner, type ScriptKeys } from "./scripts.js";
 import { argv } from "./script-args.js";
 import { keyv } from "./script-keys.js";
@@ -67,7 +70,6 @@ import { randomBytes } from "node:crypto";
 import { RedisReleaseFeed } from "./release-feed.js";
 import type { Campaign, ReleaseFeed } from "@proxybroker/sdk/engine";
 import type { StoreEnv } from "./store-env.js";
-import { CLAIM_KEEP_MS, encodeClaim, encodeClaims } from "./claims-codec.js";
 
 /** Options of a `RedisStore`. */
 export interface RedisStoreOptions {
@@ -283,24 +285,12 @@ export class RedisStore implements LeaseStore {
     return admin.recordHealth(this.env, pool, id, result, term);
   }
 
-  async campaign(name: string, owner: string, ttlMs: number): Promise<Campaign> {
-    const a = asArray(
-      await this.env.runner.run(
-        "campaign",
-        this.leaderKeys(name),
-        argv("campaign", { owner, ttlMs: Math.max(1, Math.floor(ttlMs)), mode: "c", now: this.env.now() }),
-      ),
-    );
-    return { leader: num(a, 0) === 1, term: num(a, 1), holder: str(a, 2), remainingMs: num(a, 3) };
+  campaign(name: string, owner: string, ttlMs: number): Promise<Campaign> {
+    return leader.campaign(this.env, name, owner, ttlMs);
   }
 
-  async resign(name: string, owner: string): Promise<void> {
-    await this.env.runner.run("campaign", this.leaderKeys(name), argv("campaign", { owner, ttlMs: 1, mode: "r", now: this.env.now() }));
-  }
-
-  private leaderKeys(name: string): ScriptKeys<"campaign"> {
-    const [holder, term] = this.env.keys.leader(name);
-    return keyv("campaignKeys", { holder, term });
+  resign(name: string, owner: string): Promise<void> {
+    return leader.resign(this.env, name, owner);
   }
 
   poolStats(pool: string, liveSinceMs: number): Promise<PoolStats> {
@@ -319,82 +309,21 @@ export class RedisStore implements LeaseStore {
     return lately.rememberDomainUses(this.env, pool, uses);
   }
 
-  async touchWorker(pool: string, workerId: string, touch: WorkerTouch = {}): Promise<void> {
-    const keys = this.env.keys.pool(pool);
-    await this.env.runner.run(
-      "touchWorker",
-      keyv("touchWorkerKeys", { workers: keys.workers, fallbackWorkers: keys.fallbackWorkers, listsWorkers: keys.listsWorkers }),
-      argv("touchWorker", { workerId, now: this.env.now(), listsAt: Math.floor(touch.listsAt ?? 0) }),
-    );
+  touchWorker(pool: string, workerId: string, touch: WorkerTouch = {}): Promise<void> {
+    return workers.touchWorker(this.env, pool, workerId, touch);
   }
 
-  async rememberWorkers(pool: string, workers: readonly WorkerSeen[]): Promise<void> {
-    const keys = this.env.keys.pool(pool);
-    const wKeys = keyv("rememberWorkersKeys", {
-      workers: keys.workers,
-      fallbackWorkers: keys.fallbackWorkers,
-      yieldingWorkers: keys.yieldingWorkers,
-      listsWorkers: keys.listsWorkers,
-      heardWorkers: keys.heardWorkers,
-    });
-    // in chunks: one bounded script call each
-    for (let i = 0; i < workers.length; i += 500) {
-      const args = argv("rememberWorkers", { now: this.env.now() });
-      for (const w of workers.slice(i, i + 500)) {
-        args.push(
-          ...argv("workerSeen", {
-            workerId: w.workerId,
-            lastSeen: Math.floor(w.lastSeenAt),
-            fallbackAt: Math.floor(w.fallbackPoolAt),
-            yieldsAt: Math.floor(w.yieldsLeasesAt ?? 0),
-            listsAt: Math.floor(w.listsAt ?? 0),
-            heardAt: Math.floor(w.heardAt ?? 0),
-          }),
-        );
-      }
-      await this.env.runner.run("rememberWorkers", wKeys, args);
-    }
-    // their claims, one key each: kept when the store has one again
-    await Promise.all(
-      workers
-        .filter((w) => (w.claims ?? []).length > 0)
-        .map((w) =>
-          this.env.runner.call((c) => c.set(`${keys.claimsPrefix}${w.workerId}`, encodeClaims(w.claims ?? []), "PX", CLAIM_KEEP_MS, "NX")),
-        ),
-    );
+  rememberWorkers(pool: string, seen: readonly WorkerSeen[]): Promise<void> {
+    return workers.rememberWorkers(this.env, pool, seen);
   }
 
-  async hearWorker(pool: string, workerId: string, heard: WorkerHeard): Promise<void> {
-    const keys = this.env.keys.pool(pool);
-    const claim = heard.claim;
-    await this.env.runner.run(
-      "hearWorker",
-      keyv("hearWorkerKeys", {
-        workers: keys.workers,
-        fallbackWorkers: keys.fallbackWorkers,
-        heardWorkers: keys.heardWorkers,
-        claims: `${keys.claimsPrefix}${workerId}`,
-      }),
-      argv("hearWorker", {
-        workerId,
-        now: this.env.now(),
-        heardAt: Math.floor(heard.heardAt),
-        claimVersion: claim === undefined ? "0" : String(claim.version),
-        claim: claim === undefined ? "" : encodeClaim(claim),
-        keepMs: CLAIM_KEEP_MS,
-      }),
-    );
+  hearWorker(pool: string, workerId: string, heard: WorkerHeard): Promise<void> {
+    return workers.hearWorker(this.env, pool, workerId, heard);
   }
 
   async forgetWorker(pool: string, workerId: string): Promise<boolean> {
     this.marks.forget(pool, workerId);
-    const keys = this.env.keys.pool(pool);
-    const [left] = await Promise.all([
-      this.env.runner.call((c) => c.zrem(keys.workers, workerId)),
-      this.env.runner.call((c) => c.zrem(keys.heardWorkers, workerId)),
-      this.env.runner.call((c) => c.del(`${keys.claimsPrefix}${workerId}`)),
-    ]);
-    return left === 1;
+    return workers.forgetWorker(this.env, pool, workerId);
   }
 
   liveWorkers(pool: string, sinceMs: number, opts: { readonly claims?: boolean } = {}): Promise<WorkerSeen[]> {
@@ -413,25 +342,8 @@ export class RedisStore implements LeaseStore {
     return policies.listPolicies(this.env, pool);
   }
 
-  async domainPacing(pool: string, domainKeys: readonly string[], limit: number): Promise<DomainPacing[]> {
-    const keys = this.env.keys.pool(pool);
-    const a = asArray(
-      await this.env.runner.run("domainPacing", keyv("domainPacingKeys", { adapted: keys.adapted }), [
-        ...argv("domainPacing", { base: keys.base, limit }),
-        ...domainKeys,
-      ]),
-    );
-    const out: DomainPacing[] = [];
-    for (let i = 0; i + 4 < a.length; i += 5) {
-      out.push({
-        domainKey: str(a, i),
-        adaptiveMs: num(a, i + 1),
-        learnedMs: num(a, i + 2),
-        learnedAt: num(a, i + 3),
-        loweredAt: num(a, i + 4),
-      });
-    }
-    return out;
+  domainPacing(pool: string, domainKeys: readonly string[], limit: number): Promise<DomainPacing[]> {
+    return pacing.domainPacing(this.env, pool, domainKeys, limit);
   }
 
   /**
@@ -469,19 +381,8 @@ export class RedisStore implements LeaseStore {
    * Raise the adaptive pacing of `pacing.domainKey` in `pool` to `pacing` where it is higher (never
    * lowers): how a sharded pool spreads what one shard learned of a site to its other shards.
    */
-  async raisePacing(pool: string, pacing: DomainPacing): Promise<void> {
-    const keys = this.env.keys.pool(pool);
-    await this.env.runner.run(
-      "raisePacing",
-      keyv("raisePacingKeys", { pacing: keys.pacing(pacing.domainKey), adapted: keys.adapted }),
-      argv("raisePacing", {
-        domainKey: pacing.domainKey,
-        adaptiveMs: Math.max(0, Math.floor(pacing.adaptiveMs)),
-        learnedMs: Math.max(0, Math.floor(pacing.learnedMs)),
-        learnedAt: Math.max(0, Math.floor(pacing.learnedAt)),
-        now: this.env.now(),
-      }),
-    );
+  raisePacing(pool: string, raised: DomainPacing): Promise<void> {
+    return pacing.raisePacing(this.env, pool, raised);
   }
 
   ensureEpoch(pool: string, request: EpochRequest): Promise<EpochState> {
@@ -539,26 +440,8 @@ export class RedisStore implements LeaseStore {
     return events.listAudit(this.env, limit);
   }
 
-  async proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult> {
-    const keys = this.env.keys.pool(pool);
-    const code = { disable: "D", enable: "E", ban: "B", unban: "U" }[action.kind];
-    const dk = action.kind === "ban" || action.kind === "unban" ? action.domainKey : "";
-    const ttl = action.kind === "ban" ? Math.max(1, Math.floor(action.ttlMs)) : 0;
-    const result: ProxyActionResult = { changed: [], unchanged: [], notFound: [] };
-    if (ids.length === 0) return result;
-    const args = argv("proxyAction", { base: keys.base, action: code, domainKey: dk, ttlMs: ttl, now: this.env.now() });
-    const reply = asArray(
-      await this.env.runner.run(
-        "proxyAction",
-        keyv("proxyActionKeys", { index: keys.index, quarantine: keys.quarantine, meta: keys.meta }),
-        [...args, ...ids],
-      ),
-    );
-    ids.forEach((id, i) => {
-      const r = num(reply, i);
-      (r === 1 ? result.changed : r === 0 ? result.unchanged : result.notFound).push(id);
-    });
-    return result;
+  proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult> {
+    return admin.proxyAction(this.env, pool, ids, action);
   }
 
   /**

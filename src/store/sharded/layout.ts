@@ -40,3 +40,29 @@ export function assertLayout(pool: string, mine: number, stored: number): void {
     `pool "${pool}" is stored in ${stored} shards, and this broker has ${setting}: run every broker with the same POOL_SHARDS; to change it, remove the pool's proxies with the old setting first (docs/sharding.md)`,
   );
 }
+
+/** How long a pool whose layout was found right goes unchecked. */
+const LAYOUT_RECHECK_MS = 5_000;
+
+/**
+ * `checkLayout` that remembers: a pool found right is not checked again for LAYOUT_RECHECK_MS.
+ * Snapshots and reports read policies on every call, and each check is a Redis round trip.
+ */
+export class LayoutCache {
+  /** Pools whose layout was found right, and when. */
+  private readonly ok = new Map<string, number>();
+
+  constructor(
+    private readonly store: LayoutStore,
+    private readonly shards: ShardMap,
+  ) {}
+
+  async check(pool: string): Promise<void> {
+    const at = this.ok.get(pool);
+    const now = Date.now();
+    if (at !== undefined && now - at < LAYOUT_RECHECK_MS) return;
+    await checkLayout(this.store, this.shards, pool);
+    if (this.ok.size >= 10_000) this.ok.clear();
+    this.ok.set(pool, now);
+  }
+}

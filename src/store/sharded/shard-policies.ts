@@ -4,11 +4,14 @@
  * each tried a few times. A read takes the copy of the shard that has seen the most writes (its
  * version counter is highest: a shard that lost its state starts again from 0), and rewrites any
  * copy that differs from it — after a write that failed part-way, or a shard's loss of state —
- * which also bumps that shard's version, so brokers still holding the old one reload.
+ * which also bumps that shard's version, so brokers still holding the old one reload. Adaptive
+ * pacing is learned per shard (a release spreads a raised interval to the others); a read merges
+ * every shard's.
  */
-import type { DomainPolicySpec, PolicySet } from "@proxybroker/sdk/model";
-import type { LeaseStore } from "@proxybroker/sdk/engine";
+import type { DomainPacing, DomainPolicySpec, PolicySet } from "@proxybroker/sdk/model";
+import type { StorePolicies } from "@proxybroker/sdk/engine";
 import { joinEpochs, joinVersions } from "./composite.js";
+import { mergePacing } from "./merge.js";
 import type { ShardMap } from "./shard-map.js";
 
 /** Attempts of one shard's write before the write fails. */
@@ -38,24 +41,25 @@ function contentOf(set: PolicySet): string {
   return JSON.stringify([...set.policies].sort((a, b) => (a.pattern < b.pattern ? -1 : a.pattern > b.pattern ? 1 : 0)));
 }
 
-export class ShardPolicies {
+/** The policies role of sharded pools. */
+export class ShardPolicies implements StorePolicies {
   constructor(
-    private readonly inner: LeaseStore,
+    private readonly inner: StorePolicies,
     private readonly shards: ShardMap,
   ) {}
 
-  async set(pool: string, policy: DomainPolicySpec): Promise<void> {
+  async setPolicy(pool: string, policy: DomainPolicySpec): Promise<void> {
     for (const name of this.shards.names(pool)) await retried(() => this.inner.setPolicy(name, policy));
   }
 
-  async delete(pool: string, pattern: string): Promise<boolean> {
+  async deletePolicy(pool: string, pattern: string): Promise<boolean> {
     let deleted = false;
     for (const name of this.shards.names(pool)) deleted = (await retried(() => this.inner.deletePolicy(name, pattern))) || deleted;
     return deleted;
   }
 
   /** The pool's policies (the most advanced shard's) with the version and epoch of all shards. */
-  async list(pool: string): Promise<PolicySet> {
+  async listPolicies(pool: string): Promise<PolicySet> {
     const names = this.shards.names(pool);
     let sets = await Promise.all(names.map((name) => this.inner.listPolicies(name)));
     const reference = this.reference(sets);
@@ -72,6 +76,11 @@ export class ShardPolicies {
       history: home.history,
       proxies: sets.reduce((n, s) => n + s.proxies, 0),
     };
+  }
+
+  async domainPacing(pool: string, domainKeys: readonly string[], limit: number): Promise<DomainPacing[]> {
+    const lists = await Promise.all(this.shards.names(pool).map((name) => this.inner.domainPacing(name, domainKeys, limit)));
+    return mergePacing(lists, domainKeys, limit);
   }
 
   /** The set of the shard with the highest version counter (the lowest such shard). */

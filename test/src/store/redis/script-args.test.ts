@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { argc, argPlaceholder, argv, SCRIPT_ARGS, type ArgList, type ArgValues } from "../../../../src/store/redis/script-args.js";
 import { SCRIPT_KEY_LISTS, keyv, type KeyList, type KeyValues } from "../../../../src/store/redis/script-keys.js";
+import { ACQUIRE_FIELDS } from "../../../../src/store/redis/acquire-fields.js";
 import { bakeArgs, loadScripts, SCRIPT_KEYS, type FixedScriptName } from "../../../../src/store/redis/scripts.js";
 
 const LUA_DIR = new URL("../../../../src/store/redis/lua/", import.meta.url);
@@ -69,6 +70,11 @@ describe("script arguments by name", () => {
       expect(argPlaceholder(`argc.${list}`)).toBe(args.length);
       for (const name of names) expect(args[(argPlaceholder(`${list}.${name}`) ?? 0) - 1]).toBe(`<${name}>`);
     }
+  });
+
+  it("every argument of an acquire but its draw (hex, seed) carries a field of the request", () => {
+    const placed = new Set<string>(Object.values(ACQUIRE_FIELDS).flat());
+    expect(SCRIPT_ARGS.acquire.filter((name) => !placed.has(name))).toEqual(["hex", "seed"]);
   });
 
   it("keyv puts every key at the position that the loader bakes for its name", () => {

@@ -1,0 +1,29 @@
+/**
+ * The store the shards of a sharded pool live in (RedisStore), and what every part of the
+ * sharded store is built from.
+ */
+import type { DomainPacing, ProxySpecInput } from "@proxybroker/sdk/model";
+import type { LeaseStore, ReleaseFeed } from "@proxybroker/sdk/engine";
+import type { LayoutStore } from "./layout.js";
+import type { ShardMap } from "./shard-map.js";
+
+/**
+ * The store the shards live in: a release feed shared by broker replicas, and a way to raise one
+ * shard's adaptive pacing to another's (RedisStore).
+ */
+export type ShardHost = LeaseStore &
+  LayoutStore & {
+    releaseFeed(): ReleaseFeed;
+    raisePacing(pool: string, pacing: DomainPacing): Promise<void>;
+    addProxiesInLayout(
+      pool: string,
+      specs: readonly ProxySpecInput[],
+      shards: number,
+    ): Promise<{ layout: number; added: string[]; updated: string[] }>;
+  };
+
+/** The inner store and where a pool's shards are in it. */
+export interface Shards {
+  readonly inner: ShardHost;
+  readonly shards: ShardMap;
+}
