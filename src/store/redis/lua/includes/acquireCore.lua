@@ -13,10 +13,10 @@
   A: the script's ARGV, whose arguments of list `acquire` (src/store/redis/script-args.ts, which
   says what each means) start after A[ao]; the wanted labels as needles "\nk=v\n" are A[lf..le]
   (from the caller).
-  readRequest binds the keys and arguments by name in one table, q, which every step takes (and
-  some add to: what later steps read); the steps' helpers take what they need as parameters rather
-  than upvalues, as the scripts pass KEYS and ARGV themselves: creating a closure costs per
-  captured upvalue, on every call.
+  acquireLease binds them to named locals and passes each step what it reads; a step answers
+  what later steps read. Functions take the keys and arguments they need as parameters rather
+  than upvalues (and no table gathers them), and the scripts pass KEYS and ARGV themselves:
+  creating a closure costs per captured upvalue, and a table per allocated slot, on every call.
   Keys built here (same `{pool}` tag): `P p:<id>` proxy, `P r:<dk>:<id>` pair (whose holders
   are the live lease records), `P l:<hex>` tombstone of a lease found expired,
   `P idx:t:<tier>` and `P idx:l:<k>=<v>` (label indexes: candidates of a labels request, and
@@ -60,76 +60,71 @@ local NOW_US = 0
 -- @include "deny"
 -- @include "grant"
 
--- The request the steps read and add to (q): its keys after K[ko] and its arguments after A[ao],
--- by name (lists `acquireKeys` and `acquire`), the script's ARGV (A) with the wanted labels at
--- A[lf..le] (none when lf > le), and the store clock. The keys and arguments are read in place (a
--- batch passes offsets, not copies). Seeds the random numbers with the request's seed.
-local function readRequest(K, ko, A, ao, lf, le, now, nowText)
-  math.randomseed(tonumber(A[ao + {{acquire.seed}}]))
-  return {
-    now = now,
-    nowText = nowText,
-    A = A,
-    lf = lf,
-    le = le,
-    rebound = 0,
-    metaKey = K[ko + {{acquireKeys.meta}}],
-    quarantineKey = K[ko + {{acquireKeys.quarantine}}],
-    indexKey = K[ko + {{acquireKeys.index}}],
-    candidates = K[ko + {{acquireKeys.candidates}}],
-    busy = K[ko + {{acquireKeys.busy}}],
-    workersKey = K[ko + {{acquireKeys.workers}}],
-    binding = K[ko + {{acquireKeys.session}}],
-    base = A[ao + {{acquire.base}}],
-    policyVersion = A[ao + {{acquire.policyVersion}}],
-    dk = A[ao + {{acquire.domainKey}}],
-    worker = A[ao + {{acquire.workerId}}],
-    ttlMs = A[ao + {{acquire.ttlMs}}],
-    maxConcurrency = A[ao + {{acquire.maxConcurrency}}],
-    minIntervalMs = A[ao + {{acquire.minIntervalMs}}],
-    banTtlMs = A[ao + {{acquire.banTtlMs}}],
-    sessionKey = A[ao + {{acquire.sessionKey}}],
-    sessionTtlMs = A[ao + {{acquire.sessionTtlMs}}],
-    tier = A[ao + {{acquire.tier}}],
-    hex = A[ao + {{acquire.hex}}],
-    anchor = A[ao + {{acquire.anchor}}],
-    jitterMs = A[ao + {{acquire.jitterMs}}],
-    adaptive = A[ao + {{acquire.adaptive}}],
-    maxIntervalMs = A[ao + {{acquire.maxIntervalMs}}],
-    shadowKeys = A[ao + {{acquire.shadowKeys}}],
-    requestId = A[ao + {{acquire.requestId}}],
-    proxyId = A[ao + {{acquire.proxyId}}],
-    fallbackPool = A[ao + {{acquire.fallbackPool}}],
-    yieldsLeases = A[ao + {{acquire.yieldsLeases}}],
-    identity = A[ao + {{acquire.identity}}],
-    domainUseMs = A[ao + {{acquire.domainUseMs}}],
-    group = A[ao + {{acquire.isolationGroup}}],
-    affinity = A[ao + {{acquire.affinityMs}}],
-    formerGroups = A[ao + {{acquire.formerGroups}}],
-    joinedKeys = A[ao + {{acquire.joinedKeys}}],
-  }
-end
-
 -- The whole acquire: its keys after K[ko], its arguments after A[ao], its wanted labels
--- A[lf..le] (none when lf > le). The script sets NOW_US (the store clock in µs) first. The steps
--- of docs/store-semantics.md §acquire, in order; a step that answers a reply ends the acquire.
+-- A[lf..le] (none when lf > le). The script sets NOW_US (the store clock in µs) first. The keys
+-- and arguments are bound to named locals (read in place: a batch passes offsets, not copies),
+-- then the steps of docs/store-semantics.md §acquire run in order; a step that answers a reply
+-- ends the acquire.
 local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
-  local q = readRequest(K, ko, A, ao, lf, le, now, nowText)
-  local reply = checkVersion(q)
+  local metaKey = K[ko + {{acquireKeys.meta}}]
+  local quarantineKey = K[ko + {{acquireKeys.quarantine}}]
+  local indexKey = K[ko + {{acquireKeys.index}}]
+  local candidates = K[ko + {{acquireKeys.candidates}}]
+  local busy = K[ko + {{acquireKeys.busy}}]
+  local workersKey = K[ko + {{acquireKeys.workers}}]
+  local binding = K[ko + {{acquireKeys.session}}]
+  local base = A[ao + {{acquire.base}}]
+  local policyVersion = A[ao + {{acquire.policyVersion}}]
+  local dk = A[ao + {{acquire.domainKey}}]
+  local worker = A[ao + {{acquire.workerId}}]
+  local ttlMs = A[ao + {{acquire.ttlMs}}]
+  local maxConcurrency = A[ao + {{acquire.maxConcurrency}}]
+  local minIntervalMs = A[ao + {{acquire.minIntervalMs}}]
+  local banTtlMs = A[ao + {{acquire.banTtlMs}}]
+  local sessionKey = A[ao + {{acquire.sessionKey}}]
+  local sessionTtlMs = A[ao + {{acquire.sessionTtlMs}}]
+  local tier = A[ao + {{acquire.tier}}]
+  local hex = A[ao + {{acquire.hex}}]
+  local seed = A[ao + {{acquire.seed}}]
+  local anchor = A[ao + {{acquire.anchor}}]
+  local jitterMs = A[ao + {{acquire.jitterMs}}]
+  local adaptive = A[ao + {{acquire.adaptive}}]
+  local maxIntervalMs = A[ao + {{acquire.maxIntervalMs}}]
+  local shadowKeys = A[ao + {{acquire.shadowKeys}}]
+  local requestId = A[ao + {{acquire.requestId}}]
+  local proxyId = A[ao + {{acquire.proxyId}}]
+  local fallbackPool = A[ao + {{acquire.fallbackPool}}]
+  local yieldsLeases = A[ao + {{acquire.yieldsLeases}}]
+  local identity = A[ao + {{acquire.identity}}]
+  local domainUseMs = A[ao + {{acquire.domainUseMs}}]
+  local group = A[ao + {{acquire.isolationGroup}}]
+  local affinity = A[ao + {{acquire.affinityMs}}]
+  local formerGroups = A[ao + {{acquire.formerGroups}}]
+  local joinedKeys = A[ao + {{acquire.joinedKeys}}]
+  math.randomseed(tonumber(seed))
+
+  local reply, meta = checkVersion(metaKey, policyVersion, now)
   if reply then return reply end
-  reply = replayRequest(q)
+  reply = replayRequest(base, dk, worker, requestId, now)
   if reply then return reply end
-  returnQuarantined(q)
-  dropStaleBusy(q)
-  reply = admitWorker(q)
+  returnQuarantined(meta, metaKey, quarantineKey, indexKey, base, now, nowText)
+  dropStaleBusy(busy, nowText)
+  local rsv
+  reply, rsv = admitWorker(base, worker, dk, group, workersKey, fallbackPool, yieldsLeases, domainUseMs, now, nowText)
   if reply then return reply end
-  prepareChoice(q)
-  local id, pk, pr, denied = pickBound(q)
-  if denied then return denied end
+  local needles, shadows, iso, cur, mc, busyN = prepareChoice(A, lf, le, base, dk, busy, nowText, shadowKeys, group,
+    formerGroups, joinedKeys, adaptive, minIntervalMs, maxConcurrency)
+  local id, pk, pr, rebound
+  id, pk, pr, reply, rebound = pickBound(base, dk, tier, worker, now, binding, proxyId, sessionKey, needles, mc, cur,
+    shadows, rsv, iso, group)
+  if reply then return reply end
   if not id then
     local n, freeAt
-    id, pk, pr, n, freeAt = pickCandidate(q)
-    if not id then return deny(q, n, freeAt) end
+    id, pk, pr, n, freeAt = pickCandidate(candidates, busy, base, dk, tier, worker, now, nowText, busyN, mc, cur,
+      needles, rsv, shadows, iso, group)
+    if not id then return deny(quarantineKey, busy, now, nowText, n, freeAt) end
   end
-  return grant(q, id, pk, pr)
+  return grant(busy, binding, now, nowText, id, pk, pr, rebound or 0, mc, busyN, cur,
+    base, dk, worker, identity, hex, ttlMs, maxConcurrency, minIntervalMs, maxIntervalMs, adaptive,
+    jitterMs, anchor, banTtlMs, sessionKey, sessionTtlMs, requestId, group, affinity, metaKey, meta)
 end

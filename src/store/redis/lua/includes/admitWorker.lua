@@ -7,25 +7,23 @@
 -- recorded as a use of the domain-key (the caller must not become established for it while that
 -- worker may be on it alone, docs/spec.md §7); otherwise the worker's use of the domain-key is
 -- recorded (fallback shares follow them; "": recorded moments ago), granted or not.
--- Sets q.rsv: the reservations key when the pool has any, else nil. Answers the refusal, or nil.
-local function admitWorker(q)
-  local base, worker, dk, group = q.base, q.worker, q.dk, q.group
-  if q.fallbackPool ~= '-' then
-    seeWorker(q.workersKey, base .. 'wf', worker, q.fallbackPool == '1', q.now, q.nowText)
-    if q.yieldsLeases == '1' then seeYielding(base .. 'wy', worker, q.now, q.nowText) end
+-- Answers the refusal (or nil) and the reservations key when the pool has any (else nil).
+local function admitWorker(base, worker, dk, group, workersKey, fallbackPool, yieldsLeases, domainUseMs, now, nowText)
+  if fallbackPool ~= '-' then
+    seeWorker(workersKey, base .. 'wf', worker, fallbackPool == '1', now, nowText)
+    if yieldsLeases == '1' then seeYielding(base .. 'wy', worker, now, nowText) end
   end
   local rsv = base .. 'rsv'
   if redis.call('EXISTS', rsv) == 0 then rsv = nil end
-  q.rsv = rsv
   if rsv then
     local whole = redis.call('HGET', rsv, '\n' .. dk)
-    if whole and whole ~= worker then return {-5, -1} end
+    if whole and whole ~= worker then return {-5, -1}, rsv end
     -- every key of its isolation group
     if group ~= '' then
       whole = redis.call('HGET', rsv, '\n#' .. group)
-      if whole and whole ~= worker then return {-5, -1} end
+      if whole and whole ~= worker then return {-5, -1}, rsv end
     end
   end
-  if q.domainUseMs ~= '' then recordDomainUse(base, worker, dk, q.now, tonumber(q.domainUseMs)) end
-  return nil
+  if domainUseMs ~= '' then recordDomainUse(base, worker, dk, now, tonumber(domainUseMs)) end
+  return nil, rsv
 end

@@ -2,14 +2,14 @@
 local SESSION_GC_MS = 600000
 
 -- Step grant (docs/store-semantics.md §acquire): grant proxy `id` on its pair (key `pk`, fields
--- `pr`: u h f m bt x g p e ig; the step that picked it checked there is room) under the request's
--- maxConcurrency q.mc, at the domain-key's interval now q.cur (before jitter); then note the
+-- `pr`: u h f m bt x g p e ig; the step that picked it checked there is room) under maxConcurrency
+-- `mc`; `cur` is the domain-key's interval now, before jitter; `busy` the domain-key's busy index
+-- (`busyN` live entries), `binding` the session binding's key. The rest are the request's
+-- arguments (list `acquire`), as text, and the pool meta as checkVersion read it. Then notes the
 -- lease's TTL (includes/lately.lua). Answers the grant reply.
-local function grant(q, id, pk, pr)
-  local busy, binding, now, nowText, rebound, mc, busyN, cur = q.busy, q.binding, q.now, q.nowText, q.rebound, q.mc, q.busyN, q.cur
-  local base, dk, worker, identity, hex, ttlText, mcText = q.base, q.dk, q.worker, q.identity, q.hex, q.ttlMs, q.maxConcurrency
-  local minText, maxText, adaptive, jitterText, anchor = q.minIntervalMs, q.maxIntervalMs, q.adaptive, q.jitterMs, q.anchor
-  local banTtl, sessionKey, sessionTtl, requestId, group, affinity = q.banTtlMs, q.sessionKey, q.sessionTtlMs, q.requestId, q.group, q.affinity
+local function grant(busy, binding, now, nowText, id, pk, pr, rebound, mc, busyN, cur,
+                     base, dk, worker, identity, hex, ttlText, mcText, minText, maxText, adaptive,
+                     jitterText, anchor, banTtl, sessionKey, sessionTtl, requestId, group, affinity, metaKey, meta)
   local exp = now + tonumber(ttlText)
   local kept, count, first, gone = scanHolders(pr[2], now, nil)
   if gone then tombstoneGone(base, dk, id, gone) end
@@ -93,6 +93,6 @@ local function grant(q, id, pk, pr)
     redis.call('SET', base .. 'rq:' .. worker .. ' ' .. requestId, record, 'PX', REQUEST_MEMORY_MS)
   end
   local v = redis.call('HMGET', key, 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'qu', 'qc')
-  noteTtl(q.metaKey, q.meta[5], q.meta[6], tonumber(ttlText), now)
+  noteTtl(metaKey, meta[5], meta[6], tonumber(ttlText), now)
   return {1, token, exp, rebound, id, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], by, now, v[9], v[10], hex}
 end

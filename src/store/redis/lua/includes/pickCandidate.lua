@@ -23,18 +23,17 @@ local function candidateIndex(candidates, base, tier, needles)
 end
 
 -- Step pickCandidate (docs/store-semantics.md §acquire): up to PROBES random positions of the top
--- band, then a scan of the band. Answers the first eligible candidate's id, pair key and pair
+-- band of the candidate index (`candidates`, or a label index), then a scan of the band. Answers the first eligible candidate's id, pair key and pair
 -- fields; else nil, nil, nil, the size n of the candidate index and the earliest moment a
 -- candidate held back by what the busy index does not show (the domain-key's interval now, a
 -- shadow domain-key, an isolation group) frees up (0 = none seen).
-local function pickCandidate(q)
-  local base, dk, tier, worker, now, busy = q.base, q.dk, q.tier, q.worker, q.now, q.busy
-  local mc, cur, needles, rsv, shadows, iso, group = q.mc, q.cur, q.needles, q.rsv, q.shadows, q.iso, q.group
-  local cand, n = candidateIndex(q.candidates, base, tier, needles)
+local function pickCandidate(candidates, busy, base, dk, tier, worker, now, nowText, busyN, mc, cur, needles, rsv,
+                             shadows, iso, group)
+  local cand, n = candidateIndex(candidates, base, tier, needles)
   -- a proxy held in the isolation group is as busy for this key as one of its own
   local heldN = 0
-  if group ~= '' then heldN = heldCount(base, group, q.nowText) end
-  local band = BAND_MIN + 2 * (q.busyN + heldN)
+  if group ~= '' then heldN = heldCount(base, group, nowText) end
+  local band = BAND_MIN + 2 * (busyN + heldN)
   if n then band = math.min(band, n) end
   local tried = nil
   local probes = 0

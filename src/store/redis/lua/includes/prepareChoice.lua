@@ -1,33 +1,32 @@
--- Step prepareChoice (docs/store-semantics.md §acquire): what choosing a proxy reads, resolved once
--- into q: q.needles the wanted labels as needles "\nk=v\n" (nil = none), q.shadows the shadow
--- domain-keys (nil = none), q.iso the isolation groups whose holds the candidates are checked
--- against and the keys that joined the group lately, whose live leases are (G8; nil = none),
--- q.cur the domain-key's interval now (before jitter: the policy's, raised by adaptive pacing),
--- q.mc the request's maxConcurrency, q.busyN the live entries of the busy index.
-local function prepareChoice(q)
-  if q.lf <= q.le then
-    local needles, A = {}, q.A
-    for i = q.lf, q.le do needles[#needles + 1] = A[i] end
-    q.needles = needles
+-- Step prepareChoice (docs/store-semantics.md §acquire): what choosing a proxy reads. Answers the
+-- wanted labels A[lf..le] as needles "\nk=v\n" (nil = none); the shadow domain-keys (nil = none);
+-- the isolation groups whose holds the candidates are checked against and the keys that joined
+-- the group lately, whose live leases are (G8; nil = none); the domain-key's interval now (before
+-- jitter: the policy's, raised by adaptive pacing); the request's maxConcurrency as a number; the
+-- live entries of the busy index.
+local function prepareChoice(A, lf, le, base, dk, busy, nowText, shadowKeys, group, formerGroups, joinedKeys,
+                             adaptive, minIntervalMs, maxConcurrency)
+  local needles = nil
+  if lf <= le then
+    needles = {}
+    for i = lf, le do needles[#needles + 1] = A[i] end
   end
-  if q.shadowKeys ~= '' then
-    local shadows = {}
-    for sdk in string.gmatch(q.shadowKeys, '[^\n]+') do shadows[#shadows + 1] = sdk end
-    q.shadows = shadows
+  local shadows = nil
+  if shadowKeys ~= '' then
+    shadows = {}
+    for sdk in string.gmatch(shadowKeys, '[^\n]+') do shadows[#shadows + 1] = sdk end
   end
-  local group = q.group
-  if group ~= '' or q.formerGroups ~= '' or q.joinedKeys ~= '' then
-    local iso = {groups = {}, joined = {}}
+  local iso = nil
+  if group ~= '' or formerGroups ~= '' or joinedKeys ~= '' then
+    iso = {groups = {}, joined = {}}
     if group ~= '' then iso.groups[1] = group end
-    for g in string.gmatch(q.formerGroups, '[^\n]+') do iso.groups[#iso.groups + 1] = g end
-    for k in string.gmatch(q.joinedKeys, '[^\n]+') do iso.joined[#iso.joined + 1] = k end
-    q.iso = iso
+    for g in string.gmatch(formerGroups, '[^\n]+') do iso.groups[#iso.groups + 1] = g end
+    for k in string.gmatch(joinedKeys, '[^\n]+') do iso.joined[#iso.joined + 1] = k end
   end
   local adapt = 0
-  if q.adaptive == '1' then adapt = tonumber(redis.call('HGET', q.base .. 'd:' .. q.dk, 'a')) or 0 end
-  local cur = tonumber(q.minIntervalMs)
+  if adaptive == '1' then adapt = tonumber(redis.call('HGET', base .. 'd:' .. dk, 'a')) or 0 end
+  local cur = tonumber(minIntervalMs)
   if adapt > cur then cur = adapt end
-  q.cur = cur
-  q.mc = tonumber(q.maxConcurrency)
-  q.busyN = redis.call('ZCOUNT', q.busy, '(' .. q.nowText, '+inf')
+  local busyN = redis.call('ZCOUNT', busy, '(' .. nowText, '+inf')
+  return needles, shadows, iso, cur, tonumber(maxConcurrency), busyN
 end

@@ -1,13 +1,12 @@
 -- Step replayRequest (docs/store-semantics.md §acquire): a retried request whose lease is still
 -- held gets that lease again: its grant reply, or nil (a request without id, or none held).
-local function replayRequest(q)
-  if q.requestId == '' then return nil end
-  local base, now = q.base, q.now
-  local prev = redis.call('GET', base .. 'rq:' .. q.worker .. ' ' .. q.requestId)
+local function replayRequest(base, dk, worker, requestId, now)
+  if requestId == '' then return nil end
+  local prev = redis.call('GET', base .. 'rq:' .. worker .. ' ' .. requestId)
   if not prev then return nil end
   local hex, id, token, grantedAt = string.match(prev, '^(%x+) (.+) (%d+) (%d+)$')
   if not hex or now - tonumber(grantedAt) >= REQUEST_MEMORY_MS then return nil end
-  local pr = redis.call('HMGET', base .. 'r:' .. q.dk .. ':' .. id, 'h')
+  local pr = redis.call('HMGET', base .. 'r:' .. dk .. ':' .. id, 'h')
   local _, _, _, _, mine = scanHolders(pr[1], now, hex)
   if not mine then return nil end
   local e, t = string.match(mine, '^%x+=(%d+)=(%d+)=%d+;$')
