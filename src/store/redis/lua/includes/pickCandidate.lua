@@ -23,10 +23,11 @@ local function candidateIndex(candidates, base, tier, needles)
 end
 
 -- Step pickCandidate (docs/store-semantics.md §acquire): up to PROBES random positions of the top
--- band of the candidate index (`candidates`, or a label index), then a scan of the band. Answers the first eligible candidate's id, pair key and pair
--- fields; else nil, nil, nil, the size n of the candidate index and the earliest moment a
--- candidate held back by what the busy index does not show (the domain-key's interval now, a
--- shadow domain-key, an isolation group) frees up (0 = none seen).
+-- band of the candidate index (`candidates`, or a label index), then a scan of the band. Answers
+-- the first eligible candidate's id, pair key and pair fields; else nil, nil, nil, the size n of
+-- the candidate index and the earliest moment a candidate held back by what the busy index does
+-- not show (the domain-key's interval now, a shadow domain-key, an isolation group) frees up
+-- (0 = none seen).
 local function pickCandidate(candidates, busy, base, dk, tier, worker, now, nowText, busyN, mc, cur, needles, rsv,
                              shadows, iso, group)
   local cand, n = candidateIndex(candidates, base, tier, needles)

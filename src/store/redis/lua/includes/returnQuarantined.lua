@@ -2,9 +2,8 @@
 local QUARANTINE_RETURNS = 16
 
 -- Step returnQuarantined (docs/store-semantics.md §acquire): when the pool `meta` (as checkVersion
--- read it) says one is due,
--- return due QUARANTINED proxies to ACTIVE, with scoreAfterQuarantine or their own score when
--- higher (a proxy an admin banned for a while keeps its score).
+-- read it) says one is due, return due QUARANTINED proxies to ACTIVE, with scoreAfterQuarantine
+-- or their own score when higher (a proxy an admin banned for a while keeps its score).
 local function returnQuarantined(meta, metaKey, quarantineKey, indexKey, base, now, nowText)
   if not meta[2] or tonumber(meta[2]) > now then return end
   local due = redis.call('ZRANGEBYSCORE', quarantineKey, '-inf', nowText, 'LIMIT', 0, QUARANTINE_RETURNS)
