@@ -34,7 +34,7 @@
  * - `P l:<hex>`       string: tombstone of a lease that expired (released ones: the pair's field t)
  * - `P s:<session>`   string: sticky session binding
  * - `P evs`           stream: the pool's events (events.ts, lua/includes/events.lua)
- * - `P rq:<worker> <request>` string: the lease granted to a request (lua/includes/acquireCore.lua)
+ * - `P rq:<worker> <request>` string: the lease granted to a request (lua/includes/grant.lua, replayRequest.lua)
  * - `P ev:<dk>`       channel (not a key): releases of a domain-key's leases (release-feed.ts)
  *
  * Keys of no pool (R = `<prefix>:`):

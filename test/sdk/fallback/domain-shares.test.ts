@@ -228,7 +228,7 @@ function violations(found: readonly string[]): string[] {
  * The random histories of the safety argument, under `policies`, from seed `initialSeed`: the
  * overlaps found. `refused`: whether the modelled broker records an acquire refused because its
  * domain-key (or isolation group) is reserved whole for another worker as a use of it (the stores
- * do not: docs/store-semantics.md, acquire step 4). `own`: whether a worker's own lists name it
+ * do not: docs/store-semantics.md, acquire step admitWorker). `own`: whether a worker's own lists name it
  * with a domain-key only once every other worker listed on its share key surely saw the use (the
  * broker does: src/lease/own-listings.ts), or at once; `ownPolicies`: the policies the broker
  * takes those share keys from (none: by domain-key).

@@ -1,5 +1,5 @@
 /**
- * Internal to the in-memory engine: acquire (store-semantics §acquire, steps 1–8).
+ * Internal to the in-memory engine: acquire (store-semantics §acquire), step by step.
  */
 import type { AcquireParams, AcquireResult } from "../../model/model.js";
 import type { EngineState } from "./engine-state.js";
@@ -14,7 +14,7 @@ import { sweepDomains, sweepPairs } from "./prune.js";
 import { holdOnGrant, isolationCheck, type IsolationCheck } from "./isolation-rules.js";
 import { askOf, domainReservedForOther, reservedForOther, type ReservedAsk } from "./reservations.js";
 
-/** Quarantined proxies returned per acquire at most (step 2). */
+/** Quarantined proxies returned per acquire at most (step returnQuarantined). */
 const QUARANTINE_RETURNS = 16;
 /** Lease records looked at for pruning per acquire. */
 const LEASE_SWEEP = 4;
@@ -28,85 +28,31 @@ const PAIR_SWEEP = 2;
 /** Isolation hold records (group, proxy) looked at for pruning per acquire. */
 const HOLD_SWEEP = 2;
 
-/** Try to grant one lease at `now`; see docs/store-semantics.md. */
+/**
+ * Try to grant one lease at `now`; see docs/store-semantics.md §acquire. The steps of the doc, in
+ * order, under the names of the Redis script's (src/store/redis/lua/includes/acquireCore.lua, one
+ * include per step); a step that answers a result ends the acquire.
+ */
 export function acquire(state: EngineState, params: AcquireParams, now: number): AcquireResult {
   const pool = state.pool(params.pool);
-  if (params.policyVersion !== pool.policyVersion) return { kind: "stale-policy", version: pool.policyVersion };
-  // after a loss of state, nothing until leases from before can no longer be in use
-  if (pool.grantsFrom > now) return { kind: "denied", retryAfterMs: pool.grantsFrom - now };
-  pool.requests.sweep(now, REQUEST_SWEEP);
-  if (params.requestId !== "") {
-    const again = grantedBefore(state, pool, params, now);
-    if (again !== undefined) return again;
-  }
-  returnFromQuarantine(state.ctx, pool, now, QUARANTINE_RETURNS);
-  // before the domain-key is looked up: a sweep may drop an empty one
-  sweepDomains(pool, now, DOMAIN_SWEEP);
-  const domain = pool.domain(params.domainKey);
-  sweepPairs(domain, now, PAIR_SWEEP);
-  // the interval the domain-key runs under now, before jitter
-  const base = baseInterval(params.minIntervalMs, domain.adaptive.adaptiveMs, params.adaptive);
-  while (domain.busy.popUpTo(now) !== undefined);
-  pool.workers.see(params.workerId, now);
-  if (params.fallbackPool === true) pool.fallbackPools.see(params.workerId, now);
-  if (params.yieldsLeases === true) pool.yielding.see(params.workerId, now);
-  // every proxy of the domain-key (or its isolation group) reserved for a silent worker that may
-  // use them from its fallback pool: refused, and not recorded as a use of the domain-key (the
-  // caller must not become established for it while that worker may be on it alone, §7)
-  const ask = askOf(params);
-  if (domainReservedForOther(pool, ask)) return { kind: "denied", retryAfterMs: -1 };
-  // its use of the domain-key (fallback shares follow them), granted or not
-  if (params.domainUseMs !== undefined && params.domainUseMs > 0)
-    pool.domainUses.record(params.workerId, params.domainKey, now, params.domainUseMs);
-  state.leases.sweep(now, LEASE_SWEEP);
-  pool.sessions.sweep(now, SESSION_SWEEP);
-  pool.isolation.sweep(now, HOLD_SWEEP);
-  // G8: holds of other domain-keys of the acquire's isolation groups (undefined: none to check)
-  const isolation = isolationCheck(pool.isolation, params, now, (key, proxyId, at) => liveUnder(pool.domains.get(key), proxyId, at));
-  const req: Request = { state, pool, domain, params, now, base, isolation, ask };
-
-  if (params.proxyId !== "") {
-    const rec = pool.proxies.get(params.proxyId);
-    const banUntil = domain.pairs.get(params.proxyId)?.banUntil ?? 0;
-    if (rec === undefined || rec.state !== "ACTIVE" || !matchesRequest(rec, params) || banUntil > now)
-      return { kind: "denied", retryAfterMs: -1 };
-    return fromBound(req, rec);
-  }
-  let rebound = false;
-  if (params.sessionKey !== "") {
-    const session = pool.sessions.live(params.sessionKey, now);
-    if (session !== undefined) {
-      const bound = pool.proxies.get(session.proxyId);
-      const banUntil = domain.pairs.get(session.proxyId)?.banUntil ?? 0;
-      if (bound !== undefined && bound.state === "ACTIVE" && matchesRequest(bound, params) && banUntil <= now) {
-        return fromBound(req, bound);
-      }
-      rebound = true;
-    }
-  }
-
-  const candidates = pool.candidates(params.tier, params.labels);
-  // the earliest moment a candidate held back by what the busy index does not show (the
-  // domain-key's current interval, an earlier domain-key of the host) frees up
-  let freeAt = 0;
-  const note = (until: number): void => {
-    if (until > now && (freeAt === 0 || until < freeAt)) freeAt = until;
-  };
-  const eligible = (rec: ProxyRecord): boolean => {
-    if (!matchesRequest(rec, params) || !pairEligible(domain, rec.id, now, params.maxConcurrency)) return false;
-    if (reservedForOther(pool, rec.id, ask)) return false;
-    const until = Math.max(pacedUntil(domain, rec.id, base), heldElsewhere(req, rec.id));
-    note(until);
-    return until <= now;
-  };
-  const chosen = choose({ candidates, domain, random: state.ctx.random, eligible, heldBack: isolation?.heldN ?? 0 });
-  if (chosen !== undefined) return grant(state, pool, domain, chosen, params, now, rebound);
-  const known = retryAfter(pool, domain, candidates.size, now);
-  const held = freeAt > 0 ? freeAt - now : -1;
-  return { kind: "denied", retryAfterMs: known < 0 ? held : held < 0 ? known : Math.min(known, held) };
+  const stale = checkVersion(pool, params, now);
+  if (stale !== undefined) return stale;
+  const again = replayRequest(state, pool, params, now);
+  if (again !== undefined) return again;
+  returnQuarantined(state, pool, now);
+  const domain = dropStaleBusy(pool, params, now);
+  const refused = admitWorker(pool, params, now);
+  if (refused !== undefined) return refused;
+  const req = prepareChoice(state, pool, domain, params, now);
+  const bound = pickBound(req);
+  if (bound.kind === "denied") return bound;
+  if (bound.kind === "bound") return grant(req, bound.rec, false);
+  const picked = pickCandidate(req);
+  if (picked.rec === undefined) return deny(req, picked.candidates, picked.freeAt);
+  return grant(req, picked.rec, bound.rebound);
 }
 
-/** One acquire as its steps see it. */
+/** One acquire as its steps from prepareChoice on see it. */
 interface Request {
   readonly state: EngineState;
   readonly pool: PoolState;
@@ -121,6 +67,123 @@ interface Request {
   readonly ask: ReservedAsk;
 }
 
+/** A denial. */
+type Denied = Extract<AcquireResult, { kind: "denied" }>;
+
+/**
+ * Step checkVersion: the request's policy version against the pool's (stale); after a loss of
+ * state, nothing until leases from before can no longer be in use (denied). Undefined: go on.
+ */
+function checkVersion(pool: PoolState, params: AcquireParams, now: number): AcquireResult | undefined {
+  if (params.policyVersion !== pool.policyVersion) return { kind: "stale-policy", version: pool.policyVersion };
+  if (pool.grantsFrom > now) return { kind: "denied", retryAfterMs: pool.grantsFrom - now };
+  return undefined;
+}
+
+/**
+ * Step replayRequest: the lease this request was granted before, when it is still held (a retry
+ * gets it again); undefined when the request has no id or none is held. Prunes a few entries of
+ * the request log first.
+ */
+function replayRequest(state: EngineState, pool: PoolState, params: AcquireParams, now: number): AcquireResult | undefined {
+  pool.requests.sweep(now, REQUEST_SWEEP);
+  if (params.requestId === "") return undefined;
+  const leaseId = pool.requests.leaseOf(params.workerId, params.requestId, now);
+  const lease = leaseId === undefined ? undefined : state.leases.get(leaseId);
+  if (lease === undefined || lease.released || lease.expireAt <= now) return undefined;
+  const rec = pool.proxies.get(lease.proxyId);
+  if (rec === undefined) return undefined;
+  return {
+    kind: "granted",
+    lease: {
+      leaseId: lease.leaseId,
+      fencingToken: lease.token,
+      pool: pool.name,
+      domainKey: lease.domainKey,
+      proxy: viewOf(rec),
+      expireAt: lease.expireAt,
+      sessionKey: lease.sessionKey,
+      sessionRebound: false,
+    },
+  };
+}
+
+/** Step returnQuarantined: QUARANTINED proxies whose time is up back to ACTIVE (at most QUARANTINE_RETURNS). */
+function returnQuarantined(state: EngineState, pool: PoolState, now: number): void {
+  returnFromQuarantine(state.ctx, pool, now, QUARANTINE_RETURNS);
+}
+
+/**
+ * Step dropStaleBusy: the domain-key's state, its busy entries ≤ now dropped. Prunes a few stale
+ * domain-keys of the pool first (before the domain-key is looked up: a sweep may drop an empty
+ * one) and a few stale pairs of the domain-key.
+ */
+function dropStaleBusy(pool: PoolState, params: AcquireParams, now: number): DomainState {
+  sweepDomains(pool, now, DOMAIN_SWEEP);
+  const domain = pool.domain(params.domainKey);
+  sweepPairs(domain, now, PAIR_SWEEP);
+  while (domain.busy.popUpTo(now) !== undefined);
+  return domain;
+}
+
+/**
+ * Step admitWorker: the worker is seen (as keeping a fallback pool, as yielding, as the request
+ * says). Every proxy of the domain-key (or its isolation group) reserved for a silent worker that
+ * may use them from its fallback pool: refused, and not recorded as a use of the domain-key (the
+ * caller must not become established for it while that worker may be on it alone, §7); otherwise
+ * its use of the domain-key is recorded (fallback shares follow them), granted or not.
+ */
+function admitWorker(pool: PoolState, params: AcquireParams, now: number): Denied | undefined {
+  pool.workers.see(params.workerId, now);
+  if (params.fallbackPool === true) pool.fallbackPools.see(params.workerId, now);
+  if (params.yieldsLeases === true) pool.yielding.see(params.workerId, now);
+  if (domainReservedForOther(pool, askOf(params))) return { kind: "denied", retryAfterMs: -1 };
+  if (params.domainUseMs !== undefined && params.domainUseMs > 0)
+    pool.domainUses.record(params.workerId, params.domainKey, now, params.domainUseMs);
+  return undefined;
+}
+
+/**
+ * Step prepareChoice: what choosing a proxy reads: the domain-key's interval now (before jitter),
+ * the holds of other domain-keys of the acquire's isolation groups (G8), whom reservations are
+ * checked against. Prunes a few lease records, session bindings and isolation holds first.
+ */
+function prepareChoice(state: EngineState, pool: PoolState, domain: DomainState, params: AcquireParams, now: number): Request {
+  state.leases.sweep(now, LEASE_SWEEP);
+  pool.sessions.sweep(now, SESSION_SWEEP);
+  pool.isolation.sweep(now, HOLD_SWEEP);
+  const base = baseInterval(params.minIntervalMs, domain.adaptive.adaptiveMs, params.adaptive);
+  const isolation = isolationCheck(pool.isolation, params, now, (key, proxyId, at) => liveUnder(pool.domains.get(key), proxyId, at));
+  return { state, pool, domain, params, now, base, isolation, ask: askOf(params) };
+}
+
+/** What pickBound found: the proxy to grant, a denial, or none (choose; `rebound`: the session's proxy cannot serve). */
+type Bound = { readonly kind: "bound"; readonly rec: ProxyRecord } | { readonly kind: "free"; readonly rebound: boolean } | Denied;
+
+/**
+ * Step pickBound: a request bound to one proxy, by `proxyId` (a fallback lease handed back) or by
+ * its session's live binding. That proxy when it can be granted now, else a denial with when it
+ * frees; "free" when the request is bound to none, or its session's proxy cannot serve it at all
+ * (removed, not ACTIVE, no longer matching, banned for the domain-key: rebound).
+ */
+function pickBound(req: Request): Bound {
+  const { pool, domain, params, now } = req;
+  if (params.proxyId !== "") {
+    const rec = pool.proxies.get(params.proxyId);
+    const banUntil = domain.pairs.get(params.proxyId)?.banUntil ?? 0;
+    if (rec === undefined || rec.state !== "ACTIVE" || !matchesRequest(rec, params) || banUntil > now)
+      return { kind: "denied", retryAfterMs: -1 };
+    return fromBound(req, rec);
+  }
+  if (params.sessionKey === "") return { kind: "free", rebound: false };
+  const session = pool.sessions.live(params.sessionKey, now);
+  if (session === undefined) return { kind: "free", rebound: false };
+  const bound = pool.proxies.get(session.proxyId);
+  const banUntil = domain.pairs.get(session.proxyId)?.banUntil ?? 0;
+  if (bound !== undefined && bound.state === "ACTIVE" && matchesRequest(bound, params) && banUntil <= now) return fromBound(req, bound);
+  return { kind: "free", rebound: true };
+}
+
 /**
  * Until when the proxy is held back by what the domain-key's own pairs do not show: busy under an
  * earlier domain-key of the host, or held by another domain-key of its isolation group (0: neither).
@@ -130,37 +193,70 @@ function heldElsewhere(req: Request, proxyId: string): number {
   return req.isolation === undefined ? shadow : Math.max(shadow, req.isolation.heldUntil(proxyId, req.now));
 }
 
-/** Grant the one proxy a request is bound to (its session's, or `proxyId`), or say when it frees. */
-function fromBound(req: Request, bound: ProxyRecord): AcquireResult {
-  const { state, pool, domain, params, now, base } = req;
-  if (reservedForOther(pool, bound.id, req.ask)) return { kind: "denied", retryAfterMs: -1 };
+/** The one proxy a request is bound to (its session's, or `proxyId`) when it can be granted now, or when it frees. */
+function fromBound(req: Request, bound: ProxyRecord): Bound {
+  const { domain, params, now, base } = req;
+  if (reservedForOther(req.pool, bound.id, req.ask)) return { kind: "denied", retryAfterMs: -1 };
   const shadow = heldElsewhere(req, bound.id);
   const eligibleNow = pairEligible(domain, bound.id, now, params.maxConcurrency) && pacedUntil(domain, bound.id, base) <= now;
-  if (eligibleNow && shadow === 0) return grant(state, pool, domain, bound, params, now, false);
+  if (eligibleNow && shadow === 0) return { kind: "bound", rec: bound };
   const at = Math.max(eligibleAt(domain, bound.id, now, params.maxConcurrency, base), shadow);
   return { kind: "denied", retryAfterMs: Math.max(0, at - now) };
 }
 
-/**
- * Step 7. With no candidates at all, the earliest quarantine return (busy entries then belong to
- * proxies that are gone from the list); otherwise the earliest busy entry of the domain-key; -1
- * when neither is known.
- */
-function retryAfter(pool: PoolState, domain: DomainState, candidates: number, now: number): number {
-  const next = candidates === 0 ? pool.quarantine.peek() : domain.busy.peek();
-  return next === undefined ? -1 : Math.max(0, next.time - now);
+/** What pickCandidate found. */
+interface Picked {
+  /** The candidate to grant; undefined: none is eligible. */
+  readonly rec: ProxyRecord | undefined;
+  /** The size of the candidate index. */
+  readonly candidates: number;
+  /** The earliest moment a candidate held back by what the busy index does not show frees up (0: none seen). */
+  readonly freeAt: number;
 }
 
-/** Step 8: grant `rec` on the pair (rec, domain-key). */
-function grant(
-  state: EngineState,
-  pool: PoolState,
-  domain: DomainState,
-  rec: ProxyRecord,
-  params: AcquireParams,
-  now: number,
-  sessionRebound: boolean,
-): AcquireResult {
+/**
+ * Step pickCandidate: the first eligible candidate among random probes of the top band, then a
+ * scan of the band (selection.ts `choose`). Eligible: the tier and labels, the pair (not blocked,
+ * room under maxConcurrency, paced), reserved for no other worker, idle under the shadow
+ * domain-keys, held by no other domain-key of its isolation groups.
+ */
+function pickCandidate(req: Request): Picked {
+  const { state, pool, domain, params, now, base, isolation, ask } = req;
+  const candidates = pool.candidates(params.tier, params.labels);
+  // the earliest moment a candidate held back by what the busy index does not show (the
+  // domain-key's current interval, an earlier domain-key of the host) frees up
+  let freeAt = 0;
+  const note = (until: number): void => {
+    if (until > now && (freeAt === 0 || until < freeAt)) freeAt = until;
+  };
+  const eligible = (rec: ProxyRecord): boolean => {
+    if (!matchesRequest(rec, params) || !pairEligible(domain, rec.id, now, params.maxConcurrency)) return false;
+    if (reservedForOther(pool, rec.id, ask)) return false;
+    const until = Math.max(pacedUntil(domain, rec.id, base), heldElsewhere(req, rec.id));
+    note(until);
+    return until <= now;
+  };
+  const rec = choose({ candidates, domain, random: state.ctx.random, eligible, heldBack: isolation?.heldN ?? 0 });
+  return { rec, candidates: candidates.size, freeAt };
+}
+
+/**
+ * Step deny: no candidate can be granted: denied, with when an eligible proxy is known to appear.
+ * With no candidates at all, the earliest quarantine return (busy entries then belong to proxies
+ * that are gone from the list); otherwise the earliest busy entry of the domain-key; or `freeAt`
+ * when sooner; -1 when none is known.
+ */
+function deny(req: Request, candidates: number, freeAt: number): Denied {
+  const { pool, domain, now } = req;
+  const next = candidates === 0 ? pool.quarantine.peek() : domain.busy.peek();
+  const known = next === undefined ? -1 : Math.max(0, next.time - now);
+  const held = freeAt > 0 ? freeAt - now : -1;
+  return { kind: "denied", retryAfterMs: known < 0 ? held : held < 0 ? known : Math.min(known, held) };
+}
+
+/** Step grant: grant `rec` on the pair (rec, domain-key). */
+function grant(req: Request, rec: ProxyRecord, sessionRebound: boolean): AcquireResult {
+  const { state, pool, domain, params, now } = req;
   const pair = pairOf(domain, rec.id);
   pair.fence = nextToken(pair.fence, now);
   const leaseId = newLeaseId();
@@ -225,26 +321,4 @@ function busyUnderShadows(pool: PoolState, params: AcquireParams, proxyId: strin
  */
 export function nextToken(previous: number, now: number): number {
   return Math.max(previous + 1, now * 1000);
-}
-
-/** The lease this request was granted before, when it is still held (a retry gets it again). */
-function grantedBefore(state: EngineState, pool: PoolState, params: AcquireParams, now: number): AcquireResult | undefined {
-  const leaseId = pool.requests.leaseOf(params.workerId, params.requestId, now);
-  const lease = leaseId === undefined ? undefined : state.leases.get(leaseId);
-  if (lease === undefined || lease.released || lease.expireAt <= now) return undefined;
-  const rec = pool.proxies.get(lease.proxyId);
-  if (rec === undefined) return undefined;
-  return {
-    kind: "granted",
-    lease: {
-      leaseId: lease.leaseId,
-      fencingToken: lease.token,
-      pool: pool.name,
-      domainKey: lease.domainKey,
-      proxy: viewOf(rec),
-      expireAt: lease.expireAt,
-      sessionKey: lease.sessionKey,
-      sessionRebound: false,
-    },
-  };
 }

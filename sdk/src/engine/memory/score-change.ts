@@ -47,7 +47,7 @@ export function applyHealth(ctx: EngineContext, pool: PoolState, id: string, res
   return viewOf(rec);
 }
 
-/** Return to ACTIVE up to `limit` QUARANTINED proxies whose time is up (acquire step 2). */
+/** Return to ACTIVE up to `limit` QUARANTINED proxies whose time is up (acquire step returnQuarantined). */
 export function returnFromQuarantine(ctx: EngineContext, pool: PoolState, now: number, limit: number): void {
   for (let i = 0; i < limit; i++) {
     const due = pool.quarantine.popUpTo(now);

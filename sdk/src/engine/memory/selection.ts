@@ -1,5 +1,5 @@
 /**
- * Internal to the in-memory engine: choosing a candidate (store-semantics §acquire step 6) and
+ * Internal to the in-memory engine: choosing a candidate (store-semantics §acquire step pickCandidate) and
  * the matching rules shared with sticky sessions.
  */
 import type { AcquireParams } from "../../model/model.js";

@@ -1,5 +1,5 @@
 /**
- * Internal to the conformance suite: step 6 (choose) never denies while an eligible proxy exists
+ * Internal to the conformance suite: step pickCandidate (choose) never denies while an eligible proxy exists
  * in a band the scan reads whole (up to 1,024 entries), even when most of the pool is busy for
  * the domain-key and the free proxies cluster at the top of the index.
  */
@@ -55,7 +55,7 @@ async function takeAll(h: Harness, freed: Set<string>, count: number): Promise<v
 }
 
 export function selectionSuite(factory: StoreFactory, options: ConformanceOptions = {}): void {
-  describe("step 6 selection in a mostly busy pool", () => {
+  describe("step pickCandidate: selection in a mostly busy pool", () => {
     it("filling a 1,000-proxy pool: every acquire is granted up to the last proxy, then denied", async () => {
       const h = await openStore(factory);
       await addProxies(h, POOL_SIZE);
@@ -82,7 +82,7 @@ export function selectionSuite(factory: StoreFactory, options: ConformanceOption
     });
   });
 
-  describe("step 6 selection with a tier or label filter", () => {
+  describe("step pickCandidate: selection with a tier or label filter", () => {
     if (poolWide(options)) {
       it("grants a label whenever a matching proxy is free, wherever it sits in the score order", async () => {
         const h = await openStore(factory);

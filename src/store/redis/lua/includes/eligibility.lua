@@ -1,0 +1,96 @@
+--[[
+  The eligibility rules of the acquire (docs/store-semantics.md §acquire, "eligible"), shared by
+  its steps pickBound and pickCandidate: whether a proxy is reserved for another worker, matches
+  the request's tier and labels, is busy under a shadow domain-key, and whether a pair can be
+  granted now. Needs the includes base, proxy, pair and isolation.
+]]
+
+-- Until when proxy `id` is busy under one of the shadow domain-keys (0 = idle under all).
+local function shadowsUntil(base, now, id, shadows)
+  if not shadows then return 0 end
+  local at = 0
+  for i = 1, #shadows do
+    local s = shadowUntil(base, shadows[i], id, now)
+    if s > at then at = s end
+  end
+  return at
+end
+
+-- Whether proxy `id` is reserved for another worker than `worker` (one that may use it from its
+-- fallback pool) for domain-key `dk`: one of that worker's scope ("\t<owner>\n<dk>"), or any when
+-- its scope is every domain-key ("\t<owner>"), or the isolation `group` of `dk` ("\t<owner>\n#<group>";
+-- "" = none). `rsv` is the reservations key when the pool has any, else nil (no read).
+local function reservedForOther(worker, rsv, id, dk, group)
+  if not rsv then return false end
+  local owner = redis.call('HGET', rsv, id)
+  if not owner or owner == worker then return false end
+  if redis.call('HEXISTS', rsv, '\t' .. owner .. '\n' .. dk) == 1 or redis.call('HEXISTS', rsv, '\t' .. owner) == 1 then return true end
+  -- a share reserved for the isolation group of the domain-key ("#<group>"): every key of it
+  return group ~= '' and redis.call('HEXISTS', rsv, '\t' .. owner .. '\n#' .. group) == 1
+end
+
+-- Whether proxy `id` has the wanted `tier` ("" any) and labels (`needles`, nil when none: no
+-- read; the candidate index then guarantees the tier).
+local function matchesRequest(base, tier, id, needles)
+  if not needles then return true end
+  local v = redis.call('HMGET', base .. 'p:' .. id, 't', 'l')
+  if tier ~= '' and v[1] ~= tier then return false end
+  return labelsMatch(v[2], needles)
+end
+
+-- One candidate `id` of the probes or the scan of pickCandidate: its pair key and fields (u h f m bt x g
+-- p e) when it can be granted now, else nil and the moment it frees up when that is something
+-- the busy index does not show (the domain-key's interval now `cur`, a shadow domain-key, a hold in
+-- an isolation group; 0 =
+-- none). Eligible: the pair not blocked, no holder ended within its gap, fewer live holders
+-- than both its own cap and the request's `mc`, its anchor plus `cur` in the past; the proxy of
+-- the wanted tier and labels, reserved for no other worker, idle under the shadow domain-keys,
+-- held by no other domain-key in its isolation `iso` (G8; includes/isolation.lua).
+local function candidatePair(base, dk, tier, worker, now, id, mc, cur, needles, rsv, shadows, iso, group)
+  local pk = base .. 'r:' .. dk .. ':' .. id
+  local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p', 'e', 'ig')
+  if pr[1] and tonumber(pr[1]) > now then return nil, 0 end
+  local anchor = tonumber(pr[9]) or 0
+  if pr[2] and pr[2] ~= '' then
+    local _, count, _, _, _, goneMax = scanHolders(pr[2], now, nil)
+    local gap, byEnd = gapOf(pr[7])
+    if goneMax > 0 and goneMax + gap > now then return nil, 0 end
+    if count >= mc or count >= (tonumber(pr[4]) or 1) then return nil, 0 end
+    if byEnd and goneMax > anchor then anchor = goneMax end
+  end
+  if anchor > 0 and anchor + cur > now then
+    if matchesRequest(base, tier, id, needles) then return nil, anchor + cur end
+    return nil, 0
+  end
+  if not matchesRequest(base, tier, id, needles) or reservedForOther(worker, rsv, id, dk, group) then return nil, 0 end
+  local su = math.max(shadowsUntil(base, now, id, shadows), heldInGroups(base, iso, id, dk, now))
+  if su == 0 then return pk, pr end
+  return nil, su
+end
+
+-- A request bound to one proxy `b` (its session's, or the argument proxyId): its pair key and
+-- fields when it can be granted now; nil and the ms until it frees (-1 unknown) when the
+-- request must be denied; nil, nil when `b` cannot serve it at all (not ACTIVE, another tier,
+-- labels, banned).
+local function boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shadows, rsv, iso, group)
+  if reservedForOther(worker, rsv, b, dk, group) then return nil, -1 end
+  local v = redis.call('HMGET', base .. 'p:' .. b, 'st', 't', 'l')
+  if v[1] == 'A' and (tier == '' or v[2] == tier) and (not needles or labelsMatch(v[3], needles)) then
+    local pk = base .. 'r:' .. dk .. ':' .. b
+    local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p', 'e', 'ig', 'b')
+    if (tonumber(pr[11]) or 0) <= now then
+      local gap, byEnd = gapOf(pr[7])
+      local at = tonumber(pr[1]) or 0
+      local anchor = tonumber(pr[9]) or 0
+      local _, count, first, _, _, goneMax = scanHolders(pr[2], now, nil)
+      if goneMax > 0 then at = math.max(at, goneMax + gap) end
+      if byEnd and goneMax > anchor then anchor = goneMax end
+      if anchor > 0 then at = math.max(at, anchor + cur) end
+      if count >= mc or count >= (tonumber(pr[4]) or 1) then at = math.max(at, first + gap) end
+      at = math.max(at, shadowsUntil(base, now, b, shadows), heldInGroups(base, iso, b, dk, now))
+      if at <= now then return pk, pr end
+      return nil, at - now
+    end
+  end
+  return nil, nil
+end
