@@ -68,8 +68,8 @@ export function uniquePrefix(): string {
   return `t${process.pid}x${prefixes++}x${Date.now() % 100000}`;
 }
 
-/** Start a broker on a fresh store; `redisUrl` is required for the Redis store, `clusterNodes` for a cluster. */
-export async function startBroker(opts: {
+/** What `startBroker` takes. */
+export interface StartBrokerOptions {
   kind: StoreKind;
   redisUrl?: string;
   /** `host:port` of the nodes of a Redis Cluster (kind "cluster"). */
@@ -86,7 +86,10 @@ export async function startBroker(opts: {
   logger?: Logger;
   /** Shards of every pool (POOL_SHARDS) on a Redis store or cluster; 1 (unsharded) by default. */
   shards?: number;
-}): Promise<TestBroker> {
+}
+
+/** Start a broker on a fresh store; `redisUrl` is required for the Redis store, `clusterNodes` for a cluster. */
+export async function startBroker(opts: StartBrokerOptions): Promise<TestBroker> {
   const scoring = opts.scoring ?? DEFAULT_SCORING;
   let store: LeaseStore;
   if (opts.kind === "redis") {

@@ -1,5 +1,5 @@
 /**
- * A sharded store for one test on a throwaway redis-server (redis-for-file.ts): a fresh key
+ * A sharded store for one test on a throwaway redis-server (with-redis.ts): a fresh key
  * prefix, a fake clock, and optionally a fault injected into calls of the inner Redis store.
  */
 import { randomBytes } from "node:crypto";
@@ -10,7 +10,7 @@ import { createRedisClient, RedisStore } from "../../src/store/redis/index.js";
 import { ShardedStore } from "../../src/store/sharded/sharded-store.js";
 import { ShardMap } from "../../src/store/sharded/shard-map.js";
 import { fakeClock, seededRandom, type FakeClock } from "./fake-clock.js";
-import type { FileRedis } from "./redis-for-file.js";
+import type { FileRedis } from "./with-redis.js";
 
 export interface OpenedShards {
   readonly store: ShardedStore;

@@ -18,8 +18,7 @@ import { countOverlaps, startSites } from "../../../crawl/sites.js";
 import type { Sites } from "../../../crawl/sites.js";
 import { brokerProcess } from "../../support/broker-process.js";
 import type { BrokerProcess } from "../../support/broker-process.js";
-import { startRedisServer } from "../../support/redis-server.js";
-import type { RedisServer } from "../../support/redis-server.js";
+import { withRedis } from "../../support/with-redis.js";
 import { startTinyproxies } from "../../support/tinyproxies.js";
 import type { Tinyproxies } from "../../support/tinyproxies.js";
 import { tsEntryArgs } from "../../support/node-ts.js";
@@ -29,14 +28,13 @@ const PAGES_PER_SITE = 30;
 const RULE_MS = 300;
 
 describe("@proxybroker/crawlee", () => {
-  let redis: RedisServer;
+  const redis = withRedis();
   let sites: Sites;
   let tiny: Tinyproxies;
   let broker: BrokerProcess;
   let dir: string;
 
   beforeAll(async () => {
-    redis = await startRedisServer();
     const rules = {
       minIntervalMs: RULE_MS,
       toleranceMs: 0,
@@ -50,7 +48,7 @@ describe("@proxybroker/crawlee", () => {
     dir = await mkdtemp(join(tmpdir(), "pb-crawlee-"));
     const file = join(dir, "proxies.txt");
     await writeFile(file, tiny.proxies.map((p) => `http://${p.address}`).join("\n"));
-    broker = await brokerProcess({ redisUrl: redis.url, env: { PROXIES_FILE: file } });
+    broker = await brokerProcess({ redisUrl: redis.url(), env: { PROXIES_FILE: file } });
     await broker.start();
     const channel = new grpc.Client(broker.address, grpc.credentials.createInsecure());
     const admin = createClient(ProxyAdmin, channel);
@@ -63,7 +61,6 @@ describe("@proxybroker/crawlee", () => {
     await broker?.stop();
     await tiny?.stop();
     await sites?.close();
-    await redis?.stop();
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 

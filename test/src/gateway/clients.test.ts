@@ -25,13 +25,11 @@ import { Gateway, LEASE_HEADERS } from "../../../src/gateway/gateway.js";
 import { HostCerts } from "../../../src/gateway/host-certs.js";
 import { ConnectPorts, TargetPolicy } from "../../../src/gateway/targets.js";
 import { gatewaySettings } from "../../../src/gateway/settings.js";
-import { startBroker } from "../../support/broker.js";
-import type { TestBroker } from "../../support/broker.js";
+import { withBroker } from "../../support/with-broker.js";
 import { makeCerts } from "../../support/certs.js";
 import { metricValue, siteVerdict, strictRules } from "../../support/gateway-crawl.js";
 import { startHttpsFront } from "../../support/gateway-https-front.js";
 import type { HttpsFront } from "../../support/gateway-https-front.js";
-import { redisForFile } from "../../support/redis-for-file.js";
 import { startTinyproxies } from "../../support/tinyproxies.js";
 import { startTestGateway } from "../../support/gateway-under-test.js";
 import type { Tinyproxies } from "../../support/tinyproxies.js";
@@ -111,8 +109,7 @@ interface ScrapyAnswer {
 }
 
 describe("real crawlers through the gateway, on strict sites", () => {
-  const redis = redisForFile();
-  let b: TestBroker;
+  const b = withBroker({ kind: "redis" });
   let tiny: Tinyproxies;
   let sites: Sites;
   let front: HttpsFront;
@@ -166,7 +163,6 @@ describe("real crawlers through the gateway, on strict sites", () => {
       cert: await certs.read(certs.serverCertFile),
     });
     tiny = await startTinyproxies({ count: PROXIES });
-    b = await startBroker({ kind: "redis", redisUrl: redis.url() });
     const added = await b.admin.addProxies({ proxies: tiny.proxies.map((p) => ({ url: `http://${p.address}` })) });
     expect(added.added).toHaveLength(PROXIES);
     for (const p of tiny.proxies) outgoing.set(p.address, p.outgoing);
@@ -210,7 +206,6 @@ describe("real crawlers through the gateway, on strict sites", () => {
   afterAll(async () => {
     await gw?.stop();
     await Promise.all(clients.map((c) => c.close()));
-    await b?.stop();
     await front?.close();
     await sites?.close();
     await tiny?.stop();

@@ -28,7 +28,7 @@ import { startTestGateway } from "../../support/gateway-under-test.js";
 import type { TestGateway } from "../../support/gateway-under-test.js";
 import { getThrough, metricValue, siteVerdict, strictRules } from "../../support/gateway-crawl.js";
 import type { GatewayAnswer } from "../../support/gateway-crawl.js";
-import { redisForFile } from "../../support/redis-for-file.js";
+import { withRedis } from "../../support/with-redis.js";
 import { startTinyproxies } from "../../support/tinyproxies.js";
 import type { Tinyproxies } from "../../support/tinyproxies.js";
 
@@ -95,7 +95,7 @@ function refused(address: string): Promise<boolean> {
 }
 
 describe("the gateway through faults", () => {
-  const redis = redisForFile();
+  const redis = withRedis();
   let broker: BrokerProcess;
   let metricsAddress: string;
   let channel: grpc.Client;

@@ -17,8 +17,7 @@ import { startTestGateway } from "../../support/gateway-under-test.js";
 import type { TestGateway } from "../../support/gateway-under-test.js";
 import { TargetPolicy } from "../../../src/gateway/targets.js";
 import { TokenTable } from "../../../src/security/tokens.js";
-import { startBroker } from "../../support/broker.js";
-import type { TestBroker } from "../../support/broker.js";
+import { withBroker } from "../../support/with-broker.js";
 import { makeCerts } from "../../support/certs.js";
 import type { TestCerts } from "../../support/certs.js";
 import { HostCerts } from "../../../src/gateway/host-certs.js";
@@ -33,7 +32,7 @@ const run = promisify(execFile);
  * loopback and real target servers; curl for CONNECT.
  */
 describe("gateway", () => {
-  let b: TestBroker;
+  const b = withBroker();
   let proxies: ForwardProxy[];
   let target: Server;
   let base: string;
@@ -146,7 +145,6 @@ describe("gateway", () => {
     const tlsAddr = tls.address();
     tlsBase = `https://127.0.0.1:${typeof tlsAddr === "object" && tlsAddr !== null ? tlsAddr.port : 0}`;
     proxies = [await startForwardProxy(), await startForwardProxy()];
-    b = await startBroker({ kind: "embedded" });
     await b.admin.addProxies({ proxies: proxies.map((p) => ({ url: p.url })) });
   });
   afterEach(async () => {
@@ -156,7 +154,6 @@ describe("gateway", () => {
     maxInFlight = 0;
   });
   afterAll(async () => {
-    await b.stop();
     await Promise.all(proxies.map((p) => p.close()));
     target.closeAllConnections();
     await new Promise<void>((r) => target.close(() => r()));

@@ -13,14 +13,13 @@ import type { Gateway } from "../../../src/gateway/gateway.js";
 import { PoolClients } from "../../../src/gateway/pool-clients.js";
 import { startTestGateway } from "../../support/gateway-under-test.js";
 import type { TestGateway } from "../../support/gateway-under-test.js";
-import { startBroker } from "../../support/broker.js";
-import type { TestBroker } from "../../support/broker.js";
+import { withBroker } from "../../support/with-broker.js";
 import { startForwardProxy } from "../../support/forward-proxy.js";
 import type { ForwardProxy } from "../../support/forward-proxy.js";
 import { getThrough } from "../../support/gateway-crawl.js";
 
 describe("the gateway's pools", () => {
-  let b: TestBroker;
+  const b = withBroker();
   let proxy: ForwardProxy;
   let site: Server;
   let base: string;
@@ -33,7 +32,6 @@ describe("the gateway's pools", () => {
     await new Promise<void>((r) => site.listen(0, "127.0.0.1", r));
     base = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
     proxy = await startForwardProxy();
-    b = await startBroker({ kind: "embedded" });
     for (const pool of ["default", "p1", "p2", "p3"]) await b.admin.addProxies({ pool, proxies: [{ url: proxy.url }] });
     clients = new PoolClients({
       pool: "default",
@@ -48,7 +46,6 @@ describe("the gateway's pools", () => {
   afterAll(async () => {
     await t?.stop();
     await clients?.closeAll();
-    await b?.stop();
     await proxy?.close();
     site?.close();
   });

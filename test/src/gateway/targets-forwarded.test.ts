@@ -12,8 +12,7 @@ import { connect } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConnectPorts, TargetPolicy, forwardedUrl } from "../../../src/gateway/targets.js";
-import { startBroker } from "../../support/broker.js";
-import type { TestBroker } from "../../support/broker.js";
+import { withBroker } from "../../support/with-broker.js";
 import { startTestGateway } from "../../support/gateway-under-test.js";
 import type { TestGateway } from "../../support/gateway-under-test.js";
 import { startTinyproxies } from "../../support/tinyproxies.js";
@@ -50,7 +49,7 @@ function raw(address: string, head: string): Promise<string> {
 }
 
 describe("the target checked is the target forwarded", () => {
-  let b: TestBroker;
+  const b = withBroker();
   let tiny: Tinyproxies;
   let secret: Awaited<ReturnType<typeof service>>;
   let open: Awaited<ReturnType<typeof service>>;
@@ -60,7 +59,6 @@ describe("the target checked is the target forwarded", () => {
     secret = await service("127.0.0.1", "secret");
     open = await service("127.0.0.2", "public");
     tiny = await startTinyproxies({ count: 1 });
-    b = await startBroker({ kind: "embedded" });
     await b.admin.addProxies({ proxies: tiny.proxies.map((p) => ({ url: `http://${p.address}` })) });
     // 127.0.0.1 is refused; 127.0.0.2 stands for any public site
     t = await startTestGateway({
@@ -71,7 +69,6 @@ describe("the target checked is the target forwarded", () => {
   });
   afterAll(async () => {
     await t?.stop();
-    await b?.stop();
     await tiny?.stop();
     for (const s of [secret, open]) s?.server.close();
   });

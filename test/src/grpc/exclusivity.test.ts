@@ -1,10 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import { startBroker } from "../../support/broker.js";
-import type { StoreKind, TestBroker } from "../../support/broker.js";
-import { startRedisServer } from "../../support/redis-server.js";
-import { startRedisCluster, type RedisCluster } from "../../support/redis-cluster.js";
-import type { RedisServer } from "../../support/redis-server.js";
+import type { StoreKind } from "../../support/broker.js";
+import { withBroker } from "../../support/with-broker.js";
 import { StreamClient, granted } from "../../support/stream-client.js";
 
 interface Hold {
@@ -20,20 +17,10 @@ interface Hold {
  * received → release sent), which lie inside the broker's, so any overlap seen here is real.
  */
 describe.each<StoreKind>(["embedded", "redis", "cluster"])("exclusivity under concurrency (%s store)", (kind) => {
-  let redis: RedisServer | undefined;
-  let cluster: RedisCluster | undefined;
-  let b: TestBroker;
+  const b = withBroker({ kind });
 
   beforeAll(async () => {
-    if (kind === "redis") redis = await startRedisServer();
-    if (kind === "cluster") cluster = await startRedisCluster();
-    b = await startBroker({ kind, ...(redis ? { redisUrl: redis.url } : {}), ...(cluster ? { clusterNodes: cluster.addresses } : {}) });
     await b.admin.addProxies({ proxies: [1, 2, 3, 4, 5].map((i) => ({ url: `10.2.0.${i}:8080` })) });
-  });
-  afterAll(async () => {
-    await b.stop();
-    await redis?.stop();
-    await cluster?.stop();
   });
 
   it("never holds two leases on one (proxy, domain-key) at once; tokens increase per pair", async () => {

@@ -1,16 +1,13 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { durationFromMs, durationMs } from "@bufbuild/protobuf/wkt";
 import { OutcomeKind, PacingMode } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import { startBroker } from "../../support/broker.js";
-import type { StoreKind, TestBroker } from "../../support/broker.js";
-import { startRedisServer } from "../../support/redis-server.js";
-import type { RedisServer } from "../../support/redis-server.js";
+import type { StoreKind } from "../../support/broker.js";
+import { withBroker } from "../../support/with-broker.js";
 import { StreamClient, granted } from "../../support/stream-client.js";
 
 /** Grants that must be right whatever waits, filters or policy changes are around (both stores). */
 describe.each<StoreKind>(["embedded", "redis"])("grant correctness (%s store)", (kind) => {
-  let redis: RedisServer | undefined;
-  let b: TestBroker;
+  const b = withBroker({ kind, each: true, settings: { waitPollMs: 5_000 } });
   const streams: StreamClient[] = [];
   const open = (): StreamClient => {
     const s = new StreamClient(b.broker);
@@ -18,18 +15,10 @@ describe.each<StoreKind>(["embedded", "redis"])("grant correctness (%s store)", 
     return s;
   };
 
-  beforeAll(async () => {
-    if (kind === "redis") redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
-  afterEach(async () => {
+  afterEach(() => {
     for (const s of streams.splice(0)) s.cancel();
-    await b.stop();
   });
   const start = async (proxies: number) => {
-    b = await startBroker({ kind, ...(redis ? { redisUrl: redis.url } : {}), settings: { waitPollMs: 5_000 } });
     const urls = Array.from({ length: proxies }, (_, i) => ({ url: `10.0.0.${i + 1}:8080` }));
     await b.admin.addProxies({ proxies: urls });
   };

@@ -13,7 +13,6 @@ import * as grpc from "@grpc/grpc-js";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { DescMessage } from "@bufbuild/protobuf";
 import { durationFromMs, timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { Redis } from "ioredis";
 import {
   AcquireLeaseRequestSchema,
   DenyReason,
@@ -29,8 +28,7 @@ import { Health, HealthCheckResponse_ServingStatus } from "@proxybroker/sdk/gen/
 import { createClient } from "@proxybroker/sdk/wire";
 import { brokerProcess, freePort } from "../../support/broker-process.js";
 import type { BrokerProcess } from "../../support/broker-process.js";
-import { startRedisServer } from "../../support/redis-server.js";
-import type { RedisServer } from "../../support/redis-server.js";
+import { withRedis } from "../../support/with-redis.js";
 import { seededRandom } from "../../support/fake-clock.js";
 import { mutatedFrame, randomBytes, randomMessage } from "../../support/fuzz.js";
 import { StreamClient } from "../../support/stream-client.js";
@@ -178,8 +176,8 @@ function acquireFrame(
 }
 
 describe("hostile input (broker process on Redis)", () => {
-  let redis: RedisServer;
-  let db: Redis;
+  const redis = withRedis();
+  const db = () => redis.admin();
   let broker: BrokerProcess;
   let client: grpc.Client;
   let metricsUrl: string;
@@ -187,15 +185,13 @@ describe("hostile input (broker process on Redis)", () => {
   let rssTimer: NodeJS.Timeout | undefined;
 
   beforeAll(async () => {
-    redis = await startRedisServer();
-    db = new Redis(redis.url);
     const dir = mkdtempSync(join(tmpdir(), "pb-hostile-"));
     const file = join(dir, "proxies.txt");
     writeFileSync(file, Array.from({ length: PROXIES }, (_, i) => `http://user:secret@10.77.0.${i + 1}:3128`).join("\n"));
     const metricsPort = await freePort();
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     broker = await brokerProcess({
-      redisUrl: redis.url,
+      redisUrl: redis.url(),
       env: {
         REDIS_KEY_PREFIX: PREFIX,
         PROXIES_FILE: file,
@@ -220,8 +216,6 @@ describe("hostile input (broker process on Redis)", () => {
     if (rssTimer !== undefined) clearInterval(rssTimer);
     client?.close();
     await broker?.stop();
-    db?.disconnect();
-    await redis?.stop();
   });
 
   const stillServing = async (): Promise<void> => {
@@ -314,7 +308,7 @@ describe("hostile input (broker process on Redis)", () => {
     const g = s.answers[0]!.kind;
     if (g.case !== "granted" || g.value.lease === undefined) throw new Error(`expected a grant, got ${g.case}`);
     const lease = g.value.lease;
-    const before = await db.dbsize();
+    const before = await db().dbsize();
     const total = 20_000;
     const started = Date.now();
     for (let sent = 0; sent < total; sent += 100) {
@@ -330,7 +324,7 @@ describe("hostile input (broker process on Redis)", () => {
     expect(renewed + limited).toBe(total);
     expect(renewed).toBeGreaterThan(0);
     // renews create no keys
-    expect(await db.dbsize()).toBe(before);
+    expect(await db().dbsize()).toBe(before);
     // Redis answers renews faster than they arrive, so the in-flight limit shows with requests that
     // stay unanswered: 1,500 acquires that wait (every proxy is busy for that domain) on one stream
     const others = new RawStream(client);
@@ -477,7 +471,7 @@ describe("hostile input (broker process on Redis)", () => {
     const snap = await api.getPoolSnapshot({ pool: "invented", workerId: "inventor" });
     expect(snap.proxies).toEqual([]);
     expect(snap.liveWorkers).toEqual([]);
-    expect(await db.keys(`${PREFIX}:{pool*`)).toEqual([]);
+    expect(await db().keys(`${PREFIX}:{pool*`)).toEqual([]);
     const text = await (await fetch(metricsUrl)).text();
     expect(text).not.toMatch(/pool="pool\d+"/);
     expect(text).not.toMatch(/secret/);
@@ -525,9 +519,9 @@ describe("hostile input (broker process on Redis)", () => {
     }
     const last = await Promise.all(answers);
     expect(last.every((a) => (a as { case: string }).case === "pong")).toBe(true);
-    expect(await db.zcard(`${PREFIX}:{default}:wh`)).toBeLessThanOrEqual(10_000);
+    expect(await db().zcard(`${PREFIX}:{default}:wh`)).toBeLessThanOrEqual(10_000);
     // each claim is a key of its own that runs out by itself (within CLAIM_KEEP_MS)
-    for (const k of (await db.keys(`${PREFIX}:{default}:wc:*`)).slice(0, 50)) expect(await db.pttl(k)).toBeGreaterThan(0);
+    for (const k of (await db().keys(`${PREFIX}:{default}:wc:*`)).slice(0, 50)) expect(await db().pttl(k)).toBeGreaterThan(0);
     // a claim over the limits is never acknowledged: 2,001 members
     const over = await stream.ping({
       workerId: "over",
@@ -541,9 +535,9 @@ describe("hostile input (broker process on Redis)", () => {
   });
 
   it("after the floods every key they left in Redis runs out by itself", { timeout: 30_000 }, async () => {
-    const keys = await db.keys(`${PREFIX}:*`);
+    const keys = await db().keys(`${PREFIX}:*`);
     const persistent: string[] = [];
-    for (const k of keys) if ((await db.pttl(k)) === -1) persistent.push(k);
+    for (const k of keys) if ((await db().pttl(k)) === -1) persistent.push(k);
     // only the pool itself stays: its proxies, indexes, meta and policies (admin data), the workers
     // seen and heard (bounded) and the reservations (one hash, replaced every second)
     const pool = `${PREFIX}:{default}:`;

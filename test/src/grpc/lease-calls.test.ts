@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import { startBroker } from "../../support/broker.js";
 import type { TestBroker } from "../../support/broker.js";
+import { withBroker } from "../../support/with-broker.js";
 import { StreamClient, granted } from "../../support/stream-client.js";
 
 /** The metrics every lease call books, as `name{labels}` → value (histograms by their count). */
@@ -34,26 +34,18 @@ async function leaseFigures(b: TestBroker): Promise<Map<string, number>> {
   return out;
 }
 
-/** One pool of one proxy: a second acquire for the same site is denied while the first holds it. */
-async function brokerWithOneProxy(): Promise<TestBroker> {
-  const b = await startBroker({ kind: "embedded" });
-  await b.admin.addProxies({ proxies: [{ url: "http://10.9.0.1:3128" }] });
-  return b;
-}
-
 describe("one lease path for the unary methods and the Lease stream", () => {
-  const brokers: TestBroker[] = [];
-  afterEach(async () => {
-    await Promise.all(brokers.splice(0).map((b) => b.stop()));
+  const viaUnary = withBroker({ each: true });
+  const viaStream = withBroker({ each: true });
+  // one pool of one proxy on each: a second acquire for the same site is denied while the first holds it
+  beforeEach(async () => {
+    for (const b of [viaUnary, viaStream]) await b.admin.addProxies({ proxies: [{ url: "http://10.9.0.1:3128" }] });
   });
 
   it("the same calls through either surface move the same metrics by the same amounts", async () => {
     // the same sequence through the unary methods on one broker and the stream on another:
     // a grant, a denial (the only proxy is busy), a renew, a release, a renew of the released lease, a release of a
     // lease never issued, and an acquire with a bad ttl
-    const viaUnary = await brokerWithOneProxy();
-    const viaStream = await brokerWithOneProxy();
-    brokers.push(viaUnary, viaStream);
     const ttl = durationFromMs(10_000);
 
     const u = viaUnary.broker;
@@ -93,10 +85,6 @@ describe("one lease path for the unary methods and the Lease stream", () => {
   });
 
   it("a release with next books the next grant the same way through either surface", async () => {
-    const viaUnary = await brokerWithOneProxy();
-    const viaStream = await brokerWithOneProxy();
-    brokers.push(viaUnary, viaStream);
-
     const first = (await viaUnary.broker.acquireLease({ requestId: "a", workerId: "w", domain: "a.example" })).lease!;
     const r = await viaUnary.broker.releaseLease({
       leaseId: first.leaseId,

@@ -1,16 +1,13 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { DenyReason, LostReason, OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { durationFromMs, durationMs } from "@bufbuild/protobuf/wkt";
-import { startBroker } from "../../support/broker.js";
-import type { StoreKind, TestBroker } from "../../support/broker.js";
-import { startRedisServer } from "../../support/redis-server.js";
-import type { RedisServer } from "../../support/redis-server.js";
+import type { StoreKind } from "../../support/broker.js";
+import { withBroker } from "../../support/with-broker.js";
 import { StreamClient, granted } from "../../support/stream-client.js";
 
 /** The Lease stream over real gRPC, on both stores. */
 describe.each<StoreKind>(["embedded", "redis"])("Lease stream (%s store)", (kind) => {
-  let redis: RedisServer | undefined;
-  let b: TestBroker;
+  const b = withBroker({ kind, each: true });
   const streams: StreamClient[] = [];
   const open = () => {
     const s = new StreamClient(b.broker);
@@ -18,21 +15,14 @@ describe.each<StoreKind>(["embedded", "redis"])("Lease stream (%s store)", (kind
     return s;
   };
 
-  beforeAll(async () => {
-    if (kind === "redis") redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
-  const start = async (proxies: number, settings: { waitPollMs?: number } = {}) => {
-    b = await startBroker({ kind, ...(redis ? { redisUrl: redis.url } : {}), settings });
+  const start = async (proxies: number, settings?: { waitPollMs: number }) => {
+    if (settings !== undefined) await b.restart(settings);
     const urls = Array.from({ length: proxies }, (_, i) => ({ url: `10.0.0.${i + 1}:8080` }));
     const r = await b.admin.addProxies({ proxies: urls });
     expect(r.added).toHaveLength(proxies);
   };
-  afterEach(async () => {
+  afterEach(() => {
     for (const s of streams.splice(0)) s.cancel();
-    await b.stop();
   });
 
   it("multiplexes acquires, renews and releases on one stream and answers each in-band", async () => {

@@ -8,7 +8,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { LeaseResponse } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import { startBroker, type TestBroker } from "../../support/broker.js";
+import type { TestBroker } from "../../support/broker.js";
+import { withBroker } from "../../support/with-broker.js";
 import { StreamClient } from "../../support/stream-client.js";
 
 type Answer = LeaseResponse["kind"];
@@ -19,15 +20,13 @@ function pong(a: Answer) {
 }
 
 describe("Ping on the Lease stream", () => {
-  let broker: TestBroker | undefined;
+  const broker = withBroker({ each: true });
   let stream: StreamClient | undefined;
-  afterEach(async () => {
+  afterEach(() => {
     stream?.cancel();
-    await broker?.stop();
   });
 
   const open = async () => {
-    broker = await startBroker({ kind: "embedded" });
     await broker.admin.addProxies({ proxies: [{ url: "10.4.0.1:3128" }, { url: "10.4.0.2:3128" }] });
     stream = new StreamClient(broker.broker);
     return { broker, stream };

@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { status } from "@grpc/grpc-js";
-import { startBroker } from "../../support/broker.js";
 import { statusOf } from "../../support/grpc-status.js";
-import type { StoreKind, TestBroker } from "../../support/broker.js";
-import { startRedisServer, type RedisServer } from "../../support/redis-server.js";
+import type { StoreKind } from "../../support/broker.js";
+import { withBroker } from "../../support/with-broker.js";
 
 const EXPECTS = {
   blockMarkers: ["Access denied", "cf-chl"],
@@ -14,17 +13,10 @@ const EXPECTS = {
 
 /** Response expectations of a domain policy: kept by the store, given back, refused when malformed (docs/spec.md §10). */
 describe.each<StoreKind>(["embedded", "redis"])("a domain policy's response expectations (%s store)", (kind) => {
-  let redis: RedisServer | undefined;
-  let b: TestBroker;
+  const b = withBroker({ kind });
 
   beforeAll(async () => {
-    if (kind === "redis") redis = await startRedisServer();
-    b = await startBroker({ kind, ...(redis ? { redisUrl: redis.url } : {}) });
     await b.admin.addProxies({ proxies: [{ url: "10.1.0.1:3128" }] });
-  });
-  afterAll(async () => {
-    await b?.stop();
-    await redis?.stop();
   });
 
   it("are kept and given back by ListDomainPolicies and the pool snapshot; a policy without them has none", async () => {

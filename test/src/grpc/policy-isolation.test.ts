@@ -1,25 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { status } from "@grpc/grpc-js";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { msOf } from "@proxybroker/sdk/wire";
-import { startBroker } from "../../support/broker.js";
 import { statusOf } from "../../support/grpc-status.js";
-import type { StoreKind, TestBroker } from "../../support/broker.js";
-import { startRedisServer, type RedisServer } from "../../support/redis-server.js";
+import type { StoreKind } from "../../support/broker.js";
+import { withBroker } from "../../support/with-broker.js";
 
 /** The isolation group and affinity window of a domain policy (G8): checked at the edge, kept, given back. */
 describe.each<StoreKind>(["embedded", "redis"])("a domain policy's isolation group (%s store)", (kind) => {
-  let redis: RedisServer | undefined;
-  let b: TestBroker;
+  const b = withBroker({ kind });
 
   beforeAll(async () => {
-    if (kind === "redis") redis = await startRedisServer();
-    b = await startBroker({ kind, ...(redis ? { redisUrl: redis.url } : {}) });
     await b.admin.addProxies({ proxies: [{ url: "10.1.0.1:3128" }] });
-  });
-  afterAll(async () => {
-    await b?.stop();
-    await redis?.stop();
   });
 
   it("is normalised, kept and given back by ListDomainPolicies with its affinity; a policy without one has none", async () => {

@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { status } from "@grpc/grpc-js";
 import type { ServiceError } from "@grpc/grpc-js";
 import { durationFromMs, durationMs } from "@bufbuild/protobuf/wkt";
 import { DenyReason } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import { startBroker } from "../../support/broker.js";
-import type { TestBroker } from "../../support/broker.js";
-import { startRedisServer } from "../../support/redis-server.js";
-import type { RedisServer } from "../../support/redis-server.js";
+import { withBroker } from "../../support/with-broker.js";
+import { withRedis } from "../../support/with-redis.js";
 import { StreamClient } from "../../support/stream-client.js";
 
 /**
@@ -15,17 +13,11 @@ import { StreamClient } from "../../support/stream-client.js";
  * recovers with fencing tokens still increasing.
  */
 describe("Redis outage through the broker", () => {
-  let redis: RedisServer;
-  let b: TestBroker;
+  const redis = withRedis();
+  const b = withBroker({ kind: "redis", redis, settings: { ttlDefaultMs: 600 } });
 
   beforeAll(async () => {
-    redis = await startRedisServer();
-    b = await startBroker({ kind: "redis", redisUrl: redis.url, settings: { ttlDefaultMs: 600 } });
     await b.admin.addProxies({ proxies: [{ url: "10.3.0.1:8080" }] });
-  });
-  afterAll(async () => {
-    await b.stop();
-    await redis.stop();
   });
 
   it("answers UNAVAILABLE within 1 s while Redis is down and recovers by itself, its policies set again", async () => {
@@ -33,7 +25,7 @@ describe("Redis outage through the broker", () => {
     const s = new StreamClient(b.broker);
     const before = await s.acquire({ domain: "a.example" });
     if (before.case !== "granted") throw new Error(`expected a grant, got ${String(before.case)}`);
-    await redis.stop();
+    await redis.server().stop();
 
     const t0 = Date.now();
     const err = await b.broker.acquireLease({ domain: "a.example" }).then(
@@ -53,7 +45,7 @@ describe("Redis outage through the broker", () => {
     }
     await expect.poll(async () => (await b.health.check({ service: "" })).status, { timeout: 3_000 }).toBe(2); // NOT_SERVING
 
-    await redis.restart();
+    await redis.server().restart();
     // The restarted Redis is empty (no persistence): the pool is loaded again once it answers.
     await expect
       .poll(

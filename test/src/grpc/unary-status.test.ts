@@ -1,36 +1,19 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { status } from "@grpc/grpc-js";
 import { anyUnpack, durationFromMs } from "@bufbuild/protobuf/wkt";
 import { fromBinary } from "@bufbuild/protobuf";
 import { StatusSchema } from "@proxybroker/sdk/gen/google/rpc/status_pb";
 import { ErrorInfoSchema, RetryInfoSchema } from "@proxybroker/sdk/gen/google/rpc/error_details_pb";
 import { OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import { startBroker } from "../../support/broker.js";
 import { statusOf } from "../../support/grpc-status.js";
-import type { StoreKind, TestBroker } from "../../support/broker.js";
-import { startRedisServer } from "../../support/redis-server.js";
-import { startRedisCluster, type RedisCluster } from "../../support/redis-cluster.js";
-import type { RedisServer } from "../../support/redis-server.js";
+import type { StoreKind } from "../../support/broker.js";
+import { withBroker } from "../../support/with-broker.js";
 
 /** The unary RPCs and the status codes of SPEC §5, on both stores. */
 describe.each<StoreKind>(["embedded", "redis", "cluster"])("unary RPC status codes (%s store)", (kind) => {
-  let redis: RedisServer | undefined;
-  let cluster: RedisCluster | undefined;
-  let b: TestBroker;
+  const b = withBroker({ kind, each: true });
 
-  beforeAll(async () => {
-    if (kind === "redis") redis = await startRedisServer();
-    if (kind === "cluster") cluster = await startRedisCluster();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-    await cluster?.stop();
-  });
-  afterEach(async () => {
-    await b.stop();
-  });
   const start = async () => {
-    b = await startBroker({ kind, ...(redis ? { redisUrl: redis.url } : {}), ...(cluster ? { clusterNodes: cluster.addresses } : {}) });
     await b.admin.addProxies({ proxies: [{ url: "10.1.0.1:3128", tier: "dc" }] });
   };
 

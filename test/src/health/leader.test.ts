@@ -15,8 +15,7 @@ import type { WatchEventsResponse } from "@proxybroker/sdk/gen/proxybroker/v1/ad
 import { createClient } from "@proxybroker/sdk/wire";
 import { brokerProcess, freePort } from "../../support/broker-process.js";
 import type { BrokerProcess } from "../../support/broker-process.js";
-import { startRedisServer } from "../../support/redis-server.js";
-import type { RedisServer } from "../../support/redis-server.js";
+import { withRedis } from "../../support/with-redis.js";
 import { startTinyproxies } from "../../support/tinyproxies.js";
 import type { Tinyproxies } from "../../support/tinyproxies.js";
 
@@ -32,7 +31,7 @@ async function leaderGauge(url: string): Promise<number | undefined> {
 }
 
 describe("health checker, one leader across replicas", () => {
-  let redis: RedisServer;
+  const redis = withRedis();
   let tiny: Tinyproxies;
   let target: Server;
   let dir: string;
@@ -40,7 +39,6 @@ describe("health checker, one leader across replicas", () => {
   const brokers: Array<{ proc: BrokerProcess; metrics: string }> = [];
 
   beforeAll(async () => {
-    redis = await startRedisServer();
     tiny = await startTinyproxies({ count: 3 });
     target = createServer((req, res) => {
       checks.push({ ip: (req.socket.remoteAddress ?? "").replace(/^::ffff:/, ""), at: Date.now() });
@@ -55,7 +53,7 @@ describe("health checker, one leader across replicas", () => {
     for (let i = 0; i < 2; i++) {
       const metricsPort = await freePort();
       const proc = await brokerProcess({
-        redisUrl: redis.url,
+        redisUrl: redis.url(),
         env: {
           PROXIES_FILE: file,
           METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
@@ -74,7 +72,6 @@ describe("health checker, one leader across replicas", () => {
     for (const b of brokers) await b.proc.stop();
     await tiny?.stop();
     await new Promise<void>((r) => target?.close(() => r()));
-    await redis?.stop();
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 

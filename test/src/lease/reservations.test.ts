@@ -5,7 +5,7 @@ import type { FallbackClaim, Reservations as ReservationMap } from "@proxybroker
 import { LIFT_AFTER_MS, Reservations } from "../../../src/lease/reservations.js";
 import { fakeClock } from "../../support/fake-clock.js";
 import { createRedisClient, RedisStore } from "../../../src/store/redis/index.js";
-import { redisForFile } from "../../support/redis-for-file.js";
+import { withRedis } from "../../support/with-redis.js";
 import type { FakeClock } from "../../support/fake-clock.js";
 import { acq } from "../../sdk/engine/conformance/harness.js";
 
@@ -17,7 +17,7 @@ function acquire(workerId: string, proxyId = "", domainKey = SHOP) {
   return acq({ workerId, proxyId, domainKey });
 }
 
-const redis = redisForFile();
+const redis = withRedis();
 
 /** A claim of `keys` (each served from the share, or `whole`), over `members`, until an hour from `now`. */
 function claim(version: number, members: readonly string[], keys: Record<string, "share" | "whole">, now: number): FallbackClaim {

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Server } from "node:http";
 import { startMetricsServer } from "../../../src/observe/metrics-server.js";
-import { startBroker } from "../../support/broker.js";
-import type { TestBroker } from "../../support/broker.js";
+import { withBroker } from "../../support/with-broker.js";
 import { freePort } from "../../support/broker-process.js";
 import { OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
@@ -22,12 +21,11 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 
 /** GET /metrics serves the broker's counters in Prometheus text format. */
 describe("metrics endpoint", () => {
-  let b: TestBroker;
+  const b = withBroker();
   let server: Server;
   let url: string;
 
   beforeAll(async () => {
-    b = await startBroker({ kind: "embedded" });
     await b.admin.addProxies({ proxies: [{ url: "10.4.0.1:8080" }] });
     const address = `127.0.0.1:${await freePort()}`;
     server = await startMetricsServer(address, b.server.metrics.registry);
@@ -35,7 +33,6 @@ describe("metrics endpoint", () => {
   });
   afterAll(async () => {
     server.close();
-    await b.stop();
   });
 
   it("counts grants and serves them", async () => {

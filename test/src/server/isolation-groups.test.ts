@@ -2,20 +2,19 @@
  * Isolation groups (G8) through real brokers over gRPC on a real Redis: policies set with
  * SetDomainPolicy, leases over the Lease stream, two replicas where a wake-up must cross them.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { startBroker, uniquePrefix } from "../../support/broker.js";
 import type { TestBroker } from "../../support/broker.js";
 import type { BrokerServerSettings } from "../../../src/server/broker-server.js";
-import { startRedisServer } from "../../support/redis-server.js";
-import type { RedisServer } from "../../support/redis-server.js";
+import { withRedis } from "../../support/with-redis.js";
 import { StreamClient, granted } from "../../support/stream-client.js";
 
 const MARKETS = ["wildberries.example", "ozon.example", "avito.example"];
 
 describe("isolation groups through the broker", () => {
-  let redis: RedisServer;
+  const redis = withRedis();
   const brokers: TestBroker[] = [];
   const streams: StreamClient[] = [];
 
@@ -24,7 +23,7 @@ describe("isolation groups through the broker", () => {
     const started: TestBroker[] = [];
     for (let i = 0; i < opts.replicas; i++) {
       started.push(
-        await startBroker({ kind: "redis", redisUrl: redis.url, prefix, ...(opts.settings ? { settings: opts.settings } : {}) }),
+        await startBroker({ kind: "redis", redisUrl: redis.url(), prefix, ...(opts.settings ? { settings: opts.settings } : {}) }),
       );
     }
     brokers.push(...started);
@@ -46,12 +45,6 @@ describe("isolation groups through the broker", () => {
   };
   const proxyOf = (a: Awaited<ReturnType<StreamClient["acquire"]>>) => granted(a).proxy?.id ?? "";
 
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis.stop();
-  });
   afterEach(async () => {
     for (const s of streams.splice(0)) s.cancel();
     await Promise.all(brokers.splice(0).map((b) => b.stop()));

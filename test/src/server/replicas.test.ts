@@ -1,25 +1,24 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { DenyReason } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { ProxyBrokerClient } from "@proxybroker/sdk";
 import { startBroker, uniquePrefix } from "../../support/broker.js";
 import type { TestBroker } from "../../support/broker.js";
 import type { BrokerServerSettings } from "../../../src/server/broker-server.js";
 import { OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import { startRedisServer } from "../../support/redis-server.js";
-import type { RedisServer } from "../../support/redis-server.js";
+import { withRedis } from "../../support/with-redis.js";
 import { StreamClient, granted } from "../../support/stream-client.js";
 
 /** Two broker replicas on one Redis (one key prefix), over real gRPC. */
 describe("replicas", () => {
-  let redis: RedisServer;
+  const redis = withRedis();
   const brokers: TestBroker[] = [];
   const streams: StreamClient[] = [];
   const clients: ProxyBrokerClient[] = [];
 
   const replicas = async (proxies: number, settings: Partial<BrokerServerSettings> = {}): Promise<[TestBroker, TestBroker]> => {
     const prefix = uniquePrefix();
-    const a = await startBroker({ kind: "redis", redisUrl: redis.url, prefix, settings });
-    const b = await startBroker({ kind: "redis", redisUrl: redis.url, prefix, settings });
+    const a = await startBroker({ kind: "redis", redisUrl: redis.url(), prefix, settings });
+    const b = await startBroker({ kind: "redis", redisUrl: redis.url(), prefix, settings });
     brokers.push(a, b);
     await a.admin.addProxies({ proxies: Array.from({ length: proxies }, (_, i) => ({ url: `10.6.0.${i + 1}:8080` })) });
     return [a, b];
@@ -30,12 +29,6 @@ describe("replicas", () => {
     return s;
   };
 
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis.stop();
-  });
   afterEach(async () => {
     for (const s of streams.splice(0)) s.cancel();
     await Promise.all(clients.splice(0).map((c) => c.close()));
