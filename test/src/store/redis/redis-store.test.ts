@@ -8,10 +8,10 @@ import { DEFAULT_SCORING, policySpec, type AcquireParams } from "@proxybroker/sd
 import { acq } from "../../../sdk/engine/conformance/harness.js";
 import { createRedisClient, RedisStore } from "../../../../src/store/redis/index.js";
 import { fakeClock, seededRandom } from "../../../support/fake-clock.js";
-import { redisForFile } from "../../../support/redis-for-file.js";
+import { withRedis } from "../../../support/with-redis.js";
 import { describeStoreConformance } from "../../../sdk/engine/conformance/index.js";
 
-const redis = redisForFile();
+const redis = withRedis();
 
 /** Delete every key whose name contains `token`. */
 function deleteKeys(token: string): Promise<void> {

@@ -7,10 +7,10 @@ import { randomBytes } from "node:crypto";
 import { createRedisClient, RedisStore } from "../../../../src/store/redis/index.js";
 import { ShardedStore } from "../../../../src/store/sharded/sharded-store.js";
 import { ShardMap } from "../../../../src/store/sharded/shard-map.js";
-import { redisForFile } from "../../../support/redis-for-file.js";
+import { withRedis } from "../../../support/with-redis.js";
 import { describeStoreConformance, type StoreDeps } from "../../../sdk/engine/conformance/index.js";
 
-const redis = redisForFile();
+const redis = withRedis();
 
 /** A store of 3 shards per pool on a fresh key prefix; its keys are deleted after the test. */
 async function shardedStore({ clock, random, scoring }: StoreDeps) {

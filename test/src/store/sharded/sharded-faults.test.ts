@@ -7,11 +7,11 @@ import { describe, expect, it } from "vitest";
 import { policySpec, type AcquireParams } from "@proxybroker/sdk/model";
 import { ShardLayoutError } from "../../../../src/store/sharded/layout.js";
 import { ShardMap } from "../../../../src/store/sharded/shard-map.js";
-import { redisForFile } from "../../../support/redis-for-file.js";
+import { withRedis } from "../../../support/with-redis.js";
 import { openShards } from "../../../support/sharded-store.js";
 import { acq, outcome, proxySpec } from "../../../sdk/engine/conformance/harness.js";
 
-const redis = redisForFile();
+const redis = withRedis();
 const SHARDS = new ShardMap({ all: 3, byPool: {} });
 const specs = (n: number) => Array.from({ length: n }, (_, i) => proxySpec(i));
 

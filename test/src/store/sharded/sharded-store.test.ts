@@ -8,10 +8,10 @@ import type { PoolEvent } from "@proxybroker/sdk/model";
 import type { ShardedStore } from "../../../../src/store/sharded/sharded-store.js";
 import { ShardMap } from "../../../../src/store/sharded/shard-map.js";
 import { openShards, type OpenedShards } from "../../../support/sharded-store.js";
-import { redisForFile } from "../../../support/redis-for-file.js";
+import { withRedis } from "../../../support/with-redis.js";
 import { acq, outcome, proxySpec, TTL } from "../../../sdk/engine/conformance/harness.js";
 
-const redis = redisForFile();
+const redis = withRedis();
 
 const SHARDS = new ShardMap({ all: 3, byPool: {} });
 
