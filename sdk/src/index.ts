@@ -11,6 +11,7 @@
 export { ProxyBrokerClient } from "./client/client.js";
 export type { AcquireOptions, WithLeaseOptions } from "./client/acquire-options.js";
 export type { ClientEvents, ClientMode, LeaseLostEvent } from "./client/events.js";
+export type { ClientStateChange, ClientStateName } from "./client/state.js";
 export type { BreakerOptions, ClientOptions, FallbackOptions } from "./client/options.js";
 export type { TlsOptions } from "./client/credentials.js";
 export { defaultWorkerId } from "./client/options.js";

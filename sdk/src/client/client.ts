@@ -4,8 +4,9 @@ import { Counter, Gauge, Registry } from "prom-client";
 import { Classifier } from "../classify/index.js";
 import type { Classification, ClassifierOptions, Expectations, ResponseFacts } from "../classify/index.js";
 import { FallbackPool, fallbackPoolView } from "../fallback/index.js";
-import type { FallbackPoolView } from "../fallback/index.js";
+import type { FallbackPoolOptions, FallbackPoolView } from "../fallback/index.js";
 import { ProxyBroker } from "../gen/proxybroker/v1/broker_pb.js";
+import type { Pong } from "../gen/proxybroker/v1/broker_pb.js";
 import { createClient } from "../wire/grpc-adapter.js";
 import type { ClientOf } from "../wire/grpc-adapter.js";
 import { BrokerBreaker, isOpenBreaker } from "./breaker.js";
@@ -32,11 +33,14 @@ import { fallbackHoldMs, fallbackWindowOf, longestTtlOf, silenceRulesOf, silentH
 import { Liveness } from "./liveness.js";
 import { ClaimSync } from "./claim-sync.js";
 import { claimsAnything } from "../model/fallback-claim.js";
+import type { FallbackClaim } from "../model/fallback-claim.js";
 import { claimToWire, epochMsOf, timestampOf } from "../wire/codec.js";
 import { KNOWN_SLACK_MS, SnapshotSync } from "./snapshot-sync.js";
 import { tokenInterceptor } from "./credentials.js";
 import { TypedEmitter } from "./typed-events.js";
 import { OwedToBroker } from "./owed.js";
+import { INITIAL_STATE, modeOf, transition } from "./state.js";
+import type { ClientState, ClientStateEvent, ClientStateName } from "./state.js";
 import type { OwedRelease } from "./owed.js";
 
 /** Debug lines, on with NODE_DEBUG=proxybroker (Node's convention for a library's own debug output). */
@@ -52,7 +56,7 @@ const DOWN_RETRY_MS = 250;
  * leases are handed over to the broker first, then outcomes seen meanwhile are replayed. Every
  * call settles by its deadline: an acquire by `maxWaitMs` + the broker call timeout.
  *
- * Events (`ClientEvents`, typed: `client.on("mode", (mode) => …)`): `mode`, `breaker`,
+ * Events (`ClientEvents`, typed: `client.on("mode", (mode) => …)`): `mode`, `state`, `breaker`,
  * `replayed`, `leaseLost`, `outcomesDropped`, `fallbackReady`. Errors: every one it throws or
  * rejects with is a `BrokerClientError` (see `errors.ts` for the subclasses and their codes),
  * except those of your own `withLease` callback and of the request `fetch` sends, rethrown as
@@ -96,8 +100,9 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
     help: "Circuit breaker: 0 closed, 1 half open, 2 open",
     registers: [this.metrics],
   });
-  private currentMode: ClientMode = "broker";
-  /** The switch in progress (entering fallback, or handing over); acquires wait for it. */
+  /** Broker, switching, fallback or handing over (state.ts): changed by `move` alone. */
+  private current: ClientState = INITIAL_STATE;
+  /** The switches queued (entering fallback, handing over), one after the other; acquires wait for them. */
   private switching: Promise<void> = Promise.resolve();
   private closed = false;
   /** The last failure of a broker call (why the broker is unreachable). */
@@ -116,14 +121,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
     this.owed = new OwedToBroker(this.opts.fallback.maxBufferedOutcomes);
     this.workerId = this.opts.workerId;
     this.pool = this.opts.pool;
-    this.grpcClient = new grpc.Client(this.opts.address, this.opts.credentials, {
-      "grpc.keepalive_time_ms": 5_000,
-      "grpc.keepalive_timeout_ms": 5_000,
-      "grpc.keepalive_permit_without_calls": 1,
-      "grpc.initial_reconnect_backoff_ms": 100,
-      "grpc.max_reconnect_backoff_ms": 1_000,
-      ...(this.opts.token === undefined ? {} : { interceptors: [tokenInterceptor(this.opts.token)] }),
-    });
+    this.grpcClient = grpcClientOf(this.opts);
     this.broker = createClient(ProxyBroker, this.grpcClient);
     this.liveness = new Liveness({
       silentAfterMs: this.opts.fallback.silentAfterMs,
@@ -140,15 +138,9 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
       broker: this.broker,
       backoff: { initialMs: 50, maxMs: 1_000 },
       clock: this.opts.clock,
-      onAnswer: () => {
-        this.heard();
-        if (this.owed.size > 0) void this.settleOwedNow();
-      },
+      onAnswer: () => this.answered(),
       onBreak: () => void this.checkGone(),
-      onPong: (pong) => {
-        this.liveness.pong(epochMsOf(pong.time));
-        void this.claims.acknowledged(Number(pong.claimVersion)).catch(() => undefined);
-      },
+      onPong: (pong) => this.ponged(pong),
       onRevoked: (leaseId) => this.revoked(leaseId),
     });
     this.breaker = new BrokerBreaker({ ...this.opts.breaker, onState: (s) => this.onBreaker(s) });
@@ -164,20 +156,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
       onUnanswered: (requestId, request) => this.owed.keep({ kind: "recall", requestId, request, sentAt: this.opts.clock() }),
     });
     this.fallbackPool = new FallbackPool({
-      workerId: this.workerId,
-      clock: this.opts.clock,
-      // a listing is used once every other worker refreshed its lists since, and not after the
-      // broker may have dropped it (a list takes up to a call timeout to arrive)
-      domainRule: {
-        knownAfterMs: this.opts.fallback.membershipRefreshMs + KNOWN_SLACK_MS,
-        expiryMarginMs: this.opts.breaker.callTimeoutMs + KNOWN_SLACK_MS,
-      },
-      staticProxies: this.opts.fallback.staticProxies,
-      staticWorkers: this.opts.fallback.staticWorkers,
-      ...(this.opts.fallback.shard !== undefined ? { shard: this.opts.fallback.shard } : {}),
-      staticPool: this.pool,
-      maxBufferedOutcomes: this.opts.fallback.maxBufferedOutcomes,
-      ...(this.opts.fallback.snapshotFile !== "" ? { snapshotFile: this.opts.fallback.snapshotFile } : {}),
+      ...fallbackPoolOptions(this.opts),
       onShareBuilt: () => this.checkReady(),
       onOutcomesDropped: (count) => this.emit("outcomesDropped", count),
     });
@@ -186,10 +165,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
       candidate: () => this.fallbackPool.claimCandidate(this.snapshots.known),
       inUse: () => this.fallbackPool.acknowledged,
       onWaiting: () => this.liveness.ping(),
-      use: async (claim) => {
-        await this.fallbackPool.useClaim(claim).catch(() => undefined);
-        this.checkReady();
-      },
+      use: (claim) => this.useClaim(claim),
       clock: this.opts.clock,
     });
     this.fallbackBackend = new FallbackBackend(this.fallbackPool, this.opts.monotonic);
@@ -207,15 +183,17 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
       refreshMs: this.opts.fallback.snapshotRefreshMs,
       membershipRefreshMs: this.opts.fallback.membershipRefreshMs,
       callTimeoutMs: this.opts.breaker.callTimeoutMs,
-      healthy: () => this.currentMode === "broker",
+      healthy: () => this.mode === "broker",
       onContact: () => this.heard(),
-      onListed: () => {
-        this.claims.update();
-        this.checkReady();
-      },
+      onListed: () => this.listed(),
       monotonic: this.opts.monotonic,
       clock: this.opts.clock,
     });
+    this.start();
+  }
+
+  /** Load the snapshot file and start refreshing snapshots (with a fallback pool), and pinging. */
+  private start(): void {
     if (this.opts.fallback.enabled) {
       void this.fallbackPool
         .loadFromFile()
@@ -227,6 +205,30 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
     this.liveness.start();
   }
 
+  /** The Lease stream carried an answer: settle what the broker missed, if anything. */
+  private answered(): void {
+    this.heard();
+    if (this.owed.size > 0) void this.settleOwedNow();
+  }
+
+  /** A pong: the broker's clock to echo, and the claim version it acknowledged. */
+  private ponged(pong: Pong): void {
+    this.liveness.pong(epochMsOf(pong.time));
+    void this.claims.acknowledged(Number(pong.claimVersion)).catch(() => undefined);
+  }
+
+  /** The broker acknowledged `claim`: the fallback pool serves it. */
+  private async useClaim(claim: FallbackClaim): Promise<void> {
+    await this.fallbackPool.useClaim(claim).catch(() => undefined);
+    this.checkReady();
+  }
+
+  /** A membership list arrived: the claim to send, and whether the fallback pool is ready, may have changed. */
+  private listed(): void {
+    this.claims.update();
+    this.checkReady();
+  }
+
   /** The leases this client holds now (from the broker or its fallback pool). */
   get leasesHeld(): number {
     return this.live.size;
@@ -234,7 +236,12 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
 
   /** Where new leases come from right now. */
   get mode(): ClientMode {
-    return this.currentMode;
+    return modeOf(this.current.name);
+  }
+
+  /** Where the client stands: `broker`, `switching` (into fallback), `fallback` or `handingOver` (see state.ts). */
+  get state(): ClientStateName {
+    return this.current.name;
   }
 
   /** The local fallback pool, read-only (its share, snapshot, buffered and dropped outcomes). */
@@ -291,7 +298,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
       if (this.fallbackUsable && this.reach.fallbackAllowed()) {
         // Every way into fallback goes through the breaker: its switch holds the pool, adopts or
         // gives up this worker's broker leases, and hands over on the way back.
-        if (this.currentMode === "broker") this.breaker.trip();
+        if (this.mode === "broker") this.breaker.trip();
         await this.switching;
         this.applyHold();
         // The hold after a switch (a pair's last broker use may have been just now) is waited
@@ -357,8 +364,8 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
     this.closed = true;
     await this.snapshots.stop();
     await Promise.allSettled([...this.live].map((l) => l.release({ kind: "ABANDONED" })));
-    if (this.currentMode === "broker") await this.settleOwedNow();
-    if (this.currentMode === "broker" && this.fallbackPool.quiet(this.opts.clock())) {
+    if (this.mode === "broker") await this.settleOwedNow();
+    if (this.mode === "broker" && this.fallbackPool.quiet(this.opts.clock())) {
       await this.broker
         .leavePool({ pool: this.pool, workerId: this.workerId }, { deadline: this.opts.breaker.callTimeoutMs })
         .catch(() => undefined);
@@ -580,7 +587,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
     this.settling = true;
     try {
       await this.switching;
-      if (this.currentMode === "broker" && this.owed.size > 0) await settleOwed(this.switchDeps());
+      if (this.mode === "broker" && this.owed.size > 0) await settleOwed(this.switchDeps());
     } finally {
       this.settling = false;
     }
@@ -631,14 +638,21 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
   private onBreaker(state: BreakerState): void {
     this.breakerGauge.set(state === "closed" ? 0 : state === "halfOpen" ? 1 : 2);
     this.emit("breaker", state);
-    const mode: ClientMode = state === "closed" ? "broker" : "fallback";
-    if (mode === this.currentMode) return;
-    this.currentMode = mode;
-    this.emit("mode", mode);
+    const next = this.move({ kind: "breaker", closed: state === "closed" });
+    if (next === undefined) return;
     const deps = this.switchDeps();
-    if (mode === "fallback") {
+    const done = (): void => void this.move({ kind: "switched", switchNo: next.switchNo });
+    if (next.name === "switching") {
       this.fallbackPool.enter(this.opts.clock());
-      this.switching = this.switching.then(() => enterFallback(deps, this.adopted)).catch(() => undefined);
+      this.switching = this.switching
+        .then(async () => {
+          try {
+            await enterFallback(deps, this.adopted);
+          } finally {
+            done();
+          }
+        })
+        .catch(() => undefined);
       return;
     }
     this.fallbackPool.leave();
@@ -646,9 +660,13 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
     // from the broker, then replay.
     this.switching = this.switching
       .then(async () => {
-        await settleOwed(deps);
-        await handOver(deps);
-        await handOverPacing(deps);
+        try {
+          await settleOwed(deps);
+          await handOver(deps);
+          await handOverPacing(deps);
+        } finally {
+          done();
+        }
       })
       .catch(() => undefined);
     void this.switching.then(async () => {
@@ -657,6 +675,53 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
       await this.snapshots.refresh();
     });
   }
+
+  /**
+   * The one place the state changes (`transition`): each change is one `state` event, and a
+   * change of mode a `mode` event before it. The new state, or undefined when nothing changed.
+   */
+  private move(event: ClientStateEvent): ClientState | undefined {
+    const from = this.current;
+    const to = transition(from, event);
+    if (to === from) return undefined;
+    this.current = to;
+    const mode = modeOf(to.name);
+    if (mode !== modeOf(from.name)) this.emit("mode", mode);
+    this.emit("state", { from: from.name, to: to.name });
+    return to;
+  }
+}
+
+/** The gRPC connection to the broker: keepalive pings, quick reconnects, the token when set. */
+function grpcClientOf(opts: ResolvedOptions): grpc.Client {
+  return new grpc.Client(opts.address, opts.credentials, {
+    "grpc.keepalive_time_ms": 5_000,
+    "grpc.keepalive_timeout_ms": 5_000,
+    "grpc.keepalive_permit_without_calls": 1,
+    "grpc.initial_reconnect_backoff_ms": 100,
+    "grpc.max_reconnect_backoff_ms": 1_000,
+    ...(opts.token === undefined ? {} : { interceptors: [tokenInterceptor(opts.token)] }),
+  });
+}
+
+/** The fallback pool's options (its hooks aside) from the client's. */
+function fallbackPoolOptions(opts: ResolvedOptions): FallbackPoolOptions {
+  return {
+    workerId: opts.workerId,
+    clock: opts.clock,
+    // a listing is used once every other worker refreshed its lists since, and not after the
+    // broker may have dropped it (a list takes up to a call timeout to arrive)
+    domainRule: {
+      knownAfterMs: opts.fallback.membershipRefreshMs + KNOWN_SLACK_MS,
+      expiryMarginMs: opts.breaker.callTimeoutMs + KNOWN_SLACK_MS,
+    },
+    staticProxies: opts.fallback.staticProxies,
+    staticWorkers: opts.fallback.staticWorkers,
+    ...(opts.fallback.shard !== undefined ? { shard: opts.fallback.shard } : {}),
+    staticPool: opts.pool,
+    maxBufferedOutcomes: opts.fallback.maxBufferedOutcomes,
+    ...(opts.fallback.snapshotFile !== "" ? { snapshotFile: opts.fallback.snapshotFile } : {}),
+  };
 }
 
 /** The client's classifier; bad rules are a bad option (`InvalidArgumentError` naming `classifier`). */

@@ -1,9 +1,9 @@
 import type { BreakerState } from "./breaker.js";
 import type { LeaseLostReason } from "./errors.js";
 import type { LeaseSource } from "./lease.js";
+import type { ClientMode, ClientStateChange } from "./state.js";
 
-/** The client's mode: leases from the broker, or from the local fallback pool (breaker not closed). */
-export type ClientMode = "broker" | "fallback";
+export type { ClientMode } from "./state.js";
 
 /** What `leaseLost` tells of a lost lease. */
 export interface LeaseLostEvent {
@@ -25,6 +25,14 @@ export interface ClientEvents {
    * state (the broker is unreachable), `"broker"` when it closed again. Once per change.
    */
   readonly mode: (mode: ClientMode) => void;
+  /**
+   * The client's state changed (sdk/src/client/state.ts): `broker` → `switching` when the breaker
+   * left the closed state, `switching` → `fallback` when the switch into fallback is done,
+   * `fallback` (or `switching`) → `handingOver` when the breaker closed again, `handingOver` →
+   * `broker` when the hand-over is done (or → `switching`, the broker lost again meanwhile). Once
+   * per change; a change of mode emits `mode` just before.
+   */
+  readonly state: (change: ClientStateChange) => void;
   /**
    * The circuit breaker changed state: `"open"`, `"halfOpen"` (one probe call is let through) or
    * `"closed"` — every change, also those that leave the mode as it is (open → halfOpen → open).

@@ -3,10 +3,12 @@
  * outcome buffer for replay, and the pool itself.
  */
 export { FallbackPool, FALLBACK_LEASE_PREFIX } from "./fallback-pool.js";
+export { FallbackLeases } from "./fallback-leases.js";
+export { PoolMembership } from "./pool-membership.js";
 export type { FallbackAcquireRequest, FallbackAcquireResult, FallbackLease, FallbackPoolOptions, PacedPair } from "./fallback-pool.js";
 export { fallbackPoolView } from "./pool-view.js";
 export type { FallbackPoolView } from "./pool-view.js";
-export { DEFAULT_MAX_BUFFERED_OUTCOMES, OutcomeBuffer } from "./outcome-buffer.js";
+export { DEFAULT_MAX_BUFFERED_OUTCOMES, FallbackOutcomes, OutcomeBuffer } from "./outcome-buffer.js";
 export type { BufferedOutcome } from "./outcome-buffer.js";
 export { ownerOf, rendezvousWeight, shareOf } from "../model/rendezvous.js";
 export { loadSnapshotFile, saveSnapshotFile, SnapshotFileError } from "./snapshot.js";

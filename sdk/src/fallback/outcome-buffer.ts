@@ -80,3 +80,51 @@ export class OutcomeBuffer {
     for (const e of newer) this.push(e);
   }
 }
+
+/**
+ * The outcomes of a fallback pool's leases waiting for replay to the broker: an `OutcomeBuffer`
+ * of `capacity` whose drops are reported to `onDropped` (the client's `outcomesDropped` event).
+ */
+export class FallbackOutcomes {
+  private readonly buffer: OutcomeBuffer;
+
+  constructor(
+    capacity: number,
+    private readonly onDropped?: (count: number) => void,
+  ) {
+    this.buffer = new OutcomeBuffer(capacity);
+  }
+
+  /** Outcomes waiting for replay. */
+  get size(): number {
+    return this.buffer.size;
+  }
+
+  /** Outcomes dropped because the buffer was full (cumulative). */
+  get dropped(): number {
+    return this.buffer.dropped;
+  }
+
+  /** Keep `entry` for replay; a drop it causes is reported by the next `reportSince`. */
+  push(entry: BufferedOutcome): void {
+    this.buffer.push(entry);
+  }
+
+  /** Take the buffered outcomes, oldest first, for replay to the broker. */
+  drain(): BufferedOutcome[] {
+    return this.buffer.drain();
+  }
+
+  /** Put back outcomes a replay could not deliver (as drained, oldest first). */
+  requeue(entries: readonly BufferedOutcome[]): void {
+    const dropped = this.buffer.dropped;
+    this.buffer.requeue(entries);
+    this.reportSince(dropped);
+  }
+
+  /** Tell `onDropped` how many outcomes were dropped since the count was `before`. */
+  reportSince(before: number): void {
+    const n = this.buffer.dropped - before;
+    if (n > 0) this.onDropped?.(n);
+  }
+}

@@ -155,6 +155,8 @@ describe("ProxyBrokerClient", () => {
     const c = newClient("comeback");
     const modes: string[] = [];
     c.on("mode", (m: string) => modes.push(m));
+    const states: string[] = [];
+    c.on("state", ({ from, to }) => states.push(`${from}→${to}`));
     const undelivered = [1, 2, 3, 4, 5, 6].map((i) => `https://undelivered${i}.example/`);
     const comeback = [0, 1, 2, 3].map((i) => `https://comeback${i}.example/`);
     await fallbackReadyFor(c, [...undelivered, ...comeback]);
@@ -189,6 +191,10 @@ describe("ProxyBrokerClient", () => {
       )
       .toBe("broker");
     expect(modes).toEqual(["fallback", "broker"]);
+    // one state change per event: the switch in, done; the hand-over (the probe that closed the
+    // breaker may return before it), done
+    await expect.poll(() => c.state, { timeout: 3_000 }).toBe("broker");
+    expect(states).toEqual(["broker→switching", "switching→fallback", "fallback→handingOver", "handingOver→broker"]);
     await expect.poll(() => c.fallback.bufferedOutcomes, { timeout: 3_000 }).toBe(0);
     const admin = createClient(ProxyAdmin, new grpc.Client(broker.address, grpc.credentials.createInsecure()));
     const scores = (await admin.listProxies({ pageSize: 100 })).proxies.filter((p) => used.has(p.id)).map((p) => p.score);
