@@ -42,6 +42,7 @@ import { OwedToBroker } from "./owed.js";
 import { INITIAL_STATE, modeOf, transition } from "./state.js";
 import type { ClientState, ClientStateEvent, ClientStateName } from "./state.js";
 import type { OwedRelease } from "./owed.js";
+import { singleFlight } from "./single-flight.js";
 
 /** Debug lines, on with NODE_DEBUG=proxybroker (Node's convention for a library's own debug output). */
 const debug = debuglog("proxybroker");
@@ -87,8 +88,6 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
   private readonly adopted: Adopted = new Map();
   /** Releases the broker has not heard, acquires it never answered (see `settleOwed`). */
   private readonly owed: OwedToBroker;
-  /** What is owed is being settled in broker mode. */
-  private settling = false;
   private readonly acquires = new Counter({
     name: "proxybroker_sdk_acquires_total",
     help: "Leases acquired, by source",
@@ -107,8 +106,6 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
   private closed = false;
   /** The last failure of a broker call (why the broker is unreachable). */
   private lastFailure: unknown;
-  /** A check whether the broker is gone after the stream broke, in progress. */
-  private probing = false;
   /** `fallbackUsable` when last checked (see the `fallbackReady` event). */
   private ready = false;
 
@@ -392,20 +389,15 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
    * breaker now, so that broker leases outside this worker's share are given up at once even
    * when no acquire is running (another worker's fallback pool may use those proxies soon).
    */
-  private async checkGone(): Promise<void> {
-    if (this.closed || this.probing || !this.opts.fallback.enabled || this.breaker.state !== "closed") return;
-    this.probing = true;
-    try {
-      if (await this.snapshots.refreshWorkers()) return;
-      const err = this.snapshots.lastError;
-      if (!brokerGone(err) || this.breaker.state !== "closed") return;
-      this.reach.failed(err);
-      this.lastFailure = err;
-      this.breaker.trip();
-    } finally {
-      this.probing = false;
-    }
-  }
+  private readonly checkGone = singleFlight(async () => {
+    if (this.closed || !this.opts.fallback.enabled || this.breaker.state !== "closed") return;
+    if (await this.snapshots.refreshWorkers()) return;
+    const err = this.snapshots.lastError;
+    if (!brokerGone(err) || this.breaker.state !== "closed") return;
+    this.reach.failed(err);
+    this.lastFailure = err;
+    this.breaker.trip();
+  });
 
   /**
    * Hold the fallback pool while other workers' broker leases may still run on this worker's
@@ -582,16 +574,10 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
    * In broker mode, once any switch back is done: settle what the broker missed (a hiccup of the
    * stream), so that the pairs of those leases do not stay closed for their TTL.
    */
-  private async settleOwedNow(): Promise<void> {
-    if (this.settling) return;
-    this.settling = true;
-    try {
-      await this.switching;
-      if (this.mode === "broker" && this.owed.size > 0) await settleOwed(this.switchDeps());
-    } finally {
-      this.settling = false;
-    }
-  }
+  private readonly settleOwedNow = singleFlight(async () => {
+    await this.switching;
+    if (this.mode === "broker" && this.owed.size > 0) await settleOwed(this.switchDeps());
+  });
 
   private keepOutcome(r: OwedRelease): void {
     this.replay.keep({ pool: r.pool, proxyId: r.proxyId, domainKey: r.domainKey, outcome: r.outcome, observedAt: r.observedAt });
