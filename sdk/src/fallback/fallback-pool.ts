@@ -7,8 +7,9 @@ import type { ProxySpecInput } from "../model/model.js";
 import type { ClaimedKey, FallbackClaim } from "../model/fallback-claim.js";
 import { DEFAULT_MAX_BUFFERED_OUTCOMES, FallbackOutcomes, type BufferedOutcome } from "./outcome-buffer.js";
 import type { PoolSnapshot } from "./snapshot.js";
-import type { DomainListing, DomainRoute } from "./domain-shares.js";
+import type { DomainRoute } from "./domain-shares.js";
 import { PoolMembership } from "./pool-membership.js";
+import type { MembershipUpdate } from "./pool-membership.js";
 import {
   FallbackLeases,
   type FallbackAcquireRequest,
@@ -192,17 +193,7 @@ export class FallbackPool {
    * A light refresh: the live workers (the share is rebuilt over them when they changed), the
    * broker's adaptive pacing and its longest lease TTL (taken as they are).
    */
-  async useMembership(m: {
-    workers: readonly string[];
-    pacing?: Readonly<Record<string, number>>;
-    longestTtlMs?: number;
-    fallbackWindowMs?: number;
-    workersWithoutFallback?: number;
-    /** Worker → the domain-keys the broker listed for it (absent: the broker lists none). */
-    domains?: Readonly<Record<string, readonly DomainListing[]>>;
-    workerAbsentAfterMs?: number;
-    reserveIntervalMs?: number;
-  }): Promise<void> {
+  async useMembership(m: MembershipUpdate): Promise<void> {
     return this.membership.useMembership(m);
   }
 

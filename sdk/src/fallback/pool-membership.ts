@@ -40,6 +40,19 @@ export interface Source {
   readonly pacing: Readonly<Record<string, number>>;
 }
 
+/** A light refresh of a pool's membership (`FallbackPool.useMembership`). */
+export interface MembershipUpdate {
+  readonly workers: readonly string[];
+  readonly pacing?: Readonly<Record<string, number>>;
+  readonly longestTtlMs?: number;
+  readonly fallbackWindowMs?: number;
+  readonly workersWithoutFallback?: number;
+  /** Worker → the domain-keys the broker listed for it (absent: the broker lists none). */
+  readonly domains?: Readonly<Record<string, readonly DomainListing[]>>;
+  readonly workerAbsentAfterMs?: number;
+  readonly reserveIntervalMs?: number;
+}
+
 /**
  * Membership and snapshot of a fallback pool (SPEC §7): the snapshot in use (from the broker or
  * the file) and the live workers it is sharded over, the domain-key listings and the claim the
@@ -140,16 +153,7 @@ export class PoolMembership {
   }
 
   /** See `FallbackPool.useMembership`. */
-  async useMembership(m: {
-    workers: readonly string[];
-    pacing?: Readonly<Record<string, number>>;
-    longestTtlMs?: number;
-    fallbackWindowMs?: number;
-    workersWithoutFallback?: number;
-    domains?: Readonly<Record<string, readonly DomainListing[]>>;
-    workerAbsentAfterMs?: number;
-    reserveIntervalMs?: number;
-  }): Promise<void> {
+  async useMembership(m: MembershipUpdate): Promise<void> {
     if (m.domains !== undefined) this.domains.update(new Map(Object.entries(m.domains)), this.clock());
     const current = this.current;
     if (current === undefined) return;
