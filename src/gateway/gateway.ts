@@ -148,39 +148,19 @@ export class Gateway {
       idleMs: UPSTREAM_IDLE_MS,
       max: UPSTREAM_AGENTS_MAX,
     });
+    // what a request inside an intercepted tunnel needs, plain or an upgrade (made once)
+    const inside = {
+      lease: (params: GatewayParams, url: string, host: string, port: number) => this.lease(params, url, host, port, "intercepted"),
+      upstreamTimeoutMs: opts.upstreamTimeoutMs,
+      done: (outcome: string) => this.metrics.done("intercepted", outcome),
+    };
     this.interceptor =
       intercept === undefined
         ? undefined
         : new Interceptor(
             intercept.certs,
-            (req, res, target) =>
-              this.track(
-                res,
-                serveIntercepted(
-                  {
-                    lease: (params, url, host, port) => this.lease(params, url, host, port, "intercepted"),
-                    agents: this.agents,
-                    upstreamTimeoutMs: opts.upstreamTimeoutMs,
-                    done: (outcome) => this.metrics.done("intercepted", outcome),
-                  },
-                  req,
-                  res,
-                  target,
-                ),
-              ),
-            (req, socket, head, target) =>
-              serveUpgrade(
-                {
-                  lease: (params, url, host, port) => this.lease(params, url, host, port, "intercepted"),
-                  upstreamCa: intercept.upstreamCa,
-                  upstreamTimeoutMs: opts.upstreamTimeoutMs,
-                  done: (outcome) => this.metrics.done("intercepted", outcome),
-                },
-                req,
-                socket,
-                head,
-                target,
-              ),
+            (req, res, target) => this.track(res, serveIntercepted({ ...inside, agents: this.agents }, req, res, target)),
+            (req, socket, head, target) => serveUpgrade({ ...inside, upstreamCa: intercept.upstreamCa }, req, socket, head, target),
           );
     const http = this.server.server;
     http.maxConnections = opts.maxConnections;

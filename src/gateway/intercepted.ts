@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { classifyError } from "@proxybroker/sdk";
 import type { LeaseOutcome } from "@proxybroker/sdk";
-import { hostFromDomain } from "@proxybroker/sdk/model";
 import { answer, RefusalError, refusalOf } from "./answers.js";
 import { answerHeaders, sendUpstream, UpstreamTimeoutError } from "./intercept.js";
 import type { UpstreamAgents } from "./upstream-agents.js";
@@ -9,8 +8,8 @@ import type { TunnelTarget } from "./intercept.js";
 import { BodySample } from "./body-sample.js";
 import { LEASE_HEADERS, outcomeOfAnswer } from "./outcome.js";
 import type { Taken } from "./outcome.js";
-import { mergeParams, ParamsError, paramsFromHeaders, stripParamHeaders } from "./params.js";
 import type { GatewayParams } from "./params.js";
+import { tunnelRequest } from "./tunnel-request.js";
 
 export interface InterceptedDeps {
   /** A lease for the request (throws `RefusalError` or the SDK's error). */
@@ -26,8 +25,8 @@ export interface InterceptedDeps {
  * One request inside an intercepted tunnel: its own lease, sent through the leased proxy to the
  * tunnel's host (the site's TLS verified), streamed back, classified, released. A GET or HEAD that
  * failed at the proxy before any answer is sent once more through another proxy (the failed
- * lease held until the retry has its own). A request for another host than the tunnel's is
- * refused: the tunnel's host was the one checked and leased for.
+ * lease held until the retry has its own). What it asks for, or why it is refused:
+ * tunnel-request.ts.
  */
 export async function serveIntercepted(
   deps: InterceptedDeps,
@@ -35,24 +34,12 @@ export async function serveIntercepted(
   res: ServerResponse,
   target: TunnelTarget,
 ): Promise<void> {
-  let params: GatewayParams;
-  try {
-    params = mergeParams(target.params, paramsFromHeaders(req.headers));
-  } catch (err) {
-    answer(res, { status: 400, message: err instanceof ParamsError ? err.message : "malformed parameter header", headers: {} });
+  const asked = tunnelRequest(req, target);
+  if ("refused" in asked) {
+    answer(res, asked.refused);
     return;
   }
-  stripParamHeaders(req);
-  if (!sameHost(req.headers.host, target.host)) {
-    answer(res, {
-      status: 400,
-      message: `Host ${String(req.headers.host).slice(0, 200)} is not the tunnel's (${target.host})`,
-      headers: {},
-    });
-    return;
-  }
-  const authority = target.host.includes(":") ? `[${target.host}]` : target.host;
-  const url = `https://${authority}${target.port === 443 ? "" : `:${target.port}`}${req.url ?? "/"}`;
+  const { params, url } = asked;
   const retryable = req.method === "GET" || req.method === "HEAD";
   let failed: { readonly taken: Taken; readonly outcome: LeaseOutcome } | undefined;
   for (let attempt = 0; ; attempt++) {
@@ -147,14 +134,4 @@ function drainedOrGone(res: ServerResponse): Promise<void> {
     res.on("drain", done);
     res.on("close", done);
   });
-}
-
-/** A request's Host header names the tunnel's host (domain-key rules: case, port, IDN); none counts as the same. */
-export function sameHost(header: string | undefined, tunnelHost: string): boolean {
-  if (header === undefined || header === "") return true;
-  try {
-    return hostFromDomain(header) === hostFromDomain(tunnelHost);
-  } catch {
-    return false;
-  }
 }

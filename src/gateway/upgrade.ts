@@ -15,9 +15,8 @@ import { RefusalError, refusalOf } from "./answers.js";
 import type { Refusal } from "./answers.js";
 import type { TunnelTarget } from "./intercept.js";
 import type { Taken } from "./outcome.js";
-import { sameHost } from "./intercepted.js";
-import { mergeParams, ParamsError, paramsFromHeaders, stripParamHeaders } from "./params.js";
 import type { GatewayParams } from "./params.js";
+import { tunnelRequest } from "./tunnel-request.js";
 
 export interface UpgradeDeps {
   readonly lease: (params: GatewayParams, url: string, host: string, port: number) => Promise<Taken>;
@@ -37,24 +36,12 @@ export async function serveUpgrade(
   head: Buffer,
   target: TunnelTarget,
 ): Promise<void> {
-  let params: GatewayParams;
-  try {
-    params = mergeParams(target.params, paramsFromHeaders(req.headers));
-  } catch (err) {
-    refuse(client, { status: 400, message: err instanceof ParamsError ? err.message : "malformed parameter header", headers: {} });
+  const asked = tunnelRequest(req, target);
+  if ("refused" in asked) {
+    refuse(client, asked.refused);
     return;
   }
-  stripParamHeaders(req);
-  if (!sameHost(req.headers.host, target.host)) {
-    refuse(client, {
-      status: 400,
-      message: `Host ${String(req.headers.host).slice(0, 200)} is not the tunnel's (${target.host})`,
-      headers: {},
-    });
-    return;
-  }
-  const authority = target.host.includes(":") ? `[${target.host}]` : target.host;
-  const url = `https://${authority}${target.port === 443 ? "" : `:${target.port}`}${req.url ?? "/"}`;
+  const { params, url } = asked;
   let taken: Taken;
   try {
     taken = await deps.lease(params, url, target.host, target.port);
