@@ -5,13 +5,9 @@
  * does not cover. The workers trust the CA (the sites in tunnel mode, the gateway's host
  * certificates in interception mode); the gateway signs with it and trusts it for the sites.
  */
-import { execFile } from "node:child_process";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
-import { makeCerts } from "../test/support/certs.js";
-
-const run = promisify(execFile);
+import { leaf, makeCerts } from "../test/support/certs.js";
 
 export interface SiteCerts {
   /** The CA certificate (PEM file): what the workers and the gateway trust. */
@@ -29,26 +25,7 @@ export interface SiteCerts {
 export async function makeSiteCerts(addresses: readonly string[]): Promise<SiteCerts> {
   const certs = await makeCerts("crawl-test-ca");
   const dir = certs.dir;
-  const openssl = (args: readonly string[]): Promise<unknown> => run("openssl", [...args], { cwd: dir });
-  await writeFile(join(dir, "sites.ext"), `subjectAltName=${addresses.map((a) => `IP:${a}`).join(",")}\nextendedKeyUsage=serverAuth\n`);
-  await openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "sites.key", "-subj", "/CN=crawl-sites", "-out", "sites.csr"]);
-  await openssl([
-    "x509",
-    "-req",
-    "-in",
-    "sites.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-days",
-    "2",
-    "-out",
-    "sites.pem",
-    "-extfile",
-    "sites.ext",
-  ]);
+  await leaf(dir, "sites", "/CN=crawl-sites", `subjectAltName=${addresses.map((a) => `IP:${a}`).join(",")}\nextendedKeyUsage=serverAuth\n`);
   return {
     caFile: certs.caFile,
     // makeCerts keeps the CA's key beside its certificate (as the gateway tests read it)

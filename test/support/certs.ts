@@ -25,7 +25,8 @@ async function openssl(args: readonly string[], cwd: string): Promise<void> {
   await run("openssl", [...args], { cwd });
 }
 
-async function leaf(dir: string, name: string, subject: string, ext: string): Promise<void> {
+/** A certificate `<name>.pem` with its key `<name>.key` in `dir`, signed by the CA there (`ext`: its extensions). */
+export async function leaf(dir: string, name: string, subject: string, ext: string): Promise<void> {
   await writeFile(join(dir, `${name}.ext`), ext);
   await openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-subj", subject, "-out", `${name}.csr`], dir);
   await openssl(
