@@ -2,10 +2,10 @@
  * The lease engine: the `LeaseStore` contract (its roles) and its in-memory implementation, shared by the
  * broker (embedded store) and the SDK (local fallback pool).
  */
+export type { LeaseStore } from "./store.js";
 export type {
-  LeaseStore,
-  ReleaseFeed,
   Campaign,
+  ReleaseFeed,
   StoreBackend,
   StoreEvents,
   StoreLeader,
@@ -14,7 +14,7 @@ export type {
   StoreProxies,
   StoreRecovery,
   StoreWorkers,
-} from "./store.js";
+} from "./roles.js";
 export { StoreUnavailableError, StaleTermError } from "./store.js";
 export { MemoryStore, POLICY_HISTORY_MS } from "./memory-store.js";
 export { HISTORY_MAX } from "./memory/policies.js";

@@ -9,18 +9,7 @@ import type {
   StoreWorkers,
 } from "./roles.js";
 
-export type {
-  Campaign,
-  ReleaseFeed,
-  StoreBackend,
-  StoreEvents,
-  StoreLeader,
-  StoreLeases,
-  StorePolicies,
-  StoreProxies,
-  StoreRecovery,
-  StoreWorkers,
-} from "./roles.js";
+export type { Campaign, ReleaseFeed } from "./roles.js";
 
 /**
  * The lease store: everything the broker keeps, in the roles of roles.ts, with three
