@@ -1,12 +1,11 @@
 import type { DomainPolicySpec, PolicySet, ProxySpecInput, ProxyView } from "../model/model.js";
-import { DEFAULT_SCORING } from "../model/scoring.js";
+import { DEFAULT_SCORING, type ScoringConfig } from "../model/scoring.js";
 import { MemoryStore } from "../engine/memory-store.js";
 import { DEFAULT_POOL } from "../model/model.js";
 import { shareOf } from "../model/rendezvous.js";
 import { loadSnapshotFile, saveSnapshotFile, type PoolSnapshot } from "./snapshot.js";
 import { DomainShares, type DomainListing, type DomainRoute } from "./domain-shares.js";
 import { EMPTY_CLAIM, claimRoute, type ClaimedKey, type FallbackClaim } from "../model/fallback-claim.js";
-import type { FallbackPoolOptions } from "./fallback-pool.js";
 
 /** How long a worker stays in the sharding set after the last list that named it (the broker's live window). */
 const REMEMBER_WORKERS_MS = 60_000;
@@ -14,15 +13,21 @@ const REMEMBER_WORKERS_MS = 60_000;
 const KNOWN_AFTER_MS = 6_000;
 const EXPIRY_MARGIN_MS = 2_000;
 
-/** Options of a `PoolMembership`: those of its `FallbackPool` (see `FallbackPoolOptions` for each). */
-export type PoolMembershipOptions = Pick<
-  FallbackPoolOptions,
-  "workerId" | "scoring" | "random" | "staticProxies" | "staticWorkers" | "shard" | "staticPool" | "snapshotFile" | "domainRule"
-> & {
+/** Options of a `PoolMembership` (see `FallbackPoolOptions` for each). */
+export interface PoolMembershipOptions {
+  readonly workerId: string;
+  readonly scoring?: ScoringConfig;
   readonly clock: () => number;
+  readonly random?: () => number;
+  readonly staticProxies?: readonly ProxySpecInput[];
+  readonly staticWorkers?: readonly string[];
+  readonly shard?: { readonly index: number; readonly count: number };
+  readonly staticPool?: string;
+  readonly snapshotFile?: string;
+  readonly domainRule?: { readonly knownAfterMs: number; readonly expiryMarginMs: number };
   /** Called after every build of the share (`share` and `hasPool` may have changed). */
   readonly onBuilt: () => void;
-};
+}
 
 /** What the pool is built from: a snapshot or the static list. */
 export interface Source {
