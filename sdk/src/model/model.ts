@@ -50,6 +50,8 @@ export interface ProxyView extends ProxySpecInput {
   readonly quarantineUntil: number;
   /** How many times the proxy has been quarantined. */
   readonly quarantineCount: number;
+  /** The IP the sites see, as the last health check that showed it (G9); "" = not known. */
+  readonly exitIp: string;
 }
 
 /**
@@ -278,6 +280,13 @@ export interface AcquireParams {
    * use (`LeaseStore.domainUses`). 0 or absent: not recorded.
    */
   readonly domainUseMs?: number;
+  /**
+   * G9: grant a proxy whose exit IP is not known although it shares its host with other proxies
+   * of the pool (sessions of one endpoint, ports of one host) before a health check has seen it.
+   * Default true (a pool without health checks can never learn exits); the broker sets false for
+   * pools with a health check URL unless the pool's setting allows unknown exits.
+   */
+  readonly grantUnknownExits?: boolean;
   /**
    * The caller's authenticated name (its token's), recorded as the proxy's `lastUsedBy` instead
    * of the self-declared worker id. Default (or ""): none.
