@@ -74,6 +74,13 @@ export interface Settings {
   readonly healthCheckPools: readonly string[];
   /** HEALTH_CHECK_URLS — `pool=url,…`: a check URL per pool (beside HEALTH_CHECK_URL for HEALTH_CHECK_POOLS). */
   readonly healthCheckUrls: Readonly<Record<string, string>>;
+  /**
+   * GRANT_UNKNOWN_EXITS — pools (comma-separated, `*` = all) whose proxies are granted before a
+   * health check showed their exit IP although they share their host with others (providers that
+   * promise a distinct exit per session or port). Elsewhere such a proxy of a checked pool waits
+   * for its first probe (G9).
+   */
+  readonly grantUnknownExits: readonly string[];
   /** HEALTH_LEADER_TTL_MS — the checker's leader lease: a standby takes over within this after the leader died. */
   readonly healthLeaderTtlMs: number;
   /** MAX_RETRY_AFTER_MS — a client's retry_after is cut to this (a site's Retry-After can be absurd). */
@@ -217,6 +224,10 @@ export function loadSettings(env: Env = process.env): Settings {
       .split(",")
       .map((p) => p.trim()),
     healthCheckUrls: poolUrls(str(env, "HEALTH_CHECK_URLS", "")),
+    grantUnknownExits: str(env, "GRANT_UNKNOWN_EXITS", "")
+      .split(",")
+      .map((p) => p.trim())
+      .filter((p) => p !== ""),
     healthLeaderTtlMs: num(env, "HEALTH_LEADER_TTL_MS", 10_000, { min: 300, max: 600_000 }),
     maxRetryAfterMs: num(env, "MAX_RETRY_AFTER_MS", MS_DAY, { min: 1, max: MS_DAY * 30 }),
     maxMessageBytes: num(env, "MAX_MESSAGE_BYTES", 4 * 1024 * 1024, { min: 1024, max: 256 * 1024 * 1024 }),
@@ -257,6 +268,10 @@ export function loadSettings(env: Env = process.env): Settings {
   for (const pool of s.healthCheckPools) {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(pool)) throw new SettingsError(`HEALTH_CHECK_POOLS has "${pool}", which is not a pool name`);
   }
+  for (const pool of s.grantUnknownExits) {
+    if (pool !== "*" && !/^[A-Za-z0-9_-]{1,64}$/.test(pool))
+      throw new SettingsError(`GRANT_UNKNOWN_EXITS has "${pool}", which is not a pool name or *`);
+  }
   if ((s.tlsCertFile === "") !== (s.tlsKeyFile === ""))
     throw new SettingsError("TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither");
   if (s.tlsClientCaFile !== "" && s.tlsCertFile === "") {
@@ -293,4 +308,15 @@ export function healthTargets(s: Pick<Settings, "healthCheckUrl" | "healthCheckP
   if (s.healthCheckUrl !== "") for (const pool of s.healthCheckPools) out.set(pool, s.healthCheckUrl);
   for (const [pool, url] of Object.entries(s.healthCheckUrls)) out.set(pool, url);
   return out;
+}
+
+/**
+ * The pools whose proxies that share their host wait for their first probe before a grant (G9):
+ * the pools a health checker probes, except those GRANT_UNKNOWN_EXITS names.
+ */
+export function probeFirstPools(
+  s: Pick<Settings, "healthCheckUrl" | "healthCheckPools" | "healthCheckUrls" | "grantUnknownExits">,
+): ReadonlySet<string> {
+  if (s.grantUnknownExits.includes("*")) return new Set();
+  return new Set([...healthTargets(s).keys()].filter((pool) => !s.grantUnknownExits.includes(pool)));
 }

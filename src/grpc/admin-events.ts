@@ -29,6 +29,7 @@ const KINDS: Readonly<Record<string, PoolEventKind>> = {
   LEADER: PoolEventKind.LEADER,
   GRANT: PoolEventKind.GRANT,
   COOL_DOWN: PoolEventKind.COOL_DOWN,
+  EXIT: PoolEventKind.EXIT,
 };
 
 function toWire(pool: string, e: StoreEvent): PoolEvent {

@@ -1,7 +1,7 @@
 import type { HealthResult, ProxyView } from "@proxybroker/sdk/model";
 import type { StoreProxies } from "@proxybroker/sdk/engine";
 import type { CheckProgressUpdate } from "./pass.js";
-import type { ProbeOptions } from "./probe.js";
+import type { ProbeOptions, ProbeResult } from "./probe.js";
 
 /** How and what the health checker checks. */
 export interface HealthCheckerOptions {
@@ -13,7 +13,7 @@ export interface HealthCheckerOptions {
   /** Probes in flight at once, per pass. */
   readonly concurrency: number;
   /** The probe (injected in tests); `probeProxy` in production. */
-  readonly probe: (opts: ProbeOptions) => Promise<HealthResult>;
+  readonly probe: (opts: ProbeOptions) => Promise<ProbeResult>;
   readonly clock?: () => number;
   /** Told of every result (metrics). */
   readonly onResult?: (pool: string, result: HealthResult) => void;
@@ -35,6 +35,7 @@ const MAX_BACKOFF_INTERVALS = 8;
 /**
  * The health checker (SPEC §2): GET the pool's check URL through every http(s) proxy that is
  * ACTIVE or QUARANTINED and record the result (+3 / −10 / × 0.7; a pass ends a quarantine early).
+ * A passing answer that shows an IP records it as the proxy's exit IP (G9).
  * Blacklisted and disabled proxies wait for an admin; socks5 proxies are not checked. A proxy that
  * fails is checked less often — after 1, 2, 4 … up to 8 intervals — until it passes again. Who
  * runs the rounds is decided by a leader lease (see health-service.ts); `pass` also serves
@@ -88,13 +89,33 @@ export class HealthChecker {
       if (page.next === "") break;
       after = page.next;
     }
+    return this.probeAll(pool, targetUrl, todo, opts);
+  }
+
+  /**
+   * Probe `proxies` of `pool` now (proxies just added: G9 learns their exit before they are
+   * granted); not fenced. Resolves with the totals; a pool without a check URL checks nothing.
+   */
+  async checkNew(pool: string, proxies: readonly Pick<ProxyView, "id" | "url">[]): Promise<CheckProgressUpdate> {
+    const targetUrl = this.opts.targets.get(pool);
+    const todo = proxies.filter((p) => /^https?:/.test(p.url));
+    if (targetUrl === undefined || todo.length === 0) return { total: 0, checked: 0, passed: 0, failed: 0, errors: 0, proxyId: "", result: "" };
+    return this.probeAll(pool, targetUrl, todo, {});
+  }
+
+  private async probeAll(
+    pool: string,
+    targetUrl: string,
+    todo: Pick<ProxyView, "id" | "url">[],
+    opts: PassOptions,
+  ): Promise<CheckProgressUpdate> {
     const counts = { total: todo.length, checked: 0, passed: 0, failed: 0, errors: 0 };
     opts.onProgress?.({ ...counts, proxyId: "", result: "" });
     todo.reverse();
     const worker = async (): Promise<void> => {
       for (let p = todo.pop(); p !== undefined && opts.signal?.aborted !== true; p = todo.pop()) {
-        const result = await this.opts.probe({ proxyUrl: p.url, targetUrl, timeoutMs: this.opts.timeoutMs });
-        await this.opts.store.recordHealth(pool, p.id, result, opts.term ?? 0);
+        const { result, exitIp } = await this.opts.probe({ proxyUrl: p.url, targetUrl, timeoutMs: this.opts.timeoutMs });
+        await this.opts.store.recordHealth(pool, p.id, result, opts.term ?? 0, exitIp);
         this.noteResult(pool, p.id, result);
         this.opts.onResult?.(pool, result);
         counts.checked++;

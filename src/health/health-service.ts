@@ -62,6 +62,11 @@ export class HealthService {
     return this.opts.checker.pass(pool, { all: true, onProgress, signal });
   }
 
+  /** Probe proxies just added to `pool` at once (their exit IP, G9); not fenced, errors reported. */
+  checkNew(pool: string, proxies: readonly { readonly id: string; readonly url: string }[]): void {
+    this.opts.checker.checkNew(pool, proxies).catch((err: unknown) => this.opts.onError?.(err));
+  }
+
   private round(): void {
     if (!this.elector.leader || this.running !== undefined) return;
     const abort = new AbortController();

@@ -72,6 +72,11 @@ export interface LeaseEngineOptions {
    * server keep every acknowledged write (nothing is held), else grants are being held (for the log).
    */
   readonly onServerChanged?: (change: { readonly id: string; readonly lossless: boolean }) => void;
+  /**
+   * Pools whose proxies that share their host and have no known exit IP are not granted before a
+   * health check saw them (G9, `AcquireParams.grantUnknownExits`). Default: none.
+   */
+  readonly probeFirstPools?: ReadonlySet<string>;
   /** Releases through other replicas (the store's feed): waiting acquires are tried at once. */
   readonly releases?: ReleaseFeed;
   /** An acquire that waited (max_wait) was answered after `ms`: granted or not. */
@@ -516,6 +521,7 @@ export class LeaseEngine {
       sessionTtlMs: this.opts.sessionTtlMs,
       tier: spec.tier,
       labels: spec.labels,
+      grantUnknownExits: this.opts.probeFirstPools?.has(spec.pool) !== true,
     };
     return params;
   }

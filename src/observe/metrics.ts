@@ -120,6 +120,29 @@ export class BrokerMetrics {
       },
     });
     new Gauge({
+      name: "proxybroker_exit_ips",
+      help: 'Exit IPs the health checks showed, by pool and by how many proxies share each ("1", "2", "3-5", "6+"); proxies with none known under "unknown" (G9)',
+      labelNames: ["pool", "proxies"],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        try {
+          for (const pool of opts.pools()) {
+            const c = await opts.proxies(pool);
+            const buckets: Record<string, number> = { "1": c.exits.distinct - c.exits.shared.length, "2": 0, "3-5": 0, "6+": 0 };
+            for (const s of c.exits.shared) {
+              const b = s.proxies === 2 ? "2" : s.proxies <= 5 ? "3-5" : "6+";
+              buckets[b] = (buckets[b] ?? 0) + 1;
+            }
+            for (const [proxies, n] of Object.entries(buckets)) this.set({ pool, proxies }, n);
+            this.set({ pool, proxies: "unknown" }, c.exits.unknown);
+          }
+        } catch {
+          // the store is unreachable: no samples this time
+        }
+      },
+    });
+    new Gauge({
       name: "proxybroker_live_leases",
       help: "Leases granted through this broker and not yet ended as far as it knows (released through it, or past their last known expiry); sum over replicas",
       registers: [this.registry],

@@ -72,6 +72,8 @@ export interface BrokerServerOptions {
   readonly clock?: () => number;
   /** Collect process metrics too (off in tests). */
   readonly processMetrics?: boolean;
+  /** Pools whose proxies that share a host wait for their first probe (G9; `probeFirstPools` in settings.ts). */
+  readonly probeFirstPools?: ReadonlySet<string>;
   /** The store lost a pool's state (e.g. re-seed the pool's proxies from the proxies file). */
   readonly onStateLost?: (pool: string, loss: StateLoss) => void;
   /** The bearer tokens now in force (read again on each call); absent or undefined = no authentication. */
@@ -170,6 +172,7 @@ export class BrokerServer {
       reservedFromOthers: (pool, workerId) => this.reservations.reservesFromOthers(pool, workerId),
       ...(opts.onServerChanged === undefined ? {} : { onServerChanged: opts.onServerChanged }),
       domainUseMs: domainListingMs(s.fallbackWindowMs),
+      ...(opts.probeFirstPools === undefined ? {} : { probeFirstPools: opts.probeFirstPools }),
       ...(opts.store.releaseFeed === undefined ? {} : { releases: opts.store.releaseFeed() }),
       onWaited: (ms, granted) => this.metrics.waitSeconds.observe({ result: granted ? "granted" : "denied" }, ms / 1000),
     });

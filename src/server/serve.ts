@@ -1,3 +1,4 @@
+import { probeFirstPools } from "../config/settings.js";
 import type { StateLoss } from "../lease/policy-cache.js";
 import { HealthMetrics } from "../observe/health-metrics.js";
 import { startMetricsServer } from "../observe/metrics-server.js";
@@ -35,6 +36,7 @@ export async function serve(): Promise<void> {
     settings,
     logger,
     processMetrics: true,
+    probeFirstPools: probeFirstPools(settings),
     onStateLost: (pool, loss) => stateLost({ pool, loss, proxiesPool: settings.proxiesPool, loadProxies }),
     onServerChanged: serverChanged,
     tokens,

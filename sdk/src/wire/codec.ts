@@ -118,6 +118,7 @@ export function proxyToWire(p: ProxyView): WireProxy {
     lastUsedTime: timestampOf(p.lastUsedAt),
     quarantineUntil: timestampOf(p.quarantineUntil),
     quarantineCount: p.quarantineCount,
+    exitIp: p.exitIp,
   });
 }
 
@@ -137,6 +138,7 @@ export function proxyFromWire(p: WireProxy): ProxyView {
     lastUsedAt: epochMsOf(p.lastUsedTime),
     quarantineUntil: epochMsOf(p.quarantineUntil),
     quarantineCount: p.quarantineCount,
+    exitIp: p.exitIp,
   };
 }
 

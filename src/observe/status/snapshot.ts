@@ -8,7 +8,7 @@
 import type { StoreEvents, StorePolicies, StoreProxies, StoreRecovery, StoreWorkers } from "@proxybroker/sdk/engine";
 import type { PolicyDefaults, ProxyStateName } from "@proxybroker/sdk/model";
 import { domainFigures } from "../domain-figures.js";
-import { countProxies } from "../proxy-counts.js";
+import { countProxies, type ExitCounts } from "../proxy-counts.js";
 import type { DomainFigures } from "../domain-figures.js";
 import { policyRows } from "./policies.js";
 import type { PolicyRow } from "./policies.js";
@@ -20,6 +20,8 @@ export interface PoolStatus {
   readonly byState: Readonly<Record<ProxyStateName, number>>;
   /** tier ("" = none) → state → count. */
   readonly byTier: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  /** What the health checks showed of the proxies' exit IPs (G9). */
+  readonly exits: ExitCounts;
   /** Counted over the first `counted` proxies (a very large pool is sampled). */
   readonly counted: number;
   readonly workers: readonly {
@@ -57,7 +59,7 @@ export interface StatusDeps {
 }
 
 async function poolStatus(deps: StatusDeps, pool: string, now: number): Promise<PoolStatus> {
-  const { byState, byTier, counted } = await countProxies(deps.store, pool);
+  const { byState, byTier, exits, counted } = await countProxies(deps.store, pool);
   const stats = await deps.store.poolStats(pool, now - deps.workerActiveWindowMs);
   const perWorker = deps.counts.grantsByWorker.of(pool, now);
   const workers = (await deps.store.liveWorkers(pool, now - deps.workerActiveWindowMs)).map((w) => ({
@@ -73,6 +75,7 @@ async function poolStatus(deps: StatusDeps, pool: string, now: number): Promise<
     total: stats.total,
     byState,
     byTier,
+    exits,
     counted,
     workers,
     grantsLastMinute: grants,

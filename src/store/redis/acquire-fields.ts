@@ -34,6 +34,7 @@ export const ACQUIRE_FIELDS = {
   yieldsLeases: ["yieldsLeases"],
   domainUseMs: ["domainUseMs"],
   identity: ["identity"],
+  grantUnknownExits: ["grantUnknownExits"],
   sessionKey: ["sessionKey", "keys.session"],
   sessionTtlMs: ["sessionTtlMs"],
   tier: ["tier", "keys.candidates"],

@@ -124,13 +124,17 @@ export async function listProxies(
 
 const HEALTH_CODES: Readonly<Record<HealthResult, string>> = { pass: "p", fail: "f", error: "e" };
 
-/** Apply one health check result; unknown proxy → undefined; a stale term throws `StaleTermError`. */
+/**
+ * Apply one health check result and the exit IP it showed ("" = none); unknown proxy → undefined;
+ * a stale term throws `StaleTermError`.
+ */
 export async function recordHealth(
   env: StoreEnv,
   pool: string,
   id: string,
   result: HealthResult,
   term: number,
+  exitIp: string,
 ): Promise<ProxyView | undefined> {
   const keys = env.keys.pool(pool);
   const a = asArray(
@@ -150,6 +154,7 @@ export async function recordHealth(
         result: HEALTH_CODES[result],
         u: env.random(),
         term: term > 0 ? term : "",
+        exitIp,
       }),
     ),
   );

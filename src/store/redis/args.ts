@@ -136,6 +136,7 @@ export function acquireArgs(
     affinityMs: ms(p.isolation?.affinityMs ?? 0),
     formerGroups: p.isolation === undefined ? "" : p.isolation.formerGroups.join("\n"),
     joinedKeys: p.isolation?.joinedKeys === undefined ? "" : p.isolation.joinedKeys.join("\n"),
+    grantUnknownExits: p.grantUnknownExits === false ? "0" : "1",
   });
 }
 

@@ -281,8 +281,8 @@ export class RedisStore implements LeaseStore {
     return admin.listProxies(this.env, pool, page);
   }
 
-  recordHealth(pool: string, id: string, result: HealthResult, term = 0): Promise<ProxyView | undefined> {
-    return admin.recordHealth(this.env, pool, id, result, term);
+  recordHealth(pool: string, id: string, result: HealthResult, term = 0, exitIp = ""): Promise<ProxyView | undefined> {
+    return admin.recordHealth(this.env, pool, id, result, term, exitIp);
   }
 
   campaign(name: string, owner: string, ttlMs: number): Promise<Campaign> {

@@ -6,8 +6,8 @@ import { lostReason, ScriptCode, ScriptReplyError } from "./errors.js";
 import { decodeLabels } from "./labels.js";
 import { encodeLeaseId } from "./lease-id.js";
 
-/** Entries of a proxy in a reply after its id: url … quarantineCount. */
-export const VIEW_FIELDS = 12;
+/** Entries of a proxy in a reply after its id: url … quarantineCount, exitIp. */
+export const VIEW_FIELDS = 13;
 
 const STATES: Readonly<Record<string, ProxyStateName>> = {
   A: "ACTIVE",
@@ -61,6 +61,7 @@ export function decodeProxy(a: readonly unknown[], i: number): ProxyView {
     lastUsedAt: num(a, i + 10),
     quarantineUntil: num(a, i + 11),
     quarantineCount: num(a, i + 12),
+    exitIp: str(a, i + 13),
   };
 }
 
@@ -80,7 +81,7 @@ export function decodeAcquire(a: readonly unknown[], i: number, ctx: AcquireCont
   if (code !== ScriptCode.Ok) throw new ScriptReplyError(`unexpected acquire code ${code}`);
   const proxy = decodeProxy(a, i + 4);
   // a retried request gets its first lease back, named by that lease's hex
-  const hex = str(a, i + 17) || ctx.hex;
+  const hex = str(a, i + 18) || ctx.hex;
   return {
     kind: "granted",
     lease: {

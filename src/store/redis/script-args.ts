@@ -43,6 +43,8 @@ export const SCRIPT_ARGS = {
    *   affinityMs its affinity window; formerGroups: other groups whose holds are checked too,
    *   joined by "\n" ("" = none); joinedKeys: keys that joined the group since a retired policy
    *   set, whose live leases hold a proxy too, joined by "\n" ("" = none)
+   * - grantUnknownExits: "1" = a proxy that shares its host and waits for its first probe may be
+   *   granted, "0" = not (G9; lua/includes/exits.lua)
    */
   acquire: [
     "base",
@@ -73,6 +75,7 @@ export const SCRIPT_ARGS = {
     "affinityMs",
     "formerGroups",
     "joinedKeys",
+    "grantUnknownExits",
   ],
   /**
    * A release (lua/includes/releaseCore.lua): releaseLease-8.lua takes it, then `now`.
@@ -103,8 +106,8 @@ export const SCRIPT_ARGS = {
   removeProxies: ["base"],
   /** restoreProxies-3.lua, then the proxy ids. */
   restoreProxies: ["base", "score"],
-  /** recordHealth-5.lua. result p pass, f fail, e error; term "" = none. */
-  recordHealth: ["base", "now", "proxyId", "result", "u", "term"],
+  /** recordHealth-5.lua. result p pass, f fail, e error; term "" = none; exitIp "" = none shown. */
+  recordHealth: ["base", "now", "proxyId", "result", "u", "term", "exitIp"],
   /** listProxies-1.lua. after "" = from the start. */
   listProxies: ["base", "after", "size"],
   /** poolStats-5.lua. */

@@ -67,10 +67,10 @@ export class ShardProxies implements StoreProxies {
     return mergePages(pages, page.size);
   }
 
-  recordHealth(pool: string, id: string, result: HealthResult, term?: number): Promise<ProxyView | undefined> {
+  recordHealth(pool: string, id: string, result: HealthResult, term?: number, exitIp?: string): Promise<ProxyView | undefined> {
     const { inner, shards } = this.at;
     const name = shards.name(pool, shards.shardOf(pool, id));
-    return term === undefined ? inner.recordHealth(name, id, result) : inner.recordHealth(name, id, result, term);
+    return inner.recordHealth(name, id, result, term ?? 0, exitIp ?? "");
   }
 
   async proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult> {

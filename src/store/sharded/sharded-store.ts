@@ -102,7 +102,8 @@ export class ShardedStore implements LeaseStore {
     return this.on(pool, this.proxies).proxyAction(pool, ids, action);
   };
   readonly listProxies: StoreProxies["listProxies"] = (pool, page) => this.on(pool, this.proxies).listProxies(pool, page);
-  readonly recordHealth: StoreProxies["recordHealth"] = (pool, id, result, term) => this.proxies.recordHealth(pool, id, result, term);
+  readonly recordHealth: StoreProxies["recordHealth"] = (pool, id, result, term, exitIp) =>
+    this.proxies.recordHealth(pool, id, result, term, exitIp);
   readonly poolStats: StoreProxies["poolStats"] = (pool, liveSinceMs) => this.on(pool, this.proxies).poolStats(pool, liveSinceMs);
 
   // Workers and reservations.

@@ -26,7 +26,12 @@ describe("health checker", () => {
   let denying: ForwardProxy;
 
   beforeAll(async () => {
-    target = createServer((_req, res) => res.writeHead(200).end("ok"));
+    // an echo answer on /echo (what the site sees as the client), "ok" elsewhere
+    target = createServer((req, res) => {
+      if (req.url === "/echo")
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ip: req.socket.remoteAddress }));
+      else res.writeHead(200).end("ok");
+    });
     await new Promise<void>((r) => target.listen(0, "127.0.0.1", r));
     const addr = target.address();
     targetUrl = `http://127.0.0.1:${typeof addr === "object" && addr !== null ? addr.port : 0}/health`;
@@ -40,10 +45,19 @@ describe("health checker", () => {
   });
 
   it("probes: pass through a working proxy, fail on 407, error when nothing listens", async () => {
-    expect(await probeProxy({ proxyUrl: good.url, targetUrl, timeoutMs: 2_000 })).toBe("pass");
-    expect(await probeProxy({ proxyUrl: denying.url, targetUrl, timeoutMs: 2_000 })).toBe("fail");
-    expect(await probeProxy({ proxyUrl: `http://127.0.0.1:${await closedPort()}`, targetUrl, timeoutMs: 2_000 })).toBe("error");
-    expect(await probeProxy({ proxyUrl: denying.url, targetUrl: "https://127.0.0.1:1/", timeoutMs: 2_000 })).toBe("fail");
+    const result = async (proxyUrl: string, url = targetUrl): Promise<string> =>
+      (await probeProxy({ proxyUrl, targetUrl: url, timeoutMs: 2_000 })).result;
+    expect(await result(good.url)).toBe("pass");
+    expect(await result(denying.url)).toBe("fail");
+    expect(await result(`http://127.0.0.1:${await closedPort()}`)).toBe("error");
+    expect(await result(denying.url, "https://127.0.0.1:1/")).toBe("fail");
+  });
+
+  it("probes: an echo answer shows the exit IP, any other answer none", async () => {
+    const echo = targetUrl.replace(/\/health$/, "/echo");
+    expect(await probeProxy({ proxyUrl: good.url, targetUrl: echo, timeoutMs: 2_000 })).toEqual({ result: "pass", exitIp: "127.0.0.1" });
+    expect(await probeProxy({ proxyUrl: good.url, targetUrl, timeoutMs: 2_000 })).toEqual({ result: "pass", exitIp: "" });
+    expect(await probeProxy({ proxyUrl: denying.url, targetUrl: echo, timeoutMs: 2_000 })).toEqual({ result: "fail", exitIp: "" });
   });
 
   it("scores every proxy of the pool and ends a quarantine early on a pass", async () => {
@@ -119,5 +133,26 @@ describe("health checker", () => {
     expect(seen[2]).toMatch(/^2\/2 (pass|fail)$/);
     expect(new Set(seen.slice(1).map((x) => x.split(" ")[1]))).toEqual(new Set(["pass", "fail"]));
     await expect(checker.pass("other")).rejects.toThrow(/no health check URL/);
+  });
+
+  it("probes proxies just added at once and records the exit IP an echo answer shows", async () => {
+    const store = new MemoryStore({ scoring: DEFAULT_SCORING });
+    const added = [
+      { id: good.url.slice(7), url: good.url, tier: "", labels: {} },
+      { id: denying.url.slice(7), url: denying.url, tier: "", labels: {} },
+    ];
+    await store.addProxies("default", added);
+    const checker = new HealthChecker({
+      store,
+      targets: new Map([["default", targetUrl.replace(/\/health$/, "/echo")]]),
+      intervalMs: 60_000,
+      timeoutMs: 2_000,
+      concurrency: 2,
+      probe: probeProxy,
+    });
+    expect(await checker.checkNew("default", added)).toMatchObject({ total: 2, checked: 2, passed: 1, failed: 1 });
+    const exits = Object.fromEntries((await store.listProxies("default", { size: 10, after: "" })).proxies.map((p) => [p.id, p.exitIp]));
+    expect(exits).toEqual({ [added[0]?.id ?? ""]: "127.0.0.1", [added[1]?.id ?? ""]: "" });
+    expect(await checker.checkNew("other", added)).toMatchObject({ total: 0 });
   });
 });

@@ -17,7 +17,12 @@ function metrics(): BrokerMetrics {
     servesPool: (pool) => pool === "default",
     pools: () => ["default"],
     proxies: () =>
-      Promise.resolve({ byState: { ACTIVE: 1, QUARANTINED: 0, BLACKLISTED: 0, DISABLED: 0 }, byTier: { "": { ACTIVE: 1 } }, counted: 1 }),
+      Promise.resolve({
+        byState: { ACTIVE: 1, QUARANTINED: 0, BLACKLISTED: 0, DISABLED: 0 },
+        byTier: { "": { ACTIVE: 1 } },
+        exits: { unknown: 0, distinct: 1, shared: [] },
+        counted: 1,
+      }),
     liveLeases: () => 0,
     recoveries: () => Promise.resolve([]),
   });

@@ -10,7 +10,7 @@
   KEYS: list `addProxiesKeys` (the order: src/store/redis/script-keys.ts):
     all    `P all`   every proxy id (score 0)
     index  `P idx`   ACTIVE index (id → −score)
-    meta   `P m`     meta hash (sn the shard count, see includes/layout.lua)
+    meta   `P m`     meta hash (sn the shard count, see includes/layout.lua; xs, includes/exits.lua)
   where P = "<prefix>:{<pool>}:".
 
   ARGV: list `addProxies` (the order: src/store/redis/script-args.ts), then a list `proxySpec` per proxy:
@@ -20,7 +20,8 @@
                   check (another shard of a pool)
   and per proxy: id, url, tier, labels ("\n" then "k=v\n" per label).
 
-  Keys built in the script: `P p:<id>`, `P idx:t:<tier>`, `P idx:l:<k>=<v>`.
+  Keys built in the script: `P p:<id>`, `P idx:t:<tier>`, `P idx:l:<k>=<v>`, `P h:<host>` (the
+  proxies of a host, G9: includes/exitRecord.lua).
 
   Output: the pool's shard layout as poolLayout answers it (the argument shards itself when there
   was no check), then, when it is the caller's, one integer per proxy, in order: 1 added, 0 updated;
@@ -31,6 +32,8 @@
 -- @include "base"
 -- @include "proxy"
 -- @include "layout"
+-- @include "events"
+-- @include "exitRecord"
 
 local allKey = KEYS[{{addProxiesKeys.all}}]
 local indexKey = KEYS[{{addProxiesKeys.index}}]
@@ -66,6 +69,7 @@ for at = {{argc.addProxies}}, #ARGV - 1, {{argc.proxySpec}} do
       'sc', '0', 'fc', '0', 'lb', '', 'la', '0', 'qu', '0', 'qc', '0')
     redis.call('ZADD', allKey, 0, id)
     indexAdd(base, indexKey, tier, labels, initial, id)
+    noteHost(base, metaKey, id)
     out[#out + 1] = 1
   end
 end

@@ -13,11 +13,11 @@
   Keys built in the script: `P p:<id>`.
 
   Output: {more 0|1, then per proxy 13 entries: id, url, tier, labels, score, state,
-  latencyEwma, successes, failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount}.
+  latencyEwma, successes, failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount, exitIp}.
 
   Error codes: none.
 ]]
-local VIEW = {'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'lb', 'la', 'qu', 'qc'}
+local VIEW = {'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'lb', 'la', 'qu', 'qc', 'xi'}
 
 local allKey = KEYS[{{listProxiesKeys.all}}]
 local base = ARGV[{{listProxies.base}}]

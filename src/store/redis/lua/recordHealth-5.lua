@@ -18,6 +18,7 @@
     proxyId
     result    p pass, f fail, e error
     u         the quarantine jitter draw (uniform in [0, 1))
+    exitIp    the exit IP the answer showed ("" = none; G9, includes/exitRecord.lua)
     term      term of the checker's leader lease ("" = none): a result of a lower term than one
               recorded already in the pool (meta field ht) is refused, a higher one is recorded
   The numbers of SPEC §2 (healthPass, healthFail, healthErrorFactor, scoreAfterQuarantine, the
@@ -26,13 +27,14 @@
   Keys built in the script: `P evs` (the event stream, includes/events.lua), `P idx:t:<tier>`, `P idx:l:<k>=<v>`.
 
   Output: {-6} unknown proxy; else {1, url, tier, labels, score, state, latencyEwma, successes,
-  failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount}.
+  failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount, exitIp}.
 
   Error codes (ScriptCode): -6 ProxyNotFound, -7 StaleTerm (a newer leader checks now).
 ]]
 -- @include "base"
 -- @include "proxy"
 -- @include "scoring"
+-- @include "exitRecord"
 
 local proxyKey = KEYS[{{recordHealthKeys.proxy}}]
 local indexKey = KEYS[{{recordHealthKeys.index}}]
@@ -47,6 +49,7 @@ local id = ARGV[{{recordHealth.proxyId}}]
 local result = ARGV[{{recordHealth.result}}]
 local u = ARGV[{{recordHealth.u}}]
 local term = ARGV[{{recordHealth.term}}]
+local exitIp = ARGV[{{recordHealth.exitIp}}]
 
 if term ~= '' then
   local t = tonumber(term)
@@ -77,6 +80,9 @@ else
   changeScore(base, id, v[2], v[3], v[5], v[4], old, score, now, u, set)
   if #set > 0 then redis.call('HSET', proxyKey, unpack(set)) end
 end
-local r = redis.call('HMGET', proxyKey, 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'lb', 'la', 'qu', 'qc')
+-- G9: an answer through the proxy is its first probe; the exit it showed (includes/exitRecord.lua)
+if result ~= 'e' then redis.call('HSET', proxyKey, 'xp', 1) end
+recordExit(base, metaKey, proxyKey, id, exitIp, now)
+local r = redis.call('HMGET', proxyKey, 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'lb', 'la', 'qu', 'qc', 'xi')
 table.insert(r, 1, 1)
 return r

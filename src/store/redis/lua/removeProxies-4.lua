@@ -11,7 +11,9 @@
 
   ARGV: list `removeProxies` (base: P) (the order: src/store/redis/script-args.ts), then the proxy ids.
 
-  Keys built in the script: `P p:<id>`, `P idx:t:<tier>`, `P idx:l:<k>=<v>`.
+  Keys built in the script: `P p:<id>`, `P idx:t:<tier>`, `P idx:l:<k>=<v>`, and of G9
+  (includes/exitRecord.lua) `P h:<host>` and `P x:<exit>`: a removed proxy stays a member of its
+  exit for an hour, as its leases may still run.
 
   Output: one integer per id, in order: 1 removed, 0 not found.
 
@@ -19,6 +21,8 @@
 ]]
 -- @include "base"
 -- @include "proxy"
+-- @include "events"
+-- @include "exitRecord"
 
 local allKey = KEYS[{{removeProxiesKeys.all}}]
 local indexKey = KEYS[{{removeProxiesKeys.index}}]
@@ -27,11 +31,13 @@ local blacklistKey = KEYS[{{removeProxiesKeys.blacklist}}]
 
 local base = ARGV[{{removeProxies.base}}]
 local out = {}
+local now = storeNow('')
 for i = {{argc.removeProxies}} + 1, #ARGV do
   local id = ARGV[i]
   local key = base .. 'p:' .. id
-  local v = redis.call('HMGET', key, 'st', 't', 'l')
+  local v = redis.call('HMGET', key, 'st', 't', 'l', 'xi')
   if v[1] then
+    forgetHost(base, id, v[4], now)
     redis.call('DEL', key)
     redis.call('ZREM', allKey, id)
     indexRem(base, indexKey, v[2], v[3], id)

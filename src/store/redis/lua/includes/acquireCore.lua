@@ -7,7 +7,7 @@
 
   K: the script's KEYS, whose keys of list `acquireKeys` (src/store/redis/script-keys.ts) start
   after K[ko]: meta `P m` (pv policy counter, ep epoch, es grants held until, qn earliest
-  quarantine return, lt and lta the longest TTL lately), quarantine `P q`, index `P idx`, candidates (`P idx:t:<tier>`, or `P idx`
+  quarantine return, lt and lta the longest TTL lately, xs 1 once exits matter: includes/exits.lua), quarantine `P q`, index `P idx`, candidates (`P idx:t:<tier>`, or `P idx`
   for any tier), busy `P b:<dk>`, workers `P ws` (zset worker id → last seen), session
   `P s:<session>` (unused when no session).
   A: the script's ARGV, whose arguments of list `acquire` (src/store/redis/script-args.ts, which
@@ -36,7 +36,7 @@
   Reply (flat array):
     granted {1, token, expireAt, sessionRebound 0|1, id, url, tier, labels, score, state,
              latencyEwma, successes, failures, lastUsedBy, lastUsedAt, quarantineUntil,
-             quarantineCount, lease hex}
+             quarantineCount, exitIp, lease hex}
     stale policy {-4, version}
     denied {-5, retryAfterMs}   (-1 = unknown)
 ]]
@@ -48,6 +48,7 @@ local NOW_US = 0
 -- The steps of the acquire, one include each, in the order acquireLease runs them (the memory
 -- engine's sdk/src/engine/memory/acquire.ts has the same steps under the same names), and the
 -- eligibility rules two of them share.
+-- @include "exits"
 -- @include "eligibility"
 -- @include "checkVersion"
 -- @include "replayRequest"
@@ -101,6 +102,7 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   local affinity = A[ao + {{acquire.affinityMs}}]
   local formerGroups = A[ao + {{acquire.formerGroups}}]
   local joinedKeys = A[ao + {{acquire.joinedKeys}}]
+  local grantUnknownExits = A[ao + {{acquire.grantUnknownExits}}]
   math.randomseed(tonumber(seed))
 
   local reply, meta = checkVersion(metaKey, policyVersion, now)
@@ -112,16 +114,16 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   local rsv
   reply, rsv = admitWorker(base, worker, dk, group, workersKey, fallbackPool, yieldsLeases, domainUseMs, now, nowText)
   if reply then return reply end
-  local needles, shadows, iso, cur, mc, busyN = prepareChoice(A, lf, le, base, dk, busy, nowText, shadowKeys, group,
-    formerGroups, joinedKeys, adaptive, minIntervalMs, maxConcurrency)
+  local needles, shadows, iso, cur, mc, busyN, ex = prepareChoice(A, lf, le, base, dk, busy, nowText, shadowKeys, group,
+    formerGroups, joinedKeys, adaptive, minIntervalMs, maxConcurrency, meta, grantUnknownExits)
   local id, pk, pr, rebound
   id, pk, pr, reply, rebound = pickBound(base, dk, tier, worker, now, binding, proxyId, sessionKey, needles, mc, cur,
-    shadows, rsv, iso, group)
+    shadows, rsv, iso, group, ex)
   if reply then return reply end
   if not id then
     local n, freeAt
     id, pk, pr, n, freeAt = pickCandidate(candidates, busy, base, dk, tier, worker, now, nowText, busyN, mc, cur,
-      needles, rsv, shadows, iso, group)
+      needles, rsv, shadows, iso, group, ex)
     if not id then return deny(quarantineKey, busy, now, nowText, n, freeAt) end
   end
   return grant(busy, binding, now, nowText, id, pk, pr, rebound or 0, mc, busyN, cur,

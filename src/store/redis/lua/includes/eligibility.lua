@@ -45,18 +45,21 @@ end
 -- none). Eligible: the pair not blocked, no holder ended within its gap, fewer live holders
 -- than both its own cap and the request's `mc`, its anchor plus `cur` in the past; the proxy of
 -- the wanted tier and labels, reserved for no other worker, idle under the shadow domain-keys,
--- held by no other domain-key in its isolation `iso` (G8; includes/isolation.lua).
-local function candidatePair(base, dk, tier, worker, now, id, mc, cur, needles, rsv, shadows, iso, group)
+-- held by no other domain-key in its isolation `iso` (G8; includes/isolation.lua), its exit's
+-- other proxies idle for `dk` as it must be (G9, rules `ex`; includes/exits.lua).
+local function candidatePair(base, dk, tier, worker, now, id, mc, cur, needles, rsv, shadows, iso, group, ex)
   local pk = base .. 'r:' .. dk .. ':' .. id
   local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p', 'e', 'ig')
   if pr[1] and tonumber(pr[1]) > now then return nil, 0 end
   local anchor = tonumber(pr[9]) or 0
+  local count = 0
   if pr[2] and pr[2] ~= '' then
-    local _, count, _, _, _, goneMax = scanHolders(pr[2], now, nil)
+    local _, n, _, _, _, goneMax = scanHolders(pr[2], now, nil)
     local gap, byEnd = gapOf(pr[7])
     if goneMax > 0 and goneMax + gap > now then return nil, 0 end
-    if count >= mc or count >= (tonumber(pr[4]) or 1) then return nil, 0 end
+    if n >= mc or n >= (tonumber(pr[4]) or 1) then return nil, 0 end
     if byEnd and goneMax > anchor then anchor = goneMax end
+    count = n
   end
   if anchor > 0 and anchor + cur > now then
     if matchesRequest(base, tier, id, needles) then return nil, anchor + cur end
@@ -64,15 +67,19 @@ local function candidatePair(base, dk, tier, worker, now, id, mc, cur, needles, 
   end
   if not matchesRequest(base, tier, id, needles) or reservedForOther(worker, rsv, id, dk, group) then return nil, 0 end
   local su = math.max(shadowsUntil(base, now, id, shadows), heldInGroups(base, iso, id, dk, now))
-  if su == 0 then return pk, pr end
-  return nil, su
+  if su ~= 0 then return nil, su end
+  -- G9: the exit's other proxies hold it as its own pair would (includes/exits.lua)
+  local ok, at = exitAllows(base, dk, id, now, ex, count, mc, pr[4], cur, shadows, iso)
+  if ok then return pk, pr end
+  if at < 0 then return nil, 0 end
+  return nil, at
 end
 
 -- A request bound to one proxy `b` (its session's, or the argument proxyId): its pair key and
 -- fields when it can be granted now; nil and the ms until it frees (-1 unknown) when the
 -- request must be denied; nil, nil when `b` cannot serve it at all (not ACTIVE, another tier,
--- labels, banned).
-local function boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shadows, rsv, iso, group)
+-- labels, banned, waiting for its first probe: G9).
+local function boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shadows, rsv, iso, group, ex)
   if reservedForOther(worker, rsv, b, dk, group) then return nil, -1 end
   local v = redis.call('HMGET', base .. 'p:' .. b, 'st', 't', 'l')
   if v[1] == 'A' and (tier == '' or v[2] == tier) and (not needles or labelsMatch(v[3], needles)) then
@@ -88,8 +95,12 @@ local function boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shado
       if anchor > 0 then at = math.max(at, anchor + cur) end
       if count >= mc or count >= (tonumber(pr[4]) or 1) then at = math.max(at, first + gap) end
       at = math.max(at, shadowsUntil(base, now, b, shadows), heldInGroups(base, iso, b, dk, now))
-      if at <= now then return pk, pr end
-      return nil, at - now
+      if at > now then return nil, at - now end
+      -- G9: a proxy waiting for its first probe cannot serve it; a busy sibling is waited for
+      local ok, xat = exitAllows(base, dk, b, now, ex, count, mc, pr[4], cur, shadows, iso)
+      if ok then return pk, pr end
+      if xat < 0 then return nil, nil end
+      return nil, math.max(1, xat - now)
     end
   end
   return nil, nil

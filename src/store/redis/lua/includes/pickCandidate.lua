@@ -29,7 +29,7 @@ end
 -- not show (the domain-key's interval now, a shadow domain-key, an isolation group) frees up
 -- (0 = none seen).
 local function pickCandidate(candidates, busy, base, dk, tier, worker, now, nowText, busyN, mc, cur, needles, rsv,
-                             shadows, iso, group)
+                             shadows, iso, group, ex)
   local cand, n = candidateIndex(candidates, base, tier, needles)
   -- a proxy held in the isolation group is as busy for this key as one of its own
   local heldN = 0
@@ -53,7 +53,7 @@ local function pickCandidate(candidates, busy, base, dk, tier, worker, now, nowT
         band = math.min(band, n)
       else
         probes = probes + 1
-        local cpk, cpr = candidatePair(base, dk, tier, worker, now, ids[1], mc, cur, needles, rsv, shadows, iso, group)
+        local cpk, cpr = candidatePair(base, dk, tier, worker, now, ids[1], mc, cur, needles, rsv, shadows, iso, group, ex)
         if cpk then return ids[1], cpk, cpr end
         if cpr > 0 and (freeAt == 0 or cpr < freeAt) then freeAt = cpr end
         tried = tried or {}
@@ -81,7 +81,7 @@ local function pickCandidate(candidates, busy, base, dk, tier, worker, now, nowT
       local scores = redis.call('ZMSCORE', busy, unpack(ids))
       for j = 1, #ids do
         if not (tried and tried[(pos + j - 1) % band]) and not (scores[j] and tonumber(scores[j]) > now) then
-          local cpk, cpr = candidatePair(base, dk, tier, worker, now, ids[j], mc, cur, needles, rsv, shadows, iso, group)
+          local cpk, cpr = candidatePair(base, dk, tier, worker, now, ids[j], mc, cur, needles, rsv, shadows, iso, group, ex)
           if cpk then return ids[j], cpk, cpr end
           if cpr > 0 and (freeAt == 0 or cpr < freeAt) then freeAt = cpr end
         end

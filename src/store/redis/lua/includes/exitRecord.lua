@@ -1,0 +1,68 @@
+--[[
+  G9, the record's side (docs/store-semantics.md §exit IPs): the exit a health check showed, the
+  proxies of one host, and the marks the acquire reads (fields and keys: includes/exits.lua).
+  Host members: `P h:<host>`, the set of ids whose host (after the last "@", before the port) is
+  <host>. Needs the includes base and events.
+]]
+-- A former exit counts this long after the change: leases granted under it may still run.
+local FORMER_EXIT_MS = 3600000
+
+-- The host of proxy id `id`: after its last "@", before its port.
+local function hostOf(id)
+  local rest = string.match(id, '^.*@(.*)$') or id
+  return string.match(rest, '^(.*):%d+$') or rest
+end
+
+-- Mark every live member of exit `ip` as having siblings (xg) once it has two, and the pool as
+-- one where exits matter (meta xs).
+local function markSiblings(base, metaKey, ip, now)
+  local ms = redis.call('ZRANGE', base .. 'x:' .. ip, '(' .. now, '+inf', 'BYSCORE')
+  if #ms < 2 then return end
+  for i = 1, #ms do
+    local key = base .. 'p:' .. ms[i]
+    if redis.call('EXISTS', key) == 1 then redis.call('HSET', key, 'xg', 1) end
+  end
+  redis.call('HSET', metaKey, 'xs', 1)
+end
+
+-- Record exit `ip` ("" = none shown) for proxy `id` (record `proxyKey`, which exists): a change
+-- keeps the former exit counting for FORMER_EXIT_MS, and is an EXIT event ("<old>><new>").
+local function recordExit(base, metaKey, proxyKey, id, ip, now)
+  if ip == '' then return end
+  local old = redis.call('HGET', proxyKey, 'xi') or ''
+  if old == ip then return end
+  if old ~= '' then
+    local key = base .. 'x:' .. old
+    redis.call('ZADD', key, now + FORMER_EXIT_MS, id)
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+    redis.call('HSET', proxyKey, 'xi', ip, 'xo', old, 'xu', now + FORMER_EXIT_MS)
+  else
+    redis.call('HSET', proxyKey, 'xi', ip)
+  end
+  redis.call('ZADD', base .. 'x:' .. ip, '+inf', id)
+  markSiblings(base, metaKey, ip, now)
+  emitEvent(base, 'EXIT', id, '', old .. '>' .. ip)
+end
+
+-- A proxy `id` new to the pool (its record written): it joins its host's members; the second
+-- proxy of a host marks both as sharing it (xh), and the pool as one where exits matter.
+local function noteHost(base, metaKey, id)
+  local key = base .. 'h:' .. hostOf(id)
+  redis.call('SADD', key, id)
+  local n = redis.call('SCARD', key)
+  if n < 2 then return end
+  if n == 2 then
+    local ms = redis.call('SMEMBERS', key)
+    for i = 1, #ms do redis.call('HSET', base .. 'p:' .. ms[i], 'xh', 1) end
+  else
+    redis.call('HSET', base .. 'p:' .. id, 'xh', 1)
+  end
+  redis.call('HSET', metaKey, 'xs', 1)
+end
+
+-- A proxy `id` removed (its exit `ip`, "" = none): it leaves its host's members, and stays a
+-- member of its exit for FORMER_EXIT_MS (its leases may still run).
+local function forgetHost(base, id, ip, now)
+  redis.call('SREM', base .. 'h:' .. hostOf(id), id)
+  if ip and ip ~= '' then redis.call('ZADD', base .. 'x:' .. ip, now + FORMER_EXIT_MS, id) end
+end
