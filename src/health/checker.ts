@@ -17,6 +17,16 @@ export interface HealthCheckerOptions {
   readonly clock?: () => number;
   /** Told of every result (metrics). */
   readonly onResult?: (pool: string, result: HealthResult) => void;
+  /** Told when a probe showed a proxy's exit IP for the first time or a new one (the audit trail). */
+  readonly onExitChanged?: (change: ExitChange) => void;
+}
+
+/** A proxy's exit IP as a probe showed it, against what the checker knew before ("" = none). */
+export interface ExitChange {
+  readonly pool: string;
+  readonly proxyId: string;
+  readonly from: string;
+  readonly to: string;
 }
 
 /** Options of one pass. */
@@ -99,14 +109,15 @@ export class HealthChecker {
   async checkNew(pool: string, proxies: readonly Pick<ProxyView, "id" | "url">[]): Promise<CheckProgressUpdate> {
     const targetUrl = this.opts.targets.get(pool);
     const todo = proxies.filter((p) => /^https?:/.test(p.url));
-    if (targetUrl === undefined || todo.length === 0) return { total: 0, checked: 0, passed: 0, failed: 0, errors: 0, proxyId: "", result: "" };
+    if (targetUrl === undefined || todo.length === 0)
+      return { total: 0, checked: 0, passed: 0, failed: 0, errors: 0, proxyId: "", result: "" };
     return this.probeAll(pool, targetUrl, todo, {});
   }
 
   private async probeAll(
     pool: string,
     targetUrl: string,
-    todo: Pick<ProxyView, "id" | "url">[],
+    todo: (Pick<ProxyView, "id" | "url"> & { readonly exitIp?: string })[],
     opts: PassOptions,
   ): Promise<CheckProgressUpdate> {
     const counts = { total: todo.length, checked: 0, passed: 0, failed: 0, errors: 0 };
@@ -115,7 +126,11 @@ export class HealthChecker {
     const worker = async (): Promise<void> => {
       for (let p = todo.pop(); p !== undefined && opts.signal?.aborted !== true; p = todo.pop()) {
         const { result, exitIp } = await this.opts.probe({ proxyUrl: p.url, targetUrl, timeoutMs: this.opts.timeoutMs });
-        await this.opts.store.recordHealth(pool, p.id, result, opts.term ?? 0, exitIp);
+        const after = await this.opts.store.recordHealth(pool, p.id, result, opts.term ?? 0, exitIp);
+        const before = p.exitIp ?? "";
+        if (after !== undefined && after.exitIp !== "" && after.exitIp !== before) {
+          this.opts.onExitChanged?.({ pool, proxyId: p.id, from: before, to: after.exitIp });
+        }
         this.noteResult(pool, p.id, result);
         this.opts.onResult?.(pool, result);
         counts.checked++;
