@@ -3,7 +3,8 @@
 -- the isolation groups whose holds the candidates are checked against and the keys that joined
 -- the group lately, whose live leases are (G8; nil = none); the domain-key's interval now (before
 -- jitter: the policy's, raised by adaptive pacing); the request's maxConcurrency as a number; the
--- live entries of the busy index; the exit rules of G9 (includes/exits.lua; nil = none in the pool).
+-- live entries of the busy index; the exit rules of G9 (includes/exits.lua: nil = none in the pool,
+-- else the request's grantUnknownExits).
 local function prepareChoice(A, lf, le, base, dk, busy, nowText, shadowKeys, group, formerGroups, joinedKeys,
                              adaptive, minIntervalMs, maxConcurrency, meta, grantUnknownExits)
   local needles = nil
@@ -28,5 +29,8 @@ local function prepareChoice(A, lf, le, base, dk, busy, nowText, shadowKeys, gro
   local cur = tonumber(minIntervalMs)
   if adapt > cur then cur = adapt end
   local busyN = redis.call('ZCOUNT', busy, '(' .. nowText, '+inf')
-  return needles, shadows, iso, cur, tonumber(maxConcurrency), busyN, exitRules(meta, grantUnknownExits)
+  -- G9: no rules until exits matter in the pool (meta xs), then the request's grantUnknownExits
+  local ex = nil
+  if meta[7] == '1' then ex = grantUnknownExits end
+  return needles, shadows, iso, cur, tonumber(maxConcurrency), busyN, ex
 end
