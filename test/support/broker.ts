@@ -86,6 +86,8 @@ export interface StartBrokerOptions {
   logger?: Logger;
   /** Shards of every pool (POOL_SHARDS) on a Redis store or cluster; 1 (unsharded) by default. */
   shards?: number;
+  /** Pools whose proxies that share a host wait for their first probe (G9); none by default. */
+  probeFirstPools?: ReadonlySet<string>;
 }
 
 /** Start a broker on a fresh store; `redisUrl` is required for the Redis store, `clusterNodes` for a cluster. */
@@ -110,6 +112,7 @@ export async function startBroker(opts: StartBrokerOptions): Promise<TestBroker>
   const server = await BrokerServer.start({
     store,
     settings: { ...TEST_SETTINGS, ...opts.settings },
+    ...(opts.probeFirstPools === undefined ? {} : { probeFirstPools: opts.probeFirstPools }),
     ...(tokens === undefined ? {} : { tokens: () => tokens }),
     ...(opts.logger === undefined ? {} : { logger: opts.logger }),
   });

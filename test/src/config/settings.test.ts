@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SettingsError, loadSettings } from "../../../src/config/settings.js";
+import { SettingsError, loadSettings, probeFirstPools } from "../../../src/config/settings.js";
 import { parseProxiesFile } from "../../../src/config/proxies-file.js";
 
 describe("settings", () => {
@@ -51,6 +51,17 @@ describe("settings", () => {
       expect(() => loadSettings(env)).toThrow(SettingsError);
       expect(() => loadSettings(env)).toThrow(message);
     }
+  });
+});
+
+describe("pools whose shared-host proxies wait for their first probe (G9)", () => {
+  it("are the checked pools, except those GRANT_UNKNOWN_EXITS names", () => {
+    const env = { HEALTH_CHECK_URL: "http://echo.example/", HEALTH_CHECK_POOLS: "default,res", HEALTH_CHECK_URLS: "isp=http://e.example/" };
+    expect([...probeFirstPools(loadSettings(env))].sort()).toEqual(["default", "isp", "res"]);
+    expect([...probeFirstPools(loadSettings({ ...env, GRANT_UNKNOWN_EXITS: "res, isp" }))]).toEqual(["default"]);
+    expect(probeFirstPools(loadSettings({ ...env, GRANT_UNKNOWN_EXITS: "*" })).size).toBe(0);
+    expect(probeFirstPools(loadSettings({})).size).toBe(0);
+    expect(() => loadSettings({ GRANT_UNKNOWN_EXITS: "bad pool" })).toThrow(/GRANT_UNKNOWN_EXITS/);
   });
 });
 
