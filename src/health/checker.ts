@@ -17,16 +17,7 @@ export interface HealthCheckerOptions {
   readonly clock?: () => number;
   /** Told of every result (metrics). */
   readonly onResult?: (pool: string, result: HealthResult) => void;
-  /** Told when a probe showed a proxy's exit IP for the first time or a new one (the audit trail). */
-  readonly onExitChanged?: (change: ExitChange) => void;
-}
 
-/** A proxy's exit IP as a probe showed it, against what the checker knew before ("" = none). */
-export interface ExitChange {
-  readonly pool: string;
-  readonly proxyId: string;
-  readonly from: string;
-  readonly to: string;
 }
 
 /** Options of one pass. */
@@ -117,7 +108,7 @@ export class HealthChecker {
   private async probeAll(
     pool: string,
     targetUrl: string,
-    todo: (Pick<ProxyView, "id" | "url"> & { readonly exitIp?: string })[],
+    todo: Pick<ProxyView, "id" | "url">[],
     opts: PassOptions,
   ): Promise<CheckProgressUpdate> {
     const counts = { total: todo.length, checked: 0, passed: 0, failed: 0, errors: 0 };
@@ -126,11 +117,7 @@ export class HealthChecker {
     const worker = async (): Promise<void> => {
       for (let p = todo.pop(); p !== undefined && opts.signal?.aborted !== true; p = todo.pop()) {
         const { result, exitIp } = await this.opts.probe({ proxyUrl: p.url, targetUrl, timeoutMs: this.opts.timeoutMs });
-        const after = await this.opts.store.recordHealth(pool, p.id, result, opts.term ?? 0, exitIp);
-        const before = p.exitIp ?? "";
-        if (after !== undefined && after.exitIp !== "" && after.exitIp !== before) {
-          this.opts.onExitChanged?.({ pool, proxyId: p.id, from: before, to: after.exitIp });
-        }
+        await this.opts.store.recordHealth(pool, p.id, result, opts.term ?? 0, exitIp);
         this.noteResult(pool, p.id, result);
         this.opts.onResult?.(pool, result);
         counts.checked++;

@@ -31,12 +31,7 @@ export function healthOf(opts: { settings: Settings; store: LeaseStore; metrics:
     concurrency: settings.healthCheckConcurrency,
     probe: probeProxy,
     onResult: (_pool, result) => metrics.results.inc({ result }),
-    onExitChanged: (c) => {
-      const detail = `${c.proxyId}: exit ${c.from === "" ? "(none)" : c.from} → ${c.to}`;
-      store
-        .appendAudit({ actor: "health-checker", method: "ExitChanged", pool: c.pool, detail })
-        .catch((err: unknown) => warn(`health checker: auditing an exit change failed: ${messageOf(err)}`));
-    },
+
   });
   const service = new HealthService({
     store,

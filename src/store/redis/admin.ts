@@ -2,7 +2,7 @@
  * Internal to the Redis store: admin operations and reads (store-semantics §admin).
  */
 import { decodeClaims } from "./claims-codec.js";
-import { StaleTermError } from "@proxybroker/sdk/engine";
+import { exitAudit, StaleTermError } from "@proxybroker/sdk/engine";
 import type {
   HealthResult,
   PoolStats,
@@ -14,7 +14,8 @@ import type {
 } from "@proxybroker/sdk/model";
 import { ScriptCode, ScriptReplyError } from "./errors.js";
 import { encodeLabels } from "./labels.js";
-import { asArray, decodeProxy, num, VIEW_FIELDS } from "./replies.js";
+import { appendAudit } from "./events.js";
+import { asArray, decodeProxy, num, str, VIEW_FIELDS } from "./replies.js";
 import type { StoreEnv } from "./store-env.js";
 import { argv, type ScriptArg } from "./script-args.js";
 import { keyv } from "./script-keys.js";
@@ -162,7 +163,11 @@ export async function recordHealth(
   if (num(a, 0) === ScriptCode.StaleTerm)
     throw new StaleTermError(`a health-check result of term ${term} was refused: a newer leader checks pool ${pool}`);
   a[0] = id;
-  return decodeProxy(a, 0);
+  const view = decodeProxy(a, 0);
+  const before = str(a, VIEW_FIELDS + 1);
+  // the audit trail is one stream for every pool (outside the pool's hash tag): written after
+  if (before !== "") await appendAudit(env, exitAudit(pool, { proxyId: id, from: before === "none" ? "" : before, to: view.exitIp }));
+  return view;
 }
 
 /** An admin's action on proxies (proxyAction-3.lua): each id changed, unchanged or not found. */

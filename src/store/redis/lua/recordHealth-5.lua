@@ -27,7 +27,8 @@
   Keys built in the script: `P evs` (the event stream, includes/events.lua), `P idx:t:<tier>`, `P idx:l:<k>=<v>`.
 
   Output: {-6} unknown proxy; else {1, url, tier, labels, score, state, latencyEwma, successes,
-  failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount, exitIp}.
+  failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount, exitIp, exitBefore}: exitBefore the
+  exit before when this check changed it ("none" when there was none), else "".
 
   Error codes (ScriptCode): -6 ProxyNotFound, -7 StaleTerm (a newer leader checks now).
 ]]
@@ -82,7 +83,8 @@ else
 end
 -- G9: an answer through the proxy is its first probe; the exit it showed (includes/exitRecord.lua)
 if result ~= 'e' then redis.call('HSET', proxyKey, 'xp', 1) end
-recordExit(base, metaKey, proxyKey, id, exitIp, now)
+local exitBefore = recordExit(base, metaKey, proxyKey, id, exitIp, now)
 local r = redis.call('HMGET', proxyKey, 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'lb', 'la', 'qu', 'qc', 'xi')
 table.insert(r, 1, 1)
+r[#r + 1] = exitBefore or ''
 return r

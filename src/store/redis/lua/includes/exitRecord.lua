@@ -26,11 +26,12 @@ local function markSiblings(base, metaKey, ip, now)
 end
 
 -- Record exit `ip` ("" = none shown) for proxy `id` (record `proxyKey`, which exists): a change
--- keeps the former exit counting for FORMER_EXIT_MS, and is an EXIT event ("<old>><new>").
+-- keeps the former exit counting for FORMER_EXIT_MS, and is an EXIT event ("<old> -> <new>",
+-- "none" for no exit before). Answers the exit before when it changed, else nil.
 local function recordExit(base, metaKey, proxyKey, id, ip, now)
-  if ip == '' then return end
+  if ip == '' then return nil end
   local old = redis.call('HGET', proxyKey, 'xi') or ''
-  if old == ip then return end
+  if old == ip then return nil end
   if old ~= '' then
     local key = base .. 'x:' .. old
     redis.call('ZADD', key, now + FORMER_EXIT_MS, id)
@@ -41,7 +42,10 @@ local function recordExit(base, metaKey, proxyKey, id, ip, now)
   end
   redis.call('ZADD', base .. 'x:' .. ip, '+inf', id)
   markSiblings(base, metaKey, ip, now)
-  emitEvent(base, 'EXIT', id, '', old .. '>' .. ip)
+  local before = old
+  if before == '' then before = 'none' end
+  emitEvent(base, 'EXIT', id, '', before .. ' -> ' .. ip)
+  return before
 end
 
 -- A proxy `id` new to the pool (its record written): it joins its host's members; the second
@@ -60,9 +64,15 @@ local function noteHost(base, metaKey, id)
   redis.call('HSET', metaKey, 'xs', 1)
 end
 
--- A proxy `id` removed (its exit `ip`, "" = none): it leaves its host's members, and stays a
--- member of its exit for FORMER_EXIT_MS (its leases may still run).
+-- A proxy `id` removed (its exit `ip`, "" = none): it leaves its host's members (the last one
+-- left there no longer shares it), and stays a member of its exit for FORMER_EXIT_MS (its leases
+-- may still run).
 local function forgetHost(base, id, ip, now)
-  redis.call('SREM', base .. 'h:' .. hostOf(id), id)
+  local key = base .. 'h:' .. hostOf(id)
+  redis.call('SREM', key, id)
+  if redis.call('SCARD', key) == 1 then
+    local last = redis.call('SRANDMEMBER', key)
+    redis.call('HDEL', base .. 'p:' .. last, 'xh')
+  end
   if ip and ip ~= '' then redis.call('ZADD', base .. 'x:' .. ip, now + FORMER_EXIT_MS, id) end
 end

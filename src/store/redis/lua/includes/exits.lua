@@ -17,8 +17,8 @@
 -- waiting for its first probe may be granted). Each sibling's pair for `dk` holds the proxy back
 -- as its own would: blocked, a holder ended within its gap, its pacing anchor plus the interval
 -- now `cur`, a shadow domain-key, an isolation hold; its live holders count with `count`.
--- Answers true, or false and the moment it frees up (-1: a proxy waiting for its first probe,
--- which this request may not be granted).
+-- Answers true, or false and the moment it frees up (-1: the proxy cannot serve the request: it
+-- waits for its first probe, which this request may not skip, or a sibling is banned for `dk`).
 local function exitAllows(base, dk, id, now, ex, count, mc, cap, cur, shadows, iso)
   if not ex then return true end
   local v = redis.call('HMGET', base .. 'p:' .. id, 'xg', 'xi', 'xo', 'xu', 'xh', 'xp')
@@ -35,7 +35,9 @@ local function exitAllows(base, dk, id, now, ex, count, mc, cap, cur, shadows, i
       local m = members[i]
       if m ~= id and not seen[m] then
         seen[m] = true
-        local pr = redis.call('HMGET', base .. 'r:' .. dk .. ':' .. m, 'u', 'h', 'g', 'e')
+        local pr = redis.call('HMGET', base .. 'r:' .. dk .. ':' .. m, 'u', 'h', 'g', 'e', 'b')
+        -- a ban holds the exit as the proxy's own ban would: it cannot serve the key
+        if (tonumber(pr[5]) or 0) > now then return false, -1 end
         local at = tonumber(pr[1]) or 0
         local anchor = tonumber(pr[4]) or 0
         if pr[2] and pr[2] ~= '' then
