@@ -137,6 +137,8 @@ export function proxyFromWire(p: WireProxy): ProxyView {
     lastUsedAt: epochMsOf(p.lastUsedTime),
     quarantineUntil: epochMsOf(p.quarantineUntil),
     quarantineCount: p.quarantineCount,
+    // G9: not on the wire yet (Proxy.exit_ip comes with the proto change); "" = not known
+    exitIp: "",
   };
 }
 
