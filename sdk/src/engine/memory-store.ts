@@ -37,7 +37,8 @@ import { reportOutcome } from "./memory/report.js";
 import { deletePolicy, listPolicies, setPolicy } from "./memory/policies.js";
 import { domainPacing, listProxies, liveWorkers, poolStats } from "./memory/queries.js";
 import { applyHealth } from "./memory/score-change.js";
-import { recordExit } from "./memory/exit-health.js";
+import { learnExits, recordExit } from "./memory/exit-health.js";
+import type { ExitMember } from "../model/exit-groups.js";
 import { viewOf } from "./memory/records.js";
 import { Leaders } from "./memory/leaders.js";
 import * as workers from "./memory/workers.js";
@@ -173,6 +174,17 @@ export class MemoryStore implements LeaseStore {
     if (view === undefined) return undefined;
     recordExit(state, found, { id, result, exitIp, now });
     return viewOf(found.proxies.get(id)!);
+  }
+
+  /**
+   * The exits of proxies of `pool` as the broker's snapshot shows them (G9; a fallback pool's
+   * local store): recorded as a health check would record them, without scoring, events or
+   * audit. Unknown ids and "" are skipped.
+   */
+  async useExits(pool: string, members: readonly ExitMember[]): Promise<void> {
+    const state = this.open();
+    const found = state.findPool(pool);
+    if (found !== undefined) learnExits(found, members, state.ctx.clock());
   }
 
   async campaign(name: string, owner: string, ttlMs: number): Promise<Campaign> {

@@ -50,3 +50,15 @@ export function recordExit(state: EngineState, pool: PoolState, seen: HealthExit
   const entry = exitAudit(pool.name, change);
   state.audit.append(seen.now, (id) => ({ id, at: seen.now, ...entry }));
 }
+
+/**
+ * Exits another store knows (a fallback pool's snapshot of the broker's proxies): recorded as a
+ * health check that saw them would record them, without probes, scores, events or audit.
+ */
+export function learnExits(pool: PoolState, members: readonly { readonly id: string; readonly exitIp: string }[], now: number): void {
+  for (const m of members) {
+    const rec = pool.proxies.get(m.id);
+    const change = rec === undefined ? undefined : pool.exits.showed(m.id, m.exitIp, now);
+    if (rec !== undefined && change !== undefined) rec.exitIp = change.to;
+  }
+}
