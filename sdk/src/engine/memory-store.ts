@@ -37,6 +37,9 @@ import { reportOutcome } from "./memory/report.js";
 import { deletePolicy, listPolicies, setPolicy } from "./memory/policies.js";
 import { domainPacing, listProxies, liveWorkers, poolStats } from "./memory/queries.js";
 import { applyHealth } from "./memory/score-change.js";
+import { learnExits, recordExit } from "./memory/exit-health.js";
+import type { ExitMember } from "../model/exit-groups.js";
+import { viewOf } from "./memory/records.js";
 import { Leaders } from "./memory/leaders.js";
 import * as workers from "./memory/workers.js";
 import { StoreUnavailableError, type LeaseStore } from "./store.js";
@@ -106,7 +109,8 @@ export class MemoryStore implements LeaseStore {
   }
 
   async removeProxies(pool: string, ids: readonly string[]): Promise<{ removed: string[]; notFound: string[] }> {
-    return removeProxies(this.open().pool(pool), ids);
+    const state = this.open();
+    return removeProxies(state.pool(pool), ids, state.ctx.clock());
   }
 
   async restoreProxies(pool: string, ids: readonly string[]): Promise<{ restored: string[]; notFound: string[] }> {
@@ -156,7 +160,7 @@ export class MemoryStore implements LeaseStore {
     return listProxies(this.open().findPool(pool), page);
   }
 
-  async recordHealth(pool: string, id: string, result: HealthResult, term = 0): Promise<ProxyView | undefined> {
+  async recordHealth(pool: string, id: string, result: HealthResult, term = 0, exitIp = ""): Promise<ProxyView | undefined> {
     const state = this.open();
     const found = state.findPool(pool);
     if (found === undefined) return undefined;
@@ -165,7 +169,22 @@ export class MemoryStore implements LeaseStore {
         throw new StaleTermError(`a health-check result of term ${term} was refused: a newer leader checks pool ${pool}`);
       found.healthTerm = term;
     }
-    return applyHealth(state.ctx, found, id, result, state.ctx.clock());
+    const now = state.ctx.clock();
+    const view = applyHealth(state.ctx, found, id, result, now);
+    if (view === undefined) return undefined;
+    recordExit(state, found, { id, result, exitIp, now });
+    return viewOf(found.proxies.get(id)!);
+  }
+
+  /**
+   * The exits of proxies of `pool` as the broker's snapshot shows them (G9; a fallback pool's
+   * local store): recorded as a health check would record them, without scoring, events or
+   * audit. Unknown ids and "" are skipped.
+   */
+  async useExits(pool: string, members: readonly ExitMember[]): Promise<void> {
+    const state = this.open();
+    const found = state.findPool(pool);
+    if (found !== undefined) learnExits(found, members, state.ctx.clock());
   }
 
   async campaign(name: string, owner: string, ttlMs: number): Promise<Campaign> {

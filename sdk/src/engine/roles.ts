@@ -58,7 +58,11 @@ export interface StoreProxies {
   restoreProxies(pool: string, ids: readonly string[]): Promise<{ restored: string[]; notFound: string[] }>;
   /** Proxies in id order, ids greater than `after`; `next` is the token for the next page. */
   listProxies(pool: string, page: { size: number; after: string }): Promise<{ proxies: ProxyView[]; next: string }>;
-  /** Apply one health check result (§2; a pass returns a QUARANTINED proxy early) and the exit IP it showed ("" = none, G9). */
+  /**
+   * Apply one health check result (§2); a pass returns a QUARANTINED proxy early. `exitIp`: the
+   * exit the check saw through the proxy ("" or absent: none), recorded as store-semantics §exit
+   * IPs says (G9).
+   */
   recordHealth(pool: string, id: string, result: HealthResult, term?: number, exitIp?: string): Promise<ProxyView | undefined>;
   /** An admin's action on proxies of `pool` (see `ProxyAction`). */
   proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult>;

@@ -210,7 +210,8 @@ export class FallbackLeases {
 
   usedLately(proxyId: string, domainKey: string, now: number): boolean {
     for (const l of this.leases.values()) {
-      if (l.proxyId !== proxyId || l.domainKey !== domainKey) continue;
+      // a lease of a proxy of the same exit IP holds the pair too (G9)
+      if (l.domainKey !== domainKey || !this.membership.sameExit(l.proxyId, proxyId)) continue;
       const end = l.endedAt > 0 ? l.endedAt : l.expireAt;
       if (end + l.intervalMs > now) return true;
     }

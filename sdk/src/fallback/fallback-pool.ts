@@ -238,8 +238,9 @@ export class FallbackPool {
   }
 
   /**
-   * Whether a local lease of (proxyId, domainKey) is live at `now`, or ended less than its pacing
-   * interval ago: a broker grant of that pair now could reach the site too early.
+   * Whether a local lease of (proxyId, domainKey), or of a proxy of the same exit IP (G9), is live
+   * at `now`, or ended less than its pacing interval ago: a broker grant of that pair now could
+   * reach the site too early.
    */
   usedLately(proxyId: string, domainKey: string, now: number): boolean {
     return this.leases.usedLately(proxyId, domainKey, now);

@@ -11,6 +11,7 @@ export type { FallbackPoolView } from "./pool-view.js";
 export { DEFAULT_MAX_BUFFERED_OUTCOMES, FallbackOutcomes, OutcomeBuffer } from "./outcome-buffer.js";
 export type { BufferedOutcome } from "./outcome-buffer.js";
 export { ownerOf, rendezvousWeight, shareOf } from "../model/rendezvous.js";
+export { exitGroups, shareOfGroups } from "../model/exit-groups.js";
 export { loadSnapshotFile, saveSnapshotFile, SnapshotFileError } from "./snapshot.js";
 export type { PoolSnapshot } from "./snapshot.js";
 export { DomainShares } from "./domain-shares.js";

@@ -2,7 +2,7 @@ import type { DomainPolicySpec, PolicySet, ProxySpecInput, ProxyView } from "../
 import { DEFAULT_SCORING, type ScoringConfig } from "../model/scoring.js";
 import { MemoryStore } from "../engine/memory-store.js";
 import { DEFAULT_POOL } from "../model/model.js";
-import { shareOf } from "../model/rendezvous.js";
+import { groupKeys, shareOfGroups, type ExitMember } from "../model/exit-groups.js";
 import { loadSnapshotFile, saveSnapshotFile, type PoolSnapshot } from "./snapshot.js";
 import { DomainShares, type DomainListing, type DomainRoute } from "./domain-shares.js";
 import { EMPTY_CLAIM, claimRoute, type ClaimedKey, type FallbackClaim } from "../model/fallback-claim.js";
@@ -33,6 +33,8 @@ export interface PoolMembershipOptions {
 export interface Source {
   readonly pool: string;
   readonly specs: readonly ProxySpecInput[];
+  /** The exit of each proxy of `specs`, as far as known (G9: a share takes whole exit groups). */
+  readonly exits: readonly ExitMember[];
   readonly workers: readonly string[];
   /** The id this worker has among `workers` (its worker id, or its static shard's). */
   readonly self: string;
@@ -69,6 +71,8 @@ export class PoolMembership {
   private built: Source | undefined;
   private current: PoolSnapshot | undefined;
   private shareIds: readonly string[] = [];
+  /** Proxy id → the key of its exit group (G9), as of the last completed build. */
+  private groups: ReadonlyMap<string, string> = new Map();
   /** Worker id → when a snapshot or membership last listed it (see `remembered`). */
   private readonly listedAt = new Map<string, number>();
   /**
@@ -96,17 +100,19 @@ export class PoolMembership {
     if (opts.staticProxies === undefined) return;
     const pool = poolName(opts.staticPool ?? "");
     const shard = opts.shard;
+    const exits = opts.staticProxies.map((s) => ({ id: s.id, exitIp: "" }));
     const source: Source =
       shard !== undefined
         ? {
             pool,
             specs: opts.staticProxies,
+            exits,
             workers: Array.from({ length: shard.count }, (_, i) => shardId(i)),
             self: shardId(shard.index),
             policies: [],
             pacing: {},
           }
-        : { pool, specs: opts.staticProxies, workers: opts.staticWorkers ?? [], self: opts.workerId, policies: [], pacing: {} };
+        : { pool, specs: opts.staticProxies, exits, workers: opts.staticWorkers ?? [], self: opts.workerId, policies: [], pacing: {} };
     // Cannot fail: the store is open. Every call waits for this build first.
     this.install(source).catch(() => undefined);
   }
@@ -213,6 +219,13 @@ export class PoolMembership {
     return this.shareIds;
   }
 
+  /** Whether two proxies leave from one exit IP, as the last completed build knows (G9); a proxy is on its own exit. */
+  sameExit(a: string, b: string): boolean {
+    if (a === b) return true;
+    const group = this.groups.get(a);
+    return group !== undefined && group === this.groups.get(b);
+  }
+
   /** See `FallbackPool.hasPool`. */
   get hasPool(): boolean {
     const now = this.clock();
@@ -268,6 +281,7 @@ export class PoolMembership {
       await this.sole.removeProxies(prev.pool, gone);
     }
     await this.sole.addProxies(source.pool, source.specs);
+    await this.sole.useExits(source.pool, membersOf(source));
     return this.sole;
   }
 
@@ -300,13 +314,8 @@ export class PoolMembership {
 
   /** Removals first: an acquire between the two steps sees a subset of both shares. */
   private async rebuild(next: Source): Promise<void> {
-    const ids = new Set(
-      shareOf(
-        next.specs.map((s) => s.id),
-        next.workers,
-        next.self,
-      ),
-    );
+    const members = membersOf(next);
+    const ids = new Set(shareOfGroups(members, next.workers, next.self));
     const specs = next.specs.filter((s) => ids.has(s.id));
     const prev = this.built;
     if (prev !== undefined) {
@@ -314,7 +323,12 @@ export class PoolMembership {
       await this.store.removeProxies(prev.pool, gone);
     }
     await this.store.addProxies(next.pool, specs);
+    await this.store.useExits(
+      next.pool,
+      members.filter((m) => ids.has(m.id)),
+    );
     this.built = next;
+    this.groups = groupKeys(members);
     this.domains.usePolicies(next.policies);
     this.shareIds = Object.freeze(specs.map((s) => s.id).sort());
     this.opts.onBuilt();
@@ -347,13 +361,20 @@ export function policySetOf(source: Source): PolicySet {
   return { version: ".0", epoch: "", policies: source.policies, history: [], proxies: source.specs.length };
 }
 
+/** The proxies of `source` with their exits ("" where not known). */
+function membersOf(source: Source): ExitMember[] {
+  const exits = new Map(source.exits.map((m) => [m.id, m.exitIp]));
+  return source.specs.map((s) => ({ id: s.id, exitIp: exits.get(s.id) ?? "" }));
+}
+
 function specOf(p: ProxyView): ProxySpecInput {
   return { id: p.id, url: p.url, tier: p.tier, labels: p.labels };
 }
 
 function sourceOf(snap: PoolSnapshot, self: string, workers: readonly string[]): Source {
-  const specs = snap.proxies.filter((p) => p.state === "ACTIVE").map(specOf);
-  return { pool: poolName(snap.pool), specs, workers, self, policies: snap.policies, pacing: snap.pacing ?? {} };
+  const active = snap.proxies.filter((p) => p.state === "ACTIVE");
+  const exits = active.map((p) => ({ id: p.id, exitIp: p.exitIp }));
+  return { pool: poolName(snap.pool), specs: active.map(specOf), exits, workers, self, policies: snap.policies, pacing: snap.pacing ?? {} };
 }
 
 /** A claim nothing reachable from it can change (the pool's view hands it out). */

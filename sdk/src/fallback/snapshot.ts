@@ -87,6 +87,8 @@ export async function loadSnapshotFile(path: string): Promise<PoolSnapshot | und
     const kept = asClaim(claim);
     return {
       ...rest,
+      // files written before exits were known (G9) have none
+      proxies: snap.proxies.map((p) => ({ ...p, exitIp: typeof p.exitIp === "string" ? p.exitIp : "" })),
       policies: snap.policies.map(asPolicy).filter((p): p is DomainPolicySpec => p !== undefined),
       ...(listed !== undefined ? { domains: listed } : {}),
       ...(kept !== undefined ? { claim: kept } : {}),
@@ -122,6 +124,7 @@ function isProxy(v: unknown): v is ProxyView {
   if (typeof id !== "string" || typeof url !== "string" || typeof tier !== "string") return false;
   if (typeof lastUsedBy !== "string" || typeof state !== "string" || !STATES.has(state)) return false;
   if (!isRecord(labels) || !Object.values(labels).every((x) => typeof x === "string")) return false;
+  if (v["exitIp"] !== undefined && typeof v["exitIp"] !== "string") return false;
   return PROXY_NUMBERS.every((k) => Number.isFinite(v[k]));
 }
 

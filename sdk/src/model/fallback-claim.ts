@@ -7,7 +7,7 @@
  * name. Both read a claim through `claimedPairs` and `claimRoute`: one rule, two callers, so the
  * broker reserves exactly the pairs the worker may use.
  */
-import { shareOf } from "./rendezvous.js";
+import { shareOfGroups, type ShareMember } from "./exit-groups.js";
 
 /** One domain-key of a claim. */
 export interface ClaimedKey {
@@ -38,7 +38,10 @@ export type ClaimRoute = "sole" | "share" | "none";
 export interface ClaimedPairs {
   readonly whole: readonly ClaimedKey[];
   readonly shared: readonly ClaimedKey[];
-  /** The proxies of `proxyIds` in the rendezvous share of `self` over the claim's members. */
+  /**
+   * The proxies of `proxies` in the rendezvous share of `self` over the claim's members, cut per
+   * exit group (G9: exit-groups.ts).
+   */
   readonly share: readonly string[];
 }
 
@@ -47,12 +50,15 @@ function liveKeys(claim: FallbackClaim, now: number): ClaimedKey[] {
   return claim.keys.filter((k) => k.untilMs > now);
 }
 
-/** The pairs `claim` lets `self` lease at `now`, among `proxyIds`. */
-export function claimedPairs(claim: FallbackClaim, self: string, proxyIds: readonly string[], now: number): ClaimedPairs {
+/**
+ * The pairs `claim` lets `self` lease at `now`, among `proxies`: ids, or ids with their exit IPs
+ * (proxies of one exit go to one worker; an id alone is a group of its own).
+ */
+export function claimedPairs(claim: FallbackClaim, self: string, proxies: readonly ShareMember[], now: number): ClaimedPairs {
   const keys = liveKeys(claim, now);
   const whole = keys.filter((k) => k.whole);
   const shared = keys.filter((k) => !k.whole);
-  return { whole, shared, share: shared.length === 0 ? [] : shareOf(proxyIds, claim.members, self) };
+  return { whole, shared, share: shared.length === 0 ? [] : shareOfGroups(proxies, claim.members, self) };
 }
 
 /** Where `claim` lets its worker serve `domainKey` from at `now`. */

@@ -96,3 +96,5 @@ export {
 } from "./scoring.js";
 export type { ScoringConfig, AdaptivePacingConfig, AdaptiveState, GrantPacing } from "./scoring.js";
 export { rendezvousWeight, ownerOf, shareOf } from "./rendezvous.js";
+export { exitGroupKey, exitGroups, groupKeys, shareOfGroups } from "./exit-groups.js";
+export type { ExitMember, ShareMember } from "./exit-groups.js";

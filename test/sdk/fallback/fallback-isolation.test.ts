@@ -26,6 +26,7 @@ function proxy(i: number): ProxyView {
     lastUsedAt: 0,
     quarantineUntil: 0,
     quarantineCount: 0,
+    exitIp: "",
   };
 }
 

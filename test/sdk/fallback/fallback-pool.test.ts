@@ -34,6 +34,7 @@ function proxy(i: number, state: ProxyStateName = "ACTIVE"): ProxyView {
     lastUsedAt: 0,
     quarantineUntil: 0,
     quarantineCount: 0,
+    exitIp: "",
   };
 }
 

@@ -13,6 +13,7 @@ import { choose, matchesRequest } from "./selection.js";
 import { sweepDomains, sweepPairs } from "./prune.js";
 import { holdOnGrant, isolationCheck, type IsolationCheck } from "./isolation-rules.js";
 import { askOf, domainReservedForOther, reservedForOther, type ReservedAsk } from "./reservations.js";
+import { exitCheck, type ExitCheck } from "./exit-rules.js";
 
 /** Quarantined proxies returned per acquire at most (step returnQuarantined). */
 const QUARANTINE_RETURNS = 16;
@@ -65,6 +66,8 @@ interface Request {
   readonly isolation: IsolationCheck | undefined;
   /** Whom reservations are checked against. */
   readonly ask: ReservedAsk;
+  /** What exit IPs hold back (G9); undefined: nothing (no proxy has a sibling or waits for a probe). */
+  readonly exits: ExitCheck | undefined;
 }
 
 /** A denial. */
@@ -154,7 +157,8 @@ function prepareChoice(state: EngineState, pool: PoolState, domain: DomainState,
   pool.isolation.sweep(now, HOLD_SWEEP);
   const base = baseInterval(params.minIntervalMs, domain.adaptive.adaptiveMs, params.adaptive);
   const isolation = isolationCheck(pool.isolation, params, now, (key, proxyId, at) => liveUnder(pool.domains.get(key), proxyId, at));
-  return { state, pool, domain, params, now, base, isolation, ask: askOf(params) };
+  const exits = exitCheck({ exits: pool.exits, domain, params, now, baseMs: base });
+  return { state, pool, domain, params, now, base, isolation, ask: askOf(params), exits };
 }
 
 /** What pickBound found: the proxy to grant, a denial, or none (choose; `rebound`: the session's proxy cannot serve). */
@@ -167,28 +171,48 @@ type Bound = { readonly kind: "bound"; readonly rec: ProxyRecord } | { readonly 
  * (removed, not ACTIVE, no longer matching, banned for the domain-key: rebound).
  */
 function pickBound(req: Request): Bound {
-  const { pool, domain, params, now } = req;
+  const { pool, params, now } = req;
   if (params.proxyId !== "") {
     const rec = pool.proxies.get(params.proxyId);
-    const banUntil = domain.pairs.get(params.proxyId)?.banUntil ?? 0;
-    if (rec === undefined || rec.state !== "ACTIVE" || !matchesRequest(rec, params) || banUntil > now)
-      return { kind: "denied", retryAfterMs: -1 };
+    if (rec === undefined || !canServe(req, rec)) return { kind: "denied", retryAfterMs: -1 };
     return fromBound(req, rec);
   }
   if (params.sessionKey === "") return { kind: "free", rebound: false };
   const session = pool.sessions.live(params.sessionKey, now);
   if (session === undefined) return { kind: "free", rebound: false };
   const bound = pool.proxies.get(session.proxyId);
-  const banUntil = domain.pairs.get(session.proxyId)?.banUntil ?? 0;
-  if (bound !== undefined && bound.state === "ACTIVE" && matchesRequest(bound, params) && banUntil <= now) return fromBound(req, bound);
+  if (bound !== undefined && canServe(req, bound)) return fromBound(req, bound);
   return { kind: "free", rebound: true };
 }
 
 /**
+ * Whether a bound proxy can serve the request at all (else a session rebinds): ACTIVE, matching,
+ * its pair (or a sibling's, G9) not banned for the domain-key, not waiting for a probe the
+ * request requires.
+ */
+function canServe(req: Request, rec: ProxyRecord): boolean {
+  const { domain, params, now, exits } = req;
+  if (rec.state !== "ACTIVE" || !matchesRequest(rec, params) || (domain.pairs.get(rec.id)?.banUntil ?? 0) > now) return false;
+  return exits === undefined || (!exits.awaitsProbe(rec.id) && !exits.siblingBanned(rec.id));
+}
+
+/**
  * Until when the proxy is held back by what the domain-key's own pairs do not show: busy under an
- * earlier domain-key of the host, or held by another domain-key of its isolation group (0: neither).
+ * earlier domain-key of the host, held by another domain-key of its isolation group, or by its
+ * siblings of one exit IP (G9) (0: none of these).
  */
 function heldElsewhere(req: Request, proxyId: string): number {
+  const own = ownElsewhere(req, proxyId);
+  return req.exits === undefined
+    ? own
+    : Math.max(
+        own,
+        req.exits.heldUntil(proxyId, (id) => ownElsewhere(req, id)),
+      );
+}
+
+/** Until when the proxy itself is busy under a shadow domain-key or held in an isolation group (0: neither). */
+function ownElsewhere(req: Request, proxyId: string): number {
   const shadow = busyUnderShadows(req.pool, req.params, proxyId, req.now);
   return req.isolation === undefined ? shadow : Math.max(shadow, req.isolation.heldUntil(proxyId, req.now));
 }
@@ -218,7 +242,8 @@ interface Picked {
  * Step pickCandidate: the first eligible candidate among random probes of the top band, then a
  * scan of the band (selection.ts `choose`). Eligible: the tier and labels, the pair (not blocked,
  * room under maxConcurrency, paced), reserved for no other worker, idle under the shadow
- * domain-keys, held by no other domain-key of its isolation groups.
+ * domain-keys, held by no other domain-key of its isolation groups, not waiting for a probe the
+ * request requires, and the same of its siblings' pairs (G9).
  */
 function pickCandidate(req: Request): Picked {
   const { state, pool, domain, params, now, base, isolation, ask } = req;
@@ -231,7 +256,7 @@ function pickCandidate(req: Request): Picked {
   };
   const eligible = (rec: ProxyRecord): boolean => {
     if (!matchesRequest(rec, params) || !pairEligible(domain, rec.id, now, params.maxConcurrency)) return false;
-    if (reservedForOther(pool, rec.id, ask)) return false;
+    if (reservedForOther(pool, rec.id, ask) || req.exits?.awaitsProbe(rec.id) === true) return false;
     const until = Math.max(pacedUntil(domain, rec.id, base), heldElsewhere(req, rec.id));
     note(until);
     return until <= now;

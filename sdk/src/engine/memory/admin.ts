@@ -17,6 +17,7 @@ export function addProxies(ctx: EngineContext, pool: PoolState, specs: readonly 
     if (rec === undefined) {
       const created = newRecord(ctx, spec);
       pool.proxies.set(spec.id, created);
+      pool.exits.add(spec.id);
       fresh.add(created);
       added.push(spec.id);
       continue;
@@ -36,8 +37,11 @@ export function addProxies(ctx: EngineContext, pool: PoolState, specs: readonly 
   return { added, updated };
 }
 
-/** The proxies go with their index and quarantine entries; their pairs and leases stay. */
-export function removeProxies(pool: PoolState, ids: readonly string[]): { removed: string[]; notFound: string[] } {
+/**
+ * The proxies go with their index and quarantine entries; their pairs and leases stay, and so
+ * does their membership of their exit (G9) for a former exit's time.
+ */
+export function removeProxies(pool: PoolState, ids: readonly string[], now: number): { removed: string[]; notFound: string[] } {
   const removed: string[] = [];
   const notFound: string[] = [];
   const active: ProxyRecord[] = [];
@@ -51,6 +55,7 @@ export function removeProxies(pool: PoolState, ids: readonly string[]): { remove
     if (rec.state === "ACTIVE") active.push(rec);
     pool.quarantine.delete(id);
     pool.proxies.delete(id);
+    pool.exits.remove(id, now);
   }
   if (active.length > 0) pool.unindexMany(active);
   if (removed.length > 0) pool.idsChanged();
@@ -90,5 +95,6 @@ function newRecord(ctx: EngineContext, spec: ProxySpecInput): ProxyRecord {
     lastUsedAt: 0,
     quarantineUntil: 0,
     quarantineCount: 0,
+    exitIp: "",
   };
 }

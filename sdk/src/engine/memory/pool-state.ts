@@ -17,6 +17,7 @@ import { MAX_WORKERS_PER_POOL } from "../../model/model.js";
 import type { NewPoolEvent, PoolEvent } from "../../model/model.js";
 import { EventLog } from "./event-log.js";
 import { IsolationHolds } from "./isolation.js";
+import { ExitBook } from "./exits.js";
 
 /** Events a pool keeps (as the Redis store's capped stream). */
 export const EVENTS_MAX = 10_000;
@@ -65,6 +66,8 @@ export class PoolState {
   readonly reservedScopes = new Map<string, ReadonlySet<string>>();
   /** Isolation groups (G8): per (group, proxy), until when each domain-key holds the proxy. */
   readonly isolation = new IsolationHolds();
+  /** Exit IPs (G9): what health checks showed of each proxy's exit, the members of each exit, shared hosts. */
+  readonly exits = new ExitBook();
   /** The longest lease TTL granted or renewed lately (what a hold after a loss waits for). */
   readonly longestTtl = new LongestTtl();
   /** Which worker used which domain-key lately (fallback shares follow them). */

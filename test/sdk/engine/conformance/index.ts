@@ -7,6 +7,7 @@ import { describe } from "vitest";
 import { adaptiveSuite } from "./adaptive.js";
 import { adminSuite } from "./admin.js";
 import { exclusivitySuite } from "./exclusivity.js";
+import { exitSuite } from "./exits.js";
 import type { ConformanceOptions, StoreFactory } from "./harness.js";
 import { isolationSuite } from "./isolation.js";
 import { leaseSuite, proxyIdSuite, reservationSuite, retrySuite } from "./leases.js";
@@ -43,5 +44,6 @@ export function describeStoreConformance(name: string, factory: StoreFactory, op
     leaderSuite(factory);
     latelySuite(factory);
     isolationSuite(factory);
+    exitSuite(factory, options);
   });
 }
