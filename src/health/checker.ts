@@ -17,7 +17,6 @@ export interface HealthCheckerOptions {
   readonly clock?: () => number;
   /** Told of every result (metrics). */
   readonly onResult?: (pool: string, result: HealthResult) => void;
-
 }
 
 /** Options of one pass. */

@@ -31,7 +31,6 @@ export function healthOf(opts: { settings: Settings; store: LeaseStore; metrics:
     concurrency: settings.healthCheckConcurrency,
     probe: probeProxy,
     onResult: (_pool, result) => metrics.results.inc({ result }),
-
   });
   const service = new HealthService({
     store,

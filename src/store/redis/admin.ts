@@ -125,18 +125,25 @@ export async function listProxies(
 
 const HEALTH_CODES: Readonly<Record<HealthResult, string>> = { pass: "p", fail: "f", error: "e" };
 
+/** One health check to record: its result, the leader term (0 = not fenced), the exit IP it showed ("" = none). */
+export interface HealthCheckRecord {
+  readonly id: string;
+  readonly result: HealthResult;
+  readonly term: number;
+  readonly exitIp: string;
+}
+
 /**
  * Apply one health check result and the exit IP it showed ("" = none); unknown proxy → undefined;
  * a stale term throws `StaleTermError`.
  */
 export async function recordHealth(
   env: StoreEnv,
-  pool: string,
-  id: string,
-  result: HealthResult,
-  term: number,
-  exitIp: string,
+  pools: { readonly pool: string; readonly auditPool: string },
+  check: HealthCheckRecord,
 ): Promise<ProxyView | undefined> {
+  const { pool, auditPool } = pools;
+  const { id, result, term, exitIp } = check;
   const keys = env.keys.pool(pool);
   const a = asArray(
     await env.runner.run(
@@ -166,7 +173,7 @@ export async function recordHealth(
   const view = decodeProxy(a, 0);
   const before = str(a, VIEW_FIELDS + 1);
   // the audit trail is one stream for every pool (outside the pool's hash tag): written after
-  if (before !== "") await appendAudit(env, exitAudit(pool, { proxyId: id, from: before === "none" ? "" : before, to: view.exitIp }));
+  if (before !== "") await appendAudit(env, exitAudit(auditPool, { proxyId: id, from: before === "none" ? "" : before, to: view.exitIp }));
   return view;
 }
 

@@ -39,6 +39,7 @@ import type {
 import type { ScoringConfig } from "@proxybroker/sdk/model";
 import { POLICY_HISTORY_MS, type LeaseStore } from "@proxybroker/sdk/engine";
 import * as admin from "./admin.js";
+import type { HealthCheckRecord } from "./admin.js";
 import * as policies from "./policies.js";
 import * as events from "./events.js";
 import * as lately from "./lately.js";
@@ -282,7 +283,12 @@ export class RedisStore implements LeaseStore {
   }
 
   recordHealth(pool: string, id: string, result: HealthResult, term = 0, exitIp = ""): Promise<ProxyView | undefined> {
-    return admin.recordHealth(this.env, pool, id, result, term, exitIp);
+    return admin.recordHealth(this.env, { pool, auditPool: pool }, { id, result, term, exitIp });
+  }
+
+  /** `recordHealth` in store pool `pool` (a shard), its exit changes audited as pool `auditPool`'s. */
+  recordHealthIn(pools: { pool: string; auditPool: string }, check: HealthCheckRecord): Promise<ProxyView | undefined> {
+    return admin.recordHealth(this.env, pools, check);
   }
 
   campaign(name: string, owner: string, ttlMs: number): Promise<Campaign> {

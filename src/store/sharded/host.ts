@@ -2,7 +2,8 @@
  * The store the shards of a sharded pool live in (RedisStore), and what every part of the
  * sharded store is built from.
  */
-import type { DomainPacing, ProxySpecInput } from "@proxybroker/sdk/model";
+import type { DomainPacing, ProxySpecInput, ProxyView } from "@proxybroker/sdk/model";
+import type { HealthCheckRecord } from "../redis/admin.js";
 import type { LeaseStore, ReleaseFeed } from "@proxybroker/sdk/engine";
 import type { LayoutStore } from "./layout.js";
 import type { ShardMap } from "./shard-map.js";
@@ -15,6 +16,7 @@ export type ShardHost = LeaseStore &
   LayoutStore & {
     releaseFeed(): ReleaseFeed;
     raisePacing(pool: string, pacing: DomainPacing): Promise<void>;
+    recordHealthIn(pools: { pool: string; auditPool: string }, check: HealthCheckRecord): Promise<ProxyView | undefined>;
     addProxiesInLayout(
       pool: string,
       specs: readonly ProxySpecInput[],

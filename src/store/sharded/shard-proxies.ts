@@ -70,7 +70,7 @@ export class ShardProxies implements StoreProxies {
   recordHealth(pool: string, id: string, result: HealthResult, term?: number, exitIp?: string): Promise<ProxyView | undefined> {
     const { inner, shards } = this.at;
     const name = shards.name(pool, shards.shardOf(pool, id));
-    return inner.recordHealth(name, id, result, term ?? 0, exitIp ?? "");
+    return inner.recordHealthIn({ pool: name, auditPool: pool }, { id, result, term: term ?? 0, exitIp: exitIp ?? "" });
   }
 
   async proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult> {
