@@ -20,10 +20,15 @@ export interface PhaseBroker {
 
 let phases = 0;
 
+export interface PhaseBrokerOptions {
+  /** More settings for the broker (e.g. HEALTH_CHECK_URL in the provider scenario). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
 /** Start a broker on `redisUrl` with a key prefix of its own. */
-export async function startPhaseBroker(redisUrl: string, name: string): Promise<PhaseBroker> {
+export async function startPhaseBroker(redisUrl: string, name: string, options: PhaseBrokerOptions = {}): Promise<PhaseBroker> {
   const prefix = `crawl-${name}-${++phases}`;
-  const broker = await brokerProcess({ redisUrl, env: { REDIS_KEY_PREFIX: prefix } });
+  const broker = await brokerProcess({ redisUrl, env: { ...options.env, REDIS_KEY_PREFIX: prefix } });
   const killOnExit = (): void => void broker.kill();
   process.once("exit", killOnExit);
   await broker.start();

@@ -17,6 +17,9 @@
  * partition timeline follows, and the gate also fails on a second without a page.
  * CRAWL_HTTPS=tunnel|intercept: the sites serve HTTPS (a test CA's certificate) and the gateway
  * strategy crawls them through CONNECT, its gateway relaying the tunnels or intercepting them.
+ * CRAWL_SCENARIO=provider: the proxies are a simulated provider's sessions (CRAWL_PROVIDER_MODE
+ * username or ports) over fewer exit IPs; the sites' figures are also shown per exit, efficiency
+ * is measured against the exits, and the gate judges ProxyBroker's strategies per exit.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -52,7 +55,13 @@ import { makeSiteCerts } from "./site-certs.js";
 import type { SiteCerts } from "./site-certs.js";
 import { siteAddress, startSites } from "./sites.js";
 import type { Site, SiteRules, Sites } from "./sites.js";
-import { startTinyproxies } from "../test/support/tinyproxies.js";
+import { startProxySupply } from "./proxy-supply.js";
+import type { ProxySupply } from "./proxy-supply.js";
+import type { ProviderSim } from "../test/support/provider-sim.js";
+import { describeProvider, readProvider } from "./provider-options.js";
+import type { ProviderScenario } from "./provider-options.js";
+import { computeExitRows, exitGateFailures, formatExitTable } from "./exit-report.js";
+import type { ExitRow } from "./exit-report.js";
 import { runWorkerGroups } from "./spawn-workers.js";
 import { checkPython, pythonWorkerCommand, pythonWorkerCount } from "./python-workers.js";
 import type { WorkerConfig } from "./workers/common.js";
@@ -111,6 +120,8 @@ interface HarnessOptions {
   readonly partition: PartitionOptions | undefined;
   /** HTTPS sites, and the gateway's mode for them (CRAWL_HTTPS), or plain HTTP ("off"). */
   readonly https: HttpsMode;
+  /** The provider scenario (CRAWL_SCENARIO=provider): sessions over fewer exits instead of tinyproxies. */
+  readonly provider: ProviderScenario | undefined;
 }
 
 function envInt(name: string, def: number): number {
@@ -145,13 +156,14 @@ function readOptions(): HarnessOptions {
   const workers = envInt("CRAWL_WORKERS", 4);
   const https = readHttpsMode();
   checkHttpsStrategies(https, strategies);
-  // the long-download check's workers speak plain HTTP
-  const longDownload = process.env["CRAWL_LONG"] !== "0" && https === "off";
+  const provider = readProvider();
+  // the long-download check's workers speak plain HTTP, through tinyproxies
+  const longDownload = process.env["CRAWL_LONG"] !== "0" && https === "off" && provider === undefined;
   const proxies = envInt("CRAWL_PROXIES", 6);
   const options: HarnessOptions = {
     seconds: envInt("CRAWL_SECONDS", 60),
     sites: envInt("CRAWL_SITES", 3),
-    freeSites: envCount("CRAWL_FREE_SITES", 1),
+    freeSites: envCount("CRAWL_FREE_SITES", provider === undefined ? 1 : 0),
     proxies,
     minIntervalMs: envInt("CRAWL_MIN_INTERVAL_MS", 300),
     freeIntervalMs: envInt("CRAWL_FREE_INTERVAL_MS", 500),
@@ -174,6 +186,7 @@ function readOptions(): HarnessOptions {
     isolation: readIsolation(),
     partition: readPartition(),
     https,
+    provider,
   };
   if (options.partition !== undefined)
     checkPartition(options.partition, {
@@ -224,7 +237,8 @@ function describe(o: HarnessOptions): string {
   const iso = o.isolation === undefined ? "" : ` (${describeIsolation(o.isolation)})`;
   const partition = o.partition === undefined ? "" : `, ${describePartition(o.partition)}`;
   const https = o.https === "off" ? "" : `${describeHttps(o.https)}: `;
-  return `${https}S=${o.sites} sites with policy ${policy}${iso}${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, N=${o.proxies} proxies, ${o.workers} workers × ${o.concurrency} concurrent${partition}`;
+  const proxies = o.provider === undefined ? `N=${o.proxies} proxies` : describeProvider(o.provider);
+  return `${https}S=${o.sites} sites with policy ${policy}${iso}${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, ${proxies}, ${o.workers} workers × ${o.concurrency} concurrent${partition}`;
 }
 
 const WORKER_BOOT_MS = 4_000;
@@ -270,6 +284,10 @@ interface Env {
   readonly redisUrl: string;
   readonly sites: Sites;
   readonly proxies: readonly string[];
+  /** Distinct client IPs behind `proxies` (N tinyproxies, or the provider's exits): the theoretical maximum's. */
+  readonly capacity: number;
+  /** The provider scenario's simulator and echo site. */
+  readonly provider: ProxySupply["provider"];
   readonly options: HarnessOptions;
   /** The HTTPS mode's test CA (and the sites' certificate); undefined for plain HTTP. */
   readonly certs: SiteCerts | undefined;
@@ -294,13 +312,21 @@ async function crashBroker(pb: PhaseBroker, killAt: number, restartAfterMs: numb
   return { killedAt, listeningAt };
 }
 
+/** "reason a (× 3); reason b": each distinct rejection reason once, with its count. */
+function distinctReasons(rejected: ReadonlyArray<{ readonly reason: string }>): string {
+  const counts = new Map<string, number>();
+  for (const { reason } of rejected) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  return [...counts].map(([reason, n]) => (n > 1 ? `${reason} (× ${n})` : reason)).join("; ");
+}
+
 async function setUp(env: Env, strategy: Strategy, pb: PhaseBroker | undefined): Promise<void> {
   const { redis, proxies } = env;
   if (strategy === "seed000") await redis.zadd(SEED000_POOL_KEY, ...proxies.flatMap((p) => [50, p]));
   if (strategy === "seed003") await redis.sadd(SEED003_POOL_KEY, ...proxies);
   if (pb !== undefined) {
     const r = await pb.admin.addProxies({ pool: "default", proxies: proxies.map((p) => ({ url: `http://${p}`, tier: "", labels: {} })) });
-    if (r.rejected.length > 0) throw new Error(`broker rejected proxies: ${r.rejected.map((x) => x.reason).join("; ")}`);
+    if (r.rejected.length > 0)
+      throw new Error(`broker rejected ${r.rejected.length} of ${proxies.length} proxies: ${distinctReasons(r.rejected)}`);
     for (const [i, site] of env.sites.sites.entries()) {
       if (!configured(env.options, i)) continue;
       const { pacing, jitterMs } = env.options;
@@ -328,12 +354,23 @@ interface StrategyResult {
   readonly languages: ReadonlyArray<{ readonly label: string; readonly workers: number; readonly pages: number }>;
   /** The isolation group's check of the sites' log (CRAWL_ISOLATION; every strategy, enforced or not). */
   readonly isolation: IsolationRow | undefined;
+  /** The provider scenario: the sites' figures per exit, at every site and at the sites with a policy (the gate's). */
+  readonly exits?: { readonly all: readonly ExitRow[]; readonly gated: readonly ExitRow[] };
+}
+
+/** The broker's settings of a crawl: in the provider scenario, health checks against the echo site (to learn exits). */
+function brokerEnv(env: Env): Record<string, string> {
+  if (env.provider === undefined) return {};
+  return { HEALTH_CHECK_URL: env.provider.echo.url, HEALTH_CHECK_INTERVAL_MS: "2000" };
 }
 
 async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult> {
   await env.redis.flushall();
   env.sites.reset();
-  const pb = strategy === "proxybroker" || strategy === "gateway" ? await startPhaseBroker(env.redisUrl, strategy) : undefined;
+  const pb =
+    strategy === "proxybroker" || strategy === "gateway"
+      ? await startPhaseBroker(env.redisUrl, strategy, { env: brokerEnv(env) })
+      : undefined;
   const gw = strategy === "gateway" && pb !== undefined ? await startGatewayProcess(pb.address, gatewayOptions(env)) : undefined;
   try {
     return await runWith(env, strategy, pb, gw);
@@ -361,7 +398,7 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
   const { options } = env;
   await setUp(env, strategy, pb);
   const intervals = env.sites.sites.map((s) => s.rules.minIntervalMs);
-  const maxPerSite = Math.ceil((theoreticalMaxPerMinute(options.proxies, [Math.min(...intervals)]) * options.seconds) / 60);
+  const maxPerSite = Math.ceil((theoreticalMaxPerMinute(env.proxies.length, [Math.min(...intervals)]) * options.seconds) / 60);
   await fillQueues(env.redis, env.sites.sites, maxPerSite * 3 + 100);
   const startAt = Date.now() + WORKER_BOOT_MS;
   const endAt = startAt + options.seconds * 1000;
@@ -452,7 +489,7 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
     counters: env.sites.counters(),
     startAt,
     endAt,
-    proxies: options.proxies,
+    proxies: env.capacity,
     siteIntervalsMs: intervals,
     workerFailures: run.failures,
   });
@@ -464,7 +501,7 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
     log: env.sites.log,
     startAt,
     endAt,
-    proxies: options.proxies,
+    proxies: env.capacity,
   });
   const languages = groups
     .filter((g) => g.count > 0)
@@ -481,17 +518,55 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
           cutAt,
           startAt,
           endAt,
-          proxies: options.proxies,
+          proxies: env.capacity,
           siteIntervalsMs: intervals,
         });
+  const exits = env.provider === undefined ? undefined : exitView(env, env.provider.sim);
   return {
     row,
     sites,
     languages,
     isolation,
+    ...(exits !== undefined ? { exits } : {}),
     ...(timeline !== undefined ? { timeline } : {}),
     ...(cut !== undefined ? { partition: cut } : {}),
   };
+}
+
+/** The sites' figures per exit of the provider: at every site, and at the sites with a policy. */
+function exitView(env: Env, sim: ProviderSim): NonNullable<StrategyResult["exits"]> {
+  const sessionsOf = (exit: string): number => sim.sessions.filter((s) => sim.exitOf(s.name) === exit).length;
+  const rows = (hosts: readonly string[]): ExitRow[] => computeExitRows({ sites: env.sites, hosts, exits: sim.exits, sessionsOf });
+  return { all: rows(env.sites.sites.map((s) => s.host)), gated: rows(groupSites(env)) };
+}
+
+/** One strategy's view per exit (the provider scenario). */
+interface ExitViewRow {
+  readonly strategy: Strategy;
+  readonly label: string;
+  /** Against what the exits allow. */
+  readonly efficiency: number;
+  readonly all: readonly ExitRow[];
+  readonly gated: readonly ExitRow[];
+}
+
+/** Each strategy's table per exit (every site), with its efficiency against the exits. */
+function formatExitViews(views: readonly ExitViewRow[], exits: number): string {
+  const head = `Per exit IP (the sites' counters by client address; efficiency against what ${exits} exits allow):`;
+  return [head, ...views.map((v) => `${v.label}: efficiency ${v.efficiency.toFixed(2)}\n\n${formatExitTable(v.all)}`)].join("\n\n");
+}
+
+/**
+ * The provider scenario reports a strategy that could not run (e.g. the broker refusing sessions
+ * that share an endpoint) and goes on with the others; elsewhere an error ends the run.
+ */
+async function runStrategyReported(env: Env, strategy: Strategy): Promise<StrategyResult | { readonly failed: string }> {
+  if (env.provider === undefined) return runStrategy(env, strategy);
+  try {
+    return await runStrategy(env, strategy);
+  } catch (err) {
+    return { failed: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 async function main(): Promise<number> {
@@ -513,12 +588,14 @@ async function main(): Promise<number> {
   ];
   const certs = options.https === "off" ? undefined : await makeSiteCerts(rules.map((_, i) => siteAddress(i)));
   const sites = await startSites({ rules, ...(certs === undefined ? {} : { tls: { cert: certs.cert, key: certs.key } }) });
-  const tiny = await startTinyproxies({ count: options.proxies });
+  const supply = await startProxySupply({ proxies: options.proxies, provider: options.provider });
   const env: Env = {
     redis,
     redisUrl: redisServer.url,
     sites,
-    proxies: tiny.proxies.map((p) => p.address),
+    proxies: supply.proxies,
+    capacity: supply.capacity,
+    provider: supply.provider,
     options,
     certs,
   };
@@ -532,12 +609,23 @@ async function main(): Promise<number> {
   const mixFailures: string[] = [];
   const isolationRows: IsolationRow[] = [];
   const long: LongDownloadResult[] = [];
+  const exitViews: ExitViewRow[] = [];
+  const failed: Array<{ readonly strategy: Strategy; readonly message: string }> = [];
   try {
     process.stderr.write(`crawl: ${describe(options)}, ${options.seconds} s per strategy\n`);
     if (options.https !== "off" && process.env["CRAWL_LONG"] !== "0")
       process.stderr.write("crawl: no long-download check in the HTTPS mode (its workers speak plain HTTP)\n");
+    if (options.provider !== undefined && process.env["CRAWL_LONG"] !== "0")
+      process.stderr.write("crawl: no long-download check in the provider scenario (it runs on tinyproxies)\n");
     for (const strategy of options.strategies) {
-      const { row, sites: siteRows, languages, timeline, partition, isolation } = await runStrategy(env, strategy);
+      const result = await runStrategyReported(env, strategy);
+      if ("failed" in result) {
+        failed.push({ strategy, message: result.failed });
+        process.stderr.write(`crawl: ${strategy} did not run: ${result.failed}\n`);
+        continue;
+      }
+      const { row, sites: siteRows, languages, timeline, partition, isolation, exits } = result;
+      if (exits !== undefined) exitViews.push({ strategy, label: row.label, efficiency: row.efficiency, ...exits });
       if (isolation !== undefined) isolationRows.push(isolation);
       if (strategy === "proxybroker") {
         pbSites = siteRows;
@@ -580,21 +668,23 @@ async function main(): Promise<number> {
       }
     }
   } finally {
-    await tiny.stop();
+    await supply.stop();
     await sites.close();
     redis.disconnect();
     await redisServer.stop();
     await certs?.remove();
   }
   const intervals = sites.sites.map((s) => s.rules.minIntervalMs);
-  const max = theoreticalMaxPerMinute(options.proxies, intervals);
+  const max = theoreticalMaxPerMinute(supply.capacity, intervals);
   const siteTable =
     (pbSites.length > 0 ? `\nProxyBroker per site:\n\n${formatSiteTable(pbSites)}\n` : "") +
     (pbTimeline !== undefined ? `\n${formatOutage(pbTimeline)}\n` : "") +
     (pbPartition !== undefined ? `\n${formatPartition(pbPartition)}\n` : "") +
     (gwSites.length > 0 ? `\nGateway per site:\n\n${formatSiteTable(gwSites)}\n` : "") +
     (gwTimeline !== undefined ? `\n${formatOutage(gwTimeline, "The gateway")}\n` : "") +
-    (options.isolation !== undefined ? `\n${formatIsolation(options.isolation, groupSites(env), isolationRows)}\n` : "");
+    (options.isolation !== undefined ? `\n${formatIsolation(options.isolation, groupSites(env), isolationRows)}\n` : "") +
+    (options.provider !== undefined ? `\n${formatExitViews(exitViews, supply.capacity)}\n` : "") +
+    failed.map((f) => `\n${f.strategy} did not run: ${f.message}\n`).join("");
   process.stdout.write(
     `${describe(options)}, ${options.seconds} s each; theoretical max ${max.toFixed(0)} pages/min\n\n${formatTable(rows)}\n${siteTable}${mixes.map((m) => `\n${m}`).join("")}${mixes.length > 0 ? "\n" : ""}${long.map((r) => `\n${formatLongDownload(r, options.leaseTtlMs)}`).join("")}\n`,
   );
@@ -611,6 +701,13 @@ async function main(): Promise<number> {
     if (pbTimeline !== undefined && pbTimeline.after.pages === 0) why.push("no page after the broker came back");
     if (pbPartition !== undefined)
       why.push(...partitionGateFailures(pbPartition, options.partition?.minRatio ?? 0, options.partition?.minEfficiency ?? 0));
+    if (options.provider !== undefined) {
+      const judged = (s: Strategy): boolean => s === "proxybroker" || (s === "gateway" && gatewayGated(options.https));
+      for (const f of failed) if (judged(f.strategy)) why.push(`${f.strategy} did not run: ${f.message}`);
+      for (const v of exitViews)
+        if (judged(v.strategy))
+          why.push(...exitGateFailures(v.gated, v.efficiency, options.provider.minEfficiency).map((w) => `${v.strategy}: ${w}`));
+    }
     const lh = long.find((r) => r.heartbeat);
     if (lh !== undefined && (lh.overlaps > 0 || lh.streamsComplete < lh.streams))
       why.push(`long downloads: ${lh.overlaps} overlaps, ${lh.streamsComplete}/${lh.streams} complete`);

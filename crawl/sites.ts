@@ -9,7 +9,9 @@
  * - `violationsToBan` violations within `violationWindowMs` ban the IP for `banMs`; while banned,
  *   even sites answer 403 block pages and odd sites 200 captcha pages (no content marker).
  *
- * Every request is logged (site, client IP, start, end, what was answered). With `tls` the sites
+ * The sites count per site and per client IP (what a real site keys its limits on): requests,
+ * 429s, bans, block and captcha pages, and arrivals closer than the rule (too fast, whatever else
+ * was in flight). Every request is logged (site, client IP, start, end, what was answered). With `tls` the sites
  * serve HTTPS instead (the harness's HTTPS mode), under the same rules: the client IP is the TLS
  * connection's peer, and a kept-alive connection's requests are judged one by one.
  */
@@ -66,6 +68,8 @@ export interface SitesCounters {
   readonly bans: number;
   readonly blockPages: number;
   readonly captchaPages: number;
+  /** Arrivals of an IP less than the rule (minus the tolerance) after its previous one at the site. */
+  readonly tooFast: number;
 }
 
 export interface Sites {
@@ -73,6 +77,10 @@ export interface Sites {
   readonly log: readonly RequestLogEntry[];
   /** Counters of every site together, or of the site with this host. */
   counters(host?: string): SitesCounters;
+  /** Counters of one client IP: at every site, or at the sites with these hosts. */
+  addressCounters(ip: string, hosts?: readonly string[]): SitesCounters;
+  /** Every client IP the sites saw since the last reset. */
+  addresses(): string[];
   /** Forget every IP's state, the log and the counters. */
   reset(): void;
   close(): Promise<void>;
@@ -85,18 +93,21 @@ interface IpState {
   bannedUntil: number;
 }
 
-interface MutableCounters {
-  requests: number;
-  rateLimited: number;
-  bans: number;
-  blockPages: number;
-  captchaPages: number;
-}
+type MutableCounters = { -readonly [K in keyof SitesCounters]: SitesCounters[K] };
 
 const FILLER = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(30);
 
 function freshCounters(): MutableCounters {
-  return { requests: 0, rateLimited: 0, bans: 0, blockPages: 0, captchaPages: 0 };
+  return { requests: 0, rateLimited: 0, bans: 0, blockPages: 0, captchaPages: 0, tooFast: 0 };
+}
+
+function addInto(total: MutableCounters, c: SitesCounters): void {
+  total.requests += c.requests;
+  total.rateLimited += c.rateLimited;
+  total.bans += c.bans;
+  total.blockPages += c.blockPages;
+  total.captchaPages += c.captchaPages;
+  total.tooFast += c.tooFast;
 }
 
 interface SiteContext {
@@ -104,7 +115,12 @@ interface SiteContext {
   readonly rules: SiteRules;
   readonly states: Map<string, IpState>;
   readonly log: RequestLogEntry[];
-  readonly counters: () => MutableCounters;
+  /** The counters to bump for a request of this IP: the site's, and the site's for the IP. */
+  readonly counters: (ip: string) => readonly MutableCounters[];
+}
+
+function bump(all: readonly MutableCounters[], key: keyof MutableCounters): void {
+  for (const c of all) c[key] += 1;
 }
 
 function stateOf(ctx: SiteContext, ip: string): IpState {
@@ -117,10 +133,11 @@ function stateOf(ctx: SiteContext, ip: string): IpState {
 }
 
 /** Decide the answer to a request starting now (and update the IP's state). */
-function judge(ctx: SiteContext, s: IpState, now: number): "ok" | "429" | "banned" {
+function judge(ctx: SiteContext, ip: string, s: IpState, now: number): "ok" | "429" | "banned" {
   const { rules } = ctx;
   const gap = now - s.lastStart;
   s.lastStart = now;
+  if (gap < rules.minIntervalMs - rules.toleranceMs) bump(ctx.counters(ip), "tooFast");
   if (s.bannedUntil > now) return "banned";
   if (s.inFlight === 0 && gap >= rules.minIntervalMs - rules.toleranceMs) return "ok";
   s.violations = s.violations.filter((t) => now - t < rules.violationWindowMs);
@@ -128,7 +145,7 @@ function judge(ctx: SiteContext, s: IpState, now: number): "ok" | "429" | "banne
   if (s.violations.length >= rules.violationsToBan) {
     s.violations = [];
     s.bannedUntil = now + rules.banMs;
-    ctx.counters().bans += 1;
+    bump(ctx.counters(ip), "bans");
   }
   return "429";
 }
@@ -168,9 +185,9 @@ function handle(ctx: SiteContext, req: IncomingMessage, res: ServerResponse): vo
   const ip = (req.socket.remoteAddress ?? "?").replace(/^::ffff:/, "");
   const url = new URL(req.url ?? "/", "http://x");
   const s = stateOf(ctx, ip);
-  const counters = ctx.counters();
-  counters.requests += 1;
-  const verdict = judge(ctx, s, start);
+  const counters = ctx.counters(ip);
+  bump(counters, "requests");
+  const verdict = judge(ctx, ip, s, start);
   const answer: Answer =
     verdict === "429"
       ? "429"
@@ -195,17 +212,17 @@ function handle(ctx: SiteContext, req: IncomingMessage, res: ServerResponse): vo
   res.once("close", finish);
   switch (answer) {
     case "429":
-      counters.rateLimited += 1;
+      bump(counters, "rateLimited");
       send(res, 429, "<html><body><h1>429 Too Many Requests</h1><p>Slow down.</p></body></html>", {
         "retry-after": String(Math.ceil(ctx.rules.minIntervalMs / 1000)),
       });
       return;
     case "block":
-      counters.blockPages += 1;
+      bump(counters, "blockPages");
       send(res, 403, BLOCK_PAGE);
       return;
     case "captcha":
-      counters.captchaPages += 1;
+      bump(counters, "captchaPages");
       send(res, 200, CAPTCHA_PAGE);
       return;
     case "404":
@@ -267,7 +284,7 @@ export async function startSites(options: SitesOptions): Promise<Sites> {
       banMode: i % 2 === 0 ? "block" : "captcha",
       rules,
     };
-    holder.ctx = { site, rules, states, log, counters: () => countersOf(site.host) };
+    holder.ctx = { site, rules, states, log, counters: (ip) => [countersOf(site.host), countersOf(`${site.host} ${ip}`)] };
     servers.push(server);
     sites.push(site);
   }
@@ -277,14 +294,16 @@ export async function startSites(options: SitesOptions): Promise<Sites> {
     counters(host?: string): SitesCounters {
       if (host !== undefined) return { ...countersOf(host) };
       const total = freshCounters();
-      for (const c of counters.values()) {
-        total.requests += c.requests;
-        total.rateLimited += c.rateLimited;
-        total.bans += c.bans;
-        total.blockPages += c.blockPages;
-        total.captchaPages += c.captchaPages;
-      }
+      for (const site of sites) addInto(total, countersOf(site.host));
       return total;
+    },
+    addressCounters(ip: string, hosts?: readonly string[]): SitesCounters {
+      const total = freshCounters();
+      for (const h of hosts ?? sites.map((s) => s.host)) addInto(total, countersOf(`${h} ${ip}`));
+      return total;
+    },
+    addresses(): string[] {
+      return [...new Set(log.map((e) => e.ip))].sort();
     },
     reset() {
       log.length = 0;

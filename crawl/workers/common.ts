@@ -16,7 +16,7 @@ export interface WorkerConfig {
   readonly redisUrl: string;
   /** The page queues; loop j pops from queueKeys[j % length]. */
   readonly queueKeys: readonly string[];
-  /** `127.0.0.1:port` of every proxy. */
+  /** `127.0.0.1:port` of every proxy (`user:password@127.0.0.1:port` for a provider's username sessions). */
   readonly proxies: readonly string[];
   readonly brokerAddress: string;
   /** Strategy "gateway": `127.0.0.1:port` of the gateway. */
@@ -87,23 +87,30 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-/** GET `url` through the HTTP proxy `proxy` (`host:port`), absolute-URI form, no keep-alive. */
+/** `Proxy-Authorization` for a proxy `user:password@host:port`; none without credentials. */
+function proxyAuthorization(proxy: URL): Record<string, string> {
+  if (proxy.username === "") return {};
+  const credentials = `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`;
+  return { "proxy-authorization": `Basic ${Buffer.from(credentials).toString("base64")}` };
+}
+
+/** GET `url` through the HTTP proxy `proxy` (`host:port` or `user:password@host:port`), absolute-URI form, no keep-alive. */
 export function getViaProxy(
   proxy: string,
   url: string,
   timeoutMs: number,
   headers: Readonly<Record<string, string>> = {},
 ): Promise<HttpResult> {
-  const [host, port] = proxy.split(":");
+  const endpoint = new URL(`http://${proxy}`);
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        host,
-        port: Number(port),
+        host: endpoint.hostname,
+        port: Number(endpoint.port),
         method: "GET",
         path: url,
         agent: false,
-        headers: { ...headers, host: new URL(url).host, connection: "close" },
+        headers: { ...headers, ...proxyAuthorization(endpoint), host: new URL(url).host, connection: "close" },
       },
       (res) => {
         const chunks: Buffer[] = [];
