@@ -8,6 +8,7 @@ import { adaptiveSuite } from "./adaptive.js";
 import { adminSuite } from "./admin.js";
 import { exclusivitySuite } from "./exclusivity.js";
 import type { ConformanceOptions, StoreFactory } from "./harness.js";
+import { identitySuite } from "./identity.js";
 import { isolationSuite } from "./isolation.js";
 import { leaseSuite, proxyIdSuite, reservationSuite, retrySuite } from "./leases.js";
 import { pacingSuite } from "./pacing.js";
@@ -37,6 +38,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory, op
     poolSuite(factory);
     epochSuite(factory);
     adminSuite(factory);
+    identitySuite(factory);
     reportSuite(factory);
     selectionSuite(factory, options);
     eventSuite(factory, options);
