@@ -87,14 +87,15 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-/** GET `url` through the HTTP proxy `proxy` (`host:port`), absolute-URI form, no keep-alive. */
+/** GET `url` through the HTTP proxy `proxy` (`host:port`, or a proxy id), absolute-URI form, no keep-alive. */
 export function getViaProxy(
   proxy: string,
   url: string,
   timeoutMs: number,
   headers: Readonly<Record<string, string>> = {},
 ): Promise<HttpResult> {
-  const [host, port] = proxy.split(":");
+  // a proxy id may carry a username (`user@host:port`, docs/spec.md §11): the endpoint is after it
+  const [host, port] = proxy.slice(proxy.indexOf("@") + 1).split(":");
   return new Promise((resolve, reject) => {
     const req = request(
       {

@@ -132,7 +132,7 @@ export function addProxyCommands(program: Command, common: (c: Command) => Comma
     .option("--label <k=v...>", "only proxies with these labels")
     .action((o: ConnectionOptions & { state?: string; tier?: string; label?: string[] }) => listProxies(o));
   for (const action of ["ban", "unban", "disable", "enable"] as const) {
-    const cmd = common(program.command(action).argument("<ids...>", "proxy ids (host:port)"));
+    const cmd = common(program.command(action).argument("<ids...>", "proxy ids (host:port, or username@host:port)"));
     if (action === "ban" || action === "unban")
       cmd.option("--domain <domain>", "a host or policy group (its domain-key); none = every domain");
     if (action === "ban") cmd.option("--ttl <duration>", "how long: 500ms, 30s, 10m, 2h");

@@ -47,6 +47,7 @@ function check(t: ProxyTemplateInput): { sessions: number; total: number } {
   const sessions = t.sessions === 0 ? 1 : t.sessions;
   const keys = new Set<string>();
   for (const l of t.labels) {
+    if (l.key === SESSION) throw new InvalidInputError(`template label "${SESSION}" would hide the {${SESSION}} placeholder`);
     if (keys.has(l.key)) throw new InvalidInputError(`template label "${l.key}" is given twice`);
     keys.add(l.key);
     if (l.values.length === 0) throw new InvalidInputError(`template label "${l.key}" has no values`);

@@ -62,6 +62,7 @@ describe("proxy templates (§11)", () => {
       [{ url: "http://u-{session}}-{country}:PW@gw:1" }, /unmatched/],
       [{ url: " " }, /url is empty/],
       [{ labels: [{ key: "country", values: [] }] }, /no values/],
+      [{ labels: [{ key: "session", values: ["a"] }] }, /would hide the \{session\} placeholder/],
       [{ labels: [{ key: "country", values: ["us", "us"] }] }, /repeats a value/],
       [{ sessions: MAX_TEMPLATE_PROXIES }, /makes 20000 proxies; at most 10000/],
     ];
