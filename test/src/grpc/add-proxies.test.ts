@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { status } from "@grpc/grpc-js";
+import { OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { statusOf } from "../../support/grpc-status.js";
 import { withBroker } from "../../support/with-broker.js";
 
@@ -32,6 +33,21 @@ describe.each([
     expect(de.lease?.proxy?.labels).toEqual({ country: "de" });
     const again = await b.admin.addProxies({ pool, template: TEMPLATE });
     expect({ added: again.added, updated: [...again.updated].sort() }).toEqual({ added: [], updated: [...r.added].sort() });
+  });
+
+  it("an id with a username is taken wherever ids are: acquire by proxy_id, disable, remove", async () => {
+    const pool = "ids";
+    const id = "john%40example.com@10.5.0.1:3128";
+    expect((await b.admin.addProxies({ pool, proxies: [{ url: "http://john%40example.com:pw@10.5.0.1:3128" }] })).added).toEqual([id]);
+    const l = await b.broker.acquireLease({ pool, domain: "shop.example", proxyId: id });
+    expect(l.lease?.proxy?.id).toBe(id);
+    await b.broker.releaseLease({
+      leaseId: l.lease?.leaseId ?? "",
+      fencingToken: l.lease?.fencingToken ?? 0n,
+      outcome: { kind: OutcomeKind.SUCCESS },
+    });
+    expect((await b.admin.disableProxies({ pool, ids: [id] })).result?.changed).toEqual([id]);
+    expect((await b.admin.removeProxies({ pool, ids: [id] })).removed).toEqual([id]);
   });
 
   it("a template goes with plain specs; rejected entries carry their index and no password", async () => {
