@@ -20,7 +20,7 @@ runWorker(async (config) => {
     client.withLease(
       url,
       async (lease) => {
-        const r = await getViaProxy(lease.proxy.id, url, config.timeoutMs);
+        const r = await getViaProxy(lease.proxy.url.replace(/^https?:\/\//, ""), url, config.timeoutMs);
         const complete = r.status === 200 && r.body.endsWith(STREAM_END);
         return {
           kind: "fetched",

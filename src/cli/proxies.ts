@@ -1,19 +1,14 @@
 /** `proxybroker import | list | ban | unban | disable | enable`. */
-import { redactSecrets } from "../security/redact.js";
-import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
-import { SingleBar } from "cli-progress";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { ProxyState } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { ProxyActionResult } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import type { Proxy as WireProxy } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import { parseProxyLine } from "../config/proxies-file.js";
+import { collectLabel, runImport, type ImportOptions } from "./import.js";
 import { connect, type ConnectionOptions } from "./connection.js";
-import { cliIO } from "./io.js";
 import { CliExit, EXIT, fromRpc } from "./exit.js";
 import { parseDuration, print, printJson, table } from "./format.js";
 
-const BATCH = 1_000;
 const STATES: Record<string, ProxyState> = {
   active: ProxyState.ACTIVE,
   quarantined: ProxyState.QUARANTINED,
@@ -21,76 +16,6 @@ const STATES: Record<string, ProxyState> = {
   disabled: ProxyState.DISABLED,
 };
 const STATE_NAMES = new Map(Object.entries(STATES).map(([k, v]) => [v, k.toUpperCase()]));
-
-/** Options of `import`. */
-interface ImportOptions extends ConnectionOptions {
-  readonly tier?: string;
-}
-
-async function importFile(file: string, o: ImportOptions): Promise<void> {
-  const text = await readFile(file, "utf8").catch((err: unknown) => {
-    throw new CliExit(EXIT.usage, `cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
-  });
-  const specs: { url: string; tier: string; labels: Record<string, string>; line: number }[] = [];
-  const rejected: { line: number; entry: string; reason: string }[] = [];
-  text.split(/\r?\n/).forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#")) return;
-    try {
-      const p = parseProxyLine(line);
-      specs.push({ url: p.url, tier: p.tier === "" ? (o.tier ?? "") : p.tier, labels: p.labels, line: i + 1 });
-    } catch (err) {
-      // a rejected line is shown, never its password
-      rejected.push({
-        line: i + 1,
-        entry: redactSecrets(line.split(/\s+/)[0] ?? ""),
-        reason: redactSecrets(err instanceof Error ? err.message : String(err)),
-      });
-    }
-  });
-  const c = connect(o);
-  const bar =
-    o.json === true
-      ? undefined
-      : new SingleBar({
-          format: "importing [{bar}] {value}/{total} proxies",
-          stream: cliIO().err,
-          noTTYOutput: true,
-          notTTYSchedule: 1_000,
-        });
-  bar?.start(specs.length, 0);
-  let added = 0;
-  let updated = 0;
-  try {
-    for (let i = 0; i < specs.length; i += BATCH) {
-      const chunk = specs.slice(i, i + BATCH);
-      const r = await c.admin.addProxies(
-        { pool: o.pool, proxies: chunk.map(({ url, tier, labels }) => ({ url, tier, labels })) },
-        c.callOptions(60_000),
-      );
-      added += r.added.length;
-      updated += r.updated.length;
-      // AddProxies answers the rejected ones with their (redacted) URL: the line is the first chunk entry with that host:port
-      for (const rej of r.rejected) {
-        const at = chunk.find((s) => rej.url.includes(s.url.replace(/^[a-z0-9]+:\/\/([^@/]*@)?/, "")));
-        rejected.push({ line: at?.line ?? 0, entry: redactSecrets(rej.url), reason: redactSecrets(rej.reason) });
-      }
-      bar?.update(Math.min(specs.length, i + chunk.length));
-    }
-  } catch (err) {
-    throw fromRpc(err);
-  } finally {
-    bar?.stop();
-    c.close();
-  }
-  rejected.sort((a, b) => a.line - b.line);
-  if (o.json === true) printJson({ pool: o.pool, added, updated, rejected });
-  else {
-    print(`pool ${o.pool}: ${added} added, ${updated} updated, ${rejected.length} rejected`);
-    for (const r of rejected) print(`  line ${r.line}: ${r.entry}: ${r.reason}`);
-  }
-  if (rejected.length > 0) throw new CliExit(EXIT.partial, "");
-}
 
 async function listProxies(o: ConnectionOptions & { state?: string; tier?: string; label?: string[] }): Promise<void> {
   const want = o.state === undefined ? undefined : STATES[o.state.toLowerCase()];
@@ -193,18 +118,21 @@ export function addProxyCommands(program: Command, common: (c: Command) => Comma
   common(
     program
       .command("import")
-      .argument("<file>", "one proxy per line: host:port or scheme://user:pass@host:port, then tier=X and key=value labels")
-      .description("add the proxies of a file (or update them), with progress; a summary of added, updated and rejected"),
+      .argument("[file]", "one proxy per line: host:port or scheme://user:pass@host:port, then tier=X and key=value labels")
+      .description("add the proxies of a file, or those a --template makes (or update them); a summary of added, updated and rejected"),
   )
-    .option("--tier <tier>", "tier of lines that name none")
-    .action((file: string, o: ImportOptions) => importFile(file, o));
+    .option("--tier <tier>", "tier of lines that name none; the tier of a template's proxies")
+    .option("--template <url>", "a provider URL with {session} and {<label key>}, e.g. http://cust-{session}-country-{country}:PW@gw:7777")
+    .option("--sessions <n>", "with --template: sessions per combination of label values (default 1)")
+    .option("--label <key=v1,v2>", "with --template: a label and its values (repeat for more labels)", collectLabel)
+    .action((file: string | undefined, o: ImportOptions) => runImport(file, o));
   common(program.command("list").description("the pool's proxies as a table (passwords shown as ***)"))
     .option("--state <state>", "active, quarantined, blacklisted or disabled")
     .option("--tier <tier>", "only this tier")
     .option("--label <k=v...>", "only proxies with these labels")
     .action((o: ConnectionOptions & { state?: string; tier?: string; label?: string[] }) => listProxies(o));
   for (const action of ["ban", "unban", "disable", "enable"] as const) {
-    const cmd = common(program.command(action).argument("<ids...>", "proxy ids (host:port)"));
+    const cmd = common(program.command(action).argument("<ids...>", "proxy ids (host:port, or username@host:port)"));
     if (action === "ban" || action === "unban")
       cmd.option("--domain <domain>", "a host or policy group (its domain-key); none = every domain");
     if (action === "ban") cmd.option("--ttl <duration>", "how long: 500ms, 30s, 10m, 2h");

@@ -1,23 +1,20 @@
 import { create } from "@bufbuild/protobuf";
 import { InvalidInputError } from "@proxybroker/sdk/model";
-import type { DomainPolicySpec, ProxySpecInput } from "@proxybroker/sdk/model";
+import type { DomainPolicySpec } from "@proxybroker/sdk/model";
 import { normalizeGroup, normalizeIsolationGroup, normalizePattern, storedIsolation } from "@proxybroker/sdk/model";
-import { parseProxySpec } from "@proxybroker/sdk/model";
 import { redactSecrets } from "../security/redact.js";
 import { durationOf, policyFromWire, policyToWire, proxyToWire, timestampOf } from "@proxybroker/sdk/wire";
 import {
-  AddProxiesResponseSchema,
   DeleteDomainPolicyResponseSchema,
   GetDomainPacingResponseSchema,
   GetPoolStatsResponseSchema,
   ListDomainPoliciesResponseSchema,
   ListProxiesResponseSchema,
-  RejectedProxySchema,
   RemoveProxiesResponseSchema,
   RestoreProxiesResponseSchema,
   SetDomainPolicyResponseSchema,
 } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
-import type { ProxyAdmin, RejectedProxy } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
+import type { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { DomainPacingSchema, PacingMode } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { DomainPolicy } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { MethodsOf, ServiceHandlers } from "@proxybroker/sdk/wire";
@@ -32,6 +29,7 @@ import { adminActionHandlers } from "./admin-actions.js";
 import { watchEvents } from "./admin-events.js";
 import { checkProxies } from "./admin-check.js";
 import { domainStats } from "./admin-stats.js";
+import { addProxies } from "./admin-add.js";
 
 /** A policy in a few words, for the audit trail and the events. */
 function describePolicy(p: DomainPolicySpec): string {
@@ -55,32 +53,7 @@ export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
     checkProxies: checkProxies(ctx),
     getDomainStats: unary(ctx.isDraining, (req) => domainStats(ctx, req)),
 
-    addProxies: unary(ctx.isDraining, async (req, _signal, call) => {
-      const pool = checkPool(req.pool);
-      if (req.proxies.length > MAX_BATCH) throw new InvalidInputError(`at most ${MAX_BATCH} proxies per call`);
-      const valid: ProxySpecInput[] = [];
-      const rejected: RejectedProxy[] = [];
-      const seen = new Set<string>();
-      for (const spec of req.proxies) {
-        try {
-          const p = parseProxySpec(spec);
-          if (seen.has(p.id)) throw new InvalidInputError(`proxy ${p.id} appears twice in this request`);
-          seen.add(p.id);
-          valid.push(p);
-        } catch (err) {
-          const reason = err instanceof InvalidInputError ? err.message : String(err);
-          rejected.push(create(RejectedProxySchema, { url: redactSecrets(spec.url), reason: redactSecrets(reason) }));
-        }
-      }
-      const r = valid.length > 0 ? await ctx.store.addProxies(pool, valid) : { added: [], updated: [] };
-      await audit(ctx, {
-        actor: callerName(call),
-        method: "AddProxies",
-        pool,
-        detail: `${r.added.length} added, ${r.updated.length} updated, ${rejected.length} rejected`,
-      });
-      return create(AddProxiesResponseSchema, { added: r.added, updated: r.updated, rejected });
-    }),
+    addProxies: unary(ctx.isDraining, (req, _signal, call) => addProxies(ctx, req, call)),
 
     removeProxies: unary(ctx.isDraining, async (req, _signal, call) => {
       const pool = checkPool(req.pool);

@@ -80,6 +80,9 @@ export {
 } from "./policy.js";
 export type { PolicyDefaults, EffectivePolicy, PolicyParams } from "./policy.js";
 export { validateTierAndLabels, parseProxySpec } from "./proxy-spec.js";
+export { MAX_TEMPLATE_PROXIES, expandTemplate, sessionName } from "./proxy-template.js";
+export type { ProxyTemplateInput, TemplateProxy } from "./proxy-template.js";
+export { MAX_PROXY_ID_LENGTH, endpointOf, idUsername, proxyIdOf, storedIdOf, urlUsername, usernameOf } from "./proxy-id.js";
 export {
   DEFAULT_SCORING,
   clampScore,

@@ -1,10 +1,11 @@
 import { InvalidInputError, normalizeHost } from "./domain-key.js";
 import type { ProxySpecInput } from "./model.js";
+import { MAX_PROXY_ID_LENGTH, idUsername, proxyIdOf } from "./proxy-id.js";
 
 /**
  * Validation of proxy specs (SPEC §5 `ProxySpec`): a URL `scheme://[user:pass@]host:port` with
  * scheme http, https or socks5, or a bare `host:port` meaning `http://host:port`. The proxy id is
- * `host:port`.
+ * `host:port`, or `username@host:port` with a username (§11; its form: proxy-id.ts).
  */
 
 const SCHEMES = new Set(["http:", "https:", "socks5:"]);
@@ -52,6 +53,16 @@ export function parseProxySpec(spec: { url: string; tier: string; labels: Readon
   const host = normalizeHost(url.hostname, "proxy host");
   validateTierAndLabels(spec.tier, spec.labels);
   const auth = url.username !== "" ? `${url.username}${url.password !== "" ? `:${url.password}` : ""}@` : "";
-  const id = `${host}:${Number(port)}`;
-  return { id, url: `${url.protocol}//${auth}${id}`, tier: spec.tier, labels: { ...spec.labels } };
+  const endpoint = `${host}:${Number(port)}`;
+  let username: string;
+  try {
+    username = idUsername(url.username);
+  } catch (err) {
+    throw new InvalidInputError(`proxy "${raw}": ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const id = proxyIdOf(endpoint, username);
+  if (id.length > MAX_PROXY_ID_LENGTH) {
+    throw new InvalidInputError(`proxy "${raw}" has a username too long for an id (${MAX_PROXY_ID_LENGTH} characters at most)`);
+  }
+  return { id, url: `${url.protocol}//${auth}${endpoint}`, tier: spec.tier, labels: { ...spec.labels } };
 }

@@ -61,10 +61,16 @@ export async function addProxiesInLayout(
   );
   const layout = shards === undefined ? undefined : num(reply, 0);
   if (layout !== shards) return { layout, added: [], updated: [] };
-  const [added, updated] = byFlag(
-    specs.map((s) => s.id),
-    reply.slice(1),
-  );
+  const flags = reply.slice(1);
+  if (flags.length !== specs.length) throw new ScriptReplyError(`expected ${specs.length} entries, got ${flags.length}`);
+  const added: string[] = [];
+  const updated: string[] = [];
+  // 1 added, 0 updated, a string: updated under that id (a legacy `host:port`, addProxies-3.lua)
+  specs.forEach((s, i) => {
+    const f = flags[i];
+    if (typeof f === "string") updated.push(f);
+    else (num(flags, i) === 1 ? added : updated).push(s.id);
+  });
   return { layout, added, updated };
 }
 

@@ -3,7 +3,7 @@
  *
  * A pool of `n` shards lives under `n` hash tags: shard 0 is the pool itself (`{big}`), shard i
  * is `{big~i}`, so on a Redis Cluster the shards spread over the slots (and masters) like any
- * pools. A proxy lives in one shard, chosen by a hash of its id, so everything about a proxy (its
+ * pools. A proxy lives in one shard, chosen by a hash of its endpoint (`host:port`), so everything about a proxy (its
  * record, its pairs, its leases) lies in one slot and every guarantee of a pair is kept by one
  * atomic script, as in an unsharded pool. An acquire tries the shards in a rendezvous
  * (highest-random-weight) order of its domain-key: a domain-key starts on the same shard on every
@@ -11,6 +11,7 @@
  *
  * The hashes are part of the stored layout: every broker on one store must compute the same ones.
  */
+import { endpointOf } from "@proxybroker/sdk/model";
 import type { ShardCounts } from "../../config/shard-counts.js";
 import { anySharded } from "../../config/shard-counts.js";
 
@@ -64,9 +65,13 @@ export class ShardMap {
     return { pool: storePool.slice(0, at), shard: Number(storePool.slice(at + 1)) };
   }
 
-  /** The shard that holds proxy `proxyId` of `pool`. */
+  /**
+   * The shard that holds proxy `proxyId` of `pool`: a hash of its `host:port` alone, so every
+   * username (session) of one endpoint shares a shard — and an id without username, which is its
+   * `host:port`, stays where it always was.
+   */
   shardOf(pool: string, proxyId: string): number {
-    return hash32(proxyId) % this.count(pool);
+    return hash32(endpointOf(proxyId)) % this.count(pool);
   }
 
   /** The shards of `pool` in the rendezvous order of `key` (a domain-key, a session key). */

@@ -4,6 +4,7 @@
  */
 import type { PoolStats, ProxyAction, ProxyActionResult, ProxySpecInput, ProxyView, HealthResult } from "@proxybroker/sdk/model";
 import type { StoreProxies, StoreWorkers } from "@proxybroker/sdk/engine";
+import { endpointOf } from "@proxybroker/sdk/model";
 import type { Shards } from "./host.js";
 import { assertLayout } from "./layout.js";
 import { mergePages, sumStats } from "./merge.js";
@@ -43,10 +44,16 @@ export class ShardProxies implements StoreProxies {
     assertLayout(pool, mine, first.layout);
     const results: { added: string[]; updated: string[] }[] = [first];
     for (const [i, part] of groups) if (i !== 0) results.push(await inner.addProxies(shards.name(pool, i), part));
-    const ids = specs.map((p) => p.id);
+    // in the order of the specs; a spec updated under its legacy id (its endpoint) ranks by it too
+    const rank = new Map<string, number>();
+    specs.forEach((p, i) => {
+      if (!rank.has(p.id)) rank.set(p.id, i);
+      if (!rank.has(endpointOf(p.id))) rank.set(endpointOf(p.id), i);
+    });
+    const ordered = (ids: string[]): string[] => ids.sort((a, b) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0));
     return {
-      added: inOrder(ids, new Set(results.flatMap((r) => r.added))),
-      updated: inOrder(ids, new Set(results.flatMap((r) => r.updated))),
+      added: ordered(results.flatMap((r) => r.added)),
+      updated: ordered(results.flatMap((r) => r.updated)),
     };
   }
 

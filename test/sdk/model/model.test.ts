@@ -58,13 +58,13 @@ describe("domain policies", () => {
 });
 
 describe("proxy specs", () => {
-  it("takes bare host:port as http and keeps credentials in the url, not the id", () => {
+  it("takes bare host:port as http and keeps the password in the url, not the id", () => {
     expect(parseProxySpec({ url: "10.0.0.1:3128", tier: "", labels: {} })).toMatchObject({
       id: "10.0.0.1:3128",
       url: "http://10.0.0.1:3128",
     });
     expect(parseProxySpec({ url: "http://u:p@Proxy.Example:8080", tier: "dc", labels: { country: "de" } })).toMatchObject({
-      id: "proxy.example:8080",
+      id: "u@proxy.example:8080",
       url: "http://u:p@proxy.example:8080",
       tier: "dc",
     });

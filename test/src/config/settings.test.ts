@@ -70,7 +70,7 @@ describe("proxies file", () => {
     const specs = parseProxiesFile("# pool\n\n10.0.0.1:3128 tier=dc country=de\nhttp://u:p@10.0.0.2:8080\n", "p.txt");
     expect(specs).toEqual([
       { id: "10.0.0.1:3128", url: "http://10.0.0.1:3128", tier: "dc", labels: { country: "de" } },
-      { id: "10.0.0.2:8080", url: "http://u:p@10.0.0.2:8080", tier: "", labels: {} },
+      { id: "u@10.0.0.2:8080", url: "http://u:p@10.0.0.2:8080", tier: "", labels: {} },
     ]);
   });
 

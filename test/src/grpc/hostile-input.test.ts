@@ -428,7 +428,7 @@ describe("hostile input (broker process on Redis)", () => {
   }, async () => {
     const api = createClient(ProxyBroker, client);
     const admin = createClient(ProxyAdmin, client);
-    const ids = Array.from({ length: PROXIES }, (_, i) => `10.77.0.${i + 1}:3128`);
+    const ids = Array.from({ length: PROXIES }, (_, i) => `user@10.77.0.${i + 1}:3128`);
     const outcomes = Array.from({ length: REPORTS_PER_MINUTE }, (_, i) => ({
       proxyId: ids[i % PROXIES]!,
       domain: "reports.example",

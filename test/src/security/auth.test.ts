@@ -158,7 +158,7 @@ describe("authentication and roles", () => {
       { proxies: [{ url: "http://alice:s3cret@127.0.0.1:3128" }, { url: "ftp://bob:hunter2@10.0.0.1:21" }] },
       { metadata: admin },
     );
-    expect(added.added).toEqual(["127.0.0.1:3128"]);
+    expect(added.added).toEqual(["alice@127.0.0.1:3128"]);
     expect(added.rejected[0]?.url).toBe("ftp://bob:***@10.0.0.1:21");
     expect(JSON.stringify(added.rejected)).not.toContain("hunter2");
     const listed = await broker.admin.listProxies({ pool: "default" }, { metadata: admin });

@@ -3,6 +3,7 @@
  * (store-semantics §admin).
  */
 import type { ProxySpecInput } from "../../model/model.js";
+import { storedIdOf } from "../../model/proxy-id.js";
 import type { EngineContext } from "./context.js";
 import type { PoolState } from "./pool-state.js";
 import type { ProxyRecord } from "./records.js";
@@ -12,7 +13,10 @@ export function addProxies(ctx: EngineContext, pool: PoolState, specs: readonly 
   const added: string[] = [];
   const updated: string[] = [];
   const fresh = new Set<ProxyRecord>();
-  for (const spec of specs) {
+  for (const given of specs) {
+    // a proxy stored under its endpoint before ids carried usernames keeps that id
+    const id = storedIdOf(given.id, (at) => pool.proxies.get(at));
+    const spec = id === given.id ? given : { ...given, id };
     const rec = pool.proxies.get(spec.id);
     if (rec === undefined) {
       const created = newRecord(ctx, spec);

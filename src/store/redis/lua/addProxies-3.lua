@@ -23,9 +23,14 @@
   Keys built in the script: `P p:<id>`, `P idx:t:<tier>`, `P idx:l:<k>=<v>`, `P h:<host>` (the
   proxies of a host, G9: includes/exitRecord.lua).
 
+  Identity migration (docs/spec.md §11): an id `user@host:port` that is not stored, while
+  `host:port` is stored with username `user` in its URL (a proxy added before ids carried
+  usernames), is that proxy: it is updated under `host:port`. Usernames compare percent-decoded.
+
   Output: the pool's shard layout as poolLayout answers it (the argument shards itself when there
-  was no check), then, when it is the caller's, one integer per proxy, in order: 1 added, 0 updated;
-  when it is not, nothing more (nothing was written).
+  was no check), then, when it is the caller's, one entry per proxy, in order: 1 added, 0 updated,
+  or the id it was updated under when that is another (the legacy `host:port`); when it is not,
+  nothing more (nothing was written).
 
   Error codes: none.
 ]]
@@ -34,6 +39,24 @@
 -- @include "layout"
 -- @include "events"
 -- @include "exitRecord"
+
+-- Percent-decoded text.
+local function unescape(s)
+  return (string.gsub(s, '%%(%x%x)', function(h) return string.char(tonumber(h, 16)) end))
+end
+
+-- The id a proxy `id` is stored under: itself, or its legacy `host:port` (the header above).
+local function storedId(base, id)
+  local at = string.find(id, '@', 1, true)
+  if not at or redis.call('EXISTS', base .. 'p:' .. id) == 1 then return id end
+  local legacy = string.sub(id, at + 1)
+  local url = redis.call('HGET', base .. 'p:' .. legacy, 'u')
+  if not url then return id end
+  local auth = string.match(url, '^[^/]*//([^@/]*)@')
+  local user = auth and string.match(auth, '^[^:]*')
+  if user and unescape(user) == unescape(string.sub(id, 1, at - 1)) then return legacy end
+  return id
+end
 
 local allKey = KEYS[{{addProxiesKeys.all}}]
 local indexKey = KEYS[{{addProxiesKeys.index}}]
@@ -51,7 +74,8 @@ else
   if out[1] ~= n then return out end
 end
 for at = {{argc.addProxies}}, #ARGV - 1, {{argc.proxySpec}} do
-  local id = ARGV[at + {{proxySpec.id}}]
+  local given = ARGV[at + {{proxySpec.id}}]
+  local id = storedId(base, given)
   local url = ARGV[at + {{proxySpec.url}}]
   local tier = ARGV[at + {{proxySpec.tier}}]
   local labels = ARGV[at + {{proxySpec.labels}}]
@@ -63,7 +87,7 @@ for at = {{argc.addProxies}}, #ARGV - 1, {{argc.proxySpec}} do
       indexRem(base, indexKey, v[2], v[4], id)
       indexAdd(base, indexKey, tier, labels, tonumber(v[3]), id)
     end
-    out[#out + 1] = 0
+    out[#out + 1] = id == given and 0 or id
   else
     redis.call('HSET', key, 'u', url, 't', tier, 'l', labels, 's', initial, 'st', 'A', 'lt', '0',
       'sc', '0', 'fc', '0', 'lb', '', 'la', '0', 'qu', '0', 'qc', '0')

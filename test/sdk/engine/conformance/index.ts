@@ -9,6 +9,7 @@ import { adminSuite } from "./admin.js";
 import { exclusivitySuite } from "./exclusivity.js";
 import { exitSuite } from "./exits.js";
 import type { ConformanceOptions, StoreFactory } from "./harness.js";
+import { identitySuite } from "./identity.js";
 import { isolationSuite } from "./isolation.js";
 import { leaseSuite, proxyIdSuite, reservationSuite, retrySuite } from "./leases.js";
 import { pacingSuite } from "./pacing.js";
@@ -38,6 +39,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory, op
     poolSuite(factory);
     epochSuite(factory);
     adminSuite(factory);
+    identitySuite(factory);
     reportSuite(factory);
     selectionSuite(factory, options);
     eventSuite(factory, options);

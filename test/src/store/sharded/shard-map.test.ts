@@ -23,6 +23,15 @@ describe("ShardMap", () => {
     expect(map.shardOf("big", "10.0.0.1:3128")).toBe(624545246 % 4);
   });
 
+  it("places every username of one endpoint on the shard of its host:port (a legacy id's shard)", () => {
+    const big = new ShardMap({ all: 16, byPool: {} });
+    const endpoint = "gw.example:7777";
+    const users = Array.from({ length: 50 }, (_, i) => `cust-s${i}-country-us@${endpoint}`);
+    for (const id of users) expect(big.shardOf("big", id)).toBe(hash32(endpoint) % 16);
+    // not all one shard by accident: the endpoints of the ids do spread
+    expect(new Set(users.map((_, i) => big.shardOf("big", `gw${i}.example:7777`))).size).toBeGreaterThan(1);
+  });
+
   it("spreads proxies evenly over the shards", () => {
     const counts = [0, 0, 0, 0];
     for (let i = 0; i < 40_000; i++) counts[map.shardOf("big", `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:3128`)]! += 1;

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file proxybroker/v1/admin.proto.
  */
 export const file_proxybroker_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("Chpwcm94eWJyb2tlci92MS9hZG1pbi5wcm90bxIOcHJveHlicm9rZXIudjEijAEKCVByb3h5U3BlYxILCgN1cmwYASABKAkSDAoEdGllchgCIAEoCRI1CgZsYWJlbHMYAyADKAsyJS5wcm94eWJyb2tlci52MS5Qcm94eVNwZWMuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIsCg1SZWplY3RlZFByb3h5EgsKA3VybBgBIAEoCRIOCgZyZWFzb24YAiABKAkiTQoRQWRkUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRIqCgdwcm94aWVzGAIgAygLMhkucHJveHlicm9rZXIudjEuUHJveHlTcGVjImUKEkFkZFByb3hpZXNSZXNwb25zZRINCgVhZGRlZBgBIAMoCRIPCgd1cGRhdGVkGAIgAygJEi8KCHJlamVjdGVkGAMgAygLMh0ucHJveHlicm9rZXIudjEuUmVqZWN0ZWRQcm94eSIxChRSZW1vdmVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSI7ChVSZW1vdmVQcm94aWVzUmVzcG9uc2USDwoHcmVtb3ZlZBgBIAMoCRIRCglub3RfZm91bmQYAiADKAkiSQoSTGlzdFByb3hpZXNSZXF1ZXN0EgwKBHBvb2wYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiVgoTTGlzdFByb3hpZXNSZXNwb25zZRImCgdwcm94aWVzGAEgAygLMhUucHJveHlicm9rZXIudjEuUHJveHkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKE0dldFBvb2xTdGF0c1JlcXVlc3QSDAoEcG9vbBgBIAEoCSL8AQoUR2V0UG9vbFN0YXRzUmVzcG9uc2USDAoEcG9vbBgBIAEoCRINCgV0b3RhbBgCIAEoDRIOCgZhY3RpdmUYAyABKA0SEwoLcXVhcmFudGluZWQYBCABKA0SEwoLYmxhY2tsaXN0ZWQYBSABKA0SEAoIZGlzYWJsZWQYBiABKA0SFAoMbGl2ZV93b3JrZXJzGAcgASgNEjUKEWdyYW50c19oZWxkX3VudGlsGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgtsb25nZXN0X3R0bBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiIyChVSZXN0b3JlUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRILCgNpZHMYAiADKAkiPQoWUmVzdG9yZVByb3hpZXNSZXNwb25zZRIQCghyZXN0b3JlZBgBIAMoCRIRCglub3RfZm91bmQYAiADKAkiVAoWU2V0RG9tYWluUG9saWN5UmVxdWVzdBIMCgRwb29sGAEgASgJEiwKBnBvbGljeRgCIAEoCzIcLnByb3h5YnJva2VyLnYxLkRvbWFpblBvbGljeSJHChdTZXREb21haW5Qb2xpY3lSZXNwb25zZRIsCgZwb2xpY3kYASABKAsyHC5wcm94eWJyb2tlci52MS5Eb21haW5Qb2xpY3kiKQoZTGlzdERvbWFpblBvbGljaWVzUmVxdWVzdBIMCgRwb29sGAEgASgJIkwKGkxpc3REb21haW5Qb2xpY2llc1Jlc3BvbnNlEi4KCHBvbGljaWVzGAEgAygLMhwucHJveHlicm9rZXIudjEuRG9tYWluUG9saWN5IjoKGURlbGV0ZURvbWFpblBvbGljeVJlcXVlc3QSDAoEcG9vbBgBIAEoCRIPCgdwYXR0ZXJuGAIgASgJIi0KGkRlbGV0ZURvbWFpblBvbGljeVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiNwoWR2V0RG9tYWluUGFjaW5nUmVxdWVzdBIMCgRwb29sGAEgASgJEg8KB2RvbWFpbnMYAiADKAkiSAoXR2V0RG9tYWluUGFjaW5nUmVzcG9uc2USLQoHZG9tYWlucxgBIAMoCzIcLnByb3h5YnJva2VyLnYxLkRvbWFpblBhY2luZyJmChFCYW5Qcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCRIOCgZkb21haW4YAyABKAkSJgoDdHRsGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIkAKE1VuYmFuUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRILCgNpZHMYAiADKAkSDgoGZG9tYWluGAMgASgJIjIKFURpc2FibGVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSIxChRFbmFibGVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSJKChFQcm94eUFjdGlvblJlc3VsdBIPCgdjaGFuZ2VkGAEgAygJEhEKCXVuY2hhbmdlZBgCIAMoCRIRCglub3RfZm91bmQYAyADKAkiRwoSQmFuUHJveGllc1Jlc3BvbnNlEjEKBnJlc3VsdBgBIAEoCzIhLnByb3h5YnJva2VyLnYxLlByb3h5QWN0aW9uUmVzdWx0IkkKFFVuYmFuUHJveGllc1Jlc3BvbnNlEjEKBnJlc3VsdBgBIAEoCzIhLnByb3h5YnJva2VyLnYxLlByb3h5QWN0aW9uUmVzdWx0IksKFkRpc2FibGVQcm94aWVzUmVzcG9uc2USMQoGcmVzdWx0GAEgASgLMiEucHJveHlicm9rZXIudjEuUHJveHlBY3Rpb25SZXN1bHQiSgoVRW5hYmxlUHJveGllc1Jlc3BvbnNlEjEKBnJlc3VsdBgBIAEoCzIhLnByb3h5YnJva2VyLnYxLlByb3h5QWN0aW9uUmVzdWx0IkEKEldhdGNoRXZlbnRzUmVxdWVzdBIMCgRwb29sGAEgASgJEg4KBmdyYW50cxgCIAEoCBINCgVhZnRlchgDIAEoCSK9AQoJUG9vbEV2ZW50EgoKAmlkGAEgASgJEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKBGtpbmQYAyABKA4yHS5wcm94eWJyb2tlci52MS5Qb29sRXZlbnRLaW5kEgwKBHBvb2wYBCABKAkSEAoIcHJveHlfaWQYBSABKAkSDgoGZG9tYWluGAYgASgJEg4KBmRldGFpbBgHIAEoCRINCgVhY3RvchgIIAEoCSI/ChNXYXRjaEV2ZW50c1Jlc3BvbnNlEigKBWV2ZW50GAEgASgLMhkucHJveHlicm9rZXIudjEuUG9vbEV2ZW50IiEKEExpc3RBdWRpdFJlcXVlc3QSDQoFbGltaXQYASABKA0icwoKQXVkaXRFbnRyeRIoCgR0aW1lGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhY3RvchgCIAEoCRIOCgZtZXRob2QYAyABKAkSDAoEcG9vbBgEIAEoCRIOCgZkZXRhaWwYBSABKAkiQAoRTGlzdEF1ZGl0UmVzcG9uc2USKwoHZW50cmllcxgBIAMoCzIaLnByb3h5YnJva2VyLnYxLkF1ZGl0RW50cnkiJQoVR2V0RG9tYWluU3RhdHNSZXF1ZXN0EgwKBHBvb2wYASABKAkipgEKC0RvbWFpblN0YXRzEg4KBmRvbWFpbhgBIAEoCRIaChJncmFudHNfbGFzdF9taW51dGUYAiABKA0SFgoOYmFuc19sYXN0X2hvdXIYAyABKA0SNQoSZWZmZWN0aXZlX2ludGVydmFsGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhwKFGNvb2xfZG93bnNfbGFzdF9ob3VyGAUgASgNIkYKFkdldERvbWFpblN0YXRzUmVzcG9uc2USLAoHZG9tYWlucxgBIAMoCzIbLnByb3h5YnJva2VyLnYxLkRvbWFpblN0YXRzIiMKE0NoZWNrUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCSKBAQoNQ2hlY2tQcm9ncmVzcxINCgV0b3RhbBgBIAEoDRIPCgdjaGVja2VkGAIgASgNEg4KBnBhc3NlZBgDIAEoDRIOCgZmYWlsZWQYBCABKA0SDgoGZXJyb3JzGAUgASgNEhAKCHByb3h5X2lkGAYgASgJEg4KBnJlc3VsdBgHIAEoCSJHChRDaGVja1Byb3hpZXNSZXNwb25zZRIvCghwcm9ncmVzcxgBIAEoCzIdLnByb3h5YnJva2VyLnYxLkNoZWNrUHJvZ3Jlc3MqrwIKDVBvb2xFdmVudEtpbmQSHwobUE9PTF9FVkVOVF9LSU5EX1VOU1BFQ0lGSUVEEAASFwoTUE9PTF9FVkVOVF9LSU5EX0JBThABEh4KGlBPT0xfRVZFTlRfS0lORF9RVUFSQU5USU5FEAISHQoZUE9PTF9FVkVOVF9LSU5EX0JMQUNLTElTVBADEhkKFVBPT0xfRVZFTlRfS0lORF9BRE1JThAEEhoKFlBPT0xfRVZFTlRfS0lORF9QT0xJQ1kQBRIaChZQT09MX0VWRU5UX0tJTkRfTEVBREVSEAYSGQoVUE9PTF9FVkVOVF9LSU5EX0dSQU5UEAcSHQoZUE9PTF9FVkVOVF9LSU5EX0NPT0xfRE9XThAIEhgKFFBPT0xfRVZFTlRfS0lORF9FWElUEAkyzgwKClByb3h5QWRtaW4SUwoKQWRkUHJveGllcxIhLnByb3h5YnJva2VyLnYxLkFkZFByb3hpZXNSZXF1ZXN0GiIucHJveHlicm9rZXIudjEuQWRkUHJveGllc1Jlc3BvbnNlElwKDVJlbW92ZVByb3hpZXMSJC5wcm94eWJyb2tlci52MS5SZW1vdmVQcm94aWVzUmVxdWVzdBolLnByb3h5YnJva2VyLnYxLlJlbW92ZVByb3hpZXNSZXNwb25zZRJWCgtMaXN0UHJveGllcxIiLnByb3h5YnJva2VyLnYxLkxpc3RQcm94aWVzUmVxdWVzdBojLnByb3h5YnJva2VyLnYxLkxpc3RQcm94aWVzUmVzcG9uc2USWQoMR2V0UG9vbFN0YXRzEiMucHJveHlicm9rZXIudjEuR2V0UG9vbFN0YXRzUmVxdWVzdBokLnByb3h5YnJva2VyLnYxLkdldFBvb2xTdGF0c1Jlc3BvbnNlEl8KDlJlc3RvcmVQcm94aWVzEiUucHJveHlicm9rZXIudjEuUmVzdG9yZVByb3hpZXNSZXF1ZXN0GiYucHJveHlicm9rZXIudjEuUmVzdG9yZVByb3hpZXNSZXNwb25zZRJiCg9TZXREb21haW5Qb2xpY3kSJi5wcm94eWJyb2tlci52MS5TZXREb21haW5Qb2xpY3lSZXF1ZXN0GicucHJveHlicm9rZXIudjEuU2V0RG9tYWluUG9saWN5UmVzcG9uc2USawoSTGlzdERvbWFpblBvbGljaWVzEikucHJveHlicm9rZXIudjEuTGlzdERvbWFpblBvbGljaWVzUmVxdWVzdBoqLnByb3h5YnJva2VyLnYxLkxpc3REb21haW5Qb2xpY2llc1Jlc3BvbnNlEmsKEkRlbGV0ZURvbWFpblBvbGljeRIpLnByb3h5YnJva2VyLnYxLkRlbGV0ZURvbWFpblBvbGljeVJlcXVlc3QaKi5wcm94eWJyb2tlci52MS5EZWxldGVEb21haW5Qb2xpY3lSZXNwb25zZRJiCg9HZXREb21haW5QYWNpbmcSJi5wcm94eWJyb2tlci52MS5HZXREb21haW5QYWNpbmdSZXF1ZXN0GicucHJveHlicm9rZXIudjEuR2V0RG9tYWluUGFjaW5nUmVzcG9uc2USUwoKQmFuUHJveGllcxIhLnByb3h5YnJva2VyLnYxLkJhblByb3hpZXNSZXF1ZXN0GiIucHJveHlicm9rZXIudjEuQmFuUHJveGllc1Jlc3BvbnNlElkKDFVuYmFuUHJveGllcxIjLnByb3h5YnJva2VyLnYxLlVuYmFuUHJveGllc1JlcXVlc3QaJC5wcm94eWJyb2tlci52MS5VbmJhblByb3hpZXNSZXNwb25zZRJfCg5EaXNhYmxlUHJveGllcxIlLnByb3h5YnJva2VyLnYxLkRpc2FibGVQcm94aWVzUmVxdWVzdBomLnByb3h5YnJva2VyLnYxLkRpc2FibGVQcm94aWVzUmVzcG9uc2USXAoNRW5hYmxlUHJveGllcxIkLnByb3h5YnJva2VyLnYxLkVuYWJsZVByb3hpZXNSZXF1ZXN0GiUucHJveHlicm9rZXIudjEuRW5hYmxlUHJveGllc1Jlc3BvbnNlElgKC1dhdGNoRXZlbnRzEiIucHJveHlicm9rZXIudjEuV2F0Y2hFdmVudHNSZXF1ZXN0GiMucHJveHlicm9rZXIudjEuV2F0Y2hFdmVudHNSZXNwb25zZTABElAKCUxpc3RBdWRpdBIgLnByb3h5YnJva2VyLnYxLkxpc3RBdWRpdFJlcXVlc3QaIS5wcm94eWJyb2tlci52MS5MaXN0QXVkaXRSZXNwb25zZRJfCg5HZXREb21haW5TdGF0cxIlLnByb3h5YnJva2VyLnYxLkdldERvbWFpblN0YXRzUmVxdWVzdBomLnByb3h5YnJva2VyLnYxLkdldERvbWFpblN0YXRzUmVzcG9uc2USWwoMQ2hlY2tQcm94aWVzEiMucHJveHlicm9rZXIudjEuQ2hlY2tQcm94aWVzUmVxdWVzdBokLnByb3h5YnJva2VyLnYxLkNoZWNrUHJveGllc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_proxybroker_v1_broker]);
+  fileDesc("Chpwcm94eWJyb2tlci92MS9hZG1pbi5wcm90bxIOcHJveHlicm9rZXIudjEijAEKCVByb3h5U3BlYxILCgN1cmwYASABKAkSDAoEdGllchgCIAEoCRI1CgZsYWJlbHMYAyADKAsyJS5wcm94eWJyb2tlci52MS5Qcm94eVNwZWMuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI7Cg1SZWplY3RlZFByb3h5EgsKA3VybBgBIAEoCRIOCgZyZWFzb24YAiABKAkSDQoFaW5kZXgYAyABKA0ifgoRQWRkUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRIqCgdwcm94aWVzGAIgAygLMhkucHJveHlicm9rZXIudjEuUHJveHlTcGVjEi8KCHRlbXBsYXRlGAMgASgLMh0ucHJveHlicm9rZXIudjEuUHJveHlUZW1wbGF0ZSJrCg1Qcm94eVRlbXBsYXRlEgsKA3VybBgBIAEoCRIQCghzZXNzaW9ucxgCIAEoDRItCgZsYWJlbHMYAyADKAsyHS5wcm94eWJyb2tlci52MS5UZW1wbGF0ZUxhYmVsEgwKBHRpZXIYBCABKAkiLAoNVGVtcGxhdGVMYWJlbBILCgNrZXkYASABKAkSDgoGdmFsdWVzGAIgAygJImUKEkFkZFByb3hpZXNSZXNwb25zZRINCgVhZGRlZBgBIAMoCRIPCgd1cGRhdGVkGAIgAygJEi8KCHJlamVjdGVkGAMgAygLMh0ucHJveHlicm9rZXIudjEuUmVqZWN0ZWRQcm94eSIxChRSZW1vdmVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSI7ChVSZW1vdmVQcm94aWVzUmVzcG9uc2USDwoHcmVtb3ZlZBgBIAMoCRIRCglub3RfZm91bmQYAiADKAkiSQoSTGlzdFByb3hpZXNSZXF1ZXN0EgwKBHBvb2wYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiVgoTTGlzdFByb3hpZXNSZXNwb25zZRImCgdwcm94aWVzGAEgAygLMhUucHJveHlicm9rZXIudjEuUHJveHkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKE0dldFBvb2xTdGF0c1JlcXVlc3QSDAoEcG9vbBgBIAEoCSL8AQoUR2V0UG9vbFN0YXRzUmVzcG9uc2USDAoEcG9vbBgBIAEoCRINCgV0b3RhbBgCIAEoDRIOCgZhY3RpdmUYAyABKA0SEwoLcXVhcmFudGluZWQYBCABKA0SEwoLYmxhY2tsaXN0ZWQYBSABKA0SEAoIZGlzYWJsZWQYBiABKA0SFAoMbGl2ZV93b3JrZXJzGAcgASgNEjUKEWdyYW50c19oZWxkX3VudGlsGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgtsb25nZXN0X3R0bBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiIyChVSZXN0b3JlUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRILCgNpZHMYAiADKAkiPQoWUmVzdG9yZVByb3hpZXNSZXNwb25zZRIQCghyZXN0b3JlZBgBIAMoCRIRCglub3RfZm91bmQYAiADKAkiVAoWU2V0RG9tYWluUG9saWN5UmVxdWVzdBIMCgRwb29sGAEgASgJEiwKBnBvbGljeRgCIAEoCzIcLnByb3h5YnJva2VyLnYxLkRvbWFpblBvbGljeSJHChdTZXREb21haW5Qb2xpY3lSZXNwb25zZRIsCgZwb2xpY3kYASABKAsyHC5wcm94eWJyb2tlci52MS5Eb21haW5Qb2xpY3kiKQoZTGlzdERvbWFpblBvbGljaWVzUmVxdWVzdBIMCgRwb29sGAEgASgJIkwKGkxpc3REb21haW5Qb2xpY2llc1Jlc3BvbnNlEi4KCHBvbGljaWVzGAEgAygLMhwucHJveHlicm9rZXIudjEuRG9tYWluUG9saWN5IjoKGURlbGV0ZURvbWFpblBvbGljeVJlcXVlc3QSDAoEcG9vbBgBIAEoCRIPCgdwYXR0ZXJuGAIgASgJIi0KGkRlbGV0ZURvbWFpblBvbGljeVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiNwoWR2V0RG9tYWluUGFjaW5nUmVxdWVzdBIMCgRwb29sGAEgASgJEg8KB2RvbWFpbnMYAiADKAkiSAoXR2V0RG9tYWluUGFjaW5nUmVzcG9uc2USLQoHZG9tYWlucxgBIAMoCzIcLnByb3h5YnJva2VyLnYxLkRvbWFpblBhY2luZyJmChFCYW5Qcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCRIOCgZkb21haW4YAyABKAkSJgoDdHRsGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIkAKE1VuYmFuUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRILCgNpZHMYAiADKAkSDgoGZG9tYWluGAMgASgJIjIKFURpc2FibGVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSIxChRFbmFibGVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSJKChFQcm94eUFjdGlvblJlc3VsdBIPCgdjaGFuZ2VkGAEgAygJEhEKCXVuY2hhbmdlZBgCIAMoCRIRCglub3RfZm91bmQYAyADKAkiRwoSQmFuUHJveGllc1Jlc3BvbnNlEjEKBnJlc3VsdBgBIAEoCzIhLnByb3h5YnJva2VyLnYxLlByb3h5QWN0aW9uUmVzdWx0IkkKFFVuYmFuUHJveGllc1Jlc3BvbnNlEjEKBnJlc3VsdBgBIAEoCzIhLnByb3h5YnJva2VyLnYxLlByb3h5QWN0aW9uUmVzdWx0IksKFkRpc2FibGVQcm94aWVzUmVzcG9uc2USMQoGcmVzdWx0GAEgASgLMiEucHJveHlicm9rZXIudjEuUHJveHlBY3Rpb25SZXN1bHQiSgoVRW5hYmxlUHJveGllc1Jlc3BvbnNlEjEKBnJlc3VsdBgBIAEoCzIhLnByb3h5YnJva2VyLnYxLlByb3h5QWN0aW9uUmVzdWx0IkEKEldhdGNoRXZlbnRzUmVxdWVzdBIMCgRwb29sGAEgASgJEg4KBmdyYW50cxgCIAEoCBINCgVhZnRlchgDIAEoCSK9AQoJUG9vbEV2ZW50EgoKAmlkGAEgASgJEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKBGtpbmQYAyABKA4yHS5wcm94eWJyb2tlci52MS5Qb29sRXZlbnRLaW5kEgwKBHBvb2wYBCABKAkSEAoIcHJveHlfaWQYBSABKAkSDgoGZG9tYWluGAYgASgJEg4KBmRldGFpbBgHIAEoCRINCgVhY3RvchgIIAEoCSI/ChNXYXRjaEV2ZW50c1Jlc3BvbnNlEigKBWV2ZW50GAEgASgLMhkucHJveHlicm9rZXIudjEuUG9vbEV2ZW50IiEKEExpc3RBdWRpdFJlcXVlc3QSDQoFbGltaXQYASABKA0icwoKQXVkaXRFbnRyeRIoCgR0aW1lGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhY3RvchgCIAEoCRIOCgZtZXRob2QYAyABKAkSDAoEcG9vbBgEIAEoCRIOCgZkZXRhaWwYBSABKAkiQAoRTGlzdEF1ZGl0UmVzcG9uc2USKwoHZW50cmllcxgBIAMoCzIaLnByb3h5YnJva2VyLnYxLkF1ZGl0RW50cnkiJQoVR2V0RG9tYWluU3RhdHNSZXF1ZXN0EgwKBHBvb2wYASABKAkipgEKC0RvbWFpblN0YXRzEg4KBmRvbWFpbhgBIAEoCRIaChJncmFudHNfbGFzdF9taW51dGUYAiABKA0SFgoOYmFuc19sYXN0X2hvdXIYAyABKA0SNQoSZWZmZWN0aXZlX2ludGVydmFsGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhwKFGNvb2xfZG93bnNfbGFzdF9ob3VyGAUgASgNIkYKFkdldERvbWFpblN0YXRzUmVzcG9uc2USLAoHZG9tYWlucxgBIAMoCzIbLnByb3h5YnJva2VyLnYxLkRvbWFpblN0YXRzIiMKE0NoZWNrUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCSKBAQoNQ2hlY2tQcm9ncmVzcxINCgV0b3RhbBgBIAEoDRIPCgdjaGVja2VkGAIgASgNEg4KBnBhc3NlZBgDIAEoDRIOCgZmYWlsZWQYBCABKA0SDgoGZXJyb3JzGAUgASgNEhAKCHByb3h5X2lkGAYgASgJEg4KBnJlc3VsdBgHIAEoCSJHChRDaGVja1Byb3hpZXNSZXNwb25zZRIvCghwcm9ncmVzcxgBIAEoCzIdLnByb3h5YnJva2VyLnYxLkNoZWNrUHJvZ3Jlc3MqrwIKDVBvb2xFdmVudEtpbmQSHwobUE9PTF9FVkVOVF9LSU5EX1VOU1BFQ0lGSUVEEAASFwoTUE9PTF9FVkVOVF9LSU5EX0JBThABEh4KGlBPT0xfRVZFTlRfS0lORF9RVUFSQU5USU5FEAISHQoZUE9PTF9FVkVOVF9LSU5EX0JMQUNLTElTVBADEhkKFVBPT0xfRVZFTlRfS0lORF9BRE1JThAEEhoKFlBPT0xfRVZFTlRfS0lORF9QT0xJQ1kQBRIaChZQT09MX0VWRU5UX0tJTkRfTEVBREVSEAYSGQoVUE9PTF9FVkVOVF9LSU5EX0dSQU5UEAcSHQoZUE9PTF9FVkVOVF9LSU5EX0NPT0xfRE9XThAIEhgKFFBPT0xfRVZFTlRfS0lORF9FWElUEAkyzgwKClByb3h5QWRtaW4SUwoKQWRkUHJveGllcxIhLnByb3h5YnJva2VyLnYxLkFkZFByb3hpZXNSZXF1ZXN0GiIucHJveHlicm9rZXIudjEuQWRkUHJveGllc1Jlc3BvbnNlElwKDVJlbW92ZVByb3hpZXMSJC5wcm94eWJyb2tlci52MS5SZW1vdmVQcm94aWVzUmVxdWVzdBolLnByb3h5YnJva2VyLnYxLlJlbW92ZVByb3hpZXNSZXNwb25zZRJWCgtMaXN0UHJveGllcxIiLnByb3h5YnJva2VyLnYxLkxpc3RQcm94aWVzUmVxdWVzdBojLnByb3h5YnJva2VyLnYxLkxpc3RQcm94aWVzUmVzcG9uc2USWQoMR2V0UG9vbFN0YXRzEiMucHJveHlicm9rZXIudjEuR2V0UG9vbFN0YXRzUmVxdWVzdBokLnByb3h5YnJva2VyLnYxLkdldFBvb2xTdGF0c1Jlc3BvbnNlEl8KDlJlc3RvcmVQcm94aWVzEiUucHJveHlicm9rZXIudjEuUmVzdG9yZVByb3hpZXNSZXF1ZXN0GiYucHJveHlicm9rZXIudjEuUmVzdG9yZVByb3hpZXNSZXNwb25zZRJiCg9TZXREb21haW5Qb2xpY3kSJi5wcm94eWJyb2tlci52MS5TZXREb21haW5Qb2xpY3lSZXF1ZXN0GicucHJveHlicm9rZXIudjEuU2V0RG9tYWluUG9saWN5UmVzcG9uc2USawoSTGlzdERvbWFpblBvbGljaWVzEikucHJveHlicm9rZXIudjEuTGlzdERvbWFpblBvbGljaWVzUmVxdWVzdBoqLnByb3h5YnJva2VyLnYxLkxpc3REb21haW5Qb2xpY2llc1Jlc3BvbnNlEmsKEkRlbGV0ZURvbWFpblBvbGljeRIpLnByb3h5YnJva2VyLnYxLkRlbGV0ZURvbWFpblBvbGljeVJlcXVlc3QaKi5wcm94eWJyb2tlci52MS5EZWxldGVEb21haW5Qb2xpY3lSZXNwb25zZRJiCg9HZXREb21haW5QYWNpbmcSJi5wcm94eWJyb2tlci52MS5HZXREb21haW5QYWNpbmdSZXF1ZXN0GicucHJveHlicm9rZXIudjEuR2V0RG9tYWluUGFjaW5nUmVzcG9uc2USUwoKQmFuUHJveGllcxIhLnByb3h5YnJva2VyLnYxLkJhblByb3hpZXNSZXF1ZXN0GiIucHJveHlicm9rZXIudjEuQmFuUHJveGllc1Jlc3BvbnNlElkKDFVuYmFuUHJveGllcxIjLnByb3h5YnJva2VyLnYxLlVuYmFuUHJveGllc1JlcXVlc3QaJC5wcm94eWJyb2tlci52MS5VbmJhblByb3hpZXNSZXNwb25zZRJfCg5EaXNhYmxlUHJveGllcxIlLnByb3h5YnJva2VyLnYxLkRpc2FibGVQcm94aWVzUmVxdWVzdBomLnByb3h5YnJva2VyLnYxLkRpc2FibGVQcm94aWVzUmVzcG9uc2USXAoNRW5hYmxlUHJveGllcxIkLnByb3h5YnJva2VyLnYxLkVuYWJsZVByb3hpZXNSZXF1ZXN0GiUucHJveHlicm9rZXIudjEuRW5hYmxlUHJveGllc1Jlc3BvbnNlElgKC1dhdGNoRXZlbnRzEiIucHJveHlicm9rZXIudjEuV2F0Y2hFdmVudHNSZXF1ZXN0GiMucHJveHlicm9rZXIudjEuV2F0Y2hFdmVudHNSZXNwb25zZTABElAKCUxpc3RBdWRpdBIgLnByb3h5YnJva2VyLnYxLkxpc3RBdWRpdFJlcXVlc3QaIS5wcm94eWJyb2tlci52MS5MaXN0QXVkaXRSZXNwb25zZRJfCg5HZXREb21haW5TdGF0cxIlLnByb3h5YnJva2VyLnYxLkdldERvbWFpblN0YXRzUmVxdWVzdBomLnByb3h5YnJva2VyLnYxLkdldERvbWFpblN0YXRzUmVzcG9uc2USWwoMQ2hlY2tQcm94aWVzEiMucHJveHlicm9rZXIudjEuQ2hlY2tQcm94aWVzUmVxdWVzdBokLnByb3h5YnJva2VyLnYxLkNoZWNrUHJveGllc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_proxybroker_v1_broker]);
 
 /**
  * A bare host:port means http://host:port.
@@ -52,6 +52,8 @@ export const ProxySpecSchema: GenMessage<ProxySpec> = /*@__PURE__*/
  */
 export type RejectedProxy = Message<"proxybroker.v1.RejectedProxy"> & {
   /**
+   * The url, its password shown as ***.
+   *
    * @generated from field: string url = 1;
    */
   url: string;
@@ -60,6 +62,14 @@ export type RejectedProxy = Message<"proxybroker.v1.RejectedProxy"> & {
    * @generated from field: string reason = 2;
    */
   reason: string;
+
+  /**
+   * The index of the spec in AddProxiesRequest.proxies; for a template's proxies, proxies' length
+   * plus the index in the template's expansion.
+   *
+   * @generated from field: uint32 index = 3;
+   */
+  index: number;
 };
 
 /**
@@ -82,6 +92,13 @@ export type AddProxiesRequest = Message<"proxybroker.v1.AddProxiesRequest"> & {
    * @generated from field: repeated proxybroker.v1.ProxySpec proxies = 2;
    */
   proxies: ProxySpec[];
+
+  /**
+   * Proxies made from a template, added after `proxies` (docs/spec.md §11 Templates).
+   *
+   * @generated from field: proxybroker.v1.ProxyTemplate template = 3;
+   */
+  template?: ProxyTemplate | undefined;
 };
 
 /**
@@ -92,11 +109,74 @@ export const AddProxiesRequestSchema: GenMessage<AddProxiesRequest> = /*@__PURE_
   messageDesc(file_proxybroker_v1_admin, 2);
 
 /**
+ * A provider's gateway with many sessions: one proxy per session per combination of label values.
+ *
+ * @generated from message proxybroker.v1.ProxyTemplate
+ */
+export type ProxyTemplate = Message<"proxybroker.v1.ProxyTemplate"> & {
+  /**
+   * A proxy URL with placeholders: {session} (a stable session name) and {<label key>} for each
+   * label in `labels`, e.g. http://cust-{session}-country-{country}:PW@gw.example:7777.
+   *
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * Sessions per combination of label values; 0 means 1. {session} is required above 1.
+   *
+   * @generated from field: uint32 sessions = 2;
+   */
+  sessions: number;
+
+  /**
+   * Each label's values; every combination gets `sessions` proxies labelled with its values.
+   *
+   * @generated from field: repeated proxybroker.v1.TemplateLabel labels = 3;
+   */
+  labels: TemplateLabel[];
+
+  /**
+   * @generated from field: string tier = 4;
+   */
+  tier: string;
+};
+
+/**
+ * Describes the message proxybroker.v1.ProxyTemplate.
+ * Use `create(ProxyTemplateSchema)` to create a new message.
+ */
+export const ProxyTemplateSchema: GenMessage<ProxyTemplate> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 3);
+
+/**
+ * @generated from message proxybroker.v1.TemplateLabel
+ */
+export type TemplateLabel = Message<"proxybroker.v1.TemplateLabel"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: repeated string values = 2;
+   */
+  values: string[];
+};
+
+/**
+ * Describes the message proxybroker.v1.TemplateLabel.
+ * Use `create(TemplateLabelSchema)` to create a new message.
+ */
+export const TemplateLabelSchema: GenMessage<TemplateLabel> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 4);
+
+/**
  * @generated from message proxybroker.v1.AddProxiesResponse
  */
 export type AddProxiesResponse = Message<"proxybroker.v1.AddProxiesResponse"> & {
   /**
-   * Ids (host:port) of proxies new to the pool.
+   * Ids (host:port, or username@host:port) of proxies new to the pool.
    *
    * @generated from field: repeated string added = 1;
    */
@@ -120,7 +200,7 @@ export type AddProxiesResponse = Message<"proxybroker.v1.AddProxiesResponse"> & 
  * Use `create(AddProxiesResponseSchema)` to create a new message.
  */
 export const AddProxiesResponseSchema: GenMessage<AddProxiesResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 3);
+  messageDesc(file_proxybroker_v1_admin, 5);
 
 /**
  * @generated from message proxybroker.v1.RemoveProxiesRequest
@@ -142,7 +222,7 @@ export type RemoveProxiesRequest = Message<"proxybroker.v1.RemoveProxiesRequest"
  * Use `create(RemoveProxiesRequestSchema)` to create a new message.
  */
 export const RemoveProxiesRequestSchema: GenMessage<RemoveProxiesRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 4);
+  messageDesc(file_proxybroker_v1_admin, 6);
 
 /**
  * @generated from message proxybroker.v1.RemoveProxiesResponse
@@ -164,7 +244,7 @@ export type RemoveProxiesResponse = Message<"proxybroker.v1.RemoveProxiesRespons
  * Use `create(RemoveProxiesResponseSchema)` to create a new message.
  */
 export const RemoveProxiesResponseSchema: GenMessage<RemoveProxiesResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 5);
+  messageDesc(file_proxybroker_v1_admin, 7);
 
 /**
  * @generated from message proxybroker.v1.ListProxiesRequest
@@ -193,7 +273,7 @@ export type ListProxiesRequest = Message<"proxybroker.v1.ListProxiesRequest"> & 
  * Use `create(ListProxiesRequestSchema)` to create a new message.
  */
 export const ListProxiesRequestSchema: GenMessage<ListProxiesRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 6);
+  messageDesc(file_proxybroker_v1_admin, 8);
 
 /**
  * @generated from message proxybroker.v1.ListProxiesResponse
@@ -217,7 +297,7 @@ export type ListProxiesResponse = Message<"proxybroker.v1.ListProxiesResponse"> 
  * Use `create(ListProxiesResponseSchema)` to create a new message.
  */
 export const ListProxiesResponseSchema: GenMessage<ListProxiesResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 7);
+  messageDesc(file_proxybroker_v1_admin, 9);
 
 /**
  * @generated from message proxybroker.v1.GetPoolStatsRequest
@@ -234,7 +314,7 @@ export type GetPoolStatsRequest = Message<"proxybroker.v1.GetPoolStatsRequest"> 
  * Use `create(GetPoolStatsRequestSchema)` to create a new message.
  */
 export const GetPoolStatsRequestSchema: GenMessage<GetPoolStatsRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 8);
+  messageDesc(file_proxybroker_v1_admin, 10);
 
 /**
  * @generated from message proxybroker.v1.GetPoolStatsResponse
@@ -296,7 +376,7 @@ export type GetPoolStatsResponse = Message<"proxybroker.v1.GetPoolStatsResponse"
  * Use `create(GetPoolStatsResponseSchema)` to create a new message.
  */
 export const GetPoolStatsResponseSchema: GenMessage<GetPoolStatsResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 9);
+  messageDesc(file_proxybroker_v1_admin, 11);
 
 /**
  * @generated from message proxybroker.v1.RestoreProxiesRequest
@@ -318,7 +398,7 @@ export type RestoreProxiesRequest = Message<"proxybroker.v1.RestoreProxiesReques
  * Use `create(RestoreProxiesRequestSchema)` to create a new message.
  */
 export const RestoreProxiesRequestSchema: GenMessage<RestoreProxiesRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 10);
+  messageDesc(file_proxybroker_v1_admin, 12);
 
 /**
  * @generated from message proxybroker.v1.RestoreProxiesResponse
@@ -340,7 +420,7 @@ export type RestoreProxiesResponse = Message<"proxybroker.v1.RestoreProxiesRespo
  * Use `create(RestoreProxiesResponseSchema)` to create a new message.
  */
 export const RestoreProxiesResponseSchema: GenMessage<RestoreProxiesResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 11);
+  messageDesc(file_proxybroker_v1_admin, 13);
 
 /**
  * @generated from message proxybroker.v1.SetDomainPolicyRequest
@@ -362,7 +442,7 @@ export type SetDomainPolicyRequest = Message<"proxybroker.v1.SetDomainPolicyRequ
  * Use `create(SetDomainPolicyRequestSchema)` to create a new message.
  */
 export const SetDomainPolicyRequestSchema: GenMessage<SetDomainPolicyRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 12);
+  messageDesc(file_proxybroker_v1_admin, 14);
 
 /**
  * @generated from message proxybroker.v1.SetDomainPolicyResponse
@@ -379,7 +459,7 @@ export type SetDomainPolicyResponse = Message<"proxybroker.v1.SetDomainPolicyRes
  * Use `create(SetDomainPolicyResponseSchema)` to create a new message.
  */
 export const SetDomainPolicyResponseSchema: GenMessage<SetDomainPolicyResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 13);
+  messageDesc(file_proxybroker_v1_admin, 15);
 
 /**
  * @generated from message proxybroker.v1.ListDomainPoliciesRequest
@@ -396,7 +476,7 @@ export type ListDomainPoliciesRequest = Message<"proxybroker.v1.ListDomainPolici
  * Use `create(ListDomainPoliciesRequestSchema)` to create a new message.
  */
 export const ListDomainPoliciesRequestSchema: GenMessage<ListDomainPoliciesRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 14);
+  messageDesc(file_proxybroker_v1_admin, 16);
 
 /**
  * @generated from message proxybroker.v1.ListDomainPoliciesResponse
@@ -413,7 +493,7 @@ export type ListDomainPoliciesResponse = Message<"proxybroker.v1.ListDomainPolic
  * Use `create(ListDomainPoliciesResponseSchema)` to create a new message.
  */
 export const ListDomainPoliciesResponseSchema: GenMessage<ListDomainPoliciesResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 15);
+  messageDesc(file_proxybroker_v1_admin, 17);
 
 /**
  * @generated from message proxybroker.v1.DeleteDomainPolicyRequest
@@ -435,7 +515,7 @@ export type DeleteDomainPolicyRequest = Message<"proxybroker.v1.DeleteDomainPoli
  * Use `create(DeleteDomainPolicyRequestSchema)` to create a new message.
  */
 export const DeleteDomainPolicyRequestSchema: GenMessage<DeleteDomainPolicyRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 16);
+  messageDesc(file_proxybroker_v1_admin, 18);
 
 /**
  * @generated from message proxybroker.v1.DeleteDomainPolicyResponse
@@ -452,7 +532,7 @@ export type DeleteDomainPolicyResponse = Message<"proxybroker.v1.DeleteDomainPol
  * Use `create(DeleteDomainPolicyResponseSchema)` to create a new message.
  */
 export const DeleteDomainPolicyResponseSchema: GenMessage<DeleteDomainPolicyResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 17);
+  messageDesc(file_proxybroker_v1_admin, 19);
 
 /**
  * @generated from message proxybroker.v1.GetDomainPacingRequest
@@ -477,7 +557,7 @@ export type GetDomainPacingRequest = Message<"proxybroker.v1.GetDomainPacingRequ
  * Use `create(GetDomainPacingRequestSchema)` to create a new message.
  */
 export const GetDomainPacingRequestSchema: GenMessage<GetDomainPacingRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 18);
+  messageDesc(file_proxybroker_v1_admin, 20);
 
 /**
  * @generated from message proxybroker.v1.GetDomainPacingResponse
@@ -494,7 +574,7 @@ export type GetDomainPacingResponse = Message<"proxybroker.v1.GetDomainPacingRes
  * Use `create(GetDomainPacingResponseSchema)` to create a new message.
  */
 export const GetDomainPacingResponseSchema: GenMessage<GetDomainPacingResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 19);
+  messageDesc(file_proxybroker_v1_admin, 21);
 
 /**
  * @generated from message proxybroker.v1.BanProxiesRequest
@@ -528,7 +608,7 @@ export type BanProxiesRequest = Message<"proxybroker.v1.BanProxiesRequest"> & {
  * Use `create(BanProxiesRequestSchema)` to create a new message.
  */
 export const BanProxiesRequestSchema: GenMessage<BanProxiesRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 20);
+  messageDesc(file_proxybroker_v1_admin, 22);
 
 /**
  * @generated from message proxybroker.v1.UnbanProxiesRequest
@@ -555,7 +635,7 @@ export type UnbanProxiesRequest = Message<"proxybroker.v1.UnbanProxiesRequest"> 
  * Use `create(UnbanProxiesRequestSchema)` to create a new message.
  */
 export const UnbanProxiesRequestSchema: GenMessage<UnbanProxiesRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 21);
+  messageDesc(file_proxybroker_v1_admin, 23);
 
 /**
  * @generated from message proxybroker.v1.DisableProxiesRequest
@@ -577,7 +657,7 @@ export type DisableProxiesRequest = Message<"proxybroker.v1.DisableProxiesReques
  * Use `create(DisableProxiesRequestSchema)` to create a new message.
  */
 export const DisableProxiesRequestSchema: GenMessage<DisableProxiesRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 22);
+  messageDesc(file_proxybroker_v1_admin, 24);
 
 /**
  * @generated from message proxybroker.v1.EnableProxiesRequest
@@ -599,7 +679,7 @@ export type EnableProxiesRequest = Message<"proxybroker.v1.EnableProxiesRequest"
  * Use `create(EnableProxiesRequestSchema)` to create a new message.
  */
 export const EnableProxiesRequestSchema: GenMessage<EnableProxiesRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 23);
+  messageDesc(file_proxybroker_v1_admin, 25);
 
 /**
  * What an action on proxies did, by id.
@@ -630,7 +710,7 @@ export type ProxyActionResult = Message<"proxybroker.v1.ProxyActionResult"> & {
  * Use `create(ProxyActionResultSchema)` to create a new message.
  */
 export const ProxyActionResultSchema: GenMessage<ProxyActionResult> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 24);
+  messageDesc(file_proxybroker_v1_admin, 26);
 
 /**
  * @generated from message proxybroker.v1.BanProxiesResponse
@@ -647,7 +727,7 @@ export type BanProxiesResponse = Message<"proxybroker.v1.BanProxiesResponse"> & 
  * Use `create(BanProxiesResponseSchema)` to create a new message.
  */
 export const BanProxiesResponseSchema: GenMessage<BanProxiesResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 25);
+  messageDesc(file_proxybroker_v1_admin, 27);
 
 /**
  * @generated from message proxybroker.v1.UnbanProxiesResponse
@@ -664,7 +744,7 @@ export type UnbanProxiesResponse = Message<"proxybroker.v1.UnbanProxiesResponse"
  * Use `create(UnbanProxiesResponseSchema)` to create a new message.
  */
 export const UnbanProxiesResponseSchema: GenMessage<UnbanProxiesResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 26);
+  messageDesc(file_proxybroker_v1_admin, 28);
 
 /**
  * @generated from message proxybroker.v1.DisableProxiesResponse
@@ -681,7 +761,7 @@ export type DisableProxiesResponse = Message<"proxybroker.v1.DisableProxiesRespo
  * Use `create(DisableProxiesResponseSchema)` to create a new message.
  */
 export const DisableProxiesResponseSchema: GenMessage<DisableProxiesResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 27);
+  messageDesc(file_proxybroker_v1_admin, 29);
 
 /**
  * @generated from message proxybroker.v1.EnableProxiesResponse
@@ -698,7 +778,7 @@ export type EnableProxiesResponse = Message<"proxybroker.v1.EnableProxiesRespons
  * Use `create(EnableProxiesResponseSchema)` to create a new message.
  */
 export const EnableProxiesResponseSchema: GenMessage<EnableProxiesResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 28);
+  messageDesc(file_proxybroker_v1_admin, 30);
 
 /**
  * @generated from message proxybroker.v1.WatchEventsRequest
@@ -729,7 +809,7 @@ export type WatchEventsRequest = Message<"proxybroker.v1.WatchEventsRequest"> & 
  * Use `create(WatchEventsRequestSchema)` to create a new message.
  */
 export const WatchEventsRequestSchema: GenMessage<WatchEventsRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 29);
+  messageDesc(file_proxybroker_v1_admin, 31);
 
 /**
  * @generated from message proxybroker.v1.PoolEvent
@@ -785,7 +865,7 @@ export type PoolEvent = Message<"proxybroker.v1.PoolEvent"> & {
  * Use `create(PoolEventSchema)` to create a new message.
  */
 export const PoolEventSchema: GenMessage<PoolEvent> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 30);
+  messageDesc(file_proxybroker_v1_admin, 32);
 
 /**
  * @generated from message proxybroker.v1.WatchEventsResponse
@@ -802,7 +882,7 @@ export type WatchEventsResponse = Message<"proxybroker.v1.WatchEventsResponse"> 
  * Use `create(WatchEventsResponseSchema)` to create a new message.
  */
 export const WatchEventsResponseSchema: GenMessage<WatchEventsResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 31);
+  messageDesc(file_proxybroker_v1_admin, 33);
 
 /**
  * @generated from message proxybroker.v1.ListAuditRequest
@@ -821,7 +901,7 @@ export type ListAuditRequest = Message<"proxybroker.v1.ListAuditRequest"> & {
  * Use `create(ListAuditRequestSchema)` to create a new message.
  */
 export const ListAuditRequestSchema: GenMessage<ListAuditRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 32);
+  messageDesc(file_proxybroker_v1_admin, 34);
 
 /**
  * @generated from message proxybroker.v1.AuditEntry
@@ -858,7 +938,7 @@ export type AuditEntry = Message<"proxybroker.v1.AuditEntry"> & {
  * Use `create(AuditEntrySchema)` to create a new message.
  */
 export const AuditEntrySchema: GenMessage<AuditEntry> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 33);
+  messageDesc(file_proxybroker_v1_admin, 35);
 
 /**
  * @generated from message proxybroker.v1.ListAuditResponse
@@ -875,7 +955,7 @@ export type ListAuditResponse = Message<"proxybroker.v1.ListAuditResponse"> & {
  * Use `create(ListAuditResponseSchema)` to create a new message.
  */
 export const ListAuditResponseSchema: GenMessage<ListAuditResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 34);
+  messageDesc(file_proxybroker_v1_admin, 36);
 
 /**
  * @generated from message proxybroker.v1.GetDomainStatsRequest
@@ -892,7 +972,7 @@ export type GetDomainStatsRequest = Message<"proxybroker.v1.GetDomainStatsReques
  * Use `create(GetDomainStatsRequestSchema)` to create a new message.
  */
 export const GetDomainStatsRequestSchema: GenMessage<GetDomainStatsRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 35);
+  messageDesc(file_proxybroker_v1_admin, 37);
 
 /**
  * @generated from message proxybroker.v1.DomainStats
@@ -935,7 +1015,7 @@ export type DomainStats = Message<"proxybroker.v1.DomainStats"> & {
  * Use `create(DomainStatsSchema)` to create a new message.
  */
 export const DomainStatsSchema: GenMessage<DomainStats> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 36);
+  messageDesc(file_proxybroker_v1_admin, 38);
 
 /**
  * @generated from message proxybroker.v1.GetDomainStatsResponse
@@ -952,7 +1032,7 @@ export type GetDomainStatsResponse = Message<"proxybroker.v1.GetDomainStatsRespo
  * Use `create(GetDomainStatsResponseSchema)` to create a new message.
  */
 export const GetDomainStatsResponseSchema: GenMessage<GetDomainStatsResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 37);
+  messageDesc(file_proxybroker_v1_admin, 39);
 
 /**
  * @generated from message proxybroker.v1.CheckProxiesRequest
@@ -969,7 +1049,7 @@ export type CheckProxiesRequest = Message<"proxybroker.v1.CheckProxiesRequest"> 
  * Use `create(CheckProxiesRequestSchema)` to create a new message.
  */
 export const CheckProxiesRequestSchema: GenMessage<CheckProxiesRequest> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 38);
+  messageDesc(file_proxybroker_v1_admin, 40);
 
 /**
  * @generated from message proxybroker.v1.CheckProgress
@@ -1020,7 +1100,7 @@ export type CheckProgress = Message<"proxybroker.v1.CheckProgress"> & {
  * Use `create(CheckProgressSchema)` to create a new message.
  */
 export const CheckProgressSchema: GenMessage<CheckProgress> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 39);
+  messageDesc(file_proxybroker_v1_admin, 41);
 
 /**
  * @generated from message proxybroker.v1.CheckProxiesResponse
@@ -1037,7 +1117,7 @@ export type CheckProxiesResponse = Message<"proxybroker.v1.CheckProxiesResponse"
  * Use `create(CheckProxiesResponseSchema)` to create a new message.
  */
 export const CheckProxiesResponseSchema: GenMessage<CheckProxiesResponse> = /*@__PURE__*/
-  messageDesc(file_proxybroker_v1_admin, 40);
+  messageDesc(file_proxybroker_v1_admin, 42);
 
 /**
  * @generated from enum proxybroker.v1.PoolEventKind

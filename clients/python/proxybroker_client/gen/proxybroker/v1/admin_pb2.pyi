@@ -19,12 +19,14 @@ POOL_EVENT_KIND_QUARANTINE: PoolEventKind
 POOL_EVENT_KIND_UNSPECIFIED: PoolEventKind
 
 class AddProxiesRequest(_message.Message):
-    __slots__ = ["pool", "proxies"]
+    __slots__ = ["pool", "proxies", "template"]
     POOL_FIELD_NUMBER: _ClassVar[int]
     PROXIES_FIELD_NUMBER: _ClassVar[int]
+    TEMPLATE_FIELD_NUMBER: _ClassVar[int]
     pool: str
     proxies: _containers.RepeatedCompositeFieldContainer[ProxySpec]
-    def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[ProxySpec, _Mapping]]] = ...) -> None: ...
+    template: ProxyTemplate
+    def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[ProxySpec, _Mapping]]] = ..., template: _Optional[_Union[ProxyTemplate, _Mapping]] = ...) -> None: ...
 
 class AddProxiesResponse(_message.Message):
     __slots__ = ["added", "rejected", "updated"]
@@ -297,13 +299,27 @@ class ProxySpec(_message.Message):
     url: str
     def __init__(self, url: _Optional[str] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
+class ProxyTemplate(_message.Message):
+    __slots__ = ["labels", "sessions", "tier", "url"]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    TIER_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    labels: _containers.RepeatedCompositeFieldContainer[TemplateLabel]
+    sessions: int
+    tier: str
+    url: str
+    def __init__(self, url: _Optional[str] = ..., sessions: _Optional[int] = ..., labels: _Optional[_Iterable[_Union[TemplateLabel, _Mapping]]] = ..., tier: _Optional[str] = ...) -> None: ...
+
 class RejectedProxy(_message.Message):
-    __slots__ = ["reason", "url"]
+    __slots__ = ["index", "reason", "url"]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     URL_FIELD_NUMBER: _ClassVar[int]
+    index: int
     reason: str
     url: str
-    def __init__(self, url: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    def __init__(self, url: _Optional[str] = ..., reason: _Optional[str] = ..., index: _Optional[int] = ...) -> None: ...
 
 class RemoveProxiesRequest(_message.Message):
     __slots__ = ["ids", "pool"]
@@ -350,6 +366,14 @@ class SetDomainPolicyResponse(_message.Message):
     POLICY_FIELD_NUMBER: _ClassVar[int]
     policy: _broker_pb2.DomainPolicy
     def __init__(self, policy: _Optional[_Union[_broker_pb2.DomainPolicy, _Mapping]] = ...) -> None: ...
+
+class TemplateLabel(_message.Message):
+    __slots__ = ["key", "values"]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    values: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, key: _Optional[str] = ..., values: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class UnbanProxiesRequest(_message.Message):
     __slots__ = ["domain", "ids", "pool"]
