@@ -354,7 +354,7 @@ class Pong(_message.Message):
     def __init__(self, time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., claim_version: _Optional[int] = ...) -> None: ...
 
 class Proxy(_message.Message):
-    __slots__ = ["failure_count", "id", "labels", "last_used_by", "last_used_time", "latency_ewma", "quarantine_count", "quarantine_until", "score", "state", "success_count", "tier", "url"]
+    __slots__ = ["exit_ip", "failure_count", "id", "labels", "last_used_by", "last_used_time", "latency_ewma", "quarantine_count", "quarantine_until", "score", "state", "success_count", "tier", "url"]
     class LabelsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -362,6 +362,7 @@ class Proxy(_message.Message):
         key: str
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    EXIT_IP_FIELD_NUMBER: _ClassVar[int]
     FAILURE_COUNT_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
@@ -375,6 +376,7 @@ class Proxy(_message.Message):
     SUCCESS_COUNT_FIELD_NUMBER: _ClassVar[int]
     TIER_FIELD_NUMBER: _ClassVar[int]
     URL_FIELD_NUMBER: _ClassVar[int]
+    exit_ip: str
     failure_count: int
     id: str
     labels: _containers.ScalarMap[str, str]
@@ -388,7 +390,7 @@ class Proxy(_message.Message):
     success_count: int
     tier: str
     url: str
-    def __init__(self, id: _Optional[str] = ..., url: _Optional[str] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., score: _Optional[float] = ..., state: _Optional[_Union[ProxyState, str]] = ..., latency_ewma: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., success_count: _Optional[int] = ..., failure_count: _Optional[int] = ..., last_used_by: _Optional[str] = ..., last_used_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., quarantine_until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., quarantine_count: _Optional[int] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., url: _Optional[str] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., score: _Optional[float] = ..., state: _Optional[_Union[ProxyState, str]] = ..., latency_ewma: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., success_count: _Optional[int] = ..., failure_count: _Optional[int] = ..., last_used_by: _Optional[str] = ..., last_used_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., quarantine_until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., quarantine_count: _Optional[int] = ..., exit_ip: _Optional[str] = ...) -> None: ...
 
 class ReleaseLeaseRequest(_message.Message):
     __slots__ = ["fencing_token", "lease_id", "next", "outcome"]
