@@ -20,6 +20,9 @@ export interface StreamHandle {
 }
 
 /** What the gRPC handlers share: built once by the server wiring. */
+/** Probe proxies just added to `pool` (fire and forget). */
+export type ProbeNew = (pool: string, proxies: readonly { readonly id: string; readonly url: string }[]) => void;
+
 export interface BrokerContext {
   readonly store: LeaseStore;
   readonly engine: LeaseEngine;
@@ -50,6 +53,8 @@ export interface BrokerContext {
   readonly debugLog?: Logger;
   /** One health-check pass over a pool, with progress (CheckProxies); absent: no checker configured. */
   readonly healthPass?: HealthPass;
+  /** Probe proxies just added to a pool at once (their exit IP, G9); absent: no health checker. */
+  readonly probeNew?: ProbeNew;
   /** True once SIGTERM arrived: new work is refused with UNAVAILABLE. */
   readonly isDraining: () => boolean;
   /** The open Lease streams, for the shutdown sequence. */

@@ -6,6 +6,7 @@ import { MinuteCounts } from "../observe/minute-counts.js";
 import { RecentRestrictions } from "../observe/recent-restrictions.js";
 import type { BrokerCounts } from "../observe/counts.js";
 import type { HealthPass } from "../health/pass.js";
+import type { ProbeNew } from "../grpc/context.js";
 import { ReportBudget } from "../grpc/report-budget.js";
 import * as grpc from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
@@ -82,6 +83,8 @@ export interface BrokerServerOptions {
   readonly logger?: Logger;
   /** One health-check pass over a pool (ProxyAdmin.CheckProxies); absent: CheckProxies answers FAILED_PRECONDITION. */
   readonly healthPass?: HealthPass;
+  /** Probe proxies just added (their exit IP, G9); absent: no health checker. */
+  readonly probeNew?: ProbeNew;
   /** The health checker's metrics, served with the broker's; absent: zeros. */
   readonly healthMetrics?: HealthMetrics;
   /** Whether this broker runs the health checker now (the status page); absent: never. */
@@ -333,6 +336,7 @@ export class BrokerServer {
       counts: this.counts,
       ...(this.opts.logger?.isLevelEnabled("debug") === true ? { debugLog: this.opts.logger } : {}),
       ...(this.opts.healthPass === undefined ? {} : { healthPass: this.opts.healthPass }),
+      ...(this.opts.probeNew === undefined ? {} : { probeNew: this.opts.probeNew }),
       isDraining: () => this.draining,
       streams: this.streams,
       held: this.held,

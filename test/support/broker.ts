@@ -14,6 +14,7 @@ import type { ScoringConfig } from "@proxybroker/sdk/model";
 import { MemoryStore } from "@proxybroker/sdk/engine";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 import { BrokerServer } from "../../src/server/broker-server.js";
+import type { ProbeNew } from "../../src/grpc/context.js";
 import type { BrokerServerSettings } from "../../src/server/broker-server.js";
 import { RedisStore, createRedisClient, createRedisCluster } from "../../src/store/redis/index.js";
 import { ShardedStore } from "../../src/store/sharded/sharded-store.js";
@@ -88,6 +89,8 @@ export interface StartBrokerOptions {
   shards?: number;
   /** Pools whose proxies that share a host wait for their first probe (G9); none by default. */
   probeFirstPools?: ReadonlySet<string>;
+  /** Told of proxies just added, as the health checker is (none by default). */
+  probeNew?: ProbeNew;
 }
 
 /** Start a broker on a fresh store; `redisUrl` is required for the Redis store, `clusterNodes` for a cluster. */
@@ -113,6 +116,7 @@ export async function startBroker(opts: StartBrokerOptions): Promise<TestBroker>
     store,
     settings: { ...TEST_SETTINGS, ...opts.settings },
     ...(opts.probeFirstPools === undefined ? {} : { probeFirstPools: opts.probeFirstPools }),
+    ...(opts.probeNew === undefined ? {} : { probeNew: opts.probeNew }),
     ...(tokens === undefined ? {} : { tokens: () => tokens }),
     ...(opts.logger === undefined ? {} : { logger: opts.logger }),
   });

@@ -11,7 +11,21 @@ import { withBroker } from "../../support/with-broker.js";
  * as one IP; ListProxies shows the exit.
  */
 describe.each<StoreKind>(["embedded", "redis", "cluster"])("exit IPs through the broker (%s store)", (kind) => {
-  const b = withBroker({ kind, each: true, probeFirstPools: new Set(["default"]) });
+  const probed: string[][] = [];
+  const b = withBroker({
+    kind,
+    each: true,
+    probeFirstPools: new Set(["default"]),
+    probeNew: (_pool, proxies) => probed.push(proxies.map((p) => p.id)),
+  });
+
+  it("hands proxies new to the pool to the health checker at once, and only those", async () => {
+    probed.length = 0;
+    await b.admin.addProxies({ proxies: [{ url: "10.9.0.1:1001" }] });
+    await b.admin.addProxies({ proxies: [{ url: "10.9.0.1:1001" }, { url: "http://s1:pw@10.9.0.1:1002" }] });
+    expect(probed).toEqual([["10.9.0.1:1001"], ["s1@10.9.0.1:1002"]]);
+  });
+
   const ids = ["10.9.0.1:1001", "10.9.0.1:1002"];
 
   it("waits for the first probe, then leases proxies of one exit one at a time", async () => {
