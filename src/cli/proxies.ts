@@ -55,13 +55,14 @@ async function listProxies(o: ConnectionOptions & { state?: string; tier?: strin
         score: p.score,
         state: STATE_NAMES.get(p.state) ?? "?",
         lastUsedBy: p.lastUsedBy,
+        exitIp: p.exitIp,
       })),
     );
     return;
   }
   print(
     table(
-      ["id", "url", "tier", "labels", "score", "state", "last used by"],
+      ["id", "url", "tier", "labels", "score", "state", "exit", "last used by"],
       found.map((p) => [
         p.id,
         p.url,
@@ -71,6 +72,7 @@ async function listProxies(o: ConnectionOptions & { state?: string; tier?: strin
           .join(","),
         Math.round(p.score * 10) / 10,
         STATE_NAMES.get(p.state) ?? "?",
+        p.exitIp === "" ? "-" : p.exitIp,
         p.lastUsedBy,
       ]),
     ),

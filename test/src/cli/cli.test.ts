@@ -129,10 +129,12 @@ describe("proxybroker admin commands", () => {
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/user:\*\*\*@127\.0\.0\.1/);
     expect(table.stdout).toMatch(/tier/);
+    // the exit IP a health check showed (none here: the check URL answers "ok")
+    expect(table.stdout).toMatch(/ exit /);
     expect(table.stdout).not.toMatch(/secret/);
     expect(table.stdout).toMatch(/3 proxies/);
-    const dc = json<{ id: string; tier: string }[]>(await cli("list", "--tier", "dc", "--json"));
-    expect(dc.map((p) => p.tier)).toEqual(["dc"]);
+    const dc = json<{ id: string; tier: string; exitIp: string }[]>(await cli("list", "--tier", "dc", "--json"));
+    expect(dc.map((p) => [p.tier, p.exitIp])).toEqual([["dc", ""]]);
     const us = json<{ id: string }[]>(await cli("list", "--label", "country=us", "--json"));
     expect(us.map((p) => p.id)).toEqual([idle4]);
     expect((await cli("list", "--state", "sleepy")).code).toBe(2);
