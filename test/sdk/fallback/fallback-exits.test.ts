@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { policySpec, shareOf, type OutcomeInput, type ProxyView } from "@proxybroker/sdk/model";
 import { FallbackPool, type FallbackAcquireRequest, type FallbackPoolOptions } from "../../../sdk/src/fallback/fallback-pool.js";
 import { loadSnapshotFile, saveSnapshotFile, type PoolSnapshot } from "../../../sdk/src/fallback/snapshot.js";
+import type { DomainListing } from "../../../sdk/src/fallback/domain-shares.js";
 import { fakeClock, seededRandom, type FakeClock } from "../../support/fake-clock.js";
 
 function proxy(i: number, exitIp: string): ProxyView {
@@ -102,6 +103,22 @@ describe("a local lease of one proxy holds its exit group", () => {
     clock.advance(5_000);
     expect(p.usedLately(sibling, "shop.example", clock.now())).toBe(false);
     expect((await p.acquire(req("shop.example"))).kind).toBe("granted");
+  });
+
+  it("holds the group in the store of the domain-keys this worker alone is listed with", async () => {
+    const listing: DomainListing = { domainKey: "shop.example", listedForMs: 0, expiresInMs: 600_000 };
+    const domains = { A: [listing] };
+    const p = make({ workerId: "A" });
+    await p.useSnapshot({ ...pair("198.51.100.9"), liveWorkers: ["A"], domains, takenAt: clock.now() });
+    clock.advance(6_000);
+    await p.useMembership({ workers: ["A"], domains });
+    const candidate = p.claimCandidate(true);
+    if (candidate === undefined) throw new Error("no claim");
+    await p.useClaim({ version: 1, ...candidate });
+    expect(p.routeOf("shop.example")).toBe("sole");
+    const first = await p.acquire(req("shop.example"));
+    expect(first.kind).toBe("granted");
+    expect(await p.acquire(req("shop.example"))).toEqual({ kind: "denied", retryAfterMs: 15_000 });
   });
 
   it("leaves proxies of different exits independent", async () => {
