@@ -142,16 +142,21 @@ export class ExitBook {
     if (p === undefined || p.exitIp === "") return [];
     const out: string[] = [];
     this.collect(p.exitIp, proxyId, now, out);
-    if (p.formerExit !== "" && p.formerUntil > now) this.collect(p.formerExit, proxyId, now, out);
+    if (p.formerExit === "" || p.formerUntil <= now) return out;
+    const current = new Set(out);
+    const former: string[] = [];
+    this.collect(p.formerExit, proxyId, now, former);
+    for (const id of former) if (!current.has(id)) out.push(id);
     return out;
   }
 
+  /** The members of `exit` but `self` live at `now` into `out`; those whose time is up leave. */
   private collect(exit: string, self: string, now: number, out: string[]): void {
     const of = this.members.get(exit);
     if (of === undefined) return;
     for (const [id, until] of of) {
       if (until <= now) this.leave(exit, id);
-      else if (id !== self && !out.includes(id)) out.push(id);
+      else if (id !== self) out.push(id);
     }
   }
 
