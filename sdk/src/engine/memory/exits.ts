@@ -136,6 +136,17 @@ export class ExitBook {
     return { proxyId, from, to: exitIp };
   }
 
+  /**
+   * The key of the set of exits that count for the proxy at `now` (its exit, and its former one
+   * while that counts): proxies with one key have the same members (themselves included).
+   * Undefined: no known exit.
+   */
+  exitKey(proxyId: string, now: number): string | undefined {
+    const p = this.proxies.get(proxyId);
+    if (p === undefined || p.exitIp === "") return undefined;
+    return p.formerExit !== "" && p.formerUntil > now ? `${p.exitIp}\n${p.formerExit}` : p.exitIp;
+  }
+
   /** The other members of the proxy's exit, and of its former exit while it counts, live at `now`. */
   siblingsOf(proxyId: string, now: number): string[] {
     const p = this.proxies.get(proxyId);
