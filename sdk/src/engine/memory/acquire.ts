@@ -168,7 +168,8 @@ type Bound = { readonly kind: "bound"; readonly rec: ProxyRecord } | { readonly 
  * Step pickBound: a request bound to one proxy, by `proxyId` (a fallback lease handed back) or by
  * its session's live binding. That proxy when it can be granted now, else a denial with when it
  * frees; "free" when the request is bound to none, or its session's proxy cannot serve it at all
- * (removed, not ACTIVE, no longer matching, banned for the domain-key: rebound).
+ * (removed, not ACTIVE, no longer matching, banned for the domain-key — its own pair or a sibling's
+ * of one exit IP — or waiting for a probe the request requires: rebound).
  */
 function pickBound(req: Request): Bound {
   const { pool, params, now } = req;

@@ -47,17 +47,44 @@ export function exitCheck(input: ExitCheckInput): ExitCheck | undefined {
   const refuseUnknown = params.grantUnknownExits === false && exits.anyAwaiting;
   if (!refuseUnknown && !exits.anyShared) return undefined;
   const siblings = (proxyId: string): string[] => (exits.anyShared ? exits.siblingsOf(proxyId, now) : []);
+  // per set of exits, what its members hold back: the same for each of them (a member's own pair,
+  // counted here too, holds it back anyway), so a band of one exit's proxies reads it once
+  const held = new Map<string, number>();
   return {
     awaitsProbe: (proxyId) => refuseUnknown && exits.awaitsProbe(proxyId),
     siblingBanned: (proxyId) => siblings(proxyId).some((id) => (domain.pairs.get(id)?.banUntil ?? 0) > now),
     heldUntil: (proxyId, elsewhere) => {
-      const ids = siblings(proxyId);
-      if (ids.length === 0) return 0;
-      let until = 0;
-      for (const id of ids) until = Math.max(until, blockedSibling(domain, id, now, baseMs), elsewhere(id));
-      return Math.max(until, sharedCap(domain, [proxyId, ...ids], now, params.maxConcurrency));
+      const key = exits.anyShared ? exits.exitKey(proxyId, now) : undefined;
+      if (key === undefined) return 0;
+      let until = held.get(key);
+      if (until === undefined) {
+        const ids = siblings(proxyId);
+        until =
+          ids.length === 0
+            ? 0
+            : exitHeldUntil({ domain, ids: [proxyId, ...ids], now, baseMs, maxConcurrency: params.maxConcurrency }, elsewhere);
+        held.set(key, until);
+      }
+      return until;
     },
   };
+}
+
+/** The members of one set of exits, and what an acquire reads of them. */
+interface ExitMembers {
+  readonly domain: DomainState;
+  /** Every live member, the proxy asked about included. */
+  readonly ids: readonly string[];
+  readonly now: number;
+  readonly baseMs: number;
+  readonly maxConcurrency: number;
+}
+
+/** Until when the members' pairs, and their holds under other keys, hold each member back (0: not). */
+function exitHeldUntil(m: ExitMembers, elsewhere: ElsewhereUntil): number {
+  let until = 0;
+  for (const id of m.ids) until = Math.max(until, blockedSibling(m.domain, id, m.now, m.baseMs), elsewhere(id));
+  return Math.max(until, sharedCap(m.domain, m.ids, m.now, m.maxConcurrency));
 }
 
 /** Until when a sibling's own pair is blocked or paced (holders aside: they are counted together). */

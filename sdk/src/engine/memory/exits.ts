@@ -136,22 +136,38 @@ export class ExitBook {
     return { proxyId, from, to: exitIp };
   }
 
+  /**
+   * The key of the set of exits that count for the proxy at `now` (its exit, and its former one
+   * while that counts): proxies with one key have the same members (themselves included).
+   * Undefined: no known exit.
+   */
+  exitKey(proxyId: string, now: number): string | undefined {
+    const p = this.proxies.get(proxyId);
+    if (p === undefined || p.exitIp === "") return undefined;
+    return p.formerExit !== "" && p.formerUntil > now ? `${p.exitIp}\n${p.formerExit}` : p.exitIp;
+  }
+
   /** The other members of the proxy's exit, and of its former exit while it counts, live at `now`. */
   siblingsOf(proxyId: string, now: number): string[] {
     const p = this.proxies.get(proxyId);
     if (p === undefined || p.exitIp === "") return [];
     const out: string[] = [];
     this.collect(p.exitIp, proxyId, now, out);
-    if (p.formerExit !== "" && p.formerUntil > now) this.collect(p.formerExit, proxyId, now, out);
+    if (p.formerExit === "" || p.formerUntil <= now) return out;
+    const current = new Set(out);
+    const former: string[] = [];
+    this.collect(p.formerExit, proxyId, now, former);
+    for (const id of former) if (!current.has(id)) out.push(id);
     return out;
   }
 
+  /** The members of `exit` but `self` live at `now` into `out`; those whose time is up leave. */
   private collect(exit: string, self: string, now: number, out: string[]): void {
     const of = this.members.get(exit);
     if (of === undefined) return;
     for (const [id, until] of of) {
       if (until <= now) this.leave(exit, id);
-      else if (id !== self && !out.includes(id)) out.push(id);
+      else if (id !== self) out.push(id);
     }
   }
 

@@ -144,6 +144,21 @@ export function exitSuite(factory: StoreFactory, options: ConformanceOptions = {
       await grant(h, on(B));
     });
 
+    it("a cool-down through one proxy, or a reported ban, holds its siblings too", async () => {
+      const h = await openStore(factory);
+      await addIds(h, [A, B]);
+      await showExit(h, A, EXIT_1);
+      await showExit(h, B, EXIT_1);
+      await release(h, await grant(h, on(A)), "RATE_LIMITED", { retryAfterMs: 2_000 });
+      expect(await deny(h, acq())).toBe(2_000);
+      h.clock.advance(2_000);
+      await release(h, await grant(h, on(B)), "SUCCESS");
+      const reported = { kind: "BLOCKED" as const, httpStatus: 403, latencyMs: 0, retryAfterMs: 0 };
+      expect(await h.store.reportOutcomes(POOL, [{ proxyId: B, domainKey: OTHER, outcome: reported, banTtlMs: BAN_TTL }])).toBe(1);
+      expect(await h.store.acquire(on(A, { domainKey: OTHER }))).toMatchObject({ kind: "denied" });
+      await grant(h, on(A));
+    });
+
     it("a key of an isolation group holds every proxy of the exit (G8 per exit)", async () => {
       const h = await openStore(factory);
       await gatewayPool(h);

@@ -61,7 +61,9 @@ describe("ExitBook", () => {
     expect(book.of("a")).toMatchObject({ exitIp: "y", formerExit: "x", formerUntil: T0 + FORMER_EXIT_MS });
     expect(book.siblingsOf("a", T0).sort()).toEqual(["b", "c"]);
     expect(book.siblingsOf("b", T0)).toEqual(["a"]);
+    expect([book.exitKey("a", T0), book.exitKey("c", T0), book.exitKey("b", T0)]).toEqual(["y\nx", "y", "x"]);
     const later = T0 + FORMER_EXIT_MS;
+    expect(book.exitKey("a", later)).toBe("y");
     expect(book.siblingsOf("a", later)).toEqual(["c"]);
     expect(book.siblingsOf("b", later)).toEqual([]);
   });
