@@ -14,8 +14,8 @@
  * claim's keys, and at the latest `fallbackWindowMs` after the worker was last heard (it stops
  * serving from fallback before that).
  */
-import { claimedPairs, claimsAnything } from "@proxybroker/sdk/model";
-import type { DomainUse, FallbackClaim, Reservations as ReservationMap, WorkerSeen } from "@proxybroker/sdk/model";
+import { claimedPairs, claimsAnything, shareOfGroups } from "@proxybroker/sdk/model";
+import type { DomainUse, ExitMember, FallbackClaim, Reservations as ReservationMap, WorkerSeen } from "@proxybroker/sdk/model";
 import type { StoreProxies, StoreWorkers } from "@proxybroker/sdk/engine";
 
 export interface ReservationOptions {
@@ -191,7 +191,7 @@ export class Reservations {
     const key = JSON.stringify(holders.map((h) => [h.workerId, h.claims.map((c) => [c.version, c.keys.map((k) => k.domainKey)])]));
     const last = this.last.get(pool);
     if (last !== undefined && last.key === key && (holders.length === 0 || now - last.at < RECOMPUTE_MS)) return;
-    const reserved = holders.length === 0 ? NOTHING : reserve(holders, await proxyIds(store, pool), now);
+    const reserved = holders.length === 0 ? NOTHING : reserve(holders, await proxyMembers(store, pool), now);
     await store.reserve(pool, reserved);
     this.holders.set(pool, new Set([...Object.values(reserved.proxies), ...Object.values(reserved.domains)]));
     this.last.set(pool, { key, at: now });
@@ -213,22 +213,27 @@ function liveClaims(claims: readonly FallbackClaim[], now: number): FallbackClai
  */
 function reserve(
   holders: readonly { workerId: string; claims: readonly FallbackClaim[] }[],
-  ids: readonly string[],
+  members: readonly ExitMember[],
   now: number,
 ): ReservationMap {
+  const ids = members.map((m) => m.id);
   const proxies: Record<string, string> = {};
   const domains: Record<string, string> = {};
   const scopes: Record<string, string[]> = {};
   for (const { workerId, claims } of holders) {
     const scope = new Set<string>();
     for (const claim of claims) {
-      const pairs = claimedPairs(claim, workerId, ids, now);
+      const pairs = claimedPairs(claim, workerId, members, now);
       for (const k of pairs.whole) {
         domains[k.domainKey] = workerId;
         domains[k.shareKey] = workerId;
       }
       for (const k of pairs.shared) scope.add(k.domainKey).add(k.shareKey);
       for (const id of pairs.share) proxies[id] = workerId;
+      // G9: the worker cut its share by the exits of its snapshot, which may predate the exits
+      // known now: its share as if no exit were known is reserved too (what a snapshot taken
+      // before the first probes gives), so a proxy it may use is never granted to another
+      for (const id of pairs.shared.length === 0 ? [] : shareOfGroups(ids, claim.members, workerId)) proxies[id] ??= workerId;
     }
     scopes[workerId] = [...scope].sort();
   }
@@ -250,15 +255,15 @@ function summarize(holders: readonly { workerId: string; heardAt: number | undef
 }
 
 /**
- * The ids of the pool's proxies, whatever their state: a worker's snapshot may hold as ACTIVE a
+ * The pool's proxies with their exits (G9: fallback shares are cut per exit), whatever their state: a worker's snapshot may hold as ACTIVE a
  * proxy quarantined since, and it comes back by itself (reserving it costs nobody anything).
  */
-async function proxyIds(store: StoreProxies & StoreWorkers, pool: string): Promise<string[]> {
-  const ids: string[] = [];
+async function proxyMembers(store: StoreProxies & StoreWorkers, pool: string): Promise<ExitMember[]> {
+  const members: ExitMember[] = [];
   for (let after = ""; ; ) {
     const page = await store.listProxies(pool, { size: PAGE, after });
-    for (const p of page.proxies) ids.push(p.id);
-    if (page.next === "") return ids;
+    for (const p of page.proxies) members.push({ id: p.id, exitIp: p.exitIp });
+    if (page.next === "") return members;
     after = page.next;
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, type LeaseStore } from "@proxybroker/sdk/engine";
-import { DEFAULT_SCORING, shareOf } from "@proxybroker/sdk/model";
+import { DEFAULT_SCORING, shareOf, shareOfGroups } from "@proxybroker/sdk/model";
 import type { FallbackClaim, Reservations as ReservationMap } from "@proxybroker/sdk/model";
 import { LIFT_AFTER_MS, Reservations } from "../../../src/lease/reservations.js";
 import { fakeClock } from "../../support/fake-clock.js";
@@ -109,6 +109,35 @@ describe("Reservations of silent workers' claims", () => {
     // (b still holds otherId, granted before a fell silent; a holds ownId)
     for (const id of shareOfA.filter((p) => p !== ownId && p !== otherId))
       expect((await store.acquire(acquire("b", id))).kind, id).toBe("granted");
+  });
+
+  it("G9: reserve a silent worker's share cut per exit, and its share as a snapshot without exits cut it", async () => {
+    const { clock, store, reservations } = await setup();
+    // proxies 1–6 leave from one exit, 7–12 from another (what the broker's probes showed)
+    for (const [i, id] of PROXIES.entries()) await store.recordHealth("default", id, "pass", 0, i < 6 ? "203.0.113.1" : "203.0.113.2");
+    const members = (await store.listProxies("default", { size: 100, after: "" })).proxies.map((p) => ({ id: p.id, exitIp: p.exitIp }));
+    clock.advance(10);
+    await store.hearWorker("default", "a", { heardAt: clock.now(), claim: claim(1, ["a", "b"], { [SHOP]: "share" }, clock.now()) });
+    await store.hearWorker("default", "b", { heardAt: clock.now() });
+    clock.advance(ABSENT_MS + 1);
+    await store.hearWorker("default", "b", { heardAt: clock.now() });
+    await reservations.tick();
+    const byExits = shareOfGroups(members, ["a", "b"], "a");
+    const byIds = shareOf(PROXIES, ["a", "b"], "a");
+    // each exit's six proxies go to one worker together
+    const shared = PROXIES.slice(0, 6);
+    for (const exit of [shared, PROXIES.slice(6)])
+      expect(exit.every((id) => byExits.includes(id)) || exit.every((id) => !byExits.includes(id))).toBe(true);
+    const reserved = new Set([...byExits, ...byIds]);
+    // each cut gives a some proxies the other does not: reserving either alone would fail below
+    expect(reserved.size).toBeGreaterThan(byExits.length);
+    expect(reserved.size).toBeGreaterThan(byIds.length);
+    // b is granted none of either share for the claimed key: only what neither cut gives a
+    const got = await grantedTo(store, "b");
+    expect(got.filter((id) => reserved.has(id))).toEqual([]);
+    // (and of each exit's proxies, at most one at a time: G9)
+    expect(got.filter((id) => shared.includes(id)).length).toBeLessThanOrEqual(1);
+    expect(got.filter((id) => !shared.includes(id)).length).toBeLessThanOrEqual(1);
   });
 
   it("a worker whose requests arrive but whose answers do not is silent all the same: only the echoed pong counts", async () => {
