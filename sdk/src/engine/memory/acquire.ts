@@ -262,7 +262,9 @@ function pickCandidate(req: Request): Picked {
     note(until);
     return until <= now;
   };
-  const rec = choose({ candidates, domain, random: state.ctx.random, eligible, heldBack: isolation?.heldN ?? 0 });
+  // proxies a sibling holds back are not in the busy index: the band widens by them too (G9)
+  const heldBack = (isolation?.heldN ?? 0) + (req.exits === undefined ? 0 : pool.exits.siblingMembers);
+  const rec = choose({ candidates, domain, random: state.ctx.random, eligible, heldBack });
   return { rec, candidates: candidates.size, freeAt };
 }
 

@@ -56,6 +56,8 @@ export class ExitBook {
   private shared = 0;
   /** Proxies that share their host and have not been seen by a probe, nor shown an exit. */
   private awaiting = 0;
+  /** Memberships of exits with two members or more: how many proxies a sibling may hold back. */
+  private withSiblings = 0;
 
   /** What is known of the proxy's exit; undefined for an id the pool does not have. */
   of(proxyId: string): Readonly<ProxyExit> | undefined {
@@ -65,6 +67,14 @@ export class ExitBook {
   /** Whether some exit may have two members: without one, no proxy has a sibling. */
   get anyShared(): boolean {
     return this.shared > 0;
+  }
+
+  /**
+   * How many proxies may be held back by a sibling (members of exits with two members or more):
+   * the busy index does not show them, so the acquire's band widens by them.
+   */
+  get siblingMembers(): number {
+    return this.withSiblings;
   }
 
   /** Whether some proxy waits for its first probe (see `awaitsProbe`). */
@@ -181,12 +191,14 @@ export class ExitBook {
     const before = of.size;
     of.set(proxyId, until);
     if (before === 1 && of.size === 2) this.shared += 1;
+    if (of.size > before) this.withSiblings += of.size === 2 ? 2 : of.size > 2 ? 1 : 0;
   }
 
   private leave(exit: string, proxyId: string): void {
     const of = this.members.get(exit);
     if (of === undefined || !of.delete(proxyId)) return;
     if (of.size === 1) this.shared -= 1;
+    this.withSiblings -= of.size === 1 ? 2 : of.size > 1 ? 1 : 0;
     if (of.size === 0) this.members.delete(exit);
   }
 

@@ -35,9 +35,9 @@ local now = storeNow('')
 for i = {{argc.removeProxies}} + 1, #ARGV do
   local id = ARGV[i]
   local key = base .. 'p:' .. id
-  local v = redis.call('HMGET', key, 'st', 't', 'l', 'xi')
+  local v = redis.call('HMGET', key, 'st', 't', 'l', 'xi', 'xg')
   if v[1] then
-    forgetHost(base, id, v[4], now)
+    forgetHost(base, id, v[4], v[5], now)
     redis.call('DEL', key)
     redis.call('ZREM', allKey, id)
     indexRem(base, indexKey, v[2], v[3], id)

@@ -237,6 +237,21 @@ export function exitSuite(factory: StoreFactory, options: ConformanceOptions = {
     });
 
     if (poolWide(options)) {
+      it("a band topped by siblings held back still finds the free proxies below them", async () => {
+        const h = await openStore(factory);
+        // 150 sessions of one exit, checked (score 53), above 30 proxies of their own (50)
+        const sessions = Array.from({ length: 150 }, (_, i) => `s${i}@gw.example:7000`);
+        await addIds(h, sessions);
+        for (const id of sessions) await showExit(h, id, EXIT_1);
+        await addIds(
+          h,
+          Array.from({ length: 30 }, (_, i) => `10.7.0.${i + 1}:3128`),
+        );
+        // one session, then every other proxy: none denied while one is free
+        for (let i = 0; i < 31; i++) await grant(h, acq({ workerId: `w${i}` }));
+        expect(await deny(h, acq())).toBe(TTL);
+      });
+
       it("ports of one host share it", async () => {
         const h = await openStore(factory);
         await addIds(h, ["gw.example:7001", "gw.example:7002", "[2001:db8::1]:7001", "[2001:db8::2]:7001"]);

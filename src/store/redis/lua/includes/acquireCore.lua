@@ -114,7 +114,7 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   local rsv
   reply, rsv = admitWorker(base, worker, dk, group, workersKey, fallbackPool, yieldsLeases, domainUseMs, now, nowText)
   if reply then return reply end
-  local needles, shadows, iso, cur, mc, busyN, ex = prepareChoice(A, lf, le, base, dk, busy, nowText, shadowKeys, group,
+  local needles, shadows, iso, cur, mc, busyN, ex, sibN = prepareChoice(A, lf, le, base, dk, busy, nowText, shadowKeys, group,
     formerGroups, joinedKeys, adaptive, minIntervalMs, maxConcurrency, meta, grantUnknownExits)
   local id, pk, pr, rebound
   id, pk, pr, reply, rebound = pickBound(base, dk, tier, worker, now, binding, proxyId, sessionKey, needles, mc, cur,
@@ -123,7 +123,7 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   if not id then
     local n, freeAt
     id, pk, pr, n, freeAt = pickCandidate(candidates, busy, base, dk, tier, worker, now, nowText, busyN, mc, cur,
-      needles, rsv, shadows, iso, group, ex)
+      needles, rsv, shadows, iso, group, ex, sibN)
     if not id then return deny(quarantineKey, busy, now, nowText, n, freeAt) end
   end
   return grant(busy, binding, now, nowText, id, pk, pr, rebound or 0, mc, busyN, cur,

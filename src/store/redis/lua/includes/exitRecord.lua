@@ -14,13 +14,14 @@ local function hostOf(id)
 end
 
 -- Mark every live member of exit `ip` as having siblings (xg) once it has two, and the pool as
--- one where exits matter (meta xs).
+-- one where exits matter (meta xs); meta xn counts the proxies marked (the acquire's band widens
+-- by them: the busy index does not show a proxy a sibling holds back).
 local function markSiblings(base, metaKey, ip, now)
   local ms = redis.call('ZRANGE', base .. 'x:' .. ip, '(' .. now, '+inf', 'BYSCORE')
   if #ms < 2 then return end
   for i = 1, #ms do
     local key = base .. 'p:' .. ms[i]
-    if redis.call('EXISTS', key) == 1 then redis.call('HSET', key, 'xg', 1) end
+    if redis.call('EXISTS', key) == 1 and redis.call('HSETNX', key, 'xg', 1) == 1 then redis.call('HINCRBY', metaKey, 'xn', 1) end
   end
   redis.call('HSET', metaKey, 'xs', 1)
 end
@@ -64,10 +65,11 @@ local function noteHost(base, metaKey, id)
   redis.call('HSET', metaKey, 'xs', 1)
 end
 
--- A proxy `id` removed (its exit `ip`, "" = none): it leaves its host's members (the last one
--- left there no longer shares it), and stays a member of its exit for FORMER_EXIT_MS (its leases
--- may still run).
-local function forgetHost(base, id, ip, now)
+-- A proxy `id` removed (its exit `ip`, "" = none; `marked`: its field xg): it leaves its host's
+-- members (the last one left there no longer shares it), and stays a member of its exit for
+-- FORMER_EXIT_MS (its leases may still run).
+local function forgetHost(base, id, ip, marked, now)
+  if marked == '1' then redis.call('HINCRBY', base .. 'm', 'xn', -1) end
   local key = base .. 'h:' .. hostOf(id)
   redis.call('SREM', key, id)
   if redis.call('SCARD', key) == 1 then

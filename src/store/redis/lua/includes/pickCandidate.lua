@@ -27,14 +27,15 @@ end
 -- the first eligible candidate's id, pair key and pair fields; else nil, nil, nil, the size n of
 -- the candidate index and the earliest moment a candidate held back by what the busy index does
 -- not show (the domain-key's interval now, a shadow domain-key, an isolation group) frees up
--- (0 = none seen).
+-- (0 = none seen). `sibN`: proxies that have siblings (G9), by which the band widens.
 local function pickCandidate(candidates, busy, base, dk, tier, worker, now, nowText, busyN, mc, cur, needles, rsv,
-                             shadows, iso, group, ex)
+                             shadows, iso, group, ex, sibN)
   local cand, n = candidateIndex(candidates, base, tier, needles)
   -- a proxy held in the isolation group is as busy for this key as one of its own
   local heldN = 0
   if group ~= '' then heldN = heldCount(base, group, nowText) end
-  local band = BAND_MIN + 2 * (busyN + heldN)
+  -- (G9: a proxy a sibling holds back is as busy for this key, and not in the busy index)
+  local band = BAND_MIN + 2 * (busyN + heldN) + sibN
   if n then band = math.min(band, n) end
   local tried = nil
   local probes = 0

@@ -4,7 +4,7 @@
 -- the group lately, whose live leases are (G8; nil = none); the domain-key's interval now (before
 -- jitter: the policy's, raised by adaptive pacing); the request's maxConcurrency as a number; the
 -- live entries of the busy index; the exit rules of G9 (includes/exits.lua: nil = none in the pool,
--- else the request's grantUnknownExits).
+-- else the request's grantUnknownExits) and how many proxies have siblings (0 without rules).
 local function prepareChoice(A, lf, le, base, dk, busy, nowText, shadowKeys, group, formerGroups, joinedKeys,
                              adaptive, minIntervalMs, maxConcurrency, meta, grantUnknownExits)
   local needles = nil
@@ -30,7 +30,8 @@ local function prepareChoice(A, lf, le, base, dk, busy, nowText, shadowKeys, gro
   if adapt > cur then cur = adapt end
   local busyN = redis.call('ZCOUNT', busy, '(' .. nowText, '+inf')
   -- G9: no rules until exits matter in the pool (meta xs), then the request's grantUnknownExits
-  local ex = nil
-  if meta[7] == '1' then ex = grantUnknownExits end
-  return needles, shadows, iso, cur, tonumber(maxConcurrency), busyN, ex
+  -- (and the proxies a sibling may hold back, which the busy index does not show)
+  local ex, sibN = nil, 0
+  if meta[7] == '1' then ex, sibN = grantUnknownExits, tonumber(meta[8]) or 0 end
+  return needles, shadows, iso, cur, tonumber(maxConcurrency), busyN, ex, sibN
 end
