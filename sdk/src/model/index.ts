@@ -96,3 +96,5 @@ export {
 } from "./scoring.js";
 export type { ScoringConfig, AdaptivePacingConfig, AdaptiveState, GrantPacing } from "./scoring.js";
 export { rendezvousWeight, ownerOf, shareOf } from "./rendezvous.js";
+export { NO_SOURCE_STATUS } from "./source.js";
+export type { SourceFormat, SourceResult, SourceSpec, SourceStatus, SourceView } from "./source.js";
