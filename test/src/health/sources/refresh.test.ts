@@ -142,7 +142,7 @@ describe("source refresh (Redis, a list server on loopback)", () => {
     expect(JSON.stringify(await store.listSources(spec.pool))).not.toContain(secret);
     expect(JSON.stringify(await store.listAudit(50))).not.toContain(secret);
     const admin = redis.admin();
-    const keys = await admin.keys("*");
+    const keys: string[] = await admin.keys("*");
     expect(keys.some((k) => k.includes(`{${spec.pool}}:src`))).toBe(true);
     for (const key of keys) {
       const type = await admin.type(key);
@@ -154,11 +154,11 @@ describe("source refresh (Redis, a list server on loopback)", () => {
             : type === "set"
               ? await admin.smembers(key)
               : type === "zset"
-                ? await admin.zrange(key, 0, -1)
+                ? await admin.zrange(key, "0", "-1")
                 : type === "stream"
                   ? await admin.xrange(key, "-", "+")
                   : type === "list"
-                    ? await admin.lrange(key, 0, -1)
+                    ? await admin.lrange(key, "0", "-1")
                     : "";
       expect(JSON.stringify(value), key).not.toContain(secret);
     }
