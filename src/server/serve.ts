@@ -44,7 +44,7 @@ export async function serve(): Promise<void> {
   });
   const metrics =
     settings.metricsAddress === "" ? undefined : await startMetricsServer(settings.metricsAddress, server.metrics.registry, server.status);
-  drainOnSignals({ health: health?.service, server, metrics, store }, settings.shutdownGraceMs);
+  drainOnSignals({ health: health?.service, sources: health?.sources, server, metrics, store }, settings.shutdownGraceMs);
 
   const transport = transportLine({ certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile, clientCaFile: settings.tlsClientCaFile });
   log(`listening on ${settings.listenAddress}, ${transport} (store: ${opened.kind === "redis" ? "redis" : "embedded, in-process"})`);
@@ -53,6 +53,7 @@ export async function serve(): Promise<void> {
     log(`metrics on http://${settings.metricsAddress}/metrics, the status page on http://${settings.metricsAddress}/`);
   if (health !== undefined) {
     health.service.start();
+    health.sources.start();
     log(health.describe);
   }
 }
