@@ -2,7 +2,7 @@
  * A source's request headers, read from a file on the broker's machine at each fetch: `Name: value`
  * lines, blank lines and `#` comments skipped. Errors name the line, never a value (an API key).
  */
-import { readFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { SourceFetchError } from "./errors.js";
 
 /** Largest headers file read. */
@@ -29,8 +29,18 @@ export async function readHeaders(path: string): Promise<Record<string, string>>
   if (path === "") return {};
   let buf: Buffer;
   try {
-    buf = await readFile(path);
+    const file = await open(path, "r");
+    try {
+      const st = await file.stat();
+      // a device or a FIFO is never read (it may not end)
+      if (!st.isFile()) throw new SourceFetchError(`headers file ${path} is not a regular file`);
+      if (st.size > MAX_BYTES) throw new SourceFetchError(`headers file ${path} is larger than ${MAX_BYTES} bytes`);
+      buf = await file.readFile();
+    } finally {
+      await file.close();
+    }
   } catch (err) {
+    if (err instanceof SourceFetchError) throw err;
     const code = typeof err === "object" && err !== null && "code" in err ? String(err.code) : "unreadable";
     throw new SourceFetchError(`headers file ${path} cannot be read (${code})`);
   }

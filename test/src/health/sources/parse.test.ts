@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SourceFetchError, SourceFormatError } from "../../../../src/health/sources/errors.js";
-import { parseHeaders } from "../../../../src/health/sources/headers.js";
+import { parseHeaders, readHeaders } from "../../../../src/health/sources/headers.js";
 import { parseSourceList } from "../../../../src/health/sources/parse.js";
 
 const lines = { format: "lines", jsonPath: "", tier: "", labels: {} } as const;
@@ -54,5 +54,13 @@ describe("headers files", () => {
       expect(String(err)).toContain("line 2");
       expect(String(err)).not.toContain("secret-value");
     }
+  });
+});
+
+describe("reading a headers file", () => {
+  it("refuses what is not a regular file, and a missing one, by path", async () => {
+    await expect(readHeaders("/dev/zero")).rejects.toThrow(/not a regular file/);
+    await expect(readHeaders("/nonexistent/headers")).rejects.toThrow(/cannot be read \(ENOENT\)/);
+    expect(await readHeaders("")).toEqual({});
   });
 });
