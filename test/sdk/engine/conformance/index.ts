@@ -19,6 +19,7 @@ import { reportSuite } from "./reports.js";
 import { selectionSuite } from "./selection.js";
 import { scoringSuite } from "./scoring.js";
 import { sessionSuite } from "./sessions.js";
+import { sourceSuite } from "./sources.js";
 
 export type { ConformanceOptions, StoreDeps, StoreFactory } from "./harness.js";
 
@@ -43,5 +44,6 @@ export function describeStoreConformance(name: string, factory: StoreFactory, op
     leaderSuite(factory);
     latelySuite(factory);
     isolationSuite(factory);
+    sourceSuite(factory);
   });
 }
