@@ -12,6 +12,7 @@ import { createRedisClient, RedisStore } from "../../../../src/store/redis/index
 import { proxyLines, startListServer } from "../../../support/list-server.js";
 import type { ListServer } from "../../../support/list-server.js";
 import { withRedis } from "../../../support/with-redis.js";
+import { acq, granted, outcome } from "../../../sdk/engine/conformance/harness.js";
 
 const redis = withRedis();
 let store: RedisStore;
@@ -89,6 +90,31 @@ describe("source refresh (Redis, a list server on loopback)", () => {
     const audit = await store.listAudit(5);
     expect(audit[0]).toMatchObject({ actor: "source-refresh", method: "RefreshSource", pool: spec.pool });
     expect(audit[0]?.detail).toContain("2 listed, 1 added, 1 removed");
+  });
+
+  it("a vanished proxy drains: no new grants, its live lease renews and releases as before", async () => {
+    const spec = await newSource();
+    list.answer(200, proxyLines(2));
+    await refresher().refresh(await view(spec));
+    const lease = granted(await store.acquire(acq({ pool: spec.pool, requestId: "r1" })));
+    const [other] = ["10.0.0.0:8080", "10.0.0.1:8080"].filter((id) => id !== lease.proxy.id);
+    list.answer(200, `${other}\n`);
+
+    expect(await refresher().refresh(await view(spec))).toMatchObject({ result: "ok", removed: [lease.proxy.id] });
+    // the other proxy is granted for another domain-key, then nothing is left: the removed one is not
+    expect(granted(await store.acquire(acq({ pool: spec.pool, domainKey: "b.example", requestId: "r2" }))).proxy.id).toBe(other);
+    expect((await store.acquire(acq({ pool: spec.pool, domainKey: "b.example", workerId: "w3", requestId: "r3" }))).kind).toBe("denied");
+    expect((await store.renew({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, ttlMs: 30_000 })).kind).toBe("renewed");
+    expect((await store.release({ leaseId: lease.leaseId, fencingToken: lease.fencingToken, outcome: outcome("SUCCESS") })).kind).toBe(
+      "released",
+    );
+  });
+
+  it("reads a JSON answer at its path, objects' field included", async () => {
+    const spec = await newSource({ format: "json", jsonPath: "data.items[].proxy" });
+    list.answer(200, JSON.stringify({ data: { items: [{ proxy: "10.9.0.1:80" }, { proxy: "socks5://u:p@10.9.0.2:1080" }] } }));
+    expect(await refresher().refresh(await view(spec))).toMatchObject({ result: "ok", listed: 2 });
+    expect(await ids(spec.pool)).toEqual(["10.9.0.1:80", "10.9.0.2:1080"]);
   });
 
   it("a failed fetch, a malformed answer, a list shrunk past the bound change nothing and say so", async () => {
