@@ -1,5 +1,5 @@
 /**
- * `proxybroker source add | list | remove`: a pool's proxy list URLs, fetched by the broker's
+ * `proxybroker source add | list | remove | refresh`: a pool's proxy list URLs, fetched by the broker's
  * health-check leader every interval (docs/spec.md §11). A headers file is named by its path on
  * the broker's machine; its contents are read there, never here, and never printed.
  */
@@ -146,8 +146,24 @@ async function removeSource(source: string, o: ConnectionOptions): Promise<void>
   }
 }
 
+async function refreshSource(source: string, o: ConnectionOptions): Promise<void> {
+  const c = connect(o);
+  try {
+    const { source: s } = await c.admin.refreshSource({ pool: o.pool, source }, c.callOptions(120_000));
+    if (s === undefined) throw new CliExit(EXIT.failed, "the broker answered no source");
+    if (o.json === true) printJson(sourceJson(s));
+    else if (s.lastResult === "ok") print(`source ${s.id}: ${s.listed} listed, ${s.added} added, ${s.removed} removed`);
+    else print(`source ${s.id}: ${s.lastResult}: ${s.lastError}; nothing changed`);
+    if (s.lastResult !== "ok") throw new CliExit(EXIT.failed, "");
+  } catch (err) {
+    throw fromRpc(err);
+  } finally {
+    c.close();
+  }
+}
+
 export function addSourceCommands(program: Command, common: (c: Command) => Command): void {
-  const source = program.command("source").description("a pool's proxy list URLs, refreshed by the broker: add, list, remove");
+  const source = program.command("source").description("a pool's proxy list URLs, refreshed by the broker: add, list, remove, refresh");
   common(
     source
       .command("add")
@@ -165,4 +181,10 @@ export function addSourceCommands(program: Command, common: (c: Command) => Comm
   common(source.command("remove").argument("<id|url>").description("remove a source (the proxies it added stay)")).action(
     (s: string, o: ConnectionOptions) => removeSource(s, o),
   );
+  common(
+    source
+      .command("refresh")
+      .argument("<id|url>")
+      .description("fetch a source now, on the broker answering; exit 1 when it changed nothing"),
+  ).action((s: string, o: ConnectionOptions) => refreshSource(s, o));
 }

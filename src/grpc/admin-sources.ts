@@ -11,6 +11,7 @@ import { NO_SOURCE_STATUS } from "@proxybroker/sdk/model";
 import {
   AddSourceResponseSchema,
   ListSourcesResponseSchema,
+  RefreshSourceResponseSchema,
   RemoveSourceResponseSchema,
   SourceSchema,
 } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
@@ -29,7 +30,7 @@ import { unary } from "./unary.js";
 import { checkPool } from "./validate.js";
 import { checkSource } from "./validate-source.js";
 
-type Methods = Pick<MethodsOf<typeof ProxyAdmin>, "addSource" | "listSources" | "removeSource">;
+type Methods = Pick<MethodsOf<typeof ProxyAdmin>, "addSource" | "listSources" | "removeSource" | "refreshSource">;
 
 /** Most sources one pool may have. */
 export const MAX_SOURCES_PER_POOL = 100;
@@ -39,14 +40,7 @@ export function sourceHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
     addSource: unary(ctx.isDraining, async (req, _signal, call) => {
       const pool = checkPool(req.pool);
       const checked = checkSource(req);
-      if (ctx.healthPass === undefined) {
-        throw new BrokerError(
-          status.FAILED_PRECONDITION,
-          "this broker has no health checker, whose leader refreshes sources: set HEALTH_CHECK_URL (or HEALTH_CHECK_URLS)",
-          {},
-          { reason: "NO_HEALTH_CHECKER" },
-        );
-      }
+      if (ctx.healthPass === undefined) throw noChecker();
       await readHeaders(checked.headersFile).catch((err: unknown) => {
         throw err instanceof SourceFetchError ? new InvalidInputError(`headers_file: ${err.message}`) : err;
       });
@@ -77,14 +71,40 @@ export function sourceHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
 
     removeSource: unary(ctx.isDraining, async (req, _signal, call) => {
       const pool = checkPool(req.pool);
-      const key = req.source.trim();
-      if (key === "" || key.length > 2000) throw new InvalidInputError("source must be a source's id or URL");
-      const found = (await ctx.store.listSources(pool)).find((s) => s.id === key || s.url === key || s.url === urlOrEmpty(key));
+      const found = await findSource(ctx, pool, req.source);
       const removed = found !== undefined && (await ctx.store.removeSource(pool, found.id));
       if (removed) await audit(ctx, { actor: callerName(call), method: "RemoveSource", pool, detail: `removed source ${found.id}` });
       return create(RemoveSourceResponseSchema, { removed });
     }),
+
+    refreshSource: unary(ctx.isDraining, async (req, _signal, call) => {
+      const pool = checkPool(req.pool);
+      const refresh = ctx.refreshSource;
+      if (refresh === undefined) throw noChecker();
+      const found = await findSource(ctx, pool, req.source);
+      if (found === undefined) throw new BrokerError(status.NOT_FOUND, `pool ${pool} has no source ${req.source.trim()}`);
+      const o = await refresh(found);
+      await audit(ctx, { actor: callerName(call), method: "RefreshSource", pool, detail: `refreshed source ${found.id}: ${o.result}` });
+      const after = (await ctx.store.listSources(pool)).find((s) => s.id === found.id) ?? found;
+      return create(RefreshSourceResponseSchema, { source: sourceToWire(after, await ownedOf(ctx, pool, found.id)) });
+    }),
   };
+}
+
+/** The source `key` names (its id or URL), if any. */
+async function findSource(ctx: BrokerContext, pool: string, key: string): Promise<SourceView | undefined> {
+  const k = key.trim();
+  if (k === "" || k.length > 2000) throw new InvalidInputError("source must be a source's id or URL");
+  return (await ctx.store.listSources(pool)).find((s) => s.id === k || s.url === k || s.url === urlOrEmpty(k));
+}
+
+function noChecker(): BrokerError {
+  return new BrokerError(
+    status.FAILED_PRECONDITION,
+    "this broker has no health checker, whose leader refreshes sources: set HEALTH_CHECK_URL (or HEALTH_CHECK_URLS)",
+    {},
+    { reason: "NO_HEALTH_CHECKER" },
+  );
 }
 
 async function ownedOf(ctx: BrokerContext, pool: string, id: string): Promise<number> {

@@ -6,6 +6,7 @@ import { MinuteCounts } from "../observe/minute-counts.js";
 import { RecentRestrictions } from "../observe/recent-restrictions.js";
 import type { BrokerCounts } from "../observe/counts.js";
 import type { HealthPass } from "../health/pass.js";
+import type { SourceRefresh } from "../health/sources/refresh.js";
 import { ReportBudget } from "../grpc/report-budget.js";
 import * as grpc from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
@@ -80,6 +81,8 @@ export interface BrokerServerOptions {
   readonly logger?: Logger;
   /** One health-check pass over a pool (ProxyAdmin.CheckProxies); absent: CheckProxies answers FAILED_PRECONDITION. */
   readonly healthPass?: HealthPass;
+  /** Refresh one source now (ProxyAdmin.RefreshSource); absent: it answers FAILED_PRECONDITION. */
+  readonly refreshSource?: SourceRefresh;
   /** The health checker's metrics, served with the broker's; absent: zeros. */
   readonly healthMetrics?: HealthMetrics;
   /** Whether this broker runs the health checker now (the status page); absent: never. */
@@ -330,6 +333,7 @@ export class BrokerServer {
       counts: this.counts,
       ...(this.opts.logger?.isLevelEnabled("debug") === true ? { debugLog: this.opts.logger } : {}),
       ...(this.opts.healthPass === undefined ? {} : { healthPass: this.opts.healthPass }),
+      ...(this.opts.refreshSource === undefined ? {} : { refreshSource: this.opts.refreshSource }),
       isDraining: () => this.draining,
       streams: this.streams,
       held: this.held,

@@ -40,7 +40,9 @@ export async function serve(): Promise<void> {
     tokens,
     healthMetrics,
     healthLeader: () => health?.service.leader ?? false,
-    ...(health === undefined ? {} : { healthPass: (pool, onProgress, signal) => health.service.pass(pool, onProgress, signal) }),
+    ...(health === undefined
+      ? {}
+      : { healthPass: (pool, onProgress, signal) => health.service.pass(pool, onProgress, signal), refreshSource: health.refreshSource }),
   });
   const metrics =
     settings.metricsAddress === "" ? undefined : await startMetricsServer(settings.metricsAddress, server.metrics.registry, server.status);

@@ -15,6 +15,9 @@ import { parseSourceList } from "./parse.js";
 
 export type SourceStore = StoreProxies & StoreSources & StoreEvents;
 
+/** Refresh one source now (what ProxyAdmin.RefreshSource calls). */
+export type SourceRefresh = (source: SourceView) => Promise<RefreshOutcome>;
+
 /** What one refresh did. */
 export interface RefreshOutcome {
   readonly result: SourceResult;

@@ -7,6 +7,7 @@ import { HealthChecker } from "../../health/checker.js";
 import { HealthService } from "../../health/health-service.js";
 import { probeProxy } from "../../health/probe.js";
 import { SourceRefresher } from "../../health/sources/refresh.js";
+import type { SourceRefresh } from "../../health/sources/refresh.js";
 import { SourceRunner } from "../../health/sources/runner.js";
 import type { HealthMetrics } from "../../observe/health-metrics.js";
 import { log, messageOf, warn } from "./log.js";
@@ -16,6 +17,8 @@ export interface ProcessHealth {
   readonly service: HealthService;
   /** The pools' sources, refreshed while this replica leads the checker. */
   readonly sources: SourceRunner;
+  /** One source's refresh now (ProxyAdmin.RefreshSource). */
+  readonly refreshSource: SourceRefresh;
   readonly describe: string;
 }
 
@@ -80,5 +83,5 @@ export function healthOf(opts: { settings: Settings; store: LeaseStore; metrics:
     onError: (err) => warn(`source refresh: ${messageOf(err)}`),
   });
   const describe = `health checker: ${[...targets].map(([pool, url]) => `${pool} → ${url}`).join(", ")} every ${settings.healthCheckIntervalMs} ms, one replica at a time (leader lease ${settings.healthLeaderTtlMs} ms)`;
-  return { service, sources, describe };
+  return { service, sources, refreshSource: (source) => refresher.refresh(source), describe };
 }

@@ -120,12 +120,24 @@ describe("proxybroker source", () => {
     for (const out of [added, listed, table, audit]) expect(out.stdout + out.stderr).not.toContain(SECRET);
     expect(status + metrics + broker.output()).not.toContain(SECRET);
 
+    // refresh now: a list shrunk to one (past the bound) changes nothing, and says why; exit 1
+    list.answer(200, `${ids[0]}\n`);
+    const refused = await cli("source", "refresh", list.url);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/shrink: lists 1 proxies, 3 before: shrank by more than 50 %; nothing changed/);
+    list.answer(200, `${ids.slice(0, 2).join("\n")}\n`);
+    const fine = await cli("source", "refresh", list.url, "--json");
+    expect(fine.code).toBe(0);
+    expect(json<{ lastResult: string; removed: number; owned: number }>(fine)).toMatchObject({ lastResult: "ok", removed: 1, owned: 2 });
+    expect(json<unknown[]>(await cli("list", "--json"))).toHaveLength(2);
+
     const removed = await cli("source", "remove", list.url);
     expect(removed.code).toBe(0);
     expect((await cli("source", "list")).stdout).toContain("has no sources");
     expect((await cli("source", "remove", list.url)).code).toBe(3);
     // its proxies stay
-    expect(json<unknown[]>(await cli("list", "--json"))).toHaveLength(3);
+    expect(json<unknown[]>(await cli("list", "--json"))).toHaveLength(2);
+    expect((await cli("source", "refresh", list.url)).stderr).toContain("NOT_FOUND");
   });
 
   it("a bad URL, format or path is a usage error from the broker", { timeout: 30_000 }, async () => {

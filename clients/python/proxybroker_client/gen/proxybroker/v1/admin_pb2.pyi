@@ -344,6 +344,20 @@ class ProxySpec(_message.Message):
     url: str
     def __init__(self, url: _Optional[str] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
+class RefreshSourceRequest(_message.Message):
+    __slots__ = ["pool", "source"]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    source: str
+    def __init__(self, pool: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
+
+class RefreshSourceResponse(_message.Message):
+    __slots__ = ["source"]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    source: Source
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ...) -> None: ...
+
 class RejectedProxy(_message.Message):
     __slots__ = ["reason", "url"]
     REASON_FIELD_NUMBER: _ClassVar[int]

@@ -116,6 +116,11 @@ class ProxyAdminStub(object):
                 request_serializer=proxybroker_dot_v1_dot_admin__pb2.RemoveSourceRequest.SerializeToString,
                 response_deserializer=proxybroker_dot_v1_dot_admin__pb2.RemoveSourceResponse.FromString,
                 )
+        self.RefreshSource = channel.unary_unary(
+                '/proxybroker.v1.ProxyAdmin/RefreshSource',
+                request_serializer=proxybroker_dot_v1_dot_admin__pb2.RefreshSourceRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_admin__pb2.RefreshSourceResponse.FromString,
+                )
 
 
 class ProxyAdminServicer(object):
@@ -262,6 +267,14 @@ class ProxyAdminServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RefreshSource(self, request, context):
+        """Refresh a source now, on the broker answering (not only the health checker's leader), and
+        answer it with the refresh's result.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ProxyAdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -364,6 +377,11 @@ def add_ProxyAdminServicer_to_server(servicer, server):
                     servicer.RemoveSource,
                     request_deserializer=proxybroker_dot_v1_dot_admin__pb2.RemoveSourceRequest.FromString,
                     response_serializer=proxybroker_dot_v1_dot_admin__pb2.RemoveSourceResponse.SerializeToString,
+            ),
+            'RefreshSource': grpc.unary_unary_rpc_method_handler(
+                    servicer.RefreshSource,
+                    request_deserializer=proxybroker_dot_v1_dot_admin__pb2.RefreshSourceRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_admin__pb2.RefreshSourceResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -714,5 +732,22 @@ class ProxyAdmin(object):
         return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/RemoveSource',
             proxybroker_dot_v1_dot_admin__pb2.RemoveSourceRequest.SerializeToString,
             proxybroker_dot_v1_dot_admin__pb2.RemoveSourceResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def RefreshSource(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/RefreshSource',
+            proxybroker_dot_v1_dot_admin__pb2.RefreshSourceRequest.SerializeToString,
+            proxybroker_dot_v1_dot_admin__pb2.RefreshSourceResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
