@@ -125,6 +125,11 @@ describe("proxybroker source", () => {
     const refused = await cli("source", "refresh", list.url);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toMatch(/shrink: lists 1 proxies, 3 before: shrank by more than 50 %; nothing changed/);
+    const counted = await (await fetch(`http://${metricsAddress}/metrics`)).text();
+    expect(counted).toMatch(/proxybroker_source_refreshes_total\{pool="default",source="[0-9a-f]{12}",result="shrink"\} 1/);
+    expect(json<{ detail: string }[]>(await cli("audit", "--json")).map((a) => a.detail)).toContainEqual(
+      expect.stringMatching(/shrink: lists 1 proxies, 3 before.*nothing changed/),
+    );
     list.answer(200, `${ids.slice(0, 2).join("\n")}\n`);
     const fine = await cli("source", "refresh", list.url, "--json");
     expect(fine.code).toBe(0);
