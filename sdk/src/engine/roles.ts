@@ -178,7 +178,7 @@ export interface StoreSources {
   putSourceStatus(pool: string, id: string, status: SourceStatus): Promise<void>;
   /** The proxy ids the source added and still lists. */
   sourceMembers(pool: string, id: string): Promise<string[]>;
-  /** Replace that list. */
+  /** Replace that list (nothing when the source is gone). */
   setSourceMembers(pool: string, id: string, ids: readonly string[]): Promise<void>;
 }
 

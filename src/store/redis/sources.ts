@@ -48,8 +48,11 @@ export async function sourceMembers(env: StoreEnv, pool: string, id: string): Pr
 }
 
 export async function setSourceMembers(env: StoreEnv, pool: string, id: string, ids: readonly string[]): Promise<void> {
-  const key = env.keys.pool(pool).sourceMembers(id);
+  const keys = env.keys.pool(pool);
+  const key = keys.sourceMembers(id);
   await env.runner.call(async (c) => {
+    // a source removed meanwhile (a refresh that was running) gets no member list back
+    if ((await c.hexists(keys.sources, id)) !== 1) return;
     const m = c.multi().del(key);
     for (let i = 0; i < ids.length; i += CHUNK) m.sadd(key, ...ids.slice(i, i + CHUNK));
     await m.exec();

@@ -46,10 +46,12 @@ export function sourceSuite(factory: StoreFactory): void {
       expect(await s.removeSource("default", "b")).toBe(true);
       expect(await s.removeSource("default", "b")).toBe(false);
       expect(await s.sourceMembers("default", "b")).toEqual([]);
-      // the status of a source that is gone is not recorded
+      // the status and members of a source that is gone are not recorded
       await s.putSourceStatus("default", "b", status);
+      await s.setSourceMembers("default", "b", ["4.4.4.4:4"]);
       await s.putSource(spec("b"));
       expect((await s.listSources("default"))[1]?.status).toEqual(NO_SOURCE_STATUS);
+      expect(await s.sourceMembers("default", "b")).toEqual([]);
     });
   });
 }
