@@ -1,7 +1,7 @@
 /**
  * The `proxybroker` command line: `serve` runs the broker (what `npm start` runs; every setting is
  * an environment variable, docs/settings.md); `gateway` runs the HTTP(S) proxy gateway; the admin
- * commands (import, list, stats, policy, ban / unban / disable / enable, check, watch, audit) talk
+ * commands (import, list, stats, policy, ban / unban / disable / enable, check, watch, audit, source) talk
  * to a running broker. `--help` lists them, `--version` prints the version. Exit codes:
  * ./exit.ts (0 done, 1 failed, 2 bad usage, 3 done in part).
  */
@@ -15,6 +15,7 @@ import type { CliIO } from "./io.js";
 import { addObserveCommands } from "./observe.js";
 import { addPolicyCommands } from "./policy.js";
 import { addProxyCommands } from "./proxies.js";
+import { addSourceCommands } from "./sources.js";
 
 /** The package's version: its package.json is two levels up from src/cli/, three from dist/src/cli/. */
 function packageVersion(): string {
@@ -49,6 +50,7 @@ export function program(): Command {
   addProxyCommands(p, common);
   addPolicyCommands(p, common);
   addObserveCommands(p, common);
+  addSourceCommands(p, common);
   return p;
 }
 

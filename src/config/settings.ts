@@ -83,6 +83,11 @@ export interface Settings {
   readonly grantUnknownExits: readonly string[];
   /** HEALTH_LEADER_TTL_MS — the checker's leader lease: a standby takes over within this after the leader died. */
   readonly healthLeaderTtlMs: number;
+  /** SOURCE_MAX_SHRINK — a source's list that lacks more than this part of the last one accepted changes nothing. */
+  readonly sourceMaxShrink: number;
+  /** SOURCE_FETCH_TIMEOUT_MS / SOURCE_MAX_BYTES — a source's fetch: its time and its body's size at most. */
+  readonly sourceFetchTimeoutMs: number;
+  readonly sourceMaxBytes: number;
   /** MAX_RETRY_AFTER_MS — a client's retry_after is cut to this (a site's Retry-After can be absurd). */
   readonly maxRetryAfterMs: number;
   /** MAX_MESSAGE_BYTES — largest request message accepted (larger: RESOURCE_EXHAUSTED from gRPC). */
@@ -229,6 +234,9 @@ export function loadSettings(env: Env = process.env): Settings {
       .map((p) => p.trim())
       .filter((p) => p !== ""),
     healthLeaderTtlMs: num(env, "HEALTH_LEADER_TTL_MS", 10_000, { min: 300, max: 600_000 }),
+    sourceMaxShrink: num(env, "SOURCE_MAX_SHRINK", 0.5, { min: 0, max: 1, integer: false }),
+    sourceFetchTimeoutMs: num(env, "SOURCE_FETCH_TIMEOUT_MS", 30_000, { min: 100, max: 600_000 }),
+    sourceMaxBytes: num(env, "SOURCE_MAX_BYTES", 16 * 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
     maxRetryAfterMs: num(env, "MAX_RETRY_AFTER_MS", MS_DAY, { min: 1, max: MS_DAY * 30 }),
     maxMessageBytes: num(env, "MAX_MESSAGE_BYTES", 4 * 1024 * 1024, { min: 1024, max: 256 * 1024 * 1024 }),
     maxStreamsPerConnection: num(env, "MAX_STREAMS_PER_CONNECTION", 100, { min: 1, max: 100_000 }),

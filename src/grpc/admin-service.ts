@@ -30,6 +30,7 @@ import { watchEvents } from "./admin-events.js";
 import { checkProxies } from "./admin-check.js";
 import { domainStats } from "./admin-stats.js";
 import { addProxies } from "./admin-add.js";
+import { sourceHandlers } from "./admin-sources.js";
 
 /** A policy in a few words, for the audit trail and the events. */
 function describePolicy(p: DomainPolicySpec): string {
@@ -49,6 +50,7 @@ const MAX_BATCH = 10_000;
 export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
   return {
     ...adminActionHandlers(ctx),
+    ...sourceHandlers(ctx),
     watchEvents: watchEvents(ctx),
     checkProxies: checkProxies(ctx),
     getDomainStats: unary(ctx.isDraining, (req) => domainStats(ctx, req)),

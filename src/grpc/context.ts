@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { PolicyDefaults } from "@proxybroker/sdk/model";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 import type { HealthPass } from "../health/pass.js";
+import type { SourceRefresh } from "../health/sources/refresh.js";
 import type { DomainUseCache } from "../lease/domain-use-cache.js";
 import type { HeldLeases } from "../lease/held-leases.js";
 import type { LeaseEngine } from "../lease/lease-engine.js";
@@ -55,6 +56,8 @@ export interface BrokerContext {
   readonly healthPass?: HealthPass;
   /** Probe proxies just added to a pool at once (their exit IP, G9); absent: no health checker. */
   readonly probeNew?: ProbeNew;
+  /** Refresh one source now (RefreshSource); absent: no health checker configured. */
+  readonly refreshSource?: SourceRefresh;
   /** True once SIGTERM arrived: new work is refused with UNAVAILABLE. */
   readonly isDraining: () => boolean;
   /** The open Lease streams, for the shutdown sequence. */

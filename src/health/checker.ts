@@ -26,6 +26,8 @@ export interface PassOptions {
   /** Check every proxy, also those a failure backed off. Default false. */
   readonly all?: boolean;
   readonly onProgress?: (p: CheckProgressUpdate) => void;
+  /** Check only these proxies (those a source just added), due or not. */
+  readonly only?: ReadonlySet<string>;
   readonly signal?: AbortSignal;
 }
 
@@ -83,7 +85,10 @@ export class HealthChecker {
       const page = await this.opts.store.listProxies(pool, { size: 500, after });
       for (const p of page.proxies) {
         const checkable = (p.state === "ACTIVE" || p.state === "QUARANTINED") && /^https?:/.test(p.url);
-        const due = opts.all === true || (this.backoff.get(`${pool}\u0000${p.id}`)?.dueAt ?? 0) <= now;
+        const due =
+          opts.only !== undefined
+            ? opts.only.has(p.id)
+            : opts.all === true || (this.backoff.get(`${pool}\u0000${p.id}`)?.dueAt ?? 0) <= now;
         if (checkable && due) todo.push(p);
       }
       if (page.next === "") break;

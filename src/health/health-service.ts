@@ -45,6 +45,11 @@ export class HealthService {
     return this.elector.leader;
   }
 
+  /** The leader term of this replica's checks (0 when it does not lead). */
+  get term(): number {
+    return this.elector.leader ? this.elector.term : 0;
+  }
+
   start(): void {
     this.elector.start();
     this.timer = setInterval(() => this.round(), this.opts.intervalMs);

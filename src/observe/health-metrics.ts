@@ -18,9 +18,24 @@ export class HealthMetrics {
     registers: [],
   });
 
+  readonly sourceRefreshes = new Counter({
+    name: "proxybroker_source_refreshes_total",
+    help: "Source refreshes by pool, source and result (ok, fetch_error, malformed, shrink; all but ok changed nothing)",
+    labelNames: ["pool", "source", "result"],
+    registers: [],
+  });
+  readonly sourceProxies = new Gauge({
+    name: "proxybroker_source_listed_proxies",
+    help: "Proxies in a source's last list accepted",
+    labelNames: ["pool", "source"],
+    registers: [],
+  });
+
   /** Serve them from `registry`. */
   registerIn(registry: Registry): void {
     registry.registerMetric(this.leader);
     registry.registerMetric(this.results);
+    registry.registerMetric(this.sourceRefreshes);
+    registry.registerMetric(this.sourceProxies);
   }
 }

@@ -7,6 +7,7 @@ import { RecentRestrictions } from "../observe/recent-restrictions.js";
 import type { BrokerCounts } from "../observe/counts.js";
 import type { HealthPass } from "../health/pass.js";
 import type { ProbeNew } from "../grpc/context.js";
+import type { SourceRefresh } from "../health/sources/refresh.js";
 import { ReportBudget } from "../grpc/report-budget.js";
 import * as grpc from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
@@ -85,6 +86,8 @@ export interface BrokerServerOptions {
   readonly healthPass?: HealthPass;
   /** Probe proxies just added (their exit IP, G9); absent: no health checker. */
   readonly probeNew?: ProbeNew;
+  /** Refresh one source now (ProxyAdmin.RefreshSource); absent: it answers FAILED_PRECONDITION. */
+  readonly refreshSource?: SourceRefresh;
   /** The health checker's metrics, served with the broker's; absent: zeros. */
   readonly healthMetrics?: HealthMetrics;
   /** Whether this broker runs the health checker now (the status page); absent: never. */
@@ -337,6 +340,7 @@ export class BrokerServer {
       ...(this.opts.logger?.isLevelEnabled("debug") === true ? { debugLog: this.opts.logger } : {}),
       ...(this.opts.healthPass === undefined ? {} : { healthPass: this.opts.healthPass }),
       ...(this.opts.probeNew === undefined ? {} : { probeNew: this.opts.probeNew }),
+      ...(this.opts.refreshSource === undefined ? {} : { refreshSource: this.opts.refreshSource }),
       isDraining: () => this.draining,
       streams: this.streams,
       held: this.held,

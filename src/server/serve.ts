@@ -47,11 +47,12 @@ export async function serve(): Promise<void> {
       : {
           healthPass: (pool, onProgress, signal) => health.service.pass(pool, onProgress, signal),
           probeNew: (pool, proxies) => health.service.checkNew(pool, proxies),
+          refreshSource: health.refreshSource,
         }),
   });
   const metrics =
     settings.metricsAddress === "" ? undefined : await startMetricsServer(settings.metricsAddress, server.metrics.registry, server.status);
-  drainOnSignals({ health: health?.service, server, metrics, store }, settings.shutdownGraceMs);
+  drainOnSignals({ health: health?.service, sources: health?.sources, server, metrics, store }, settings.shutdownGraceMs);
 
   const transport = transportLine({ certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile, clientCaFile: settings.tlsClientCaFile });
   log(`listening on ${settings.listenAddress}, ${transport} (store: ${opened.kind === "redis" ? "redis" : "embedded, in-process"})`);
@@ -60,6 +61,7 @@ export async function serve(): Promise<void> {
     log(`metrics on http://${settings.metricsAddress}/metrics, the status page on http://${settings.metricsAddress}/`);
   if (health !== undefined) {
     health.service.start();
+    health.sources.start();
     log(health.describe);
   }
 }

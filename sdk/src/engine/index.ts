@@ -13,6 +13,7 @@ export type {
   StorePolicies,
   StoreProxies,
   StoreRecovery,
+  StoreSources,
   StoreWorkers,
 } from "./roles.js";
 export { StoreUnavailableError, StaleTermError } from "./store.js";

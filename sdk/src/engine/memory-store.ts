@@ -42,6 +42,8 @@ import type { ExitMember } from "../model/exit-groups.js";
 import { viewOf } from "./memory/records.js";
 import { Leaders } from "./memory/leaders.js";
 import * as workers from "./memory/workers.js";
+import { SourceBook } from "./memory/sources.js";
+import type { SourceSpec, SourceStatus, SourceView } from "../model/source.js";
 import { StoreUnavailableError, type LeaseStore } from "./store.js";
 
 /** Options of a `MemoryStore`. */
@@ -69,6 +71,7 @@ export const POLICY_HISTORY_MS = 2 * 3_600_000;
  */
 export class MemoryStore implements LeaseStore {
   private readonly leaders = new Leaders();
+  private readonly sources = new SourceBook();
   private readonly state: EngineState;
   private readonly policyHistoryMs: number;
   /** This store's server id: one process, never restarted while it lives. */
@@ -283,6 +286,36 @@ export class MemoryStore implements LeaseStore {
     const now = state.ctx.clock();
     if (p === undefined) return { heldUntil: 0, longestTtlMs: 0, policyVersion: ".0" };
     return { heldUntil: p.grantsFrom > now ? p.grantsFrom : 0, longestTtlMs: p.longestTtl.get(now), policyVersion: p.policyVersion };
+  }
+
+  async putSource(source: SourceSpec): Promise<void> {
+    this.open();
+    this.sources.put(source);
+  }
+
+  async listSources(pool: string): Promise<SourceView[]> {
+    this.open();
+    return this.sources.list(pool);
+  }
+
+  async removeSource(pool: string, id: string): Promise<boolean> {
+    this.open();
+    return this.sources.remove(pool, id);
+  }
+
+  async putSourceStatus(pool: string, id: string, status: SourceStatus): Promise<void> {
+    this.open();
+    this.sources.setStatus(pool, id, status);
+  }
+
+  async sourceMembers(pool: string, id: string): Promise<string[]> {
+    this.open();
+    return this.sources.members(pool, id);
+  }
+
+  async setSourceMembers(pool: string, id: string, ids: readonly string[]): Promise<void> {
+    this.open();
+    this.sources.setMembers(pool, id, ids);
   }
 
   /** The process itself: it never restarts under its broker, and loses nothing while it runs. */

@@ -33,6 +33,7 @@ import type {
   WorkerSeen,
   WorkerTouch,
 } from "../model/model.js";
+import type { SourceSpec, SourceStatus, SourceView } from "../model/source.js";
 
 /** Leases: grant, extend and release them, and apply the outcomes seen with them. */
 export interface StoreLeases {
@@ -164,6 +165,25 @@ export interface StoreEvents {
   appendAudit(entry: NewAuditEntry): Promise<void>;
   /** The last `limit` audit entries, newest first. */
   listAudit(limit: number): Promise<AuditEntry[]>;
+}
+
+/**
+ * Sources: a pool's proxy list URLs (docs/spec.md §11), their last refresh, and which proxies
+ * each one added (only those are removed when they vanish from its list).
+ */
+export interface StoreSources {
+  /** Create or replace the source with this id (its status and members are kept). */
+  putSource(source: SourceSpec): Promise<void>;
+  /** The pool's sources in id order, each with its last refresh. */
+  listSources(pool: string): Promise<SourceView[]>;
+  /** Delete a source, its status and its member list (its proxies stay); false when unknown. */
+  removeSource(pool: string, id: string): Promise<boolean>;
+  /** Record a source's last refresh (nothing when the source is gone). */
+  putSourceStatus(pool: string, id: string, status: SourceStatus): Promise<void>;
+  /** The proxy ids the source added and still lists. */
+  sourceMembers(pool: string, id: string): Promise<string[]>;
+  /** Replace that list (nothing when the source is gone). */
+  setSourceMembers(pool: string, id: string, ids: readonly string[]): Promise<void>;
 }
 
 /** Recovery: noticing that the store lost its state, and holding grants until it is safe again. */

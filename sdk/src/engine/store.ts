@@ -6,6 +6,7 @@ import type {
   StorePolicies,
   StoreProxies,
   StoreRecovery,
+  StoreSources,
   StoreWorkers,
 } from "./roles.js";
 
@@ -29,6 +30,7 @@ export interface LeaseStore
     StoreLeader,
     StoreEvents,
     StoreRecovery,
+    StoreSources,
     StoreBackend {}
 
 /** The store's backend (Redis) cannot be reached or did not answer in time. */

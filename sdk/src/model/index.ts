@@ -101,3 +101,5 @@ export type { ScoringConfig, AdaptivePacingConfig, AdaptiveState, GrantPacing } 
 export { rendezvousWeight, ownerOf, shareOf } from "./rendezvous.js";
 export { exitGroupKey, exitGroups, groupKeys, shareOfGroups } from "./exit-groups.js";
 export type { ExitMember, ShareMember } from "./exit-groups.js";
+export { NO_SOURCE_STATUS } from "./source.js";
+export type { SourceFormat, SourceResult, SourceSpec, SourceStatus, SourceView } from "./source.js";

@@ -5,13 +5,15 @@
  * with their isolation groups, and the outcomes of the last minute. Built at most once a second
  * (the page polls it).
  */
-import type { StoreEvents, StorePolicies, StoreProxies, StoreRecovery, StoreWorkers } from "@proxybroker/sdk/engine";
+import type { StoreEvents, StorePolicies, StoreProxies, StoreRecovery, StoreSources, StoreWorkers } from "@proxybroker/sdk/engine";
 import type { PolicyDefaults, ProxyStateName } from "@proxybroker/sdk/model";
 import { domainFigures } from "../domain-figures.js";
 import { countProxies, type ExitCounts } from "../proxy-counts.js";
 import type { DomainFigures } from "../domain-figures.js";
 import { policyRows } from "./policies.js";
 import type { PolicyRow } from "./policies.js";
+import { sourceRows } from "./sources.js";
+import type { SourceRow } from "./sources.js";
 import type { BrokerCounts } from "../counts.js";
 
 export interface PoolStatus {
@@ -34,6 +36,8 @@ export interface PoolStatus {
   readonly domains: readonly DomainFigures[];
   /** The pool's domain policies (at most 200, by pattern). */
   readonly policies: readonly PolicyRow[];
+  /** The pool's sources and their last refresh. */
+  readonly sources: readonly SourceRow[];
   /** Grants are held until then after the store lost (or may have lost) the pool's state (epoch ms; 0 = not held). */
   readonly grantsHeldUntil: number;
   /** The longest lease TTL granted there lately (what a hold waits for), ms. */
@@ -48,7 +52,7 @@ export interface StatusSnapshot {
 }
 
 export interface StatusDeps {
-  readonly store: StoreProxies & StoreWorkers & StorePolicies & StoreRecovery & StoreEvents;
+  readonly store: StoreProxies & StoreWorkers & StorePolicies & StoreRecovery & StoreEvents & StoreSources;
   readonly policyDefaults: PolicyDefaults;
   readonly counts: BrokerCounts;
   readonly pools: () => readonly string[];
@@ -81,6 +85,7 @@ async function poolStatus(deps: StatusDeps, pool: string, now: number): Promise<
     grantsLastMinute: grants,
     domains: await domainFigures(deps, pool, now),
     policies: await policyRows(deps.store, pool),
+    sources: await sourceRows(deps.store, pool),
     grantsHeldUntil: hold.heldUntil,
     longestTtlMs: hold.longestTtlMs,
   };

@@ -6,14 +6,24 @@ import { healthTargets } from "../../config/settings.js";
 import { HealthChecker } from "../../health/checker.js";
 import { HealthService } from "../../health/health-service.js";
 import { probeProxy } from "../../health/probe.js";
+import { SourceRefresher } from "../../health/sources/refresh.js";
+import type { SourceRefresh } from "../../health/sources/refresh.js";
+import { SourceRunner } from "../../health/sources/runner.js";
 import type { HealthMetrics } from "../../observe/health-metrics.js";
 import { log, messageOf, warn } from "./log.js";
 
 /** The health checker of this replica, not started yet, and the line that says what it checks. */
 export interface ProcessHealth {
   readonly service: HealthService;
+  /** The pools' sources, refreshed while this replica leads the checker. */
+  readonly sources: SourceRunner;
+  /** One source's refresh now (ProxyAdmin.RefreshSource). */
+  readonly refreshSource: SourceRefresh;
   readonly describe: string;
 }
+
+/** How often the leader looks for a source whose interval has passed. */
+const SOURCE_TICK_MS = 1_000;
 
 /**
  * The health checker: on every replica with a check URL; the holder of the leader lease runs it.
@@ -48,6 +58,30 @@ export function healthOf(opts: { settings: Settings; store: LeaseStore; metrics:
     },
     onError: (err) => warn(`health checker: ${messageOf(err)}`),
   });
+  const refresher = new SourceRefresher({
+    store,
+    maxShrink: settings.sourceMaxShrink,
+    fetchTimeoutMs: settings.sourceFetchTimeoutMs,
+    maxBytes: settings.sourceMaxBytes,
+    // new proxies are checked at once, under this leader's term
+    probe: (pool, ids) => checker.pass(pool, { term: service.term, only: new Set(ids) }),
+    onRefreshed: (source, o) => {
+      metrics.sourceRefreshes.inc({ pool: source.pool, source: source.id, result: o.result });
+      if (o.result === "ok") metrics.sourceProxies.set({ pool: source.pool, source: source.id }, o.listed);
+      if (o.result !== "ok") warn(`source ${source.id} of pool ${source.pool}: ${o.result}: ${o.error}; nothing changed`);
+      else if (o.added.length + o.removed.length > 0)
+        log(`source ${source.id} of pool ${source.pool}: ${o.listed} listed, ${o.added.length} added, ${o.removed.length} removed`);
+    },
+    onError: (err) => warn(`source refresh: ${messageOf(err)}`),
+  });
+  const sources = new SourceRunner({
+    store,
+    refresher,
+    pools: () => checker.pools,
+    isLeader: () => service.leader,
+    tickMs: SOURCE_TICK_MS,
+    onError: (err) => warn(`source refresh: ${messageOf(err)}`),
+  });
   const describe = `health checker: ${[...targets].map(([pool, url]) => `${pool} → ${url}`).join(", ")} every ${settings.healthCheckIntervalMs} ms, one replica at a time (leader lease ${settings.healthLeaderTtlMs} ms)`;
-  return { service, describe };
+  return { service, sources, refreshSource: (source) => refresher.refresh(source), describe };
 }

@@ -7,6 +7,8 @@ import { log } from "./log.js";
 /** What a shutdown stops, in this order. */
 export interface Stoppable {
   readonly health: HealthService | undefined;
+  /** The sources' refreshes (they run on the health checker's leader). */
+  readonly sources?: { stop(): Promise<void> } | undefined;
   readonly server: BrokerServer;
   readonly metrics: Server | undefined;
   readonly store: LeaseStore;
@@ -25,6 +27,7 @@ export function drainOnSignals(parts: Stoppable, graceMs: number): void {
     log(`${signal}: draining (up to ${graceMs} ms)`);
     setTimeout(() => process.exit(1), graceMs + 2_000).unref();
     void (async () => {
+      await parts.sources?.stop();
       await parts.health?.stop();
       await parts.server.shutdown(graceMs);
       parts.metrics?.close();

@@ -33,6 +33,9 @@
  * - `P r:<dk>:<id>`   hash:   pair (proxy, domain-key) state; field h = its live leases
  * - `P l:<hex>`       string: tombstone of a lease that expired (released ones: the pair's field t)
  * - `P s:<session>`   string: sticky session binding
+ * - `P src`           hash:   source id → its spec as JSON (sources.ts; never a header's value)
+ * - `P srcs`          hash:   source id → its last refresh as JSON
+ * - `P srcm:<id>`     set:    the proxy ids source `id` added (only those it removes)
  * - `P evs`           stream: the pool's events (events.ts, lua/includes/events.lua)
  * - `P rq:<worker> <request>` string: the lease granted to a request (lua/includes/grant.lua, replayRequest.lua)
  * - `P ev:<dk>`       channel (not a key): releases of a domain-key's leases (release-feed.ts)
@@ -80,6 +83,8 @@ export class PoolKeys {
   readonly claimsPrefix: string;
   readonly events: string;
   readonly domainUses: string;
+  readonly sources: string;
+  readonly sourceStatus: string;
 
   constructor(prefix: string, pool: string) {
     if (!isPoolName(pool)) throw new RangeError(`invalid pool name "${pool}"`);
@@ -101,11 +106,18 @@ export class PoolKeys {
     this.claimsPrefix = `${this.base}wc:`;
     this.events = `${this.base}evs`;
     this.domainUses = `${this.base}wd`;
+    this.sources = `${this.base}src`;
+    this.sourceStatus = `${this.base}srcs`;
   }
 
   /** Candidate index of a tier; the whole index for tier "". */
   candidates(tier: string): string {
     return tier === "" ? this.index : `${this.base}idx:t:${tier}`;
+  }
+
+  /** The proxy ids a source added. */
+  sourceMembers(id: string): string {
+    return `${this.base}srcm:${id}`;
   }
 
   /** A proxy's record. */

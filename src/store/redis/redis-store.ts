@@ -46,6 +46,8 @@ import * as lately from "./lately.js";
 import * as leader from "./leader.js";
 import * as pacing from "./pacing.js";
 import * as workers from "./workers.js";
+import * as sources from "./sources.js";
+import type { SourceSpec, SourceStatus, SourceView } from "@proxybroker/sdk/model";
 import { serverState } from "./server-state.js";
 import {
   acquireArgs,
@@ -436,6 +438,30 @@ export class RedisStore implements LeaseStore {
   ): Promise<{ events: PoolEvent[]; cursor: string }> {
     this.blocking ??= new events.BlockingReads(this.client);
     return this.blocking.readEvents(this.env, pool, after, opts);
+  }
+
+  putSource(source: SourceSpec): Promise<void> {
+    return sources.putSource(this.env, source);
+  }
+
+  listSources(pool: string): Promise<SourceView[]> {
+    return sources.listSources(this.env, pool);
+  }
+
+  removeSource(pool: string, id: string): Promise<boolean> {
+    return sources.removeSource(this.env, pool, id);
+  }
+
+  putSourceStatus(pool: string, id: string, status: SourceStatus): Promise<void> {
+    return sources.putSourceStatus(this.env, pool, id, status);
+  }
+
+  sourceMembers(pool: string, id: string): Promise<string[]> {
+    return sources.sourceMembers(this.env, pool, id);
+  }
+
+  setSourceMembers(pool: string, id: string, ids: readonly string[]): Promise<void> {
+    return sources.setSourceMembers(this.env, pool, id, ids);
   }
 
   appendAudit(entry: NewAuditEntry): Promise<void> {

@@ -18,6 +18,7 @@ import type {
   StorePolicies,
   StoreProxies,
   StoreRecovery,
+  StoreSources,
   StoreWorkers,
 } from "@proxybroker/sdk/engine";
 import type { ShardHost } from "./host.js";
@@ -144,6 +145,14 @@ export class ShardedStore implements LeaseStore {
   readonly readEvents: StoreEvents["readEvents"] = (pool, after, opts) => this.on(pool, this.events).readEvents(pool, after, opts);
   readonly appendAudit: StoreEvents["appendAudit"] = (entry) => this.inner.appendAudit(entry);
   readonly listAudit: StoreEvents["listAudit"] = (limit) => this.inner.listAudit(limit);
+
+  // Sources are the pool's, kept in the inner store under the pool's own name (not a shard's).
+  readonly putSource: StoreSources["putSource"] = (source) => this.inner.putSource(source);
+  readonly listSources: StoreSources["listSources"] = (pool) => this.inner.listSources(pool);
+  readonly removeSource: StoreSources["removeSource"] = (pool, id) => this.inner.removeSource(pool, id);
+  readonly putSourceStatus: StoreSources["putSourceStatus"] = (pool, id, status) => this.inner.putSourceStatus(pool, id, status);
+  readonly sourceMembers: StoreSources["sourceMembers"] = (pool, id) => this.inner.sourceMembers(pool, id);
+  readonly setSourceMembers: StoreSources["setSourceMembers"] = (pool, id, ids) => this.inner.setSourceMembers(pool, id, ids);
 
   // Recovery: one epoch and hold per shard (shard-recovery.ts); the server is the inner store's.
   readonly ensureEpoch: StoreRecovery["ensureEpoch"] = (pool, request) => this.on(pool, this.recovery).ensureEpoch(pool, request);

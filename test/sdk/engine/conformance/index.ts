@@ -21,6 +21,7 @@ import { reportSuite } from "./reports.js";
 import { selectionSuite } from "./selection.js";
 import { scoringSuite } from "./scoring.js";
 import { sessionSuite } from "./sessions.js";
+import { sourceSuite } from "./sources.js";
 
 export type { ConformanceOptions, StoreDeps, StoreFactory } from "./harness.js";
 
@@ -47,5 +48,6 @@ export function describeStoreConformance(name: string, factory: StoreFactory, op
     latelySuite(factory);
     isolationSuite(factory);
     exitSuite(factory, options);
+    sourceSuite(factory);
   });
 }

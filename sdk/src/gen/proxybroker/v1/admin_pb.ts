@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file proxybroker/v1/admin.proto.
  */
 export const file_proxybroker_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("Chpwcm94eWJyb2tlci92MS9hZG1pbi5wcm90bxIOcHJveHlicm9rZXIudjEijAEKCVByb3h5U3BlYxILCgN1cmwYASABKAkSDAoEdGllchgCIAEoCRI1CgZsYWJlbHMYAyADKAsyJS5wcm94eWJyb2tlci52MS5Qcm94eVNwZWMuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI7Cg1SZWplY3RlZFByb3h5EgsKA3VybBgBIAEoCRIOCgZyZWFzb24YAiABKAkSDQoFaW5kZXgYAyABKA0ifgoRQWRkUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRIqCgdwcm94aWVzGAIgAygLMhkucHJveHlicm9rZXIudjEuUHJveHlTcGVjEi8KCHRlbXBsYXRlGAMgASgLMh0ucHJveHlicm9rZXIudjEuUHJveHlUZW1wbGF0ZSJrCg1Qcm94eVRlbXBsYXRlEgsKA3VybBgBIAEoCRIQCghzZXNzaW9ucxgCIAEoDRItCgZsYWJlbHMYAyADKAsyHS5wcm94eWJyb2tlci52MS5UZW1wbGF0ZUxhYmVsEgwKBHRpZXIYBCABKAkiLAoNVGVtcGxhdGVMYWJlbBILCgNrZXkYASABKAkSDgoGdmFsdWVzGAIgAygJImUKEkFkZFByb3hpZXNSZXNwb25zZRINCgVhZGRlZBgBIAMoCRIPCgd1cGRhdGVkGAIgAygJEi8KCHJlamVjdGVkGAMgAygLMh0ucHJveHlicm9rZXIudjEuUmVqZWN0ZWRQcm94eSIxChRSZW1vdmVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSI7ChVSZW1vdmVQcm94aWVzUmVzcG9uc2USDwoHcmVtb3ZlZBgBIAMoCRIRCglub3RfZm91bmQYAiADKAkiSQoSTGlzdFByb3hpZXNSZXF1ZXN0EgwKBHBvb2wYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiVgoTTGlzdFByb3hpZXNSZXNwb25zZRImCgdwcm94aWVzGAEgAygLMhUucHJveHlicm9rZXIudjEuUHJveHkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKE0dldFBvb2xTdGF0c1JlcXVlc3QSDAoEcG9vbBgBIAEoCSL8AQoUR2V0UG9vbFN0YXRzUmVzcG9uc2USDAoEcG9vbBgBIAEoCRINCgV0b3RhbBgCIAEoDRIOCgZhY3RpdmUYAyABKA0SEwoLcXVhcmFudGluZWQYBCABKA0SEwoLYmxhY2tsaXN0ZWQYBSABKA0SEAoIZGlzYWJsZWQYBiABKA0SFAoMbGl2ZV93b3JrZXJzGAcgASgNEjUKEWdyYW50c19oZWxkX3VudGlsGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgtsb25nZXN0X3R0bBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiIyChVSZXN0b3JlUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRILCgNpZHMYAiADKAkiPQoWUmVzdG9yZVByb3hpZXNSZXNwb25zZRIQCghyZXN0b3JlZBgBIAMoCRIRCglub3RfZm91bmQYAiADKAkiVAoWU2V0RG9tYWluUG9saWN5UmVxdWVzdBIMCgRwb29sGAEgASgJEiwKBnBvbGljeRgCIAEoCzIcLnByb3h5YnJva2VyLnYxLkRvbWFpblBvbGljeSJHChdTZXREb21haW5Qb2xpY3lSZXNwb25zZRIsCgZwb2xpY3kYASABKAsyHC5wcm94eWJyb2tlci52MS5Eb21haW5Qb2xpY3kiKQoZTGlzdERvbWFpblBvbGljaWVzUmVxdWVzdBIMCgRwb29sGAEgASgJIkwKGkxpc3REb21haW5Qb2xpY2llc1Jlc3BvbnNlEi4KCHBvbGljaWVzGAEgAygLMhwucHJveHlicm9rZXIudjEuRG9tYWluUG9saWN5IjoKGURlbGV0ZURvbWFpblBvbGljeVJlcXVlc3QSDAoEcG9vbBgBIAEoCRIPCgdwYXR0ZXJuGAIgASgJIi0KGkRlbGV0ZURvbWFpblBvbGljeVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiNwoWR2V0RG9tYWluUGFjaW5nUmVxdWVzdBIMCgRwb29sGAEgASgJEg8KB2RvbWFpbnMYAiADKAkiSAoXR2V0RG9tYWluUGFjaW5nUmVzcG9uc2USLQoHZG9tYWlucxgBIAMoCzIcLnByb3h5YnJva2VyLnYxLkRvbWFpblBhY2luZyJmChFCYW5Qcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCRIOCgZkb21haW4YAyABKAkSJgoDdHRsGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIkAKE1VuYmFuUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRILCgNpZHMYAiADKAkSDgoGZG9tYWluGAMgASgJIjIKFURpc2FibGVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSIxChRFbmFibGVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSJKChFQcm94eUFjdGlvblJlc3VsdBIPCgdjaGFuZ2VkGAEgAygJEhEKCXVuY2hhbmdlZBgCIAMoCRIRCglub3RfZm91bmQYAyADKAkiRwoSQmFuUHJveGllc1Jlc3BvbnNlEjEKBnJlc3VsdBgBIAEoCzIhLnByb3h5YnJva2VyLnYxLlByb3h5QWN0aW9uUmVzdWx0IkkKFFVuYmFuUHJveGllc1Jlc3BvbnNlEjEKBnJlc3VsdBgBIAEoCzIhLnByb3h5YnJva2VyLnYxLlByb3h5QWN0aW9uUmVzdWx0IksKFkRpc2FibGVQcm94aWVzUmVzcG9uc2USMQoGcmVzdWx0GAEgASgLMiEucHJveHlicm9rZXIudjEuUHJveHlBY3Rpb25SZXN1bHQiSgoVRW5hYmxlUHJveGllc1Jlc3BvbnNlEjEKBnJlc3VsdBgBIAEoCzIhLnByb3h5YnJva2VyLnYxLlByb3h5QWN0aW9uUmVzdWx0IkEKEldhdGNoRXZlbnRzUmVxdWVzdBIMCgRwb29sGAEgASgJEg4KBmdyYW50cxgCIAEoCBINCgVhZnRlchgDIAEoCSK9AQoJUG9vbEV2ZW50EgoKAmlkGAEgASgJEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKBGtpbmQYAyABKA4yHS5wcm94eWJyb2tlci52MS5Qb29sRXZlbnRLaW5kEgwKBHBvb2wYBCABKAkSEAoIcHJveHlfaWQYBSABKAkSDgoGZG9tYWluGAYgASgJEg4KBmRldGFpbBgHIAEoCRINCgVhY3RvchgIIAEoCSI/ChNXYXRjaEV2ZW50c1Jlc3BvbnNlEigKBWV2ZW50GAEgASgLMhkucHJveHlicm9rZXIudjEuUG9vbEV2ZW50IiEKEExpc3RBdWRpdFJlcXVlc3QSDQoFbGltaXQYASABKA0icwoKQXVkaXRFbnRyeRIoCgR0aW1lGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhY3RvchgCIAEoCRIOCgZtZXRob2QYAyABKAkSDAoEcG9vbBgEIAEoCRIOCgZkZXRhaWwYBSABKAkiQAoRTGlzdEF1ZGl0UmVzcG9uc2USKwoHZW50cmllcxgBIAMoCzIaLnByb3h5YnJva2VyLnYxLkF1ZGl0RW50cnkiJQoVR2V0RG9tYWluU3RhdHNSZXF1ZXN0EgwKBHBvb2wYASABKAkipgEKC0RvbWFpblN0YXRzEg4KBmRvbWFpbhgBIAEoCRIaChJncmFudHNfbGFzdF9taW51dGUYAiABKA0SFgoOYmFuc19sYXN0X2hvdXIYAyABKA0SNQoSZWZmZWN0aXZlX2ludGVydmFsGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhwKFGNvb2xfZG93bnNfbGFzdF9ob3VyGAUgASgNIkYKFkdldERvbWFpblN0YXRzUmVzcG9uc2USLAoHZG9tYWlucxgBIAMoCzIbLnByb3h5YnJva2VyLnYxLkRvbWFpblN0YXRzIiMKE0NoZWNrUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCSKBAQoNQ2hlY2tQcm9ncmVzcxINCgV0b3RhbBgBIAEoDRIPCgdjaGVja2VkGAIgASgNEg4KBnBhc3NlZBgDIAEoDRIOCgZmYWlsZWQYBCABKA0SDgoGZXJyb3JzGAUgASgNEhAKCHByb3h5X2lkGAYgASgJEg4KBnJlc3VsdBgHIAEoCSJHChRDaGVja1Byb3hpZXNSZXNwb25zZRIvCghwcm9ncmVzcxgBIAEoCzIdLnByb3h5YnJva2VyLnYxLkNoZWNrUHJvZ3Jlc3MqrwIKDVBvb2xFdmVudEtpbmQSHwobUE9PTF9FVkVOVF9LSU5EX1VOU1BFQ0lGSUVEEAASFwoTUE9PTF9FVkVOVF9LSU5EX0JBThABEh4KGlBPT0xfRVZFTlRfS0lORF9RVUFSQU5USU5FEAISHQoZUE9PTF9FVkVOVF9LSU5EX0JMQUNLTElTVBADEhkKFVBPT0xfRVZFTlRfS0lORF9BRE1JThAEEhoKFlBPT0xfRVZFTlRfS0lORF9QT0xJQ1kQBRIaChZQT09MX0VWRU5UX0tJTkRfTEVBREVSEAYSGQoVUE9PTF9FVkVOVF9LSU5EX0dSQU5UEAcSHQoZUE9PTF9FVkVOVF9LSU5EX0NPT0xfRE9XThAIEhgKFFBPT0xfRVZFTlRfS0lORF9FWElUEAkyzgwKClByb3h5QWRtaW4SUwoKQWRkUHJveGllcxIhLnByb3h5YnJva2VyLnYxLkFkZFByb3hpZXNSZXF1ZXN0GiIucHJveHlicm9rZXIudjEuQWRkUHJveGllc1Jlc3BvbnNlElwKDVJlbW92ZVByb3hpZXMSJC5wcm94eWJyb2tlci52MS5SZW1vdmVQcm94aWVzUmVxdWVzdBolLnByb3h5YnJva2VyLnYxLlJlbW92ZVByb3hpZXNSZXNwb25zZRJWCgtMaXN0UHJveGllcxIiLnByb3h5YnJva2VyLnYxLkxpc3RQcm94aWVzUmVxdWVzdBojLnByb3h5YnJva2VyLnYxLkxpc3RQcm94aWVzUmVzcG9uc2USWQoMR2V0UG9vbFN0YXRzEiMucHJveHlicm9rZXIudjEuR2V0UG9vbFN0YXRzUmVxdWVzdBokLnByb3h5YnJva2VyLnYxLkdldFBvb2xTdGF0c1Jlc3BvbnNlEl8KDlJlc3RvcmVQcm94aWVzEiUucHJveHlicm9rZXIudjEuUmVzdG9yZVByb3hpZXNSZXF1ZXN0GiYucHJveHlicm9rZXIudjEuUmVzdG9yZVByb3hpZXNSZXNwb25zZRJiCg9TZXREb21haW5Qb2xpY3kSJi5wcm94eWJyb2tlci52MS5TZXREb21haW5Qb2xpY3lSZXF1ZXN0GicucHJveHlicm9rZXIudjEuU2V0RG9tYWluUG9saWN5UmVzcG9uc2USawoSTGlzdERvbWFpblBvbGljaWVzEikucHJveHlicm9rZXIudjEuTGlzdERvbWFpblBvbGljaWVzUmVxdWVzdBoqLnByb3h5YnJva2VyLnYxLkxpc3REb21haW5Qb2xpY2llc1Jlc3BvbnNlEmsKEkRlbGV0ZURvbWFpblBvbGljeRIpLnByb3h5YnJva2VyLnYxLkRlbGV0ZURvbWFpblBvbGljeVJlcXVlc3QaKi5wcm94eWJyb2tlci52MS5EZWxldGVEb21haW5Qb2xpY3lSZXNwb25zZRJiCg9HZXREb21haW5QYWNpbmcSJi5wcm94eWJyb2tlci52MS5HZXREb21haW5QYWNpbmdSZXF1ZXN0GicucHJveHlicm9rZXIudjEuR2V0RG9tYWluUGFjaW5nUmVzcG9uc2USUwoKQmFuUHJveGllcxIhLnByb3h5YnJva2VyLnYxLkJhblByb3hpZXNSZXF1ZXN0GiIucHJveHlicm9rZXIudjEuQmFuUHJveGllc1Jlc3BvbnNlElkKDFVuYmFuUHJveGllcxIjLnByb3h5YnJva2VyLnYxLlVuYmFuUHJveGllc1JlcXVlc3QaJC5wcm94eWJyb2tlci52MS5VbmJhblByb3hpZXNSZXNwb25zZRJfCg5EaXNhYmxlUHJveGllcxIlLnByb3h5YnJva2VyLnYxLkRpc2FibGVQcm94aWVzUmVxdWVzdBomLnByb3h5YnJva2VyLnYxLkRpc2FibGVQcm94aWVzUmVzcG9uc2USXAoNRW5hYmxlUHJveGllcxIkLnByb3h5YnJva2VyLnYxLkVuYWJsZVByb3hpZXNSZXF1ZXN0GiUucHJveHlicm9rZXIudjEuRW5hYmxlUHJveGllc1Jlc3BvbnNlElgKC1dhdGNoRXZlbnRzEiIucHJveHlicm9rZXIudjEuV2F0Y2hFdmVudHNSZXF1ZXN0GiMucHJveHlicm9rZXIudjEuV2F0Y2hFdmVudHNSZXNwb25zZTABElAKCUxpc3RBdWRpdBIgLnByb3h5YnJva2VyLnYxLkxpc3RBdWRpdFJlcXVlc3QaIS5wcm94eWJyb2tlci52MS5MaXN0QXVkaXRSZXNwb25zZRJfCg5HZXREb21haW5TdGF0cxIlLnByb3h5YnJva2VyLnYxLkdldERvbWFpblN0YXRzUmVxdWVzdBomLnByb3h5YnJva2VyLnYxLkdldERvbWFpblN0YXRzUmVzcG9uc2USWwoMQ2hlY2tQcm94aWVzEiMucHJveHlicm9rZXIudjEuQ2hlY2tQcm94aWVzUmVxdWVzdBokLnByb3h5YnJva2VyLnYxLkNoZWNrUHJveGllc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_proxybroker_v1_broker]);
+  fileDesc("Chpwcm94eWJyb2tlci92MS9hZG1pbi5wcm90bxIOcHJveHlicm9rZXIudjEijAEKCVByb3h5U3BlYxILCgN1cmwYASABKAkSDAoEdGllchgCIAEoCRI1CgZsYWJlbHMYAyADKAsyJS5wcm94eWJyb2tlci52MS5Qcm94eVNwZWMuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI7Cg1SZWplY3RlZFByb3h5EgsKA3VybBgBIAEoCRIOCgZyZWFzb24YAiABKAkSDQoFaW5kZXgYAyABKA0ifgoRQWRkUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRIqCgdwcm94aWVzGAIgAygLMhkucHJveHlicm9rZXIudjEuUHJveHlTcGVjEi8KCHRlbXBsYXRlGAMgASgLMh0ucHJveHlicm9rZXIudjEuUHJveHlUZW1wbGF0ZSJrCg1Qcm94eVRlbXBsYXRlEgsKA3VybBgBIAEoCRIQCghzZXNzaW9ucxgCIAEoDRItCgZsYWJlbHMYAyADKAsyHS5wcm94eWJyb2tlci52MS5UZW1wbGF0ZUxhYmVsEgwKBHRpZXIYBCABKAkiLAoNVGVtcGxhdGVMYWJlbBILCgNrZXkYASABKAkSDgoGdmFsdWVzGAIgAygJImUKEkFkZFByb3hpZXNSZXNwb25zZRINCgVhZGRlZBgBIAMoCRIPCgd1cGRhdGVkGAIgAygJEi8KCHJlamVjdGVkGAMgAygLMh0ucHJveHlicm9rZXIudjEuUmVqZWN0ZWRQcm94eSIxChRSZW1vdmVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSI7ChVSZW1vdmVQcm94aWVzUmVzcG9uc2USDwoHcmVtb3ZlZBgBIAMoCRIRCglub3RfZm91bmQYAiADKAkiSQoSTGlzdFByb3hpZXNSZXF1ZXN0EgwKBHBvb2wYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiVgoTTGlzdFByb3hpZXNSZXNwb25zZRImCgdwcm94aWVzGAEgAygLMhUucHJveHlicm9rZXIudjEuUHJveHkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKE0dldFBvb2xTdGF0c1JlcXVlc3QSDAoEcG9vbBgBIAEoCSL8AQoUR2V0UG9vbFN0YXRzUmVzcG9uc2USDAoEcG9vbBgBIAEoCRINCgV0b3RhbBgCIAEoDRIOCgZhY3RpdmUYAyABKA0SEwoLcXVhcmFudGluZWQYBCABKA0SEwoLYmxhY2tsaXN0ZWQYBSABKA0SEAoIZGlzYWJsZWQYBiABKA0SFAoMbGl2ZV93b3JrZXJzGAcgASgNEjUKEWdyYW50c19oZWxkX3VudGlsGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgtsb25nZXN0X3R0bBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiIyChVSZXN0b3JlUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRILCgNpZHMYAiADKAkiPQoWUmVzdG9yZVByb3hpZXNSZXNwb25zZRIQCghyZXN0b3JlZBgBIAMoCRIRCglub3RfZm91bmQYAiADKAkiVAoWU2V0RG9tYWluUG9saWN5UmVxdWVzdBIMCgRwb29sGAEgASgJEiwKBnBvbGljeRgCIAEoCzIcLnByb3h5YnJva2VyLnYxLkRvbWFpblBvbGljeSJHChdTZXREb21haW5Qb2xpY3lSZXNwb25zZRIsCgZwb2xpY3kYASABKAsyHC5wcm94eWJyb2tlci52MS5Eb21haW5Qb2xpY3kiKQoZTGlzdERvbWFpblBvbGljaWVzUmVxdWVzdBIMCgRwb29sGAEgASgJIkwKGkxpc3REb21haW5Qb2xpY2llc1Jlc3BvbnNlEi4KCHBvbGljaWVzGAEgAygLMhwucHJveHlicm9rZXIudjEuRG9tYWluUG9saWN5IjoKGURlbGV0ZURvbWFpblBvbGljeVJlcXVlc3QSDAoEcG9vbBgBIAEoCRIPCgdwYXR0ZXJuGAIgASgJIi0KGkRlbGV0ZURvbWFpblBvbGljeVJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiNwoWR2V0RG9tYWluUGFjaW5nUmVxdWVzdBIMCgRwb29sGAEgASgJEg8KB2RvbWFpbnMYAiADKAkiSAoXR2V0RG9tYWluUGFjaW5nUmVzcG9uc2USLQoHZG9tYWlucxgBIAMoCzIcLnByb3h5YnJva2VyLnYxLkRvbWFpblBhY2luZyJmChFCYW5Qcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCRIOCgZkb21haW4YAyABKAkSJgoDdHRsGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIkAKE1VuYmFuUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCRILCgNpZHMYAiADKAkSDgoGZG9tYWluGAMgASgJIjIKFURpc2FibGVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSIxChRFbmFibGVQcm94aWVzUmVxdWVzdBIMCgRwb29sGAEgASgJEgsKA2lkcxgCIAMoCSJKChFQcm94eUFjdGlvblJlc3VsdBIPCgdjaGFuZ2VkGAEgAygJEhEKCXVuY2hhbmdlZBgCIAMoCRIRCglub3RfZm91bmQYAyADKAkiRwoSQmFuUHJveGllc1Jlc3BvbnNlEjEKBnJlc3VsdBgBIAEoCzIhLnByb3h5YnJva2VyLnYxLlByb3h5QWN0aW9uUmVzdWx0IkkKFFVuYmFuUHJveGllc1Jlc3BvbnNlEjEKBnJlc3VsdBgBIAEoCzIhLnByb3h5YnJva2VyLnYxLlByb3h5QWN0aW9uUmVzdWx0IksKFkRpc2FibGVQcm94aWVzUmVzcG9uc2USMQoGcmVzdWx0GAEgASgLMiEucHJveHlicm9rZXIudjEuUHJveHlBY3Rpb25SZXN1bHQiSgoVRW5hYmxlUHJveGllc1Jlc3BvbnNlEjEKBnJlc3VsdBgBIAEoCzIhLnByb3h5YnJva2VyLnYxLlByb3h5QWN0aW9uUmVzdWx0IkEKEldhdGNoRXZlbnRzUmVxdWVzdBIMCgRwb29sGAEgASgJEg4KBmdyYW50cxgCIAEoCBINCgVhZnRlchgDIAEoCSK9AQoJUG9vbEV2ZW50EgoKAmlkGAEgASgJEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKBGtpbmQYAyABKA4yHS5wcm94eWJyb2tlci52MS5Qb29sRXZlbnRLaW5kEgwKBHBvb2wYBCABKAkSEAoIcHJveHlfaWQYBSABKAkSDgoGZG9tYWluGAYgASgJEg4KBmRldGFpbBgHIAEoCRINCgVhY3RvchgIIAEoCSI/ChNXYXRjaEV2ZW50c1Jlc3BvbnNlEigKBWV2ZW50GAEgASgLMhkucHJveHlicm9rZXIudjEuUG9vbEV2ZW50IiEKEExpc3RBdWRpdFJlcXVlc3QSDQoFbGltaXQYASABKA0icwoKQXVkaXRFbnRyeRIoCgR0aW1lGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhY3RvchgCIAEoCRIOCgZtZXRob2QYAyABKAkSDAoEcG9vbBgEIAEoCRIOCgZkZXRhaWwYBSABKAkiQAoRTGlzdEF1ZGl0UmVzcG9uc2USKwoHZW50cmllcxgBIAMoCzIaLnByb3h5YnJva2VyLnYxLkF1ZGl0RW50cnkiJQoVR2V0RG9tYWluU3RhdHNSZXF1ZXN0EgwKBHBvb2wYASABKAkipgEKC0RvbWFpblN0YXRzEg4KBmRvbWFpbhgBIAEoCRIaChJncmFudHNfbGFzdF9taW51dGUYAiABKA0SFgoOYmFuc19sYXN0X2hvdXIYAyABKA0SNQoSZWZmZWN0aXZlX2ludGVydmFsGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhwKFGNvb2xfZG93bnNfbGFzdF9ob3VyGAUgASgNIkYKFkdldERvbWFpblN0YXRzUmVzcG9uc2USLAoHZG9tYWlucxgBIAMoCzIbLnByb3h5YnJva2VyLnYxLkRvbWFpblN0YXRzIiMKE0NoZWNrUHJveGllc1JlcXVlc3QSDAoEcG9vbBgBIAEoCSKBAQoNQ2hlY2tQcm9ncmVzcxINCgV0b3RhbBgBIAEoDRIPCgdjaGVja2VkGAIgASgNEg4KBnBhc3NlZBgDIAEoDRIOCgZmYWlsZWQYBCABKA0SDgoGZXJyb3JzGAUgASgNEhAKCHByb3h5X2lkGAYgASgJEg4KBnJlc3VsdBgHIAEoCSJHChRDaGVja1Byb3hpZXNSZXNwb25zZRIvCghwcm9ncmVzcxgBIAEoCzIdLnByb3h5YnJva2VyLnYxLkNoZWNrUHJvZ3Jlc3MijgIKEEFkZFNvdXJjZVJlcXVlc3QSDAoEcG9vbBgBIAEoCRILCgN1cmwYAiABKAkSDgoGZm9ybWF0GAMgASgJEhEKCWpzb25fcGF0aBgEIAEoCRIUCgxoZWFkZXJzX2ZpbGUYBSABKAkSKwoIaW50ZXJ2YWwYBiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDAoEdGllchgHIAEoCRI8CgZsYWJlbHMYCCADKAsyLC5wcm94eWJyb2tlci52MS5BZGRTb3VyY2VSZXF1ZXN0LkxhYmVsc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEijQQKBlNvdXJjZRIKCgJpZBgBIAEoCRIMCgRwb29sGAIgASgJEgsKA3VybBgDIAEoCRIOCgZmb3JtYXQYBCABKAkSEQoJanNvbl9wYXRoGAUgASgJEhQKDGhlYWRlcnNfZmlsZRgGIAEoCRIrCghpbnRlcnZhbBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIMCgR0aWVyGAggASgJEjIKBmxhYmVscxgJIAMoCzIiLnByb3h5YnJva2VyLnYxLlNvdXJjZS5MYWJlbHNFbnRyeRIvCgtjcmVhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNQoRbGFzdF9yZWZyZXNoX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEWxhc3Rfc3VjY2Vzc190aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtsYXN0X3Jlc3VsdBgNIAEoCRISCgpsYXN0X2Vycm9yGA4gASgJEg4KBmxpc3RlZBgPIAEoDRINCgVhZGRlZBgQIAEoDRIPCgdyZW1vdmVkGBEgASgNEg0KBW93bmVkGBIgASgNGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiTAoRQWRkU291cmNlUmVzcG9uc2USJgoGc291cmNlGAEgASgLMhYucHJveHlicm9rZXIudjEuU291cmNlEg8KB2NyZWF0ZWQYAiABKAgiIgoSTGlzdFNvdXJjZXNSZXF1ZXN0EgwKBHBvb2wYASABKAkiPgoTTGlzdFNvdXJjZXNSZXNwb25zZRInCgdzb3VyY2VzGAEgAygLMhYucHJveHlicm9rZXIudjEuU291cmNlIjMKE1JlbW92ZVNvdXJjZVJlcXVlc3QSDAoEcG9vbBgBIAEoCRIOCgZzb3VyY2UYAiABKAkiJwoUUmVtb3ZlU291cmNlUmVzcG9uc2USDwoHcmVtb3ZlZBgBIAEoCCI0ChRSZWZyZXNoU291cmNlUmVxdWVzdBIMCgRwb29sGAEgASgJEg4KBnNvdXJjZRgCIAEoCSI/ChVSZWZyZXNoU291cmNlUmVzcG9uc2USJgoGc291cmNlGAEgASgLMhYucHJveHlicm9rZXIudjEuU291cmNlKq8CCg1Qb29sRXZlbnRLaW5kEh8KG1BPT0xfRVZFTlRfS0lORF9VTlNQRUNJRklFRBAAEhcKE1BPT0xfRVZFTlRfS0lORF9CQU4QARIeChpQT09MX0VWRU5UX0tJTkRfUVVBUkFOVElORRACEh0KGVBPT0xfRVZFTlRfS0lORF9CTEFDS0xJU1QQAxIZChVQT09MX0VWRU5UX0tJTkRfQURNSU4QBBIaChZQT09MX0VWRU5UX0tJTkRfUE9MSUNZEAUSGgoWUE9PTF9FVkVOVF9LSU5EX0xFQURFUhAGEhkKFVBPT0xfRVZFTlRfS0lORF9HUkFOVBAHEh0KGVBPT0xfRVZFTlRfS0lORF9DT09MX0RPV04QCBIYChRQT09MX0VWRU5UX0tJTkRfRVhJVBAJMrEPCgpQcm94eUFkbWluElMKCkFkZFByb3hpZXMSIS5wcm94eWJyb2tlci52MS5BZGRQcm94aWVzUmVxdWVzdBoiLnByb3h5YnJva2VyLnYxLkFkZFByb3hpZXNSZXNwb25zZRJcCg1SZW1vdmVQcm94aWVzEiQucHJveHlicm9rZXIudjEuUmVtb3ZlUHJveGllc1JlcXVlc3QaJS5wcm94eWJyb2tlci52MS5SZW1vdmVQcm94aWVzUmVzcG9uc2USVgoLTGlzdFByb3hpZXMSIi5wcm94eWJyb2tlci52MS5MaXN0UHJveGllc1JlcXVlc3QaIy5wcm94eWJyb2tlci52MS5MaXN0UHJveGllc1Jlc3BvbnNlElkKDEdldFBvb2xTdGF0cxIjLnByb3h5YnJva2VyLnYxLkdldFBvb2xTdGF0c1JlcXVlc3QaJC5wcm94eWJyb2tlci52MS5HZXRQb29sU3RhdHNSZXNwb25zZRJfCg5SZXN0b3JlUHJveGllcxIlLnByb3h5YnJva2VyLnYxLlJlc3RvcmVQcm94aWVzUmVxdWVzdBomLnByb3h5YnJva2VyLnYxLlJlc3RvcmVQcm94aWVzUmVzcG9uc2USYgoPU2V0RG9tYWluUG9saWN5EiYucHJveHlicm9rZXIudjEuU2V0RG9tYWluUG9saWN5UmVxdWVzdBonLnByb3h5YnJva2VyLnYxLlNldERvbWFpblBvbGljeVJlc3BvbnNlEmsKEkxpc3REb21haW5Qb2xpY2llcxIpLnByb3h5YnJva2VyLnYxLkxpc3REb21haW5Qb2xpY2llc1JlcXVlc3QaKi5wcm94eWJyb2tlci52MS5MaXN0RG9tYWluUG9saWNpZXNSZXNwb25zZRJrChJEZWxldGVEb21haW5Qb2xpY3kSKS5wcm94eWJyb2tlci52MS5EZWxldGVEb21haW5Qb2xpY3lSZXF1ZXN0GioucHJveHlicm9rZXIudjEuRGVsZXRlRG9tYWluUG9saWN5UmVzcG9uc2USYgoPR2V0RG9tYWluUGFjaW5nEiYucHJveHlicm9rZXIudjEuR2V0RG9tYWluUGFjaW5nUmVxdWVzdBonLnByb3h5YnJva2VyLnYxLkdldERvbWFpblBhY2luZ1Jlc3BvbnNlElMKCkJhblByb3hpZXMSIS5wcm94eWJyb2tlci52MS5CYW5Qcm94aWVzUmVxdWVzdBoiLnByb3h5YnJva2VyLnYxLkJhblByb3hpZXNSZXNwb25zZRJZCgxVbmJhblByb3hpZXMSIy5wcm94eWJyb2tlci52MS5VbmJhblByb3hpZXNSZXF1ZXN0GiQucHJveHlicm9rZXIudjEuVW5iYW5Qcm94aWVzUmVzcG9uc2USXwoORGlzYWJsZVByb3hpZXMSJS5wcm94eWJyb2tlci52MS5EaXNhYmxlUHJveGllc1JlcXVlc3QaJi5wcm94eWJyb2tlci52MS5EaXNhYmxlUHJveGllc1Jlc3BvbnNlElwKDUVuYWJsZVByb3hpZXMSJC5wcm94eWJyb2tlci52MS5FbmFibGVQcm94aWVzUmVxdWVzdBolLnByb3h5YnJva2VyLnYxLkVuYWJsZVByb3hpZXNSZXNwb25zZRJYCgtXYXRjaEV2ZW50cxIiLnByb3h5YnJva2VyLnYxLldhdGNoRXZlbnRzUmVxdWVzdBojLnByb3h5YnJva2VyLnYxLldhdGNoRXZlbnRzUmVzcG9uc2UwARJQCglMaXN0QXVkaXQSIC5wcm94eWJyb2tlci52MS5MaXN0QXVkaXRSZXF1ZXN0GiEucHJveHlicm9rZXIudjEuTGlzdEF1ZGl0UmVzcG9uc2USXwoOR2V0RG9tYWluU3RhdHMSJS5wcm94eWJyb2tlci52MS5HZXREb21haW5TdGF0c1JlcXVlc3QaJi5wcm94eWJyb2tlci52MS5HZXREb21haW5TdGF0c1Jlc3BvbnNlElsKDENoZWNrUHJveGllcxIjLnByb3h5YnJva2VyLnYxLkNoZWNrUHJveGllc1JlcXVlc3QaJC5wcm94eWJyb2tlci52MS5DaGVja1Byb3hpZXNSZXNwb25zZTABElAKCUFkZFNvdXJjZRIgLnByb3h5YnJva2VyLnYxLkFkZFNvdXJjZVJlcXVlc3QaIS5wcm94eWJyb2tlci52MS5BZGRTb3VyY2VSZXNwb25zZRJWCgtMaXN0U291cmNlcxIiLnByb3h5YnJva2VyLnYxLkxpc3RTb3VyY2VzUmVxdWVzdBojLnByb3h5YnJva2VyLnYxLkxpc3RTb3VyY2VzUmVzcG9uc2USWQoMUmVtb3ZlU291cmNlEiMucHJveHlicm9rZXIudjEuUmVtb3ZlU291cmNlUmVxdWVzdBokLnByb3h5YnJva2VyLnYxLlJlbW92ZVNvdXJjZVJlc3BvbnNlElwKDVJlZnJlc2hTb3VyY2USJC5wcm94eWJyb2tlci52MS5SZWZyZXNoU291cmNlUmVxdWVzdBolLnByb3h5YnJva2VyLnYxLlJlZnJlc2hTb3VyY2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_proxybroker_v1_broker]);
 
 /**
  * A bare host:port means http://host:port.
@@ -1120,6 +1120,332 @@ export const CheckProxiesResponseSchema: GenMessage<CheckProxiesResponse> = /*@_
   messageDesc(file_proxybroker_v1_admin, 42);
 
 /**
+ * @generated from message proxybroker.v1.AddSourceRequest
+ */
+export type AddSourceRequest = Message<"proxybroker.v1.AddSourceRequest"> & {
+  /**
+   * @generated from field: string pool = 1;
+   */
+  pool: string;
+
+  /**
+   * http(s) URL answering the list.
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * "lines" (default): one proxy a line; "json": an array at json_path.
+   *
+   * @generated from field: string format = 3;
+   */
+  format: string;
+
+  /**
+   * For json: a dotted path to the array ("" = the answer is the array); `a.b[].url` takes the
+   * field url of each object of the array a.b.
+   *
+   * @generated from field: string json_path = 4;
+   */
+  jsonPath: string;
+
+  /**
+   * A file of `Name: value` lines on the broker's machine, sent as request headers (API keys).
+   * Its path is stored; its contents are read at each fetch and never stored or shown.
+   *
+   * @generated from field: string headers_file = 5;
+   */
+  headersFile: string;
+
+  /**
+   * How often the list is fetched (default 5 minutes; at least 10 seconds, at most a day).
+   *
+   * @generated from field: google.protobuf.Duration interval = 6;
+   */
+  interval?: Duration | undefined;
+
+  /**
+   * Tier and labels of the proxies the source adds.
+   *
+   * @generated from field: string tier = 7;
+   */
+  tier: string;
+
+  /**
+   * @generated from field: map<string, string> labels = 8;
+   */
+  labels: { [key: string]: string };
+};
+
+/**
+ * Describes the message proxybroker.v1.AddSourceRequest.
+ * Use `create(AddSourceRequestSchema)` to create a new message.
+ */
+export const AddSourceRequestSchema: GenMessage<AddSourceRequest> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 43);
+
+/**
+ * @generated from message proxybroker.v1.Source
+ */
+export type Source = Message<"proxybroker.v1.Source"> & {
+  /**
+   * 12 hex digits, from pool and URL.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string pool = 2;
+   */
+  pool: string;
+
+  /**
+   * Its password and query values are redacted.
+   *
+   * @generated from field: string url = 3;
+   */
+  url: string;
+
+  /**
+   * @generated from field: string format = 4;
+   */
+  format: string;
+
+  /**
+   * @generated from field: string json_path = 5;
+   */
+  jsonPath: string;
+
+  /**
+   * @generated from field: string headers_file = 6;
+   */
+  headersFile: string;
+
+  /**
+   * @generated from field: google.protobuf.Duration interval = 7;
+   */
+  interval?: Duration | undefined;
+
+  /**
+   * @generated from field: string tier = 8;
+   */
+  tier: string;
+
+  /**
+   * @generated from field: map<string, string> labels = 9;
+   */
+  labels: { [key: string]: string };
+
+  /**
+   * @generated from field: google.protobuf.Timestamp create_time = 10;
+   */
+  createTime?: Timestamp | undefined;
+
+  /**
+   * The last refresh (unset before the first).
+   *
+   * @generated from field: google.protobuf.Timestamp last_refresh_time = 11;
+   */
+  lastRefreshTime?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_success_time = 12;
+   */
+  lastSuccessTime?: Timestamp | undefined;
+
+  /**
+   * ok, fetch_error, malformed or shrink ("" before the first refresh).
+   *
+   * @generated from field: string last_result = 13;
+   */
+  lastResult: string;
+
+  /**
+   * Why the last refresh changed nothing ("" after a success).
+   *
+   * @generated from field: string last_error = 14;
+   */
+  lastError: string;
+
+  /**
+   * Proxies in the last list accepted.
+   *
+   * @generated from field: uint32 listed = 15;
+   */
+  listed: number;
+
+  /**
+   * Proxies added and removed by the last refresh.
+   *
+   * @generated from field: uint32 added = 16;
+   */
+  added: number;
+
+  /**
+   * @generated from field: uint32 removed = 17;
+   */
+  removed: number;
+
+  /**
+   * Proxies of the pool that this source added and still lists.
+   *
+   * @generated from field: uint32 owned = 18;
+   */
+  owned: number;
+};
+
+/**
+ * Describes the message proxybroker.v1.Source.
+ * Use `create(SourceSchema)` to create a new message.
+ */
+export const SourceSchema: GenMessage<Source> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 44);
+
+/**
+ * @generated from message proxybroker.v1.AddSourceResponse
+ */
+export type AddSourceResponse = Message<"proxybroker.v1.AddSourceResponse"> & {
+  /**
+   * @generated from field: proxybroker.v1.Source source = 1;
+   */
+  source?: Source | undefined;
+
+  /**
+   * False when a source with this URL was replaced.
+   *
+   * @generated from field: bool created = 2;
+   */
+  created: boolean;
+};
+
+/**
+ * Describes the message proxybroker.v1.AddSourceResponse.
+ * Use `create(AddSourceResponseSchema)` to create a new message.
+ */
+export const AddSourceResponseSchema: GenMessage<AddSourceResponse> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 45);
+
+/**
+ * @generated from message proxybroker.v1.ListSourcesRequest
+ */
+export type ListSourcesRequest = Message<"proxybroker.v1.ListSourcesRequest"> & {
+  /**
+   * @generated from field: string pool = 1;
+   */
+  pool: string;
+};
+
+/**
+ * Describes the message proxybroker.v1.ListSourcesRequest.
+ * Use `create(ListSourcesRequestSchema)` to create a new message.
+ */
+export const ListSourcesRequestSchema: GenMessage<ListSourcesRequest> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 46);
+
+/**
+ * @generated from message proxybroker.v1.ListSourcesResponse
+ */
+export type ListSourcesResponse = Message<"proxybroker.v1.ListSourcesResponse"> & {
+  /**
+   * @generated from field: repeated proxybroker.v1.Source sources = 1;
+   */
+  sources: Source[];
+};
+
+/**
+ * Describes the message proxybroker.v1.ListSourcesResponse.
+ * Use `create(ListSourcesResponseSchema)` to create a new message.
+ */
+export const ListSourcesResponseSchema: GenMessage<ListSourcesResponse> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 47);
+
+/**
+ * @generated from message proxybroker.v1.RemoveSourceRequest
+ */
+export type RemoveSourceRequest = Message<"proxybroker.v1.RemoveSourceRequest"> & {
+  /**
+   * @generated from field: string pool = 1;
+   */
+  pool: string;
+
+  /**
+   * The source's id, or its URL.
+   *
+   * @generated from field: string source = 2;
+   */
+  source: string;
+};
+
+/**
+ * Describes the message proxybroker.v1.RemoveSourceRequest.
+ * Use `create(RemoveSourceRequestSchema)` to create a new message.
+ */
+export const RemoveSourceRequestSchema: GenMessage<RemoveSourceRequest> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 48);
+
+/**
+ * @generated from message proxybroker.v1.RemoveSourceResponse
+ */
+export type RemoveSourceResponse = Message<"proxybroker.v1.RemoveSourceResponse"> & {
+  /**
+   * @generated from field: bool removed = 1;
+   */
+  removed: boolean;
+};
+
+/**
+ * Describes the message proxybroker.v1.RemoveSourceResponse.
+ * Use `create(RemoveSourceResponseSchema)` to create a new message.
+ */
+export const RemoveSourceResponseSchema: GenMessage<RemoveSourceResponse> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 49);
+
+/**
+ * @generated from message proxybroker.v1.RefreshSourceRequest
+ */
+export type RefreshSourceRequest = Message<"proxybroker.v1.RefreshSourceRequest"> & {
+  /**
+   * @generated from field: string pool = 1;
+   */
+  pool: string;
+
+  /**
+   * The source's id, or its URL.
+   *
+   * @generated from field: string source = 2;
+   */
+  source: string;
+};
+
+/**
+ * Describes the message proxybroker.v1.RefreshSourceRequest.
+ * Use `create(RefreshSourceRequestSchema)` to create a new message.
+ */
+export const RefreshSourceRequestSchema: GenMessage<RefreshSourceRequest> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 50);
+
+/**
+ * @generated from message proxybroker.v1.RefreshSourceResponse
+ */
+export type RefreshSourceResponse = Message<"proxybroker.v1.RefreshSourceResponse"> & {
+  /**
+   * With this refresh's result (last_result, last_error, listed, added, removed).
+   *
+   * @generated from field: proxybroker.v1.Source source = 1;
+   */
+  source?: Source | undefined;
+};
+
+/**
+ * Describes the message proxybroker.v1.RefreshSourceResponse.
+ * Use `create(RefreshSourceResponseSchema)` to create a new message.
+ */
+export const RefreshSourceResponseSchema: GenMessage<RefreshSourceResponse> = /*@__PURE__*/
+  messageDesc(file_proxybroker_v1_admin, 51);
+
+/**
  * @generated from enum proxybroker.v1.PoolEventKind
  */
 export enum PoolEventKind {
@@ -1357,6 +1683,48 @@ export const ProxyAdmin: GenService<{
     methodKind: "server_streaming";
     input: typeof CheckProxiesRequestSchema;
     output: typeof CheckProxiesResponseSchema;
+  },
+  /**
+   * Add a source to a pool, or replace the one with the same URL: a URL answering a proxy list,
+   * fetched by the health checker's leader every interval (docs/spec.md §11).
+   *
+   * @generated from rpc proxybroker.v1.ProxyAdmin.AddSource
+   */
+  addSource: {
+    methodKind: "unary";
+    input: typeof AddSourceRequestSchema;
+    output: typeof AddSourceResponseSchema;
+  },
+  /**
+   * The pool's sources, each with its last refresh.
+   *
+   * @generated from rpc proxybroker.v1.ProxyAdmin.ListSources
+   */
+  listSources: {
+    methodKind: "unary";
+    input: typeof ListSourcesRequestSchema;
+    output: typeof ListSourcesResponseSchema;
+  },
+  /**
+   * Remove a source (by id or URL); the proxies it added stay in the pool.
+   *
+   * @generated from rpc proxybroker.v1.ProxyAdmin.RemoveSource
+   */
+  removeSource: {
+    methodKind: "unary";
+    input: typeof RemoveSourceRequestSchema;
+    output: typeof RemoveSourceResponseSchema;
+  },
+  /**
+   * Refresh a source now, on the broker answering (not only the health checker's leader), and
+   * answer it with the refresh's result.
+   *
+   * @generated from rpc proxybroker.v1.ProxyAdmin.RefreshSource
+   */
+  refreshSource: {
+    methodKind: "unary";
+    input: typeof RefreshSourceRequestSchema;
+    output: typeof RefreshSourceResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_proxybroker_v1_admin, 0);

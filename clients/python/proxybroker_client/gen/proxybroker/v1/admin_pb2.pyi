@@ -39,6 +39,41 @@ class AddProxiesResponse(_message.Message):
     updated: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, added: _Optional[_Iterable[str]] = ..., updated: _Optional[_Iterable[str]] = ..., rejected: _Optional[_Iterable[_Union[RejectedProxy, _Mapping]]] = ...) -> None: ...
 
+class AddSourceRequest(_message.Message):
+    __slots__ = ["format", "headers_file", "interval", "json_path", "labels", "pool", "tier", "url"]
+    class LabelsEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    HEADERS_FILE_FIELD_NUMBER: _ClassVar[int]
+    INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    JSON_PATH_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    TIER_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    format: str
+    headers_file: str
+    interval: _duration_pb2.Duration
+    json_path: str
+    labels: _containers.ScalarMap[str, str]
+    pool: str
+    tier: str
+    url: str
+    def __init__(self, pool: _Optional[str] = ..., url: _Optional[str] = ..., format: _Optional[str] = ..., json_path: _Optional[str] = ..., headers_file: _Optional[str] = ..., interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class AddSourceResponse(_message.Message):
+    __slots__ = ["created", "source"]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    created: bool
+    source: Source
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ..., created: bool = ...) -> None: ...
+
 class AuditEntry(_message.Message):
     __slots__ = ["actor", "detail", "method", "pool", "time"]
     ACTOR_FIELD_NUMBER: _ClassVar[int]
@@ -253,6 +288,18 @@ class ListProxiesResponse(_message.Message):
     proxies: _containers.RepeatedCompositeFieldContainer[_broker_pb2.Proxy]
     def __init__(self, proxies: _Optional[_Iterable[_Union[_broker_pb2.Proxy, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
+class ListSourcesRequest(_message.Message):
+    __slots__ = ["pool"]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    def __init__(self, pool: _Optional[str] = ...) -> None: ...
+
+class ListSourcesResponse(_message.Message):
+    __slots__ = ["sources"]
+    SOURCES_FIELD_NUMBER: _ClassVar[int]
+    sources: _containers.RepeatedCompositeFieldContainer[Source]
+    def __init__(self, sources: _Optional[_Iterable[_Union[Source, _Mapping]]] = ...) -> None: ...
+
 class PoolEvent(_message.Message):
     __slots__ = ["actor", "detail", "domain", "id", "kind", "pool", "proxy_id", "time"]
     ACTOR_FIELD_NUMBER: _ClassVar[int]
@@ -312,6 +359,20 @@ class ProxyTemplate(_message.Message):
     url: str
     def __init__(self, url: _Optional[str] = ..., sessions: _Optional[int] = ..., labels: _Optional[_Iterable[_Union[TemplateLabel, _Mapping]]] = ..., tier: _Optional[str] = ...) -> None: ...
 
+class RefreshSourceRequest(_message.Message):
+    __slots__ = ["pool", "source"]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    source: str
+    def __init__(self, pool: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
+
+class RefreshSourceResponse(_message.Message):
+    __slots__ = ["source"]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    source: Source
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ...) -> None: ...
+
 class RejectedProxy(_message.Message):
     __slots__ = ["index", "reason", "url"]
     INDEX_FIELD_NUMBER: _ClassVar[int]
@@ -337,6 +398,20 @@ class RemoveProxiesResponse(_message.Message):
     not_found: _containers.RepeatedScalarFieldContainer[str]
     removed: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, removed: _Optional[_Iterable[str]] = ..., not_found: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RemoveSourceRequest(_message.Message):
+    __slots__ = ["pool", "source"]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    pool: str
+    source: str
+    def __init__(self, pool: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
+
+class RemoveSourceResponse(_message.Message):
+    __slots__ = ["removed"]
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    removed: bool
+    def __init__(self, removed: bool = ...) -> None: ...
 
 class RestoreProxiesRequest(_message.Message):
     __slots__ = ["ids", "pool"]
@@ -367,6 +442,53 @@ class SetDomainPolicyResponse(_message.Message):
     POLICY_FIELD_NUMBER: _ClassVar[int]
     policy: _broker_pb2.DomainPolicy
     def __init__(self, policy: _Optional[_Union[_broker_pb2.DomainPolicy, _Mapping]] = ...) -> None: ...
+
+class Source(_message.Message):
+    __slots__ = ["added", "create_time", "format", "headers_file", "id", "interval", "json_path", "labels", "last_error", "last_refresh_time", "last_result", "last_success_time", "listed", "owned", "pool", "removed", "tier", "url"]
+    class LabelsEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    ADDED_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    HEADERS_FILE_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    JSON_PATH_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    LAST_REFRESH_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_RESULT_FIELD_NUMBER: _ClassVar[int]
+    LAST_SUCCESS_TIME_FIELD_NUMBER: _ClassVar[int]
+    LISTED_FIELD_NUMBER: _ClassVar[int]
+    OWNED_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    TIER_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    added: int
+    create_time: _timestamp_pb2.Timestamp
+    format: str
+    headers_file: str
+    id: str
+    interval: _duration_pb2.Duration
+    json_path: str
+    labels: _containers.ScalarMap[str, str]
+    last_error: str
+    last_refresh_time: _timestamp_pb2.Timestamp
+    last_result: str
+    last_success_time: _timestamp_pb2.Timestamp
+    listed: int
+    owned: int
+    pool: str
+    removed: int
+    tier: str
+    url: str
+    def __init__(self, id: _Optional[str] = ..., pool: _Optional[str] = ..., url: _Optional[str] = ..., format: _Optional[str] = ..., json_path: _Optional[str] = ..., headers_file: _Optional[str] = ..., interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., create_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_refresh_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_success_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_result: _Optional[str] = ..., last_error: _Optional[str] = ..., listed: _Optional[int] = ..., added: _Optional[int] = ..., removed: _Optional[int] = ..., owned: _Optional[int] = ...) -> None: ...
 
 class TemplateLabel(_message.Message):
     __slots__ = ["key", "values"]

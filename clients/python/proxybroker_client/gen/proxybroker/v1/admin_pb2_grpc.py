@@ -101,6 +101,26 @@ class ProxyAdminStub(object):
                 request_serializer=proxybroker_dot_v1_dot_admin__pb2.CheckProxiesRequest.SerializeToString,
                 response_deserializer=proxybroker_dot_v1_dot_admin__pb2.CheckProxiesResponse.FromString,
                 )
+        self.AddSource = channel.unary_unary(
+                '/proxybroker.v1.ProxyAdmin/AddSource',
+                request_serializer=proxybroker_dot_v1_dot_admin__pb2.AddSourceRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_admin__pb2.AddSourceResponse.FromString,
+                )
+        self.ListSources = channel.unary_unary(
+                '/proxybroker.v1.ProxyAdmin/ListSources',
+                request_serializer=proxybroker_dot_v1_dot_admin__pb2.ListSourcesRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_admin__pb2.ListSourcesResponse.FromString,
+                )
+        self.RemoveSource = channel.unary_unary(
+                '/proxybroker.v1.ProxyAdmin/RemoveSource',
+                request_serializer=proxybroker_dot_v1_dot_admin__pb2.RemoveSourceRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_admin__pb2.RemoveSourceResponse.FromString,
+                )
+        self.RefreshSource = channel.unary_unary(
+                '/proxybroker.v1.ProxyAdmin/RefreshSource',
+                request_serializer=proxybroker_dot_v1_dot_admin__pb2.RefreshSourceRequest.SerializeToString,
+                response_deserializer=proxybroker_dot_v1_dot_admin__pb2.RefreshSourceResponse.FromString,
+                )
 
 
 class ProxyAdminServicer(object):
@@ -225,6 +245,36 @@ class ProxyAdminServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AddSource(self, request, context):
+        """Add a source to a pool, or replace the one with the same URL: a URL answering a proxy list,
+        fetched by the health checker's leader every interval (docs/spec.md §11).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSources(self, request, context):
+        """The pool's sources, each with its last refresh.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveSource(self, request, context):
+        """Remove a source (by id or URL); the proxies it added stay in the pool.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RefreshSource(self, request, context):
+        """Refresh a source now, on the broker answering (not only the health checker's leader), and
+        answer it with the refresh's result.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ProxyAdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -312,6 +362,26 @@ def add_ProxyAdminServicer_to_server(servicer, server):
                     servicer.CheckProxies,
                     request_deserializer=proxybroker_dot_v1_dot_admin__pb2.CheckProxiesRequest.FromString,
                     response_serializer=proxybroker_dot_v1_dot_admin__pb2.CheckProxiesResponse.SerializeToString,
+            ),
+            'AddSource': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddSource,
+                    request_deserializer=proxybroker_dot_v1_dot_admin__pb2.AddSourceRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_admin__pb2.AddSourceResponse.SerializeToString,
+            ),
+            'ListSources': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSources,
+                    request_deserializer=proxybroker_dot_v1_dot_admin__pb2.ListSourcesRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_admin__pb2.ListSourcesResponse.SerializeToString,
+            ),
+            'RemoveSource': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveSource,
+                    request_deserializer=proxybroker_dot_v1_dot_admin__pb2.RemoveSourceRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_admin__pb2.RemoveSourceResponse.SerializeToString,
+            ),
+            'RefreshSource': grpc.unary_unary_rpc_method_handler(
+                    servicer.RefreshSource,
+                    request_deserializer=proxybroker_dot_v1_dot_admin__pb2.RefreshSourceRequest.FromString,
+                    response_serializer=proxybroker_dot_v1_dot_admin__pb2.RefreshSourceResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -611,5 +681,73 @@ class ProxyAdmin(object):
         return grpc.experimental.unary_stream(request, target, '/proxybroker.v1.ProxyAdmin/CheckProxies',
             proxybroker_dot_v1_dot_admin__pb2.CheckProxiesRequest.SerializeToString,
             proxybroker_dot_v1_dot_admin__pb2.CheckProxiesResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def AddSource(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/AddSource',
+            proxybroker_dot_v1_dot_admin__pb2.AddSourceRequest.SerializeToString,
+            proxybroker_dot_v1_dot_admin__pb2.AddSourceResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ListSources(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/ListSources',
+            proxybroker_dot_v1_dot_admin__pb2.ListSourcesRequest.SerializeToString,
+            proxybroker_dot_v1_dot_admin__pb2.ListSourcesResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def RemoveSource(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/RemoveSource',
+            proxybroker_dot_v1_dot_admin__pb2.RemoveSourceRequest.SerializeToString,
+            proxybroker_dot_v1_dot_admin__pb2.RemoveSourceResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def RefreshSource(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/proxybroker.v1.ProxyAdmin/RefreshSource',
+            proxybroker_dot_v1_dot_admin__pb2.RefreshSourceRequest.SerializeToString,
+            proxybroker_dot_v1_dot_admin__pb2.RefreshSourceResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
