@@ -60,13 +60,7 @@ export async function addProxies(
   });
   const r = valid.length > 0 ? await ctx.store.addProxies(pool, valid) : { added: [], updated: [] };
   // new proxies are probed at once: a proxy that shares its host waits for that (G9)
-  if (r.added.length > 0 && ctx.probeNew !== undefined) {
-    const added = new Set(r.added);
-    ctx.probeNew(
-      pool,
-      valid.filter((p) => added.has(p.id)),
-    );
-  }
+  if (r.added.length > 0) ctx.probeNew?.(pool, r.added);
   await audit(ctx, {
     actor: callerName(caller),
     method: "AddProxies",

@@ -22,7 +22,7 @@ export interface StreamHandle {
 
 /** What the gRPC handlers share: built once by the server wiring. */
 /** Probe proxies just added to `pool` (fire and forget). */
-export type ProbeNew = (pool: string, proxies: readonly { readonly id: string; readonly url: string }[]) => void;
+export type ProbeNew = (pool: string, ids: readonly string[]) => void;
 
 export interface BrokerContext {
   readonly store: LeaseStore;

@@ -94,27 +94,6 @@ export class HealthChecker {
       if (page.next === "") break;
       after = page.next;
     }
-    return this.probeAll(pool, targetUrl, todo, opts);
-  }
-
-  /**
-   * Probe `proxies` of `pool` now (proxies just added: G9 learns their exit before they are
-   * granted); not fenced. Resolves with the totals; a pool without a check URL checks nothing.
-   */
-  async checkNew(pool: string, proxies: readonly Pick<ProxyView, "id" | "url">[]): Promise<CheckProgressUpdate> {
-    const targetUrl = this.opts.targets.get(pool);
-    const todo = proxies.filter((p) => /^https?:/.test(p.url));
-    if (targetUrl === undefined || todo.length === 0)
-      return { total: 0, checked: 0, passed: 0, failed: 0, errors: 0, proxyId: "", result: "" };
-    return this.probeAll(pool, targetUrl, todo, {});
-  }
-
-  private async probeAll(
-    pool: string,
-    targetUrl: string,
-    todo: Pick<ProxyView, "id" | "url">[],
-    opts: PassOptions,
-  ): Promise<CheckProgressUpdate> {
     const counts = { total: todo.length, checked: 0, passed: 0, failed: 0, errors: 0 };
     opts.onProgress?.({ ...counts, proxyId: "", result: "" });
     todo.reverse();

@@ -67,9 +67,13 @@ export class HealthService {
     return this.opts.checker.pass(pool, { all: true, onProgress, signal });
   }
 
-  /** Probe proxies just added to `pool` at once (their exit IP, G9); not fenced, errors reported. */
-  checkNew(pool: string, proxies: readonly { readonly id: string; readonly url: string }[]): void {
-    this.opts.checker.checkNew(pool, proxies).catch((err: unknown) => this.opts.onError?.(err));
+  /**
+   * Probe proxies just added to `pool` at once (their exit IP, G9), under this replica's term
+   * when it leads (else not fenced, as a manual pass); errors reported.
+   */
+  checkNew(pool: string, ids: readonly string[]): void {
+    if (!this.opts.checker.pools.includes(pool)) return;
+    this.opts.checker.pass(pool, { term: this.term, only: new Set(ids) }).catch((err: unknown) => this.opts.onError?.(err));
   }
 
   private round(): void {

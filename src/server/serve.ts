@@ -46,7 +46,7 @@ export async function serve(): Promise<void> {
       ? {}
       : {
           healthPass: (pool, onProgress, signal) => health.service.pass(pool, onProgress, signal),
-          probeNew: (pool, proxies) => health.service.checkNew(pool, proxies),
+          probeNew: (pool, ids) => health.service.checkNew(pool, ids),
           refreshSource: health.refreshSource,
         }),
   });

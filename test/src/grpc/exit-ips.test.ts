@@ -16,7 +16,7 @@ describe.each<StoreKind>(["embedded", "redis", "cluster"])("exit IPs through the
     kind,
     each: true,
     probeFirstPools: new Set(["default"]),
-    probeNew: (_pool, proxies) => probed.push(proxies.map((p) => p.id)),
+    probeNew: (_pool, ids) => probed.push([...ids]),
   });
 
   it("hands proxies new to the pool to the health checker at once, and only those", async () => {

@@ -114,7 +114,8 @@ describe("source refresh (Redis, a list server on loopback)", () => {
     const spec = await newSource({ format: "json", jsonPath: "data.items[].proxy" });
     list.answer(200, JSON.stringify({ data: { items: [{ proxy: "10.9.0.1:80" }, { proxy: "socks5://u:p@10.9.0.2:1080" }] } }));
     expect(await refresher().refresh(await view(spec))).toMatchObject({ result: "ok", listed: 2 });
-    expect(await ids(spec.pool)).toEqual(["10.9.0.1:80", "10.9.0.2:1080"]);
+    // (a proxy with a username is its own id: docs/spec.md §11)
+    expect(await ids(spec.pool)).toEqual(["10.9.0.1:80", "u@10.9.0.2:1080"]);
   });
 
   it("a failed fetch, a malformed answer, a list shrunk past the bound change nothing and say so", async () => {
