@@ -65,7 +65,8 @@ await client.close();
     });
     const got = JSON.parse(stdout.trim()) as { proxy: string; source: string; token: string };
     expect(got.source).toBe("broker");
-    expect(got.proxy).toMatch(/^127\.0\.0\.1:\d+$/);
+    // an id of the sample pool (with its username when the url has one: docs/spec.md §11)
+    expect(got.proxy).toMatch(/^(user@)?127\.0\.0\.1:\d+$/);
 
     await writeFile(
       join(project, "worker.ts"),

@@ -538,10 +538,11 @@ describe("hostile input (broker process on Redis)", () => {
     const keys = await db().keys(`${PREFIX}:*`);
     const persistent: string[] = [];
     for (const k of keys) if ((await db().pttl(k)) === -1) persistent.push(k);
-    // only the pool itself stays: its proxies, indexes, meta and policies (admin data), the workers
-    // seen and heard (bounded) and the reservations (one hash, replaced every second)
+    // only the pool itself stays: its proxies (ids with their username) and the proxies of each of
+    // their hosts, indexes, meta and policies (admin data), the workers seen and heard (bounded)
+    // and the reservations (one hash, replaced every second)
     const pool = `${PREFIX}:{default}:`;
-    const allowed = /^(p:10\.77\.0\.\d+:3128|all|idx|m|ws|wf|wh|pol|polh|ad|rsv)$/;
+    const allowed = /^(p:(user@)?10\.77\.0\.\d+:3128|h:10\.77\.0\.\d+|all|idx|m|ws|wf|wh|pol|polh|ad|rsv)$/;
     expect(persistent.filter((k) => !k.startsWith(pool) || !allowed.test(k.slice(pool.length)))).toEqual([]);
   });
   it("random, structured-random and mutated frames to every admin method (after the key check: admin calls may add proxies and policies): a clear status each time", {
