@@ -11,25 +11,10 @@ import { FallbackPool, type FallbackAcquireRequest, type FallbackPoolOptions } f
 import { loadSnapshotFile, saveSnapshotFile, type PoolSnapshot } from "../../../sdk/src/fallback/snapshot.js";
 import type { DomainListing } from "../../../sdk/src/fallback/domain-shares.js";
 import { fakeClock, seededRandom, type FakeClock } from "../../support/fake-clock.js";
+import { proxyView } from "../../support/proxy-view.js";
 
 function proxy(i: number, exitIp: string): ProxyView {
-  const id = `10.5.0.${i}:3128`;
-  return {
-    id,
-    url: `http://${id}`,
-    tier: "",
-    labels: {},
-    score: 50,
-    state: "ACTIVE",
-    latencyEwmaMs: 100,
-    successCount: 0,
-    failureCount: 0,
-    lastUsedBy: "",
-    lastUsedAt: 0,
-    quarantineUntil: 0,
-    quarantineCount: 0,
-    exitIp,
-  };
+  return proxyView(`10.5.0.${i}:3128`, { exitIp });
 }
 
 /** 0–23 in groups of 4 per exit, 24–39 of no known exit. */

@@ -9,25 +9,10 @@ import type { DomainListing } from "../../../sdk/src/fallback/domain-shares.js";
 import { FallbackPool, type FallbackAcquireRequest, type FallbackLease } from "../../../sdk/src/fallback/fallback-pool.js";
 import type { PoolSnapshot } from "../../../sdk/src/fallback/snapshot.js";
 import { fakeClock, seededRandom, type FakeClock } from "../../support/fake-clock.js";
+import { proxyView } from "../../support/proxy-view.js";
 
 function proxy(i: number): ProxyView {
-  const id = `10.2.0.${i}:3128`;
-  return {
-    id,
-    url: `http://${id}`,
-    tier: "",
-    labels: {},
-    score: 50,
-    state: "ACTIVE",
-    latencyEwmaMs: 100,
-    successCount: 0,
-    failureCount: 0,
-    lastUsedBy: "",
-    lastUsedAt: 0,
-    quarantineUntil: 0,
-    quarantineCount: 0,
-    exitIp: "",
-  };
+  return proxyView(`10.2.0.${i}:3128`);
 }
 
 /** a.example and b.example share anti-fraud data (isolation group "fraud"); c.example does not. */

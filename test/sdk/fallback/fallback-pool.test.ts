@@ -17,11 +17,11 @@ import {
 import { FallbackPool, type FallbackAcquireRequest, type FallbackPoolOptions } from "../../../sdk/src/fallback/fallback-pool.js";
 import { loadSnapshotFile, saveSnapshotFile, type PoolSnapshot } from "../../../sdk/src/fallback/snapshot.js";
 import { fakeClock, seededRandom, type FakeClock } from "../../support/fake-clock.js";
+import { proxyView } from "../../support/proxy-view.js";
 
 function proxy(i: number, state: ProxyStateName = "ACTIVE"): ProxyView {
   const id = `10.1.${i >> 8}.${i & 255}:3128`;
-  return {
-    id,
+  return proxyView(id, {
     url: `http://user:pw@${id}`,
     tier: i % 2 === 0 ? "datacenter" : "residential",
     labels: { country: i % 3 === 0 ? "de" : "us" },
@@ -29,13 +29,7 @@ function proxy(i: number, state: ProxyStateName = "ACTIVE"): ProxyView {
     state,
     latencyEwmaMs: 120,
     successCount: i,
-    failureCount: 0,
-    lastUsedBy: "",
-    lastUsedAt: 0,
-    quarantineUntil: 0,
-    quarantineCount: 0,
-    exitIp: "",
-  };
+  });
 }
 
 const policy = (p: Partial<DomainPolicySpec> & { pattern: string }): DomainPolicySpec => policySpec(p);

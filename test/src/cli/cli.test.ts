@@ -11,44 +11,19 @@ import type { Server } from "node:http";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brokerProcess, freePort } from "../../support/broker-process.js";
 import type { BrokerProcess } from "../../support/broker-process.js";
-import { runCli } from "../../../src/cli/program.js";
+import { runCliHere, type Ran } from "../../support/cli-here.js";
 import { startForwardProxy } from "../../support/forward-proxy.js";
 import type { ForwardProxy } from "../../support/forward-proxy.js";
 
 const execFileP = promisify(execFile);
+/** One command line, run in this process with its own output and the test's environment. */
+const runHere = (args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Ran> => runCliHere(args, env);
 const ADMIN = "cli-admin-token-0123456789";
 const WORKER = "cli-worker-token-0123456789";
-
-interface Ran {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** A stream that keeps what is written to it. */
-function collector(): { stream: Writable; text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer | string, _enc, done) {
-      chunks.push(chunk.toString());
-      done();
-    },
-  });
-  return { stream, text: () => chunks.join("") };
-}
-
-/** One command line, run in this process with its own output and environment. */
-async function runHere(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Ran> {
-  const out = collector();
-  const err = collector();
-  const code = await runCli(args, { out: out.stream, err: err.stream, env });
-  return { code, stdout: out.text(), stderr: err.text() };
-}
 
 describe("proxybroker admin commands", () => {
   let broker: BrokerProcess;

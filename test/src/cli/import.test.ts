@@ -5,39 +5,16 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../../../src/cli/program.js";
+import { lastJson, runCliHere, type Ran } from "../../support/cli-here.js";
 import { withBroker } from "../../support/with-broker.js";
-
-interface Ran {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function collector(): { stream: Writable; text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer | string, _enc, done) {
-      chunks.push(chunk.toString());
-      done();
-    },
-  });
-  return { stream, text: () => chunks.join("") };
-}
 
 describe("proxybroker import", () => {
   const b = withBroker({ kind: "embedded" });
   let dir = "";
 
-  const cli = async (...args: string[]): Promise<Ran> => {
-    const out = collector();
-    const err = collector();
-    const code = await runCli([...args, "--address", b.address], { out: out.stream, err: err.stream, env: {} });
-    return { code, stdout: out.text(), stderr: err.text() };
-  };
-  const json = <T>(r: Ran): T => JSON.parse(r.stdout.trim().split("\n").at(-1) ?? "null") as T;
+  const cli = (...args: string[]): Promise<Ran> => runCliHere([...args, "--address", b.address]);
+  const json = lastJson;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "pb-import-"));

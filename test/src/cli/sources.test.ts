@@ -9,35 +9,15 @@ import type { Server } from "node:http";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULT_SCORING } from "@proxybroker/sdk/model";
-import { runCli } from "../../../src/cli/program.js";
+import { runCliHere as runHere, type Ran } from "../../support/cli-here.js";
 import { brokerProcess, freePort } from "../../support/broker-process.js";
 import type { BrokerProcess } from "../../support/broker-process.js";
 import { startListServer } from "../../support/list-server.js";
 import type { ListServer } from "../../support/list-server.js";
 
 const SECRET = "sk-live-7c1d2e3f4a5b";
-
-interface Ran {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-async function runHere(args: readonly string[]): Promise<Ran> {
-  const chunks = { out: [] as string[], err: [] as string[] };
-  const sink = (into: string[]) =>
-    new Writable({
-      write(chunk: Buffer | string, _enc, done) {
-        into.push(chunk.toString());
-        done();
-      },
-    });
-  const code = await runCli(args, { out: sink(chunks.out), err: sink(chunks.err), env: {} });
-  return { code, stdout: chunks.out.join(""), stderr: chunks.err.join("") };
-}
 
 describe("proxybroker source", () => {
   let broker: BrokerProcess;
