@@ -12,6 +12,7 @@
 import { DEFAULT_SCORING } from "@proxybroker/sdk/model";
 import type { SourceSpec, SourceView } from "@proxybroker/sdk/model";
 import { SourceRefresher } from "../src/health/sources/refresh.js";
+import { headersReader } from "../src/health/sources/headers.js";
 import type { RefreshOutcome } from "../src/health/sources/refresh.js";
 import { createRedisClient, RedisStore } from "../src/store/redis/index.js";
 import { proxyLines, startListServer } from "../test/support/list-server.js";
@@ -38,7 +39,13 @@ async function main(): Promise<void> {
       createdAt: Date.now(),
     };
     await store.putSource(spec);
-    const refresher = new SourceRefresher({ store, maxShrink: 0.5, fetchTimeoutMs: 30_000, maxBytes: 64 * MB });
+    const refresher = new SourceRefresher({
+      store,
+      maxShrink: 0.5,
+      fetchTimeoutMs: 30_000,
+      maxBytes: 64 * MB,
+      readHeaders: headersReader(""),
+    });
     const view = async (): Promise<SourceView> => {
       const s = (await store.listSources(spec.pool))[0];
       if (s === undefined) throw new Error("the source is gone");

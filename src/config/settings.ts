@@ -1,3 +1,4 @@
+import { isAbsolute } from "node:path";
 import type { ScoringConfig } from "@proxybroker/sdk/model";
 import { BROKER_DEFAULTS, DEFAULT_SCORING } from "@proxybroker/sdk/model";
 import { LOG_LEVELS, logLevel } from "./log-level.js";
@@ -83,6 +84,11 @@ export interface Settings {
   readonly grantUnknownExits: readonly string[];
   /** HEALTH_LEADER_TTL_MS — the checker's leader lease: a standby takes over within this after the leader died. */
   readonly healthLeaderTtlMs: number;
+  /**
+   * SOURCE_HEADERS_DIR — the directory a source's headers file must be in (links resolved); unset:
+   * no headers file is read.
+   */
+  readonly sourceHeadersDir: string;
   /** SOURCE_MAX_SHRINK — a source's list that lacks more than this part of the last one accepted changes nothing. */
   readonly sourceMaxShrink: number;
   /** SOURCE_FETCH_TIMEOUT_MS / SOURCE_MAX_BYTES — a source's fetch: its time and its body's size at most. */
@@ -234,6 +240,7 @@ export function loadSettings(env: Env = process.env): Settings {
       .map((p) => p.trim())
       .filter((p) => p !== ""),
     healthLeaderTtlMs: num(env, "HEALTH_LEADER_TTL_MS", 10_000, { min: 300, max: 600_000 }),
+    sourceHeadersDir: str(env, "SOURCE_HEADERS_DIR", ""),
     sourceMaxShrink: num(env, "SOURCE_MAX_SHRINK", 0.5, { min: 0, max: 1, integer: false }),
     sourceFetchTimeoutMs: num(env, "SOURCE_FETCH_TIMEOUT_MS", 30_000, { min: 100, max: 600_000 }),
     sourceMaxBytes: num(env, "SOURCE_MAX_BYTES", 16 * 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
@@ -275,6 +282,9 @@ export function loadSettings(env: Env = process.env): Settings {
   }
   for (const pool of s.healthCheckPools) {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(pool)) throw new SettingsError(`HEALTH_CHECK_POOLS has "${pool}", which is not a pool name`);
+  }
+  if (s.sourceHeadersDir !== "" && !isAbsolute(s.sourceHeadersDir)) {
+    throw new SettingsError(`SOURCE_HEADERS_DIR=${s.sourceHeadersDir} must be an absolute path`);
   }
   for (const pool of s.grantUnknownExits) {
     if (pool !== "*" && !/^[A-Za-z0-9_-]{1,64}$/.test(pool))

@@ -19,7 +19,7 @@ import type { ProxyAdmin, Source } from "@proxybroker/sdk/gen/proxybroker/v1/adm
 import { durationOf, timestampOf } from "@proxybroker/sdk/wire";
 import type { MethodsOf, ServiceHandlers } from "@proxybroker/sdk/wire";
 import { SourceFetchError } from "../health/sources/errors.js";
-import { readHeaders } from "../health/sources/headers.js";
+import { headersReader } from "../health/sources/headers.js";
 import { sourceIdOf } from "../health/sources/source-id.js";
 import { callerName } from "../security/auth.js";
 import { redactSourceUrl } from "../security/redact.js";
@@ -41,6 +41,7 @@ export function sourceHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       const pool = checkPool(req.pool);
       const checked = checkSource(req);
       if (ctx.healthPass === undefined) throw noChecker();
+      const readHeaders = ctx.readSourceHeaders ?? headersReader("");
       await readHeaders(checked.headersFile).catch((err: unknown) => {
         throw err instanceof SourceFetchError ? new InvalidInputError(`headers_file: ${err.message}`) : err;
       });

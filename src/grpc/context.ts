@@ -3,6 +3,7 @@ import type { PolicyDefaults } from "@proxybroker/sdk/model";
 import type { LeaseStore } from "@proxybroker/sdk/engine";
 import type { HealthPass } from "../health/pass.js";
 import type { SourceRefresh } from "../health/sources/refresh.js";
+import type { HeadersReader } from "../health/sources/headers.js";
 import type { DomainUseCache } from "../lease/domain-use-cache.js";
 import type { HeldLeases } from "../lease/held-leases.js";
 import type { LeaseEngine } from "../lease/lease-engine.js";
@@ -58,6 +59,8 @@ export interface BrokerContext {
   readonly probeNew?: ProbeNew;
   /** Refresh one source now (RefreshSource); absent: no health checker configured. */
   readonly refreshSource?: SourceRefresh;
+  /** Reads a source's headers file as refreshes do (inside SOURCE_HEADERS_DIR); absent: none is read. */
+  readonly readSourceHeaders?: HeadersReader;
   /** True once SIGTERM arrived: new work is refused with UNAVAILABLE. */
   readonly isDraining: () => boolean;
   /** The open Lease streams, for the shutdown sequence. */

@@ -8,6 +8,7 @@ import type { BrokerCounts } from "../observe/counts.js";
 import type { HealthPass } from "../health/pass.js";
 import type { ProbeNew } from "../grpc/context.js";
 import type { SourceRefresh } from "../health/sources/refresh.js";
+import type { HeadersReader } from "../health/sources/headers.js";
 import { ReportBudget } from "../grpc/report-budget.js";
 import * as grpc from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
@@ -88,6 +89,8 @@ export interface BrokerServerOptions {
   readonly probeNew?: ProbeNew;
   /** Refresh one source now (ProxyAdmin.RefreshSource); absent: it answers FAILED_PRECONDITION. */
   readonly refreshSource?: SourceRefresh;
+  /** Reads a source's headers file (AddSource checks it); absent: none is read. */
+  readonly readSourceHeaders?: HeadersReader;
   /** The health checker's metrics, served with the broker's; absent: zeros. */
   readonly healthMetrics?: HealthMetrics;
   /** Whether this broker runs the health checker now (the status page); absent: never. */
@@ -341,6 +344,7 @@ export class BrokerServer {
       ...(this.opts.healthPass === undefined ? {} : { healthPass: this.opts.healthPass }),
       ...(this.opts.probeNew === undefined ? {} : { probeNew: this.opts.probeNew }),
       ...(this.opts.refreshSource === undefined ? {} : { refreshSource: this.opts.refreshSource }),
+      ...(this.opts.readSourceHeaders === undefined ? {} : { readSourceHeaders: this.opts.readSourceHeaders }),
       isDraining: () => this.draining,
       streams: this.streams,
       held: this.held,

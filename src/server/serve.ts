@@ -48,6 +48,7 @@ export async function serve(): Promise<void> {
           healthPass: (pool, onProgress, signal) => health.service.pass(pool, onProgress, signal),
           probeNew: (pool, ids) => health.service.checkNew(pool, ids),
           refreshSource: health.refreshSource,
+          readSourceHeaders: health.readSourceHeaders,
         }),
   });
   const metrics =

@@ -1,8 +1,11 @@
 /**
  * A source's request headers, read from a file on the broker's machine at each fetch: `Name: value`
  * lines, blank lines and `#` comments skipped. Errors name the line, never a value (an API key).
+ * Only files inside SOURCE_HEADERS_DIR are read (after links are resolved): an admin token cannot
+ * make the broker send any other file's lines to a URL of its choice.
  */
-import { open } from "node:fs/promises";
+import { open, realpath } from "node:fs/promises";
+import { sep } from "node:path";
 import { SourceFetchError } from "./errors.js";
 
 /** Largest headers file read. */
@@ -24,12 +27,24 @@ export function parseHeaders(text: string): Record<string, string> {
   return out;
 }
 
-/** The headers of `path` ("" = none). */
-export async function readHeaders(path: string): Promise<Record<string, string>> {
+/** Reads the headers of a file inside `dir` (SOURCE_HEADERS_DIR; "" = none may be read). */
+export type HeadersReader = (path: string) => Promise<Record<string, string>>;
+
+export function headersReader(dir: string): HeadersReader {
+  return (path) => readHeaders(path, dir);
+}
+
+/** The headers of `path` ("" = none), a file inside `dir`. */
+export async function readHeaders(path: string, dir: string): Promise<Record<string, string>> {
   if (path === "") return {};
+  if (dir === "") throw new SourceFetchError("headers files are read from SOURCE_HEADERS_DIR only, and it is not set");
   let buf: Buffer;
   try {
-    const file = await open(path, "r");
+    const [real, realDir] = await Promise.all([realpath(path), realpath(dir)]);
+    if (!real.startsWith(realDir.endsWith(sep) ? realDir : realDir + sep)) {
+      throw new SourceFetchError(`headers file ${path} is not inside SOURCE_HEADERS_DIR`);
+    }
+    const file = await open(real, "r");
     try {
       const st = await file.stat();
       // a device or a FIFO is never read (it may not end)

@@ -10,7 +10,7 @@ import type { StoreEvents, StoreProxies, StoreSources } from "@proxybroker/sdk/e
 import type { ProxySpecInput, ProxyView, SourceResult, SourceStatus, SourceView } from "@proxybroker/sdk/model";
 import { SourceFetchError, SourceFormatError } from "./errors.js";
 import { fetchList } from "./fetch.js";
-import { readHeaders } from "./headers.js";
+import type { HeadersReader } from "./headers.js";
 import { parseSourceList } from "./parse.js";
 
 export type SourceStore = StoreProxies & StoreSources & StoreEvents;
@@ -35,6 +35,8 @@ export interface SourceRefresherOptions {
   readonly maxShrink: number;
   readonly fetchTimeoutMs: number;
   readonly maxBytes: number;
+  /** Reads a source's headers file (inside SOURCE_HEADERS_DIR: `headersReader`). */
+  readonly readHeaders: HeadersReader;
   readonly clock?: () => number;
   /** Check newly added proxies now (the health checker); not awaited. */
   readonly probe?: (pool: string, ids: readonly string[]) => Promise<unknown>;
@@ -76,7 +78,7 @@ export class SourceRefresher {
     });
     let body: string;
     try {
-      const headers = await readHeaders(source.headersFile);
+      const headers = await this.opts.readHeaders(source.headersFile);
       body = await (this.opts.fetchBody ?? this.fetchDefault)(source.url, headers);
     } catch (err) {
       if (err instanceof SourceFetchError) return fail("fetch_error", err.message);

@@ -7,6 +7,7 @@ import { HealthChecker } from "../../health/checker.js";
 import { HealthService } from "../../health/health-service.js";
 import { probeProxy } from "../../health/probe.js";
 import { SourceRefresher } from "../../health/sources/refresh.js";
+import { headersReader, type HeadersReader } from "../../health/sources/headers.js";
 import type { SourceRefresh } from "../../health/sources/refresh.js";
 import { SourceRunner } from "../../health/sources/runner.js";
 import type { HealthMetrics } from "../../observe/health-metrics.js";
@@ -19,6 +20,8 @@ export interface ProcessHealth {
   readonly sources: SourceRunner;
   /** One source's refresh now (ProxyAdmin.RefreshSource). */
   readonly refreshSource: SourceRefresh;
+  /** Reads a source's headers file, as refreshes do (AddSource checks it). */
+  readonly readSourceHeaders: HeadersReader;
   readonly describe: string;
 }
 
@@ -58,11 +61,13 @@ export function healthOf(opts: { settings: Settings; store: LeaseStore; metrics:
     },
     onError: (err) => warn(`health checker: ${messageOf(err)}`),
   });
+  const readHeaders = headersReader(settings.sourceHeadersDir);
   const refresher = new SourceRefresher({
     store,
     maxShrink: settings.sourceMaxShrink,
     fetchTimeoutMs: settings.sourceFetchTimeoutMs,
     maxBytes: settings.sourceMaxBytes,
+    readHeaders,
     // new proxies are checked at once, under this leader's term
     probe: (pool, ids) => checker.pass(pool, { term: service.term, only: new Set(ids) }),
     onRefreshed: (source, o) => {
@@ -83,5 +88,5 @@ export function healthOf(opts: { settings: Settings; store: LeaseStore; metrics:
     onError: (err) => warn(`source refresh: ${messageOf(err)}`),
   });
   const describe = `health checker: ${[...targets].map(([pool, url]) => `${pool} → ${url}`).join(", ")} every ${settings.healthCheckIntervalMs} ms, one replica at a time (leader lease ${settings.healthLeaderTtlMs} ms)`;
-  return { service, sources, refreshSource: (source) => refresher.refresh(source), describe };
+  return { service, sources, refreshSource: (source) => refresher.refresh(source), readSourceHeaders: readHeaders, describe };
 }

@@ -51,6 +51,8 @@ describe("proxybroker source", () => {
         HEALTH_CHECK_TIMEOUT_MS: "1000",
         HEALTH_LEADER_TTL_MS: "1000",
         METRICS_ADDRESS: metricsAddress,
+        // headers files are read from this directory only
+        SOURCE_HEADERS_DIR: dir,
       },
     });
     await broker.start();
@@ -132,5 +134,9 @@ describe("proxybroker source", () => {
     expect((await cli("source", "add", list.url, "--path", "a..b")).code).toBe(2);
     expect((await cli("source", "add", list.url, "--interval", "1s")).stderr).toContain("interval");
     expect((await cli("source", "add", list.url, "--headers-file", join(dir, "missing"))).stderr).toContain("headers_file");
+    // a file outside SOURCE_HEADERS_DIR is refused: an admin token cannot send any file's lines away
+    const outside = await cli("source", "add", list.url, "--headers-file", "/etc/hostname");
+    expect(outside.code).not.toBe(0);
+    expect(outside.stderr).toMatch(/headers_file: .*not inside SOURCE_HEADERS_DIR/);
   });
 });

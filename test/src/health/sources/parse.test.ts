@@ -1,3 +1,6 @@
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SourceFetchError, SourceFormatError } from "../../../../src/health/sources/errors.js";
 import { parseHeaders, readHeaders } from "../../../../src/health/sources/headers.js";
@@ -59,8 +62,27 @@ describe("headers files", () => {
 
 describe("reading a headers file", () => {
   it("refuses what is not a regular file, and a missing one, by path", async () => {
-    await expect(readHeaders("/dev/zero")).rejects.toThrow(/not a regular file/);
-    await expect(readHeaders("/nonexistent/headers")).rejects.toThrow(/cannot be read \(ENOENT\)/);
-    expect(await readHeaders("")).toEqual({});
+    await expect(readHeaders("/dev/zero", "/dev")).rejects.toThrow(/not a regular file/);
+    await expect(readHeaders("/nonexistent/headers", "/nonexistent")).rejects.toThrow(/cannot be read \(ENOENT\)/);
+    expect(await readHeaders("", "")).toEqual({});
+  });
+
+  it("reads only files inside SOURCE_HEADERS_DIR, links resolved", async () => {
+    const root = await mkdtemp(join(tmpdir(), "pb-hdr-"));
+    const dir = join(root, "headers");
+    await mkdir(dir);
+    await writeFile(join(dir, "provider"), "X-Api-Key: k\n");
+    await writeFile(join(root, "elsewhere"), "Authorization: other\n");
+    await symlink(join(root, "elsewhere"), join(dir, "link"));
+    expect(await readHeaders(join(dir, "provider"), dir)).toEqual({ "X-Api-Key": "k" });
+    await expect(readHeaders(join(root, "elsewhere"), dir)).rejects.toThrow(/not inside SOURCE_HEADERS_DIR/);
+    await expect(readHeaders(join(dir, "..", "elsewhere"), dir)).rejects.toThrow(/not inside SOURCE_HEADERS_DIR/);
+    await expect(readHeaders(join(dir, "link"), dir)).rejects.toThrow(/not inside SOURCE_HEADERS_DIR/);
+    // a directory whose name starts like the allowed one is another directory
+    await mkdir(`${dir}2`);
+    await writeFile(join(`${dir}2`, "x"), "A: b\n");
+    await expect(readHeaders(join(`${dir}2`, "x"), dir)).rejects.toThrow(/not inside SOURCE_HEADERS_DIR/);
+    await expect(readHeaders(join(dir, "provider"), "")).rejects.toThrow(/SOURCE_HEADERS_DIR/);
+    await rm(root, { recursive: true, force: true });
   });
 });

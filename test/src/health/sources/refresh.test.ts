@@ -1,4 +1,5 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
+import { headersReader } from "../../../../src/health/sources/headers.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -60,7 +61,15 @@ async function ids(pool: string): Promise<string[]> {
 }
 
 function refresher(opts: Partial<SourceRefresherOptions> = {}): SourceRefresher {
-  return new SourceRefresher({ store, maxShrink: 0.5, fetchTimeoutMs: 2_000, maxBytes: 1 << 20, clock: () => now, ...opts });
+  return new SourceRefresher({
+    store,
+    maxShrink: 0.5,
+    fetchTimeoutMs: 2_000,
+    maxBytes: 1 << 20,
+    readHeaders: headersReader(tmpdir()),
+    clock: () => now,
+    ...opts,
+  });
 }
 
 describe("source refresh (Redis, a list server on loopback)", () => {
