@@ -15,7 +15,7 @@ export { log, logger } from "./process/log.js";
 
 /**
  * `proxybroker serve`: the broker process, in the order it starts — settings from the environment,
- * the store, the proxies file, the tokens, the health checker, the gRPC server, the metrics
+ * the store, the health checker (not started), the proxies file, the tokens, the gRPC server, the metrics
  * endpoint, a draining shutdown on SIGTERM/SIGINT, then the lines that say it is up.
  */
 export async function serve(): Promise<void> {
@@ -24,12 +24,13 @@ export async function serve(): Promise<void> {
 
   const opened = await openStore(settings);
   const { store } = opened;
-  const loadProxies = proxiesLoader({ settings, opened });
+  const healthMetrics = new HealthMetrics();
+  const health = healthOf({ settings, store, metrics: healthMetrics });
+  // proxies put back after the store lost its state are probed at once (their exits went with it)
+  const loadProxies = proxiesLoader({ settings, opened, onAdded: (pool, ids) => health?.service.checkNew(pool, ids) });
   await loadProxies("start");
 
   const tokens = await readTokens(settings);
-  const healthMetrics = new HealthMetrics();
-  const health = healthOf({ settings, store, metrics: healthMetrics });
 
   const server = await BrokerServer.start({
     store,

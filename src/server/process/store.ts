@@ -32,7 +32,12 @@ export async function openStore(settings: Settings): Promise<OpenedStore> {
  * Loads the proxies file (PROXIES_FILE; the sample pool on the embedded store) into its pool, in
  * chunks, so a large file never blocks Redis for long; `why` goes in the log line.
  */
-export function proxiesLoader(opts: { settings: Settings; opened: OpenedStore }): (why: string) => Promise<void> {
+export function proxiesLoader(opts: {
+  settings: Settings;
+  opened: OpenedStore;
+  /** Told of the proxies new to the pool (the health checker probes them at once: G9). */
+  onAdded?: (pool: string, ids: readonly string[]) => void;
+}): (why: string) => Promise<void> {
   const { settings, opened } = opts;
   const file = settings.proxiesFile !== "" ? settings.proxiesFile : opened.kind === "embedded" ? SAMPLE_POOL : "";
   return async (why) => {
@@ -44,6 +49,7 @@ export function proxiesLoader(opts: { settings: Settings; opened: OpenedStore })
       const r = await opened.store.addProxies(settings.proxiesPool, specs.slice(i, i + PROXIES_FILE_CHUNK));
       added += r.added.length;
       updated += r.updated.length;
+      if (r.added.length > 0) opts.onAdded?.(settings.proxiesPool, r.added);
     }
     log(`${why}: loaded ${file} into pool ${settings.proxiesPool}: ${added} added, ${updated} updated`);
   };
