@@ -40,6 +40,7 @@ import type { ScoringConfig } from "@proxybroker/sdk/model";
 import { POLICY_HISTORY_MS, type LeaseStore } from "@proxybroker/sdk/engine";
 import * as admin from "./admin.js";
 import type { HealthCheckRecord } from "./admin.js";
+import * as exitMarks from "./exit-marks.js";
 import * as policies from "./policies.js";
 import * as events from "./events.js";
 import * as lately from "./lately.js";
@@ -286,6 +287,21 @@ export class RedisStore implements LeaseStore {
 
   recordHealth(pool: string, id: string, result: HealthResult, term = 0, exitIp = ""): Promise<ProxyView | undefined> {
     return admin.recordHealth(this.env, { pool, auditPool: pool }, { id, result, term, exitIp });
+  }
+
+  /** The members of exit `exitIp` in store pool `pool` (a shard) now. */
+  exitMembers(pool: string, exitIp: string): Promise<string[]> {
+    return exitMarks.exitMembers(this.env, pool, exitIp);
+  }
+
+  /** Whether proxy `id` of store pool `pool` (a shard) is marked as sharing its exit with a lower shard. */
+  exitConflicted(pool: string, id: string): Promise<boolean> {
+    return exitMarks.exitConflicted(this.env, pool, id);
+  }
+
+  /** Mark or unmark proxies of store pool `pool` (a shard) as sharing their exit with a lower shard. */
+  markExitConflict(pool: string, ids: readonly string[], on: boolean): Promise<void> {
+    return exitMarks.markExitConflict(this.env, pool, ids, on);
   }
 
   /** `recordHealth` in store pool `pool` (a shard), its exit changes audited as pool `auditPool`'s. */

@@ -17,6 +17,9 @@ export type ShardHost = LeaseStore &
     releaseFeed(): ReleaseFeed;
     raisePacing(pool: string, pacing: DomainPacing): Promise<void>;
     recordHealthIn(pools: { pool: string; auditPool: string }, check: HealthCheckRecord): Promise<ProxyView | undefined>;
+    exitMembers(pool: string, exitIp: string): Promise<string[]>;
+    exitConflicted(pool: string, id: string): Promise<boolean>;
+    markExitConflict(pool: string, ids: readonly string[], on: boolean): Promise<void>;
     addProxiesInLayout(
       pool: string,
       specs: readonly ProxySpecInput[],

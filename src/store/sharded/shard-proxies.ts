@@ -6,6 +6,7 @@ import type { PoolStats, ProxyAction, ProxyActionResult, ProxySpecInput, ProxyVi
 import type { StoreProxies, StoreWorkers } from "@proxybroker/sdk/engine";
 import { endpointOf } from "@proxybroker/sdk/model";
 import type { Shards } from "./host.js";
+import { settleExit } from "./shard-exits.js";
 import { assertLayout } from "./layout.js";
 import { mergePages, sumStats } from "./merge.js";
 
@@ -74,10 +75,16 @@ export class ShardProxies implements StoreProxies {
     return mergePages(pages, page.size);
   }
 
-  recordHealth(pool: string, id: string, result: HealthResult, term?: number, exitIp?: string): Promise<ProxyView | undefined> {
+  async recordHealth(pool: string, id: string, result: HealthResult, term?: number, exitIp?: string): Promise<ProxyView | undefined> {
     const { inner, shards } = this.at;
-    const name = shards.name(pool, shards.shardOf(pool, id));
-    return inner.recordHealthIn({ pool: name, auditPool: pool }, { id, result, term: term ?? 0, exitIp: exitIp ?? "" });
+    const shard = shards.shardOf(pool, id);
+    const view = await inner.recordHealthIn(
+      { pool: shards.name(pool, shard), auditPool: pool },
+      { id, result, term: term ?? 0, exitIp: exitIp ?? "" },
+    );
+    if (view !== undefined && view.exitIp !== "" && shards.count(pool) > 1)
+      await settleExit(this.at, { pool, shard, id, exitIp: view.exitIp });
+    return view;
   }
 
   async proxyAction(pool: string, ids: readonly string[], action: ProxyAction): Promise<ProxyActionResult> {

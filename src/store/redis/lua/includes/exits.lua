@@ -3,7 +3,8 @@
   IP, and how their pairs hold it back. Fields of the proxy record `P p:<id>`: xi the exit IP
   ("" or absent = not known), xo the former exit, xu until when it counts (epoch ms), xp 1 once a
   health check got an answer through it, xh 1 when another proxy of the pool has its host, xg 1
-  once it may have siblings (set when an exit it is or was on got a second member). Members of an
+  once it may have siblings (set when an exit it is or was on got a second member), xc 1 while a
+  proxy of a lower shard of its sharded pool leaves from its exit. Members of an
   exit: `P x:<ip>`, zset id → until (+inf for a current member). The pool meta field xs is 1 once
   a proxy of the pool got xg or xh: before, an acquire reads none of this (prepareChoice answers
   no rules).
@@ -21,9 +22,11 @@
 -- waits for its first probe, which this request may not skip, or a sibling is banned for `dk`).
 local function exitAllows(base, dk, id, now, ex, count, mc, cap, cur, shadows, iso)
   if not ex then return true end
-  local v = redis.call('HMGET', base .. 'p:' .. id, 'xg', 'xi', 'xo', 'xu', 'xh', 'xp')
+  local v = redis.call('HMGET', base .. 'p:' .. id, 'xg', 'xi', 'xo', 'xu', 'xh', 'xp', 'xc')
   local known = v[2] and v[2] ~= ''
   if v[5] == '1' and not known and v[6] ~= '1' and ex ~= '1' then return false, -1 end
+  -- a proxy of a lower shard leaves from its exit (a sharded pool: src/store/sharded/shard-exits.ts)
+  if v[7] == '1' then return false, -1 end
   if v[1] ~= '1' then return true end
   local exits = {}
   if known then exits[1] = v[2] end
