@@ -1,8 +1,8 @@
 /**
  * G9 across the shards of a sharded pool (src/store/sharded/shard-exits.ts): the live members of an
- * exit in one store pool, and the mark `xc` that keeps a proxy from being granted while a proxy of
- * a lower shard leaves from its exit (lua/includes/exits.lua reads it). Plain commands: each is
- * one key's step.
+ * exit, and the proxies of a host, in one store pool; the mark `xc` that keeps a proxy from being
+ * granted while a proxy of a lower shard leaves from its exit, and the mark `xh` of a proxy that
+ * shares its host (lua/includes/exits.lua reads both). Plain commands: each is one key's step.
  */
 import type { StoreEnv } from "./store-env.js";
 
@@ -31,5 +31,20 @@ export async function markExitConflict(env: StoreEnv, pool: string, ids: readonl
     } else {
       await env.runner.call((c) => c.hdel(keys.proxy(id), "xc"));
     }
+  }
+}
+
+/** The ids of host `host`'s proxies in store pool `pool`. */
+export async function hostMembers(env: StoreEnv, pool: string, host: string): Promise<string[]> {
+  return env.runner.call((c) => c.smembers(`${env.keys.pool(pool).base}h:${host}`));
+}
+
+/** Mark the proxies `ids` of store pool `pool` as sharing their host (with proxies of other shards). */
+export async function markSharesHost(env: StoreEnv, pool: string, ids: readonly string[]): Promise<void> {
+  const keys = env.keys.pool(pool);
+  for (const id of ids) {
+    if ((await env.runner.call((c) => c.exists(keys.proxy(id)))) === 0) continue;
+    await env.runner.call((c) => c.hset(keys.proxy(id), "xh", "1"));
+    await env.runner.call((c) => c.hset(keys.meta, "xs", "1"));
   }
 }

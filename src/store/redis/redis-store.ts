@@ -294,6 +294,16 @@ export class RedisStore implements LeaseStore {
     return exitMarks.exitMembers(this.env, pool, exitIp);
   }
 
+  /** The ids of host `host`'s proxies in store pool `pool` (a shard). */
+  hostMembers(pool: string, host: string): Promise<string[]> {
+    return exitMarks.hostMembers(this.env, pool, host);
+  }
+
+  /** Mark proxies of store pool `pool` (a shard) as sharing their host with proxies of other shards. */
+  markSharesHost(pool: string, ids: readonly string[]): Promise<void> {
+    return exitMarks.markSharesHost(this.env, pool, ids);
+  }
+
   /** Whether proxy `id` of store pool `pool` (a shard) is marked as sharing its exit with a lower shard. */
   exitConflicted(pool: string, id: string): Promise<boolean> {
     return exitMarks.exitConflicted(this.env, pool, id);

@@ -19,6 +19,8 @@ export type ShardHost = LeaseStore &
     recordHealthIn(pools: { pool: string; auditPool: string }, check: HealthCheckRecord): Promise<ProxyView | undefined>;
     exitMembers(pool: string, exitIp: string): Promise<string[]>;
     exitConflicted(pool: string, id: string): Promise<boolean>;
+    hostMembers(pool: string, host: string): Promise<string[]>;
+    markSharesHost(pool: string, ids: readonly string[]): Promise<void>;
     markExitConflict(pool: string, ids: readonly string[], on: boolean): Promise<void>;
     addProxiesInLayout(
       pool: string,

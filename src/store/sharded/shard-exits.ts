@@ -10,7 +10,11 @@
  * marked before for another member may lift a mark set in that moment; its next check sets it
  * again.)
  */
+import { hostOf } from "@proxybroker/sdk/engine";
 import type { Shards } from "./host.js";
+
+/** Hosts whose members settleHosts reads at once. */
+const HOSTS_PER_ROUND = 500;
 
 export async function settleExit(
   at: Shards,
@@ -30,4 +34,27 @@ export async function settleExit(
       return i > lowest && ids.length > 0 ? inner.markExitConflict(name, ids, true) : Promise.resolve();
     }),
   );
+}
+
+/**
+ * Proxies `added` to a sharded pool: a host whose proxies now lie on more than one shard marks all
+ * of them as sharing it (each shard's script sees only its own), so that they wait for their first
+ * probe where the pool's proxies that share a host do.
+ */
+export async function settleHosts(at: Shards, pool: string, added: readonly string[]): Promise<void> {
+  const { inner, shards } = at;
+  const names = shards.names(pool);
+  const hosts = [...new Set(added.map(hostOf))];
+  // read in chunks of hosts, every shard's members of each at once (one round trip per chunk)
+  for (let at0 = 0; at0 < hosts.length; at0 += HOSTS_PER_ROUND) {
+    await Promise.all(
+      hosts.slice(at0, at0 + HOSTS_PER_ROUND).map(async (host) => {
+        const members = await Promise.all(names.map((name) => inner.hostMembers(name, host)));
+        if (members.filter((m) => m.length > 0).length < 2) return;
+        await Promise.all(
+          names.map((name, i) => ((members[i] ?? []).length > 0 ? inner.markSharesHost(name, members[i] ?? []) : Promise.resolve())),
+        );
+      }),
+    );
+  }
 }

@@ -6,7 +6,7 @@ import type { PoolStats, ProxyAction, ProxyActionResult, ProxySpecInput, ProxyVi
 import type { StoreProxies, StoreWorkers } from "@proxybroker/sdk/engine";
 import { endpointOf } from "@proxybroker/sdk/model";
 import type { Shards } from "./host.js";
-import { settleExit } from "./shard-exits.js";
+import { settleExit, settleHosts } from "./shard-exits.js";
 import { assertLayout } from "./layout.js";
 import { mergePages, sumStats } from "./merge.js";
 
@@ -52,6 +52,8 @@ export class ShardProxies implements StoreProxies {
       if (!rank.has(endpointOf(p.id))) rank.set(endpointOf(p.id), i);
     });
     const ordered = (ids: string[]): string[] => ids.sort((a, b) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0));
+    const added = results.flatMap((r) => r.added);
+    if (mine > 1 && added.length > 0) await settleHosts(this.at, pool, added);
     return {
       added: ordered(results.flatMap((r) => r.added)),
       updated: ordered(results.flatMap((r) => r.updated)),

@@ -47,4 +47,19 @@ describe("exit IPs across the shards of a pool", () => {
     await store.recordHealth("default", high, "pass", 0, EXIT);
     expect((await store.acquire(acq({ proxyId: high, domainKey: "other.example" }))).kind).toBe("granted");
   });
+
+  it("ports of one host on two shards both wait for their first probe, as on one shard", async () => {
+    const { store } = openShards(redis);
+    const [low, high] = portsOnTwoShards();
+    await store.addProxies("default", [{ id: low, url: `http://${low}`, tier: "", labels: {} }]);
+    const strict = (proxyId: string) => acq({ proxyId, grantUnknownExits: false });
+    // alone on its host: granted before any probe
+    const alone = await store.acquire(strict(low));
+    expect(alone.kind).toBe("granted");
+    await store.addProxies("default", [{ id: high, url: `http://${high}`, tier: "", labels: {} }]);
+    expect(await store.acquire(strict(high))).toEqual({ kind: "denied", retryAfterMs: -1 });
+    expect(await store.acquire({ ...strict(low), domainKey: "other.example" })).toEqual({ kind: "denied", retryAfterMs: -1 });
+    await store.recordHealth("default", high, "pass", 0, "");
+    expect((await store.acquire(strict(high))).kind).toBe("granted");
+  });
 });
