@@ -100,46 +100,34 @@ export class BrokerMetrics {
     },
   ) {
     (opts.health ?? new HealthMetrics()).registerIn(this.registry);
-    new Gauge({
+    // one listing of a pool's proxies per scrape, for both gauges that count them
+    const counted = oncePerScrape(opts.proxies);
+    poolGauge(this.registry, {
       name: "proxybroker_proxies",
       help: 'Proxies of the pools this broker serves, by pool, tier ("" = none) and state (pool-wide; the first 50,000 of a pool are counted)',
-      labelNames: ["pool", "tier", "state"],
-      registers: [this.registry],
-      async collect() {
-        this.reset();
-        try {
-          for (const pool of opts.pools()) {
-            const c = await opts.proxies(pool);
-            for (const [tier, states] of Object.entries(c.byTier)) {
-              for (const [state, n] of Object.entries(states)) this.set({ pool, tier, state }, n);
-            }
-          }
-        } catch {
-          // the store is unreachable: no samples this time
+      labelNames: ["tier", "state"],
+      pools: opts.pools,
+      async fill(pool, set) {
+        const c = await counted(pool);
+        for (const [tier, states] of Object.entries(c.byTier)) {
+          for (const [state, n] of Object.entries(states)) set({ tier, state }, n);
         }
       },
     });
-    new Gauge({
+    poolGauge(this.registry, {
       name: "proxybroker_exit_ips",
       help: 'Exit IPs the health checks showed, by pool and by how many proxies share each ("1", "2", "3-5", "6+"); proxies with none known under "unknown" (G9)',
-      labelNames: ["pool", "proxies"],
-      registers: [this.registry],
-      async collect() {
-        this.reset();
-        try {
-          for (const pool of opts.pools()) {
-            const c = await opts.proxies(pool);
-            const buckets: Record<string, number> = { "1": c.exits.distinct - c.exits.shared.length, "2": 0, "3-5": 0, "6+": 0 };
-            for (const s of c.exits.shared) {
-              const b = s.proxies === 2 ? "2" : s.proxies <= 5 ? "3-5" : "6+";
-              buckets[b] = (buckets[b] ?? 0) + 1;
-            }
-            for (const [proxies, n] of Object.entries(buckets)) this.set({ pool, proxies }, n);
-            this.set({ pool, proxies: "unknown" }, c.exits.unknown);
-          }
-        } catch {
-          // the store is unreachable: no samples this time
+      labelNames: ["proxies"],
+      pools: opts.pools,
+      async fill(pool, set) {
+        const c = await counted(pool);
+        const buckets: Record<string, number> = { "1": c.exits.distinct - c.exits.shared.length, "2": 0, "3-5": 0, "6+": 0 };
+        for (const x of c.exits.shared) {
+          const b = x.proxies === 2 ? "2" : x.proxies <= 5 ? "3-5" : "6+";
+          buckets[b] = (buckets[b] ?? 0) + 1;
         }
+        for (const [proxies, n] of Object.entries(buckets)) set({ proxies }, n);
+        set({ proxies: "unknown" }, c.exits.unknown);
       },
     });
     new Gauge({
@@ -219,4 +207,46 @@ export class BrokerMetrics {
     this.grants.inc({ pool: this.poolLabel(pool) });
     this.callerGrants.inc({ caller: caller === "" ? "-" : caller });
   }
+}
+
+/** A gauge with a `pool` label, filled per pool at each scrape; an unreachable store leaves it empty. */
+function poolGauge<L extends string>(
+  registry: Registry,
+  g: {
+    readonly name: string;
+    readonly help: string;
+    readonly labelNames: readonly L[];
+    readonly pools: () => readonly string[];
+    readonly fill: (pool: string, set: (labels: Record<L, string>, value: number) => void) => Promise<void>;
+  },
+): void {
+  new Gauge({
+    name: g.name,
+    help: g.help,
+    labelNames: ["pool", ...g.labelNames],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      try {
+        for (const pool of g.pools()) await g.fill(pool, (labels, value) => this.set({ ...labels, pool }, value));
+      } catch {
+        // the store is unreachable: no samples this time
+      }
+    },
+  });
+}
+
+/**
+ * `read` of a pool shared by the calls made while one is in flight: a scrape collects every gauge
+ * at once (prom-client's `Promise.all`), so the gauges of one scrape read a pool once.
+ */
+function oncePerScrape<T>(read: (pool: string) => Promise<T>): (pool: string) => Promise<T> {
+  const inFlight = new Map<string, Promise<T>>();
+  return (pool) => {
+    const running = inFlight.get(pool);
+    if (running !== undefined) return running;
+    const value = read(pool).finally(() => inFlight.delete(pool));
+    inFlight.set(pool, value);
+    return value;
+  };
 }

@@ -58,4 +58,30 @@ describe("metrics and the Grafana dashboard (docs/grafana-dashboard.json)", () =
     expect(labels.sort()).toEqual(["default", "other"]);
     expect((await m.callerGrants.get()).values[0]?.labels["caller"]).toBe("-");
   });
+
+  it("lists a pool's proxies once per scrape for every gauge that counts them", async () => {
+    let listed = 0;
+    const m = new BrokerMetrics({
+      waiting: () => 0,
+      domainPacing: () => Promise.resolve([]),
+      servesPool: () => true,
+      pools: () => ["default"],
+      proxies: () => {
+        listed++;
+        return Promise.resolve({
+          byState: { ACTIVE: 3, QUARANTINED: 0, BLACKLISTED: 0, DISABLED: 0 },
+          byTier: { "": { ACTIVE: 3 } },
+          exits: { unknown: 0, distinct: 2, shared: [{ exitIp: "203.0.113.1", proxies: 2 }] },
+          counted: 3,
+        });
+      },
+      liveLeases: () => 0,
+      recoveries: () => Promise.resolve([]),
+    });
+    const text = await m.registry.metrics();
+    expect(listed).toBe(1);
+    expect(text).toMatch(/proxybroker_proxies\{[^}]*state="ACTIVE"[^}]*\} 3/);
+    expect(text).toMatch(/proxybroker_exit_ips\{[^}]*proxies="2"[^}]*\} 1/);
+    expect(text).toMatch(/proxybroker_exit_ips\{[^}]*proxies="1"[^}]*\} 1/);
+  });
 });
