@@ -1,7 +1,7 @@
 /** An AddSource request checked at the edge (docs/spec.md §11): every refusal names its field. */
 import { isAbsolute } from "node:path";
 import { InvalidInputError, validateTierAndLabels } from "@proxybroker/sdk/model";
-import type { SourceFormat } from "@proxybroker/sdk/model";
+import type { SourceSpec } from "@proxybroker/sdk/model";
 import type { AddSourceRequest } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { msOf } from "@proxybroker/sdk/wire";
 
@@ -12,15 +12,8 @@ const MAX_URL = 2000;
 const STEP = "[A-Za-z0-9_$-]+";
 const JSON_PATH = new RegExp(`^(${STEP}(\\.${STEP})*)?(\\[\\](\\.${STEP})+)?$`);
 
-export interface CheckedSource {
-  readonly url: string;
-  readonly format: SourceFormat;
-  readonly jsonPath: string;
-  readonly headersFile: string;
-  readonly intervalMs: number;
-  readonly tier: string;
-  readonly labels: Readonly<Record<string, string>>;
-}
+/** What the request says of a source: the stored spec but for what the broker gives it. */
+export type CheckedSource = Omit<SourceSpec, "id" | "pool" | "createdAt">;
 
 export function checkSource(req: AddSourceRequest): CheckedSource {
   const url = req.url.trim();

@@ -14,7 +14,7 @@
  * claim's keys, and at the latest `fallbackWindowMs` after the worker was last heard (it stops
  * serving from fallback before that).
  */
-import { claimedPairs, claimsAnything, shareOfGroups } from "@proxybroker/sdk/model";
+import { claimedPairs, claimsAnything, shareOf } from "@proxybroker/sdk/model";
 import type { DomainUse, ExitMember, FallbackClaim, Reservations as ReservationMap, WorkerSeen } from "@proxybroker/sdk/model";
 import type { StoreProxies, StoreWorkers } from "@proxybroker/sdk/engine";
 
@@ -233,7 +233,7 @@ function reserve(
       // G9: the worker cut its share by the exits of its snapshot, which may predate the exits
       // known now: its share as if no exit were known is reserved too (what a snapshot taken
       // before the first probes gives), so a proxy it may use is never granted to another
-      for (const id of pairs.shared.length === 0 ? [] : shareOfGroups(ids, claim.members, workerId)) proxies[id] ??= workerId;
+      for (const id of pairs.shared.length === 0 ? [] : shareOf(ids, claim.members, workerId)) proxies[id] ??= workerId;
     }
     scopes[workerId] = [...scope].sort();
   }
