@@ -95,7 +95,7 @@ export async function startRig(config: GatewayBenchConfig): Promise<Rig> {
         await admin.setDomainPolicy({ pool, policy });
       },
       gateway: (pool) => startGateway({ brokerAddress: broker.address, pool, profileDir: config.profileDir }),
-      chain: (upstreams) => startChain(upstreams),
+      chain: (upstreams) => startChain(upstreams, config.profileDir),
       close,
     };
   } catch (err) {
@@ -137,9 +137,10 @@ async function startGateway(opts: { brokerAddress: string; pool: string; profile
 
 const START_TIMEOUT_MS = 30_000;
 
-async function startChain(upstreams: readonly string[]): Promise<Running> {
+async function startChain(upstreams: readonly string[], profileDir: string | undefined): Promise<Running> {
   const address = `127.0.0.1:${await freePort()}`;
-  const child = spawn(process.execPath, tsEntryArgs("bench/gateway-chain.ts"), {
+  const nodeArgs = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}/chain`];
+  const child = spawn(process.execPath, tsEntryArgs("bench/gateway-chain.ts", nodeArgs), {
     env: { ...process.env, CHAIN_LISTEN: address, CHAIN_UPSTREAM: upstreams.map((u) => `http://${u}`).join(",") },
     stdio: ["ignore", "pipe", "pipe"],
   });

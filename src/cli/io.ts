@@ -17,6 +17,10 @@ const current = new AsyncLocalStorage<CliIO>();
 
 /** Run `fn` with every command's output and environment taken from `io`. */
 export function withIO<T>(io: CliIO, fn: () => Promise<T>): Promise<T> {
+  // The process's own IO needs no context. Entering one turns async hooks on for the rest of the
+  // process: every promise and socket of a long-running `serve` or `gateway` would pay for them
+  // (a measurable share of the CPU of each of their requests).
+  if (io.out === PROCESS_IO.out && io.err === PROCESS_IO.err && io.env === PROCESS_IO.env) return fn();
   return current.run(io, fn);
 }
 

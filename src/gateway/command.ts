@@ -79,6 +79,16 @@ export function addGatewayCommand(p: Command): void {
       def("poolIdleMs"),
     )
     .option(
+      "--keep-idle-ms <ms>",
+      "keep a lease whose pair is not paced this long for the next request of its host, 0: never (GATEWAY_KEEP_IDLE_MS; default 250)",
+      def("keepIdleMs"),
+    )
+    .option(
+      "--keep-max-ms <ms>",
+      "give a kept lease back to the broker this long after its grant (GATEWAY_KEEP_MAX_MS; default 5000)",
+      def("keepMaxMs"),
+    )
+    .option(
       "--credentials <mode>",
       "required: answer a request without proxy credentials 407, so browsers send their username and its parameters (GATEWAY_CREDENTIALS; optional or required, default optional)",
       def("credentials"),
@@ -151,6 +161,7 @@ export async function runGateway(s: GatewaySettings): Promise<void> {
     maxConnections: s.maxConnections,
     requestTimeoutMs: s.requestTimeoutMs,
     upstreamTimeoutMs: s.upstreamTimeoutMs,
+    keep: { idleMs: s.keepIdleMs, maxMs: s.keepMaxMs },
     ...(intercept === undefined ? {} : { intercept }),
   });
   await gateway.start();

@@ -27,6 +27,7 @@ import { Interceptor, upstreamAgent } from "./intercept.js";
 import { serveIntercepted } from "./intercepted.js";
 import { serveUpgrade } from "./upgrade.js";
 import type { TunnelLimits } from "./tunnels.js";
+import { KeptLeases } from "./kept-leases.js";
 
 export { LEASE_HEADERS } from "./outcome.js";
 
@@ -87,6 +88,11 @@ export interface GatewayOptions {
    * inside gets its own lease; `upstreamCa` adds CAs to trust for the sites. Unset: tunnel mode.
    */
   readonly intercept?: { readonly certs: HostCerts; readonly upstreamCa: readonly string[] | undefined };
+  /**
+   * Kept leases (kept-leases.ts): a reusable lease is kept idle at most `idleMs` for the next
+   * request of its host (0: never kept), and at most `maxMs` after its grant. Default: not kept.
+   */
+  readonly keep?: { readonly idleMs: number; readonly maxMs: number };
 }
 
 /**
@@ -101,7 +107,9 @@ export class Gateway {
   private readonly server: Server;
   private readonly browserWarning = new WarnEvery(60_000);
   /** The lease of each plain-HTTP request being forwarded, and the client that granted it. */
-  private readonly httpLeases = new WeakMap<IncomingMessage, { readonly lease: Lease; readonly client: ProxyBrokerClient }>();
+  private readonly httpLeases = new WeakMap<IncomingMessage, Taken & { readonly unwatch: () => void }>();
+  /** Reusable leases kept idle for the next request of their host. */
+  private readonly kept: KeptLeases;
   /**
    * The lease of a request's failed first try, held until its retry ended: the retry cannot be
    * given the same proxy (a lease is exclusive per pair), and when the retry fails the same way the
@@ -141,7 +149,8 @@ export class Gateway {
       connectTimeoutMs: opts.upstreamTimeoutMs,
       onClosed: (outcome) => this.metrics.done("tunnel", outcome.kind),
     });
-    this.metrics = new GatewayMetrics(() => this.tunnels.size);
+    this.kept = new KeptLeases({ idleMs: opts.keep?.idleMs ?? 0, maxMs: opts.keep?.maxMs ?? 0 });
+    this.metrics = new GatewayMetrics({ openTunnels: () => this.tunnels.size, keptLeases: () => this.kept.size });
     const intercept = opts.intercept;
     this.agents = new UpstreamAgents({
       make: (proxyUrl) => upstreamAgent(proxyUrl, intercept?.upstreamCa),
@@ -153,6 +162,7 @@ export class Gateway {
       lease: (params: GatewayParams, url: string, host: string, port: number) => this.lease(params, url, host, port, "intercepted"),
       upstreamTimeoutMs: opts.upstreamTimeoutMs,
       done: (outcome: string) => this.metrics.done("intercepted", outcome),
+      finish: (taken: Taken, outcome: LeaseOutcome) => this.kept.finish(taken.keepKey, taken, outcome),
     };
     this.interceptor =
       intercept === undefined
@@ -220,6 +230,7 @@ export class Gateway {
     const draining = this.drainUntil > Date.now();
     if (draining) this.tunnels.closeWhenQuiet(TUNNEL_QUIET_MS);
     while ((this.inFlight.size > 0 || this.tunnels.size > 0) && Date.now() < this.drainUntil) await sleep(25);
+    await this.kept.close();
     if (draining) {
       // the answers went out: let the connections end (their last bytes flushed) before they are cut
       const open = [...this.server.connections.values()];
@@ -308,11 +319,12 @@ export class Gateway {
       throw requestError(err instanceof RefusalError ? err.refusal : refusalOf(err));
     }
     // (a failed first try's lease is released once its retry ended: forward)
-    const { lease, client } = taken;
+    const { lease } = taken;
     if (isHttp) {
-      this.httpLeases.set(request, { lease, client });
       // the proxy must not be used once the lease is lost: the request is cut
-      lease.signal.addEventListener("abort", () => request.socket.destroy(), { once: true });
+      const cut = (): void => void request.socket.destroy();
+      lease.signal.addEventListener("abort", cut, { once: true });
+      this.httpLeases.set(request, { ...taken, unwatch: () => lease.signal.removeEventListener("abort", cut) });
     } else {
       this.tunnels.open(connectionId, lease);
     }
@@ -328,14 +340,26 @@ export class Gateway {
       const failing = this.failing.refusal(hostname);
       if (failing !== undefined) throw new RefusalError({ status: 502, message: failing, headers: {} });
       const client = this.opts.client(params.pool ?? this.opts.pool);
+      // a CONNECT tunnel holds its lease while open: never kept
+      const pool = params.pool ?? this.opts.pool;
+      const keepKey =
+        kind === "tunnel" || (this.opts.keep?.idleMs ?? 0) <= 0
+          ? undefined
+          : KeptLeases.keyOf({ pool, host: hostname, port, session: params.session, tier: params.tier, labels: params.labels });
+      const kept = keepKey === undefined ? undefined : this.kept.take(keepKey);
+      if (kept !== undefined) {
+        this.metrics.leased(kind, (performance.now() - started) / 1_000, true);
+        return kept;
+      }
       const lease = await client.acquire(target, {
         maxWaitMs: Math.min(params.maxWaitMs ?? this.opts.waitMs, this.opts.maxWaitMs),
         ...(params.session === undefined ? {} : { sessionKey: params.session }),
         ...(params.tier === undefined ? {} : { tier: params.tier }),
         labels: params.labels,
+        ...(keepKey === undefined ? {} : { reuse: true }),
       });
       this.metrics.leased(kind, (performance.now() - started) / 1_000);
-      return { lease, client };
+      return keepKey === undefined ? { lease, client } : { lease, client, keepKey };
     } catch (err) {
       this.metrics.done(kind, `refused_${(err instanceof RefusalError ? err.refusal : refusalOf(err)).status}`);
       throw err;
@@ -420,7 +444,8 @@ export class Gateway {
       return;
     }
     this.metrics.done("http", outcome.kind);
-    await taken.lease.release(outcome).catch(() => undefined);
+    taken.unwatch();
+    await this.kept.finish(taken.keepKey, taken, outcome);
   }
 
   private async releaseFailedTry(req: IncomingMessage): Promise<void> {

@@ -19,6 +19,8 @@ export interface InterceptedDeps {
   readonly upstreamTimeoutMs: number;
   /** A request ended with this outcome (metrics). */
   readonly done: (outcome: string) => void;
+  /** The request through `taken` went through: its lease is kept for the next request, or released. */
+  readonly finish: (taken: Taken, outcome: LeaseOutcome) => Promise<void>;
 }
 
 /**
@@ -78,8 +80,8 @@ export async function serveIntercepted(
       const outcome = outcomeOfAnswer(client, { url, status: up.statusCode, headers, sample: body.sample, bytes: body.bytes });
       deps.done(outcome.kind);
       clean = !lease.signal.aborted;
-      // released before the client sees the end: its next request finds the proxy free
-      await lease.release({ ...outcome, latencyMs: Date.now() - started }).catch(() => undefined);
+      // released (or kept) before the client sees the end: its next request finds the proxy free
+      await deps.finish(taken, { ...outcome, latencyMs: Date.now() - started });
       res.end();
       return;
     } catch (err) {

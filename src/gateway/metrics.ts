@@ -31,13 +31,31 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  constructor(openTunnels: () => number) {
+  private readonly reuses = new Counter({
+    name: "proxybroker_gateway_kept_lease_uses_total",
+    help: "Requests sent through a kept lease (no round trip to the broker), by kind",
+    labelNames: ["kind"],
+    registers: [this.registry],
+  });
+
+  /** The histogram and counter of each kind, their labels hashed once. */
+  private readonly byKind = new Map<RequestKind, { added: Histogram.Internal<"kind">; reuses: Counter.Internal }>();
+
+  constructor(gauges: { readonly openTunnels: () => number; readonly keptLeases: () => number }) {
     new Gauge({
       name: "proxybroker_gateway_open_tunnels",
       help: "CONNECT tunnels open now (tunnel mode: each holds a lease)",
       registers: [this.registry],
       collect() {
-        this.set(openTunnels());
+        this.set(gauges.openTunnels());
+      },
+    });
+    new Gauge({
+      name: "proxybroker_gateway_kept_leases",
+      help: "Reusable leases kept idle now for the next request of their host",
+      registers: [this.registry],
+      collect() {
+        this.set(gauges.keptLeases());
       },
     });
   }
@@ -50,7 +68,14 @@ export class GatewayMetrics {
     this.withoutCredentials.inc();
   }
 
-  leased(kind: RequestKind, seconds: number): void {
-    this.added.observe({ kind }, seconds);
+  /** A request got its lease after `seconds`; `kept`: a kept lease (no round trip to the broker). */
+  leased(kind: RequestKind, seconds: number, kept = false): void {
+    let of = this.byKind.get(kind);
+    if (of === undefined) {
+      of = { added: this.added.labels({ kind }), reuses: this.reuses.labels({ kind }) };
+      this.byKind.set(kind, of);
+    }
+    of.added.observe(seconds);
+    if (kept) of.reuses.inc();
   }
 }

@@ -8,6 +8,8 @@ export const LEASE_HEADERS = { proxy: "x-proxybroker-proxy", source: "x-proxybro
 export interface Taken {
   readonly lease: Lease;
   readonly client: ProxyBrokerClient;
+  /** The key its lease may be kept under for the next request (kept-leases.ts); undefined: never kept. */
+  readonly keepKey?: string;
 }
 
 /** What came back from the site, as the gateway saw it go by. */

@@ -44,6 +44,13 @@ export interface GatewaySettings {
   /** Pools served at once (GATEWAY_MAX_POOLS), and how long a pool's client may be idle (GATEWAY_POOL_IDLE_MS). */
   readonly maxPools: number;
   readonly poolIdleMs: number;
+  /**
+   * Kept leases: a reusable lease (its pair unpaced) is kept idle this long at most for the next
+   * request of its host (GATEWAY_KEEP_IDLE_MS; 0: never kept), and this long after its grant at
+   * most (GATEWAY_KEEP_MAX_MS).
+   */
+  readonly keepIdleMs: number;
+  readonly keepMaxMs: number;
 }
 
 /** What the flags and variables say, as strings (undefined: not given). */
@@ -73,6 +80,8 @@ export interface GatewayInput {
   readonly maxPools?: string | undefined;
   readonly poolIdleMs?: string | undefined;
   readonly denyPrivate?: string | undefined;
+  readonly keepIdleMs?: string | undefined;
+  readonly keepMaxMs?: string | undefined;
 }
 
 /** The environment variable of each input. */
@@ -102,6 +111,8 @@ export const GATEWAY_ENV: Readonly<Record<keyof GatewayInput, string>> = {
   maxPools: "GATEWAY_MAX_POOLS",
   poolIdleMs: "GATEWAY_POOL_IDLE_MS",
   denyPrivate: "GATEWAY_DENY_PRIVATE",
+  keepIdleMs: "GATEWAY_KEEP_IDLE_MS",
+  keepMaxMs: "GATEWAY_KEEP_MAX_MS",
 };
 
 /** A setting that cannot be used; the message names it. */
@@ -160,6 +171,8 @@ export function gatewaySettings(input: GatewayInput, defaultWorkerId: string): G
     connectPorts: checked(() => connectPortsOf(input.connectPorts)),
     maxPools: ms(input.maxPools, 64, "GATEWAY_MAX_POOLS", 1),
     poolIdleMs: ms(input.poolIdleMs, 300_000, "GATEWAY_POOL_IDLE_MS", 1_000),
+    keepIdleMs: ms(input.keepIdleMs, 250, "GATEWAY_KEEP_IDLE_MS"),
+    keepMaxMs: ms(input.keepMaxMs, 5_000, "GATEWAY_KEEP_MAX_MS", 1),
   };
 }
 

@@ -111,6 +111,8 @@ export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       const pool = checkPool(req.pool);
       checkOneIsolationPerGroup(policy, (await ctx.store.listPolicies(pool)).policies);
       await ctx.store.setPolicy(pool, policy);
+      // kept leases were granted unpaced under the old policies: asked back (other replicas: refreshHolds)
+      ctx.held.wantBack(pool);
       const what = `set ${policy.pattern}: ${describePolicy(policy)}`;
       await audit(ctx, { actor: callerName(call), method: "SetDomainPolicy", pool, detail: what }, [
         { kind: "POLICY", proxyId: "", domainKey: policy.group !== "" ? policy.group : policy.pattern, detail: what },
@@ -128,6 +130,7 @@ export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       const pattern = normalizePattern(req.pattern);
       const deleted = await ctx.store.deletePolicy(pool, pattern);
       if (deleted) {
+        ctx.held.wantBack(pool);
         const what = `delete ${pattern}`;
         await audit(ctx, { actor: callerName(call), method: "DeleteDomainPolicy", pool, detail: what }, [
           { kind: "POLICY", proxyId: "", domainKey: pattern, detail: what },

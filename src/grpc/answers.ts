@@ -1,8 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { status } from "@grpc/grpc-js";
 import { durationOf, leaseToWire, lostReasonOf } from "@proxybroker/sdk/wire";
-import { DenyReason, LeaseDeniedSchema, LeaseGrantedSchema, LeaseLostSchema } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import type { LeaseDenied, LeaseGranted, LeaseLost } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import {
+  DenyReason,
+  LeaseDeniedSchema,
+  LeaseGrantedSchema,
+  LeaseLostSchema,
+  LeaseWantedSchema,
+} from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import type { LeaseDenied, LeaseGranted, LeaseLost, LeaseWanted } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { LostReasonName } from "@proxybroker/sdk/model";
 import type { Decision } from "../lease/lease-engine.js";
 import { BrokerError } from "./errors.js";
@@ -16,9 +22,10 @@ const NO_PROXY = "no eligible proxy";
 export function decisionToWire(
   requestId: string,
   d: Decision,
+  reusable = false,
 ): { case: "granted"; value: LeaseGranted } | { case: "denied"; value: LeaseDenied } {
   if (d.kind === "granted") {
-    return { case: "granted", value: create(LeaseGrantedSchema, { requestId, lease: leaseToWire(d.lease) }) };
+    return { case: "granted", value: create(LeaseGrantedSchema, { requestId, lease: leaseToWire(d.lease, reusable) }) };
   }
   return {
     case: "denied",
@@ -35,8 +42,16 @@ export function decisionToWire(
 export function nextToWire(
   requestId: string,
   next: NextAnswer,
+  reusable = false,
 ): { case: "granted"; value: LeaseGranted } | { case: "denied"; value: LeaseDenied } {
-  return next.kind === "refused" ? { case: "denied", value: errorToDenied(next.error, { requestId }) } : decisionToWire(requestId, next);
+  return next.kind === "refused"
+    ? { case: "denied", value: errorToDenied(next.error, { requestId }) }
+    : decisionToWire(requestId, next, reusable);
+}
+
+/** The unasked message asking the holder of a reusable lease to give it back. */
+export function wantedToWire(leaseId: string): LeaseWanted {
+  return create(LeaseWantedSchema, { leaseId });
 }
 
 /** An error as an in-band denial (the stream stays open). */

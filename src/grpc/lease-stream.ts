@@ -4,7 +4,7 @@ import type { ServerDuplexStream } from "@grpc/grpc-js";
 import { timestampOf } from "@proxybroker/sdk/wire";
 import { LeaseReleasedSchema, LeaseRenewedSchema, LeaseResponseSchema } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { LeaseRequest, LeaseResponse } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import { decisionToWire, errorToDenied, lostToWire, nextToWire } from "./answers.js";
+import { decisionToWire, errorToDenied, lostToWire, nextToWire, wantedToWire } from "./answers.js";
 import type { BrokerContext, StreamHandle } from "./context.js";
 import { BrokerError } from "./errors.js";
 import type { LeaseCalls } from "./lease-calls.js";
@@ -59,20 +59,27 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
     };
     /** Tell this stream that lease `leaseId` was revoked (see HeldLeases). */
     const tell = (leaseId: string) => () => send({ case: "lost", value: lostToWire(leaseId, "REVOKED") });
-    /** A grant on this stream: held through it, by `workerId`. */
-    const held = (d: Decision, workerId: string): Decision => {
-      if (d.kind !== "granted") return d;
+    /** Ask this stream to give reusable lease `leaseId` back (see HeldLeases.wantBack). */
+    const want = (leaseId: string) => () => send({ case: "wanted", value: wantedToWire(leaseId) });
+    /**
+     * A grant on this stream: held through it, by `workerId`. Reusable (the request asked to
+     * `reuse` it) when the pair is not paced: its holder can be asked for it back on this stream.
+     */
+    const held = (d: Decision, req: { readonly workerId: string; readonly reuse: boolean } | undefined): boolean => {
+      if (d.kind !== "granted") return false;
       const l = d.lease;
+      const reusable = req?.reuse === true && l.intervalMs === 0;
       ctx.held.hold(l.leaseId, {
         pool: l.pool,
         proxyId: l.proxy.id,
         domainKey: l.domainKey,
-        workerId,
+        workerId: req?.workerId ?? "",
         fencingToken: l.fencingToken,
         expireAt: l.expireAt,
         tell: tell(l.leaseId),
+        ...(reusable ? { want: want(l.leaseId) } : {}),
       });
-      return d;
+      return reusable;
     };
     const finishIfDone = () => {
       if (halfClosed && pending === 0 && !call.destroyed && call.writable) call.end();
@@ -108,9 +115,10 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
       switch (m.case) {
         case "acquire": {
           const requestId = m.value.requestId;
-          run("acquire", m.value.pool, { requestId }, async () =>
-            decisionToWire(requestId, held(await calls.acquire(m.value, opts), m.value.workerId)),
-          );
+          run("acquire", m.value.pool, { requestId }, async () => {
+            const d = await calls.acquire(m.value, opts);
+            return decisionToWire(requestId, d, held(d, m.value));
+          });
           return;
         }
         case "renew": {
@@ -121,7 +129,7 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
               ctx.held.drop(leaseId);
               return { case: "lost", value: lostToWire(leaseId, r.reason) };
             }
-            ctx.held.renewed(leaseId, r.expireAt, tell(leaseId));
+            ctx.held.renewed(leaseId, r.expireAt, tell(leaseId), want(leaseId));
             return { case: "renewed", value: create(LeaseRenewedSchema, { leaseId, expireTime: timestampOf(r.expireAt) }) };
           });
           return;
@@ -131,8 +139,8 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
           run("release", "", { leaseId }, async () => {
             const r = await calls.release(m.value, opts);
             ctx.held.drop(leaseId);
-            if (r.next !== undefined && r.next.kind !== "refused") held(r.next, m.value.next?.workerId ?? "");
-            const next = r.next === undefined ? undefined : nextToWire(r.nextRequestId, r.next);
+            const reusable = r.next !== undefined && r.next.kind !== "refused" && held(r.next, m.value.next);
+            const next = r.next === undefined ? undefined : nextToWire(r.nextRequestId, r.next, reusable);
             // lost, then the next lease's own answer (correlated by its request_id)
             if (r.kind === "lost") {
               const lost: Body = { case: "lost", value: lostToWire(leaseId, r.reason ?? "NOT_FOUND") };

@@ -6,6 +6,9 @@
  * so the pair is paced from now and free for the silent worker's hand-over when it comes back.
  * Leases granted through unary calls have no stream to tell: their renewals are refused, and a
  * worker in fallback waits for them as for raw stubs' (the longest lease TTL).
+ *
+ * Reusable leases (kept leases, docs/spec.md §7) are also indexed by (pool, domain-key), so that
+ * an acquire that waits for a key, or a change of its pacing, asks their holders to give them back.
  */
 import type { Reservations } from "@proxybroker/sdk/model";
 
@@ -18,6 +21,11 @@ export interface HeldLease {
   expireAt: number;
   /** Tell the holder the lease is revoked (its stream's LeaseLost), if it can still be told. */
   tell: () => void;
+  /**
+   * Granted reusable (kept leases): how to ask its holder to give it back (its stream's
+   * LeaseWanted). Undefined: not reusable.
+   */
+  want?: () => void;
 }
 
 /** How long an entry outlives its last known expiry (a renewal through another replica may have extended it). */
@@ -26,6 +34,8 @@ const SWEEP_EVERY_MS = 10_000;
 
 export class HeldLeases {
   private readonly held = new Map<string, HeldLease>();
+  /** The reusable leases not yet asked back, by pool, then domain-key: lease id → lease. */
+  private readonly reusable = new Map<string, Map<string, Map<string, HeldLease>>>();
   private lastSweep = 0;
 
   constructor(private readonly clock: () => number) {}
@@ -33,20 +43,78 @@ export class HeldLeases {
   /** A lease was granted on a stream, or renewed on one (`tell` then reaches that stream). */
   hold(leaseId: string, lease: HeldLease): void {
     this.held.set(leaseId, lease);
+    if (lease.want !== undefined) this.index(leaseId, lease);
     this.sweep();
   }
 
   /** A renewal on a stream: its new expiry, and the stream that now holds it. */
-  renewed(leaseId: string, expireAt: number, tell: () => void): void {
+  renewed(leaseId: string, expireAt: number, tell: () => void, want?: () => void): void {
     const l = this.held.get(leaseId);
     if (l === undefined) return;
     l.expireAt = expireAt;
     l.tell = tell;
+    if (l.want !== undefined && want !== undefined) l.want = want;
   }
 
   /** The lease ended (released, lost). */
   drop(leaseId: string): void {
+    const l = this.held.get(leaseId);
+    if (l === undefined) return;
     this.held.delete(leaseId);
+    if (l.want !== undefined) this.unindex(leaseId, l);
+  }
+
+  /**
+   * Ask the holders of the reusable leases of `pool` on `domainKey` (every key when undefined) to
+   * give them back: an acquire waits for the key or was denied, or its pacing or policies
+   * changed. Each lease is asked once; it stays held until released.
+   */
+  wantBack(pool: string, domainKey?: string): void {
+    const keys = this.keysOf(pool, false);
+    if (keys === undefined) return;
+    const asked = domainKey === undefined ? [...keys.values()] : [keys.get(domainKey)].filter((m) => m !== undefined);
+    for (const leases of asked) {
+      for (const l of leases.values()) l.want?.();
+      leases.clear();
+    }
+    if (domainKey === undefined) this.reusable.delete(pool);
+    else keys.delete(domainKey);
+  }
+
+  /** Reusable leases not yet asked back (a metric, and for tests). */
+  get reusableCount(): number {
+    let n = 0;
+    for (const keys of this.reusable.values()) for (const leases of keys.values()) n += leases.size;
+    return n;
+  }
+
+  private keysOf(pool: string, make: true): Map<string, Map<string, HeldLease>>;
+  private keysOf(pool: string, make: false): Map<string, Map<string, HeldLease>> | undefined;
+  private keysOf(pool: string, make: boolean): Map<string, Map<string, HeldLease>> | undefined {
+    let keys = this.reusable.get(pool);
+    if (keys === undefined && make) {
+      keys = new Map();
+      this.reusable.set(pool, keys);
+    }
+    return keys;
+  }
+
+  private index(leaseId: string, lease: HeldLease): void {
+    const keys = this.keysOf(lease.pool, true);
+    let leases = keys.get(lease.domainKey);
+    if (leases === undefined) {
+      leases = new Map();
+      keys.set(lease.domainKey, leases);
+    }
+    leases.set(leaseId, lease);
+  }
+
+  private unindex(leaseId: string, lease: HeldLease): void {
+    const keys = this.reusable.get(lease.pool);
+    const leases = keys?.get(lease.domainKey);
+    if (leases === undefined || !leases.delete(leaseId) || leases.size > 0) return;
+    keys?.delete(lease.domainKey);
+    if (keys?.size === 0) this.reusable.delete(lease.pool);
   }
 
   get size(): number {
@@ -63,7 +131,7 @@ export class HeldLeases {
       if (lease.pool !== pool) continue;
       const owner = reservedFor(reserved, lease.proxyId, lease.domainKey, shareKey(lease.domainKey));
       if (owner === undefined || owner === lease.workerId) continue;
-      this.held.delete(leaseId);
+      this.drop(leaseId);
       out.push({ leaseId, lease });
     }
     return out;
@@ -73,7 +141,7 @@ export class HeldLeases {
     const now = this.clock();
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
-    for (const [id, l] of this.held) if (l.expireAt + KEEP_MS < now) this.held.delete(id);
+    for (const [id, l] of this.held) if (l.expireAt + KEEP_MS < now) this.drop(id);
   }
 }
 

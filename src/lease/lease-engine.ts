@@ -81,6 +81,12 @@ export interface LeaseEngineOptions {
   readonly releases?: ReleaseFeed;
   /** An acquire that waited (max_wait) was answered after `ms`: granted or not. */
   readonly onWaited?: (ms: number, granted: boolean) => void;
+  /**
+   * Reusable leases of `pool` on `domainKey` (every key when undefined) are to be given back
+   * (kept leases, docs/spec.md §7): an acquire for the key was denied or waits, a RATE_LIMITED
+   * outcome may have raised its interval, or the pool's policies changed.
+   */
+  readonly wantBack?: (pool: string, domainKey?: string) => void;
 }
 
 const MAX_POLICY_RELOADS = 3;
@@ -249,6 +255,7 @@ export class LeaseEngine {
     // pacing of that pair over (a refusal here would leave the broker pacing the pair from its
     // last broker use, and the next grant could reach the site too early).
     if (spec.proxyId === "" && !this.narrow(spec, params) && this.queues.waitingPlain(key) > 0) {
+      this.opts.wantBack?.(params.pool, params.domainKey);
       if (spec.maxWaitMs === 0) return { kind: "denied", retryAfterMs: this.queues.retryAfterMs(key) };
       return this.wait(spec, params, start, signal, this.queues.retryAfterMs(key));
     }
@@ -298,7 +305,10 @@ export class LeaseEngine {
       // a broker that only renews in a pool learns of a policy change within a second too: its
       // renewals record a lease in the isolation group its key has now (G8)
       const cached = this.policies.cached(pool);
-      if (cached !== undefined && cached.version !== state.policyVersion) await this.policies.reload(pool);
+      if (cached !== undefined && cached.version !== state.policyVersion) {
+        this.opts.wantBack?.(pool);
+        await this.policies.reload(pool);
+      }
     }
   }
 
@@ -337,6 +347,10 @@ export class LeaseEngine {
       ...(combine ? { next: nextParams } : {}),
     });
     const released = this.index.take(spec.leaseId);
+    if (released !== undefined && spec.outcome.kind === "RATE_LIMITED") {
+      // adaptive pacing may have raised the key's interval: nobody goes on unpaced
+      this.opts.wantBack?.(poolOfQueue(released.queueKey), released.queueKey.slice(released.queueKey.indexOf("\u0000") + 1));
+    }
     if (released !== undefined) {
       this.queues.wake(released.queueKey);
       if (released.group !== "") this.wakeGroup(poolOfQueue(released.queueKey), released.group);
@@ -345,6 +359,7 @@ export class LeaseEngine {
     if (spec.next === undefined || nextParams === undefined) return base;
     let next: Decision;
     if (combine && r.next !== undefined && r.next.kind !== "stale-policy") {
+      if (r.next.kind === "denied") this.opts.wantBack?.(nextParams.pool, nextParams.domainKey);
       next = this.decide(nextParams, r.next);
       if (next.kind === "denied" && spec.next.maxWaitMs > 0) {
         next = await this.wait(spec.next, nextParams, this.clock(), signal, next.retryAfterMs);
@@ -434,8 +449,10 @@ export class LeaseEngine {
       const held = this.isolationHeldMs(spec);
       if (held > 0) return { kind: "denied", retryAfterMs: held };
       const r = await this.store.acquire(params);
+      if (r.kind === "denied") this.opts.wantBack?.(params.pool, params.domainKey);
       if (r.kind !== "stale-policy") return this.decide(params, r);
       if (i >= MAX_POLICY_RELOADS) return { kind: "denied", retryAfterMs: this.opts.waitPollMs };
+      this.opts.wantBack?.(params.pool);
       await this.policies.reload(params.pool);
       params = await this.resolve(spec);
     }

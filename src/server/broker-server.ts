@@ -184,6 +184,7 @@ export class BrokerServer {
       ...(opts.probeFirstPools === undefined ? {} : { probeFirstPools: opts.probeFirstPools }),
       ...(opts.store.releaseFeed === undefined ? {} : { releases: opts.store.releaseFeed() }),
       onWaited: (ms, granted) => this.metrics.waitSeconds.observe({ result: granted ? "granted" : "denied" }, ms / 1000),
+      wantBack: (pool, domainKey) => this.held.wantBack(pool, domainKey),
     });
     this.domainUses = new DomainUseCache({
       store: opts.store,

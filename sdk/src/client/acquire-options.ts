@@ -12,6 +12,12 @@ export interface AcquireOptions {
   readonly labels?: Readonly<Record<string, string>>;
   /** Renew every ttl/3 until released. Default true. */
   readonly heartbeat?: boolean;
+  /**
+   * Ask for a lease this worker may keep for more requests of the domain-key, one at a time, while
+   * the pair is not paced: `lease.reusable` says whether the broker allowed it, and `lease.wanted`
+   * (with `onWanted`) when it asks for it back (docs/spec.md §7, kept leases). Default false.
+   */
+  readonly reuse?: boolean;
 }
 
 /** Options of `withLease`. */

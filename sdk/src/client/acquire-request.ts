@@ -39,6 +39,7 @@ export function acquireRequest(base: RequestBase, target: string, o: AcquireOpti
     tier: o.tier ?? "",
     labels: o.labels ?? {},
     proxyId: "",
+    ...(o.reuse === true ? { reuse: true } : {}),
   };
 }
 

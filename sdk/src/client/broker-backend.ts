@@ -24,6 +24,8 @@ export interface AcquireRequest {
   readonly labels: Readonly<Record<string, string>>;
   /** "" = any; else only this proxy (a fallback lease handed over). */
   readonly proxyId: string;
+  /** Ask for a reusable lease (kept for more requests while the pair is unpaced). Default false. */
+  readonly reuse?: boolean;
 }
 
 /** A grant with the monotonic moment its acquire was sent (the lease's deadline counts from it). */
@@ -100,6 +102,7 @@ export class BrokerBackend implements LeaseBackend {
             labels: { ...req.labels },
             proxyId: req.proxyId,
             fallbackPool: this.deps.fallbackPool,
+            reuse: req.reuse === true,
             ...(req.ttlMs > 0 ? { ttl: durationFromMs(req.ttlMs) } : {}),
             ...(req.maxWaitMs > 0 ? { maxWait: durationFromMs(req.maxWaitMs) } : {}),
           },

@@ -139,6 +139,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
       onBreak: () => void this.checkGone(),
       onPong: (pong) => this.ponged(pong),
       onRevoked: (leaseId) => this.revoked(leaseId),
+      onWanted: (leaseId) => this.wanted(leaseId),
     });
     this.breaker = new BrokerBreaker({ ...this.opts.breaker, onState: (s) => this.onBreaker(s) });
     this.brokerBackend = new BrokerBackend({
@@ -464,6 +465,11 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
     }
   }
 
+  /** The broker asked for a reusable lease back: its holder stops sending requests through it. */
+  private wanted(leaseId: string): void {
+    for (const l of this.live) if (l.source === "broker" && l.id === leaseId) l.want();
+  }
+
   private leaseHoldMs(): number {
     return longestTtlOf(this.fallbackPool.snapshot, this.opts.ttlMs);
   }
@@ -532,6 +538,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
         target: req.targetUrl !== "" ? req.targetUrl : req.domain,
         sessionKey: view.sessionKey,
         sessionRebound: view.sessionRebound,
+        reusable: source === "broker" && req.reuse === true && view.intervalMs === 0,
         ttlMs: grantedTtlMs(req.ttlMs, view.expireAt, now),
         sentAt,
         heartbeat: o.heartbeat ?? true,

@@ -79,6 +79,8 @@ export class LeaseChannel {
       readonly onPong?: (pong: Pong) => void;
       /** Called when the broker says unasked that a lease is lost (revoked: its pair was reserved for a silent worker). */
       readonly onRevoked?: (leaseId: string) => void;
+      /** Called when the broker asks for a reusable lease back (LeaseWanted: another acquire waits for its key). */
+      readonly onWanted?: (leaseId: string) => void;
     },
   ) {}
 
@@ -219,6 +221,10 @@ export class LeaseChannel {
   private deliver(a: Answer): void {
     if (a.case === "pong") {
       this.opts.onPong?.(a.value);
+      return;
+    }
+    if (a.case === "wanted") {
+      this.opts.onWanted?.(a.value.leaseId);
       return;
     }
     const key = answerKey(a);

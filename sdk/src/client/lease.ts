@@ -96,6 +96,14 @@ export class Lease {
   readonly sessionRebound: boolean;
   /** The lease's TTL (heartbeats extend it by this much). */
   readonly ttlMs: number;
+  /**
+   * The broker let this worker keep the lease for more requests of its domain-key, one at a time,
+   * while the pair is not paced (asked for with `reuse`; broker leases only). Stop sending
+   * requests through it once `wanted`.
+   */
+  readonly reusable: boolean;
+  private isWanted = false;
+  private readonly wantedBy = new Set<() => void>();
   private identity: LeaseIdentity;
   private deadline: number;
   private readonly abort = new AbortController();
@@ -112,6 +120,8 @@ export class Lease {
       sessionKey: string;
       sessionRebound: boolean;
       ttlMs: number;
+      /** The broker granted it reusable (default false). */
+      reusable?: boolean;
       /** Monotonic ms when the acquire was sent. */
       sentAt: number;
       heartbeat: boolean;
@@ -125,6 +135,7 @@ export class Lease {
     this.sessionKey = init.sessionKey;
     this.sessionRebound = init.sessionRebound;
     this.ttlMs = init.ttlMs;
+    this.reusable = init.reusable === true;
     this.deadline = init.sentAt + init.ttlMs - deadlineMargin(init.ttlMs);
     this.armDeadline();
     if (init.heartbeat) this.schedule();
@@ -156,6 +167,33 @@ export class Lease {
   /** True once released or lost. */
   get ended(): boolean {
     return this.done;
+  }
+
+  /**
+   * A reusable lease the broker asked back: another acquire waits for its domain-key, or the key's
+   * pacing changed. Send nothing new through it; release it once the request in flight ended.
+   */
+  get wanted(): boolean {
+    return this.isWanted;
+  }
+
+  /** Call `fn` once when the broker asks for this lease back (at once when it did); returns the unsubscribe. */
+  onWanted(fn: () => void): () => void {
+    if (this.isWanted) {
+      fn();
+      return () => undefined;
+    }
+    this.wantedBy.add(fn);
+    return () => this.wantedBy.delete(fn);
+  }
+
+  /** Internal to the SDK: the broker asked for this lease back (LeaseWanted). */
+  want(): void {
+    if (this.isWanted) return;
+    this.isWanted = true;
+    const fns = [...this.wantedBy];
+    this.wantedBy.clear();
+    for (const fn of fns) fn();
   }
 
   /** Renew now (heartbeats do this by themselves). Rejects with `LeaseLostError` when lost. */
@@ -238,6 +276,7 @@ export class Lease {
 
   private end(): void {
     this.done = true;
+    this.wantedBy.clear();
     if (this.beatTimer !== undefined) clearTimeout(this.beatTimer);
     if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     this.deps.onEnd(this);

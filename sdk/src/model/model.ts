@@ -363,6 +363,12 @@ export interface LeaseView {
   readonly expireAt: number;
   readonly sessionKey: string;
   readonly sessionRebound: boolean;
+  /**
+   * The pacing interval this grant set before the pair's next grant, jitter included: 0 = the
+   * pair is not paced now (no policy interval, no jitter, no learned interval); -1 = not known (a
+   * retried request given its first lease again).
+   */
+  readonly intervalMs: number;
 }
 
 /** Result of an acquire attempt (no waiting: the service layer waits). */

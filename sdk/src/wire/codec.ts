@@ -142,8 +142,8 @@ export function proxyFromWire(p: WireProxy): ProxyView {
   };
 }
 
-/** Model lease → wire lease. */
-export function leaseToWire(l: LeaseView): Lease {
+/** Model lease → wire lease; `reusable`: the holder may keep it for more requests (kept leases). */
+export function leaseToWire(l: LeaseView, reusable = false): Lease {
   return create(LeaseSchema, {
     leaseId: l.leaseId,
     fencingToken: BigInt(l.fencingToken),
@@ -153,6 +153,7 @@ export function leaseToWire(l: LeaseView): Lease {
     expireTime: timestampOf(l.expireAt),
     sessionKey: l.sessionKey,
     sessionRebound: l.sessionRebound,
+    reusable,
   });
 }
 
@@ -168,6 +169,8 @@ export function leaseFromWire(l: Lease): LeaseView {
     expireAt: epochMsOf(l.expireTime),
     sessionKey: l.sessionKey,
     sessionRebound: l.sessionRebound,
+    // the wire says only whether the pair was unpaced and the broker lets it be kept
+    intervalMs: l.reusable ? 0 : -1,
   };
 }
 

@@ -93,6 +93,7 @@ export function decodeAcquire(a: readonly unknown[], i: number, ctx: AcquireCont
       expireAt: num(a, i + 2),
       sessionKey: ctx.sessionKey,
       sessionRebound: num(a, i + 3) === 1,
+      intervalMs: num(a, i + 19),
     },
   };
 }

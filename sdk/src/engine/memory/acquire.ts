@@ -107,6 +107,7 @@ function replayRequest(state: EngineState, pool: PoolState, params: AcquireParam
       expireAt: lease.expireAt,
       sessionKey: lease.sessionKey,
       sessionRebound: false,
+      intervalMs: -1,
     },
   };
 }
@@ -332,6 +333,7 @@ function grant(req: Request, rec: ProxyRecord, sessionRebound: boolean): Acquire
       expireAt,
       sessionKey: params.sessionKey,
       sessionRebound,
+      intervalMs: pair.intervalMs,
     },
   };
 }

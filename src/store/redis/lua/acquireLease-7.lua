@@ -34,7 +34,7 @@
 
   Output (flat array):
     {1, token, expireAt, sessionRebound 0|1, id, url, tier, labels, score, state, latencyEwma,
-     successes, failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount, exitIp, lease hex}
+     successes, failures, lastUsedBy, lastUsedAt, quarantineUntil, quarantineCount, exitIp, lease hex, interval}
                           granted (the hex names the lease: a retried request's is its first's)
     {-4, version}         stale policy version
     {-5, retryAfterMs}    no eligible proxy (-1 = unknown), or grants held after a loss

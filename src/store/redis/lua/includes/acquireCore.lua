@@ -36,7 +36,9 @@
   Reply (flat array):
     granted {1, token, expireAt, sessionRebound 0|1, id, url, tier, labels, score, state,
              latencyEwma, successes, failures, lastUsedBy, lastUsedAt, quarantineUntil,
-             quarantineCount, exitIp, lease hex}
+             quarantineCount, exitIp, lease hex, interval}
+             (interval: ms this grant sets before the pair's next, jitter included; -1 for
+             a retried request's grant, whose interval is not known again)
     stale policy {-4, version}
     denied {-5, retryAfterMs}   (-1 = unknown)
 ]]

@@ -33,7 +33,7 @@ PROXY_STATE_QUARANTINED: ProxyState
 PROXY_STATE_UNSPECIFIED: ProxyState
 
 class AcquireLeaseRequest(_message.Message):
-    __slots__ = ["domain", "fallback_pool", "labels", "max_wait", "pool", "proxy_id", "request_id", "session_key", "target_url", "tier", "ttl", "worker_id", "yields_leases"]
+    __slots__ = ["domain", "fallback_pool", "labels", "max_wait", "pool", "proxy_id", "request_id", "reuse", "session_key", "target_url", "tier", "ttl", "worker_id", "yields_leases"]
     class LabelsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -48,6 +48,7 @@ class AcquireLeaseRequest(_message.Message):
     POOL_FIELD_NUMBER: _ClassVar[int]
     PROXY_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    REUSE_FIELD_NUMBER: _ClassVar[int]
     SESSION_KEY_FIELD_NUMBER: _ClassVar[int]
     TARGET_URL_FIELD_NUMBER: _ClassVar[int]
     TIER_FIELD_NUMBER: _ClassVar[int]
@@ -61,13 +62,14 @@ class AcquireLeaseRequest(_message.Message):
     pool: str
     proxy_id: str
     request_id: str
+    reuse: bool
     session_key: str
     target_url: str
     tier: str
     ttl: _duration_pb2.Duration
     worker_id: str
     yields_leases: bool
-    def __init__(self, request_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., target_url: _Optional[str] = ..., session_key: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., proxy_id: _Optional[str] = ..., fallback_pool: bool = ..., yields_leases: bool = ...) -> None: ...
+    def __init__(self, request_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., target_url: _Optional[str] = ..., session_key: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., proxy_id: _Optional[str] = ..., fallback_pool: bool = ..., yields_leases: bool = ..., reuse: bool = ...) -> None: ...
 
 class AcquireLeaseResponse(_message.Message):
     __slots__ = ["lease"]
@@ -194,13 +196,14 @@ class GetPoolSnapshotResponse(_message.Message):
     def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., pacing: _Optional[_Iterable[_Union[DomainPacing, _Mapping]]] = ..., longest_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fallback_window: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., domains_listed: bool = ..., policy_version: _Optional[str] = ..., worker_absent_after: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., reserve_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Lease(_message.Message):
-    __slots__ = ["domain", "expire_time", "fencing_token", "lease_id", "pool", "proxy", "session_key", "session_rebound"]
+    __slots__ = ["domain", "expire_time", "fencing_token", "lease_id", "pool", "proxy", "reusable", "session_key", "session_rebound"]
     DOMAIN_FIELD_NUMBER: _ClassVar[int]
     EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
     LEASE_ID_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
     PROXY_FIELD_NUMBER: _ClassVar[int]
+    REUSABLE_FIELD_NUMBER: _ClassVar[int]
     SESSION_KEY_FIELD_NUMBER: _ClassVar[int]
     SESSION_REBOUND_FIELD_NUMBER: _ClassVar[int]
     domain: str
@@ -209,9 +212,10 @@ class Lease(_message.Message):
     lease_id: str
     pool: str
     proxy: Proxy
+    reusable: bool
     session_key: str
     session_rebound: bool
-    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., proxy: _Optional[_Union[Proxy, _Mapping]] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., session_key: _Optional[str] = ..., session_rebound: bool = ...) -> None: ...
+    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., proxy: _Optional[_Union[Proxy, _Mapping]] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., session_key: _Optional[str] = ..., session_rebound: bool = ..., reusable: bool = ...) -> None: ...
 
 class LeaseDenied(_message.Message):
     __slots__ = ["lease_id", "message", "reason", "request_id", "retry_after"]
@@ -274,20 +278,28 @@ class LeaseRequest(_message.Message):
     def __init__(self, acquire: _Optional[_Union[AcquireLeaseRequest, _Mapping]] = ..., renew: _Optional[_Union[RenewLeaseRequest, _Mapping]] = ..., release: _Optional[_Union[ReleaseLeaseRequest, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ...) -> None: ...
 
 class LeaseResponse(_message.Message):
-    __slots__ = ["denied", "granted", "lost", "pong", "released", "renewed"]
+    __slots__ = ["denied", "granted", "lost", "pong", "released", "renewed", "wanted"]
     DENIED_FIELD_NUMBER: _ClassVar[int]
     GRANTED_FIELD_NUMBER: _ClassVar[int]
     LOST_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
     RELEASED_FIELD_NUMBER: _ClassVar[int]
     RENEWED_FIELD_NUMBER: _ClassVar[int]
+    WANTED_FIELD_NUMBER: _ClassVar[int]
     denied: LeaseDenied
     granted: LeaseGranted
     lost: LeaseLost
     pong: Pong
     released: LeaseReleased
     renewed: LeaseRenewed
-    def __init__(self, granted: _Optional[_Union[LeaseGranted, _Mapping]] = ..., denied: _Optional[_Union[LeaseDenied, _Mapping]] = ..., renewed: _Optional[_Union[LeaseRenewed, _Mapping]] = ..., released: _Optional[_Union[LeaseReleased, _Mapping]] = ..., lost: _Optional[_Union[LeaseLost, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
+    wanted: LeaseWanted
+    def __init__(self, granted: _Optional[_Union[LeaseGranted, _Mapping]] = ..., denied: _Optional[_Union[LeaseDenied, _Mapping]] = ..., renewed: _Optional[_Union[LeaseRenewed, _Mapping]] = ..., released: _Optional[_Union[LeaseReleased, _Mapping]] = ..., lost: _Optional[_Union[LeaseLost, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., wanted: _Optional[_Union[LeaseWanted, _Mapping]] = ...) -> None: ...
+
+class LeaseWanted(_message.Message):
+    __slots__ = ["lease_id"]
+    LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    lease_id: str
+    def __init__(self, lease_id: _Optional[str] = ...) -> None: ...
 
 class LeavePoolRequest(_message.Message):
     __slots__ = ["pool", "worker_id"]
