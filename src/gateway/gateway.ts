@@ -14,9 +14,9 @@ import { observeResponse } from "./observe-response.js";
 import type { Observed } from "./observe-response.js";
 import { LEASE_HEADERS, outcomeOfAnswer } from "./outcome.js";
 import type { Taken } from "./outcome.js";
-import { mergeParams, ParamsError, paramsFromHeaders, paramsFromUsername, stripParamHeaders } from "./params.js";
+import { hasParamHeaders, mergeParams, ParamsError, paramsFromHeaders, paramsFromUsername, stripParamHeaders } from "./params.js";
 import type { GatewayParams } from "./params.js";
-import { ConnectPorts, forwardedUrl, type TargetPolicy } from "./targets.js";
+import { ConnectPorts, forwardedTarget, type TargetPolicy } from "./targets.js";
 import { FailingTargets } from "./failing-targets.js";
 import { UpstreamAgents } from "./upstream-agents.js";
 import { Tunnels } from "./tunnels.js";
@@ -287,9 +287,9 @@ export class Gateway {
     }
     // the target checked is the target forwarded: the request line is rebuilt from what was parsed
     if (isHttp) {
-      const url = forwardedUrl(request.url ?? "");
-      request.url = url;
-      request.headers.host = new URL(url).host;
+      const target = forwardedTarget(request.url ?? "");
+      request.url = target.href;
+      request.headers.host = target.host;
     } else {
       const refused = (this.opts.connectPorts ?? HTTPS_ONLY).refusal(port);
       if (refused !== undefined) {
@@ -298,7 +298,7 @@ export class Gateway {
       }
       request.url = `${hostname}:${port}`;
     }
-    if (isHttp) {
+    if (isHttp && hasParamHeaders(request.headers)) {
       try {
         params = mergeParams(params, paramsFromHeaders(request.headers));
       } catch (err) {
@@ -380,7 +380,7 @@ export class Gateway {
       if (res.writableFinished) return;
       clientGone = true;
       this.gone.add(req);
-      void this.settle(req, seen, false).then(() => this.releaseFailedTry(req));
+      void Promise.resolve(this.settle(req, seen, false)).then(() => this.releaseFailedTry(req));
     });
     const seen = observeResponse(res, {
       extraHeaders: () => {
@@ -393,10 +393,8 @@ export class Gateway {
         held = !clientGone && retryable && attempt === 0 && status >= 500 && this.httpLeases.has(req);
         return held;
       },
-      // the whole answer went by: released before the client sees its end
-      beforeEnd: async () => {
-        if (!timedOut) await this.settle(req, seen, false);
-      },
+      // the whole answer went by: released (or kept) before the client sees its end
+      beforeEnd: () => (timedOut ? undefined : this.settle(req, seen, false)),
     });
     for (;;) {
       held = false;
@@ -425,9 +423,9 @@ export class Gateway {
    * retry's lease. A retry that failed at its proxy as the first try did makes both the target's
    * failure: neither proxy is blamed, and the host is not tried again for a while.
    */
-  private async settle(req: IncomingMessage, seen: Observed, held: boolean, timedOut = false): Promise<void> {
+  private settle(req: IncomingMessage, seen: Observed, held: boolean, timedOut = false): Promise<void> | undefined {
     const taken = this.httpLeases.get(req);
-    if (taken === undefined) return;
+    if (taken === undefined) return undefined;
     this.httpLeases.delete(req);
     let outcome: LeaseOutcome = timedOut
       ? { kind: "PROXY_ERROR", detail: `no answer within ${this.opts.upstreamTimeoutMs} ms` }
@@ -441,11 +439,12 @@ export class Gateway {
     }
     if (held) {
       this.failedTries.set(req, { lease: taken.lease, outcome });
-      return;
+      return undefined;
     }
     this.metrics.done("http", outcome.kind);
     taken.unwatch();
-    await this.kept.finish(taken.keepKey, taken, outcome);
+    // undefined when the lease is kept: the answer's end goes out at once
+    return this.kept.finish(taken.keepKey, taken, outcome);
   }
 
   private async releaseFailedTry(req: IncomingMessage): Promise<void> {

@@ -20,7 +20,7 @@ export interface InterceptedDeps {
   /** A request ended with this outcome (metrics). */
   readonly done: (outcome: string) => void;
   /** The request through `taken` went through: its lease is kept for the next request, or released. */
-  readonly finish: (taken: Taken, outcome: LeaseOutcome) => Promise<void>;
+  readonly finish: (taken: Taken, outcome: LeaseOutcome) => Promise<void> | undefined;
 }
 
 /**

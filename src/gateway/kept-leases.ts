@@ -59,10 +59,14 @@ export class KeptLeases {
     readonly labels: Readonly<Record<string, string>>;
   }): string | undefined {
     if (p.session !== undefined) return undefined;
-    const labels = Object.keys(p.labels)
-      .sort()
-      .map((k) => `${k}=${p.labels[k] ?? ""}`)
-      .join(",");
+    const names = Object.keys(p.labels);
+    const labels =
+      names.length === 0
+        ? ""
+        : names
+            .sort()
+            .map((k) => `${k}=${p.labels[k] ?? ""}`)
+            .join(",");
     return `${p.pool}\u0000${p.host.toLowerCase()}:${p.port}\u0000${p.tier ?? ""}\u0000${labels}`;
   }
 
@@ -86,15 +90,12 @@ export class KeptLeases {
 
   /**
    * A request through `taken` ended with `outcome`: its lease is kept for the next request of `key`
-   * when it can be, else released with the outcome (resolved once released).
+   * when it can be (undefined returned), else released with the outcome (resolved once released).
    */
-  async finish(key: string | undefined, taken: Taken, outcome: LeaseOutcome): Promise<void> {
+  finish(key: string | undefined, taken: Taken, outcome: LeaseOutcome): Promise<void> | undefined {
     const now = this.clock();
     if (key !== undefined && outcome.kind === "RATE_LIMITED") this.giveBack(key);
-    if (key === undefined || outcome.kind !== "SUCCESS" || !this.usable(taken, now)) {
-      await this.release(taken, outcome);
-      return;
-    }
+    if (key === undefined || outcome.kind !== "SUCCESS" || !this.usable(taken, now)) return this.release(taken, outcome);
     if (!this.firstKept.has(taken.lease)) this.firstKept.set(taken.lease, now);
     const entry: Idle = {
       taken,
@@ -111,6 +112,7 @@ export class KeptLeases {
     list.push(entry);
     this.count++;
     this.arm();
+    return undefined;
   }
 
   /** Release every idle lease (the gateway stops); no lease is kept from now on. */

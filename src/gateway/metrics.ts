@@ -60,8 +60,17 @@ export class GatewayMetrics {
     });
   }
 
+  /** The counter of each (kind, outcome), its labels hashed once (a few dozen at most). */
+  private readonly doneBy = new Map<string, Counter.Internal>();
+
   done(kind: RequestKind, outcome: string): void {
-    this.requests.inc({ kind, outcome });
+    const key = `${kind} ${outcome}`;
+    let c = this.doneBy.get(key);
+    if (c === undefined) {
+      c = this.requests.labels({ kind, outcome });
+      this.doneBy.set(key, c);
+    }
+    c.inc();
   }
 
   browserWithoutCredentials(): void {

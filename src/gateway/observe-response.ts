@@ -27,9 +27,9 @@ export function observeResponse(
     /**
      * Runs once the whole answer went by and before its end is sent: the lease is released here,
      * so that a client cannot send its next request (a sticky session's, say) before the broker
-     * heard the release.
+     * heard the release. Undefined returned: done already (a kept lease), the end goes out now.
      */
-    readonly beforeEnd?: () => Promise<void>;
+    readonly beforeEnd?: () => Promise<void> | undefined;
   },
 ): Observed {
   const seen: Observed = { status: 0, headers: {}, answered: false, own: false, body: new BodySample() };
@@ -76,11 +76,9 @@ export function observeResponse(
       addExtra();
     }
     if (typeof args[0] !== "function") take(args[0]);
-    if (hooks.beforeEnd === undefined) return end(...args);
-    void hooks
-      .beforeEnd()
-      .catch(() => undefined)
-      .finally(() => end(...args));
+    const before = hooks.beforeEnd?.();
+    if (before === undefined) return end(...args);
+    void before.catch(() => undefined).finally(() => end(...args));
     return res;
   }) as ServerResponse["end"];
   return seen;

@@ -85,14 +85,23 @@ export function paramsFromHeaders(headers: Readonly<Record<string, string | stri
 
 /** The parameter headers are the gateway's: they never reach the site. */
 export function stripParamHeaders(req: { rawHeaders: string[]; headers: Record<string, unknown> }): void {
-  const names = new Set<string>(Object.values(PARAM_HEADERS));
+  if (!hasParamHeaders(req.headers)) return;
+  const names = PARAM_NAMES;
   const raw = req.rawHeaders;
   const kept: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
     if (!names.has((raw[i] ?? "").toLowerCase())) kept.push(raw[i] ?? "", raw[i + 1] ?? "");
   }
   raw.splice(0, raw.length, ...kept);
-  for (const n of names) delete req.headers[n];
+  for (const n of names) if (n in req.headers) delete req.headers[n];
+}
+
+const PARAM_NAMES: ReadonlySet<string> = new Set(Object.values(PARAM_HEADERS));
+
+/** Whether a request carries any parameter header (lowercase names): most carry none. */
+export function hasParamHeaders(headers: Readonly<Record<string, unknown>>): boolean {
+  for (const n of PARAM_NAMES) if (headers[n] !== undefined) return true;
+  return false;
 }
 
 /** The username's parameters, with the headers' on top (a header wins over the same key). */

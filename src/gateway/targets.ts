@@ -116,11 +116,16 @@ export function connectPortsOf(raw: string | undefined): ConnectPorts {
  * Credentials and the fragment are dropped; the path starts with `/`.
  */
 export function forwardedUrl(raw: string): string {
+  return forwardedTarget(raw).href;
+}
+
+/** `forwardedUrl` and the host (with its port) of the URL it gives: one parse for both. */
+export function forwardedTarget(raw: string): { readonly href: string; readonly host: string } {
   const u = new URL(raw);
   u.username = "";
   u.password = "";
   u.hash = "";
-  return u.href;
+  return { href: u.href, host: u.host };
 }
 
 function addCidr(list: BlockList, cidr: string): void {
