@@ -333,7 +333,7 @@ function grant(req: Request, rec: ProxyRecord, sessionRebound: boolean): Acquire
       expireAt,
       sessionKey: params.sessionKey,
       sessionRebound,
-      intervalMs: pair.intervalMs,
+      intervalMs: Math.ceil(pair.intervalMs),
     },
   };
 }

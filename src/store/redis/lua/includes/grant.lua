@@ -95,5 +95,5 @@ local function grant(busy, binding, now, nowText, id, pk, pr, rebound, mc, busyN
   local v = redis.call('HMGET', key, 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'qu', 'qc', 'xi')
   noteTtl(metaKey, meta[5], meta[6], tonumber(ttlText), now)
   return {1, token, exp, rebound, id, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], by, now, v[9], v[10], v[11], hex,
-          interval}
+          math.ceil(interval)}
 end
