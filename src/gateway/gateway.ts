@@ -1,6 +1,7 @@
 import { Agent as HttpAgent } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
+import type { Socket } from "node:net";
 import { finished } from "node:stream/promises";
 import { RequestError, Server } from "proxy-chain";
 import type { PrepareRequestFunctionOpts, PrepareRequestFunctionResult } from "proxy-chain";
@@ -131,7 +132,9 @@ export class Gateway {
   /** Intercepted requests' upstream connections, kept per (proxy, site) between the pair's leases. */
   private readonly agents: UpstreamAgents;
   /** Plain-HTTP and intercepted requests being served, until their answer went out. */
-  private readonly inFlight = new Set<Promise<void>>();
+  private inFlight = 0;
+  /** Per lease used by plain-HTTP requests: the socket of the request using it now, cut if it is lost. */
+  private readonly cuts = new WeakMap<Lease, { socket: Socket | undefined }>();
   /** Set by the first `stop`; later calls may only bring the end of the drain closer. */
   private stopping: Promise<void> | undefined;
   private drainUntil = 0;
@@ -229,7 +232,7 @@ export class Gateway {
     const closed = this.server.close(false).catch(() => undefined);
     const draining = this.drainUntil > Date.now();
     if (draining) this.tunnels.closeWhenQuiet(TUNNEL_QUIET_MS);
-    while ((this.inFlight.size > 0 || this.tunnels.size > 0) && Date.now() < this.drainUntil) await sleep(25);
+    while ((this.inFlight > 0 || this.tunnels.size > 0) && Date.now() < this.drainUntil) await sleep(25);
     await this.kept.close();
     if (draining) {
       // the answers went out: let the connections end (their last bytes flushed) before they are cut
@@ -246,15 +249,33 @@ export class Gateway {
   }
 
   /** Count a request as in flight until it was served and its answer went out. */
-  private async track(res: ServerResponse, serving: Promise<void>): Promise<void> {
+  private track(res: ServerResponse, serving: Promise<void>): Promise<void> {
+    this.inFlight++;
     // the answer has usually gone out when serving ends: no listener on `res` then (it has many)
-    const p = serving.then(() => (res.writableFinished || res.destroyed ? undefined : finished(res).catch(() => undefined)));
-    this.inFlight.add(p);
-    try {
-      await p;
-    } finally {
-      this.inFlight.delete(p);
+    return serving
+      .then(() => (res.writableFinished || res.destroyed ? undefined : finished(res).catch(() => undefined)))
+      .finally(() => {
+        this.inFlight--;
+      });
+  }
+
+  /**
+   * The proxy must not be used once its lease is lost: the request using it then is cut. One
+   * listener per lease, however many requests a kept lease serves.
+   */
+  private cutOnLoss(lease: Lease, socket: Socket): () => void {
+    let cut = this.cuts.get(lease);
+    if (cut === undefined) {
+      const holder: { socket: Socket | undefined } = { socket: undefined };
+      lease.signal.addEventListener("abort", () => void holder.socket?.destroy(), { once: true });
+      this.cuts.set(lease, holder);
+      cut = holder;
     }
+    cut.socket = socket;
+    const mine = cut;
+    return () => {
+      if (mine.socket === socket) mine.socket = undefined;
+    };
   }
 
   /** Count a browser that sent no credentials; say so at most once a minute. */
@@ -321,10 +342,7 @@ export class Gateway {
     // (a failed first try's lease is released once its retry ended: forward)
     const { lease } = taken;
     if (isHttp) {
-      // the proxy must not be used once the lease is lost: the request is cut
-      const cut = (): void => void request.socket.destroy();
-      lease.signal.addEventListener("abort", cut, { once: true });
-      this.httpLeases.set(request, { ...taken, unwatch: () => lease.signal.removeEventListener("abort", cut) });
+      this.httpLeases.set(request, { ...taken, unwatch: this.cutOnLoss(lease, request.socket) });
     } else {
       this.tunnels.open(connectionId, lease);
     }
