@@ -7,7 +7,7 @@
  * Leases granted through unary calls have no stream to tell: their renewals are refused, and a
  * worker in fallback waits for them as for raw stubs' (the longest lease TTL).
  *
- * Reusable leases (kept leases, docs/spec.md §7) are also indexed by (pool, domain-key), so that
+ * Reusable leases (kept leases, docs/spec.md §5) are also indexed by (pool, domain-key), so that
  * an acquire that waits for a key, or a change of its pacing, asks their holders to give them back.
  */
 import type { Reservations } from "@proxybroker/sdk/model";

@@ -83,8 +83,9 @@ export interface LeaseEngineOptions {
   readonly onWaited?: (ms: number, granted: boolean) => void;
   /**
    * Reusable leases of `pool` on `domainKey` (every key when undefined) are to be given back
-   * (kept leases, docs/spec.md §7): an acquire for the key was denied or waits, a RATE_LIMITED
-   * outcome may have raised its interval, or the pool's policies changed.
+   * (kept leases, docs/spec.md §5): an acquire for the key was denied or waits, a RATE_LIMITED
+   * outcome may have raised its interval, a BLOCKED one says the site bans, or the pool's
+   * policies changed.
    */
   readonly wantBack?: (pool: string, domainKey?: string) => void;
 }
@@ -347,8 +348,8 @@ export class LeaseEngine {
       ...(combine ? { next: nextParams } : {}),
     });
     const released = this.index.take(spec.leaseId);
-    if (released !== undefined && spec.outcome.kind === "RATE_LIMITED") {
-      // adaptive pacing may have raised the key's interval: nobody goes on unpaced
+    if (released !== undefined && (spec.outcome.kind === "RATE_LIMITED" || spec.outcome.kind === "BLOCKED")) {
+      // adaptive pacing may have raised the key's interval, or the site bans: nobody goes on unpaced
       this.opts.wantBack?.(poolOfQueue(released.queueKey), released.queueKey.slice(released.queueKey.indexOf("\u0000") + 1));
     }
     if (released !== undefined) {

@@ -15,7 +15,7 @@ export interface AcquireOptions {
   /**
    * Ask for a lease this worker may keep for more requests of the domain-key, one at a time, while
    * the pair is not paced: `lease.reusable` says whether the broker allowed it, and `lease.wanted`
-   * (with `onWanted`) when it asks for it back (docs/spec.md §7, kept leases). Default false.
+   * (with `onWanted`) when it asks for it back (docs/spec.md §5, kept leases). Default false.
    */
   readonly reuse?: boolean;
 }

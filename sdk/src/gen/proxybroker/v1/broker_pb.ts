@@ -316,7 +316,7 @@ export type AcquireLeaseRequest = Message<"proxybroker.v1.AcquireLeaseRequest"> 
 
   /**
    * The caller would keep the lease for more requests of the domain-key, one after another, while
-   * the pair is not paced (docs/spec.md §7, kept leases): the lease comes back with
+   * the pair is not paced (docs/spec.md §5, kept leases): the lease comes back with
    * `Lease.reusable` when the broker allows it. Honoured on the Lease stream only, where the
    * broker can ask for the lease back (`LeaseWanted`).
    *
@@ -731,8 +731,9 @@ export const LeaseResponseSchema: GenMessage<LeaseResponse> = /*@__PURE__*/
 
 /**
  * Sent unasked on the stream that holds a reusable lease: another acquire waits for (or was
- * denied) its domain-key, or the key's pacing or policies changed. The holder sends no new
- * request through it and releases it once the request in flight ended.
+ * denied) its domain-key, a proxy of the key was rate-limited or blocked, or the pool's policies
+ * changed. The holder sends no new request through it and releases it once the request in
+ * flight ended.
  *
  * @generated from message proxybroker.v1.LeaseWanted
  */
