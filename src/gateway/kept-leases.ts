@@ -160,7 +160,7 @@ export class KeptLeases {
   /** Sweep idle leases past `idleMs` or `maxMs`, while any are kept. */
   private arm(): void {
     if (this.timer !== undefined) return;
-    const every = Math.max(10, Math.floor(this.opts.idleMs / 2));
+    const every = Math.max(10, Math.floor(Math.min(this.opts.idleMs, this.opts.maxMs) / 2));
     this.timer = setInterval(() => this.sweep(), every);
     this.timer.unref();
   }

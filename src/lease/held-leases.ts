@@ -26,6 +26,8 @@ export interface HeldLease {
    * LeaseWanted). Undefined: not reusable.
    */
   want?: () => void;
+  /** Its holder was asked to give it back (`want` called). */
+  asked?: boolean;
 }
 
 /** How long an entry outlives its last known expiry (a renewal through another replica may have extended it). */
@@ -34,7 +36,7 @@ const SWEEP_EVERY_MS = 10_000;
 
 export class HeldLeases {
   private readonly held = new Map<string, HeldLease>();
-  /** The reusable leases not yet asked back, by pool, then domain-key: lease id → lease. */
+  /** The reusable leases held, by pool, then domain-key: lease id → lease. */
   private readonly reusable = new Map<string, Map<string, Map<string, HeldLease>>>();
   private lastSweep = 0;
 
@@ -67,24 +69,31 @@ export class HeldLeases {
   /**
    * Ask the holders of the reusable leases of `pool` on `domainKey` (every key when undefined) to
    * give them back: an acquire waits for the key or was denied, or its pacing or policies
-   * changed. Each lease is asked once; it stays held until released.
+   * changed. Each lease is asked once; it stays held until released. Returns how many reusable
+   * leases of the key are held and asked back (now or before): give-backs to come.
    */
-  wantBack(pool: string, domainKey?: string): void {
+  wantBack(pool: string, domainKey?: string): number {
     const keys = this.keysOf(pool, false);
-    if (keys === undefined) return;
-    const asked = domainKey === undefined ? [...keys.values()] : [keys.get(domainKey)].filter((m) => m !== undefined);
-    for (const leases of asked) {
-      for (const l of leases.values()) l.want?.();
-      leases.clear();
+    if (keys === undefined) return 0;
+    const of = domainKey === undefined ? [...keys.values()] : [keys.get(domainKey)].filter((m) => m !== undefined);
+    let pending = 0;
+    for (const leases of of) {
+      for (const l of leases.values()) {
+        if (l.asked !== true) {
+          l.asked = true;
+          l.want?.();
+        }
+        pending++;
+      }
     }
-    if (domainKey === undefined) this.reusable.delete(pool);
-    else keys.delete(domainKey);
+    return pending;
   }
 
   /** Reusable leases not yet asked back (a metric, and for tests). */
   get reusableCount(): number {
     let n = 0;
-    for (const keys of this.reusable.values()) for (const leases of keys.values()) n += leases.size;
+    for (const keys of this.reusable.values())
+      for (const leases of keys.values()) for (const l of leases.values()) if (l.asked !== true) n++;
     return n;
   }
 

@@ -25,7 +25,10 @@ import type { AttemptResult, Refusal } from "./wait-queues.js";
 import { WaitRefusedError } from "./errors.js";
 
 /** The answer to an acquire: a lease, or a denial with the earliest known retry moment. */
-export type Decision = { readonly kind: "granted"; readonly lease: LeaseView } | { readonly kind: "denied"; readonly retryAfterMs: number };
+export type Decision =
+  | { readonly kind: "granted"; readonly lease: LeaseView }
+  /** `keptPending`: reusable leases of the key asked back and not yet released (kept leases). */
+  | { readonly kind: "denied"; readonly retryAfterMs: number; readonly keptPending?: number };
 
 /** The answer to a release: released or lost, and the decision on `next` when it was given. */
 export interface ReleaseDecision {
@@ -87,10 +90,15 @@ export interface LeaseEngineOptions {
    * outcome may have raised its interval, a BLOCKED one says the site bans, or the pool's
    * policies changed.
    */
-  readonly wantBack?: (pool: string, domainKey?: string) => void;
+  readonly wantBack?: (pool: string, domainKey?: string) => number;
 }
 
 const MAX_POLICY_RELOADS = 3;
+/**
+ * How long an acquire without max_wait waits for reusable leases of its key that were asked back
+ * (kept leases, docs/spec.md §5): their holders release them at once when idle.
+ */
+export const KEPT_GIVE_BACK_WAIT_MS = 200;
 
 /**
  * The broker's lease logic above the store: resolves policies into domain-keys, keeps waiting
@@ -261,7 +269,13 @@ export class LeaseEngine {
       return this.wait(spec, params, start, signal, this.queues.retryAfterMs(key));
     }
     const first = await this.attempt(spec, params);
-    if (first.kind === "granted" || spec.maxWaitMs === 0) return first;
+    if (first.kind === "granted") return first;
+    if (spec.maxWaitMs === 0) {
+      // the key's pairs are held by reusable leases now asked back: an acquire that would not
+      // wait waits for their give-back, briefly, rather than being denied what was only kept
+      if ((first.keptPending ?? 0) === 0) return first;
+      return this.wait({ ...spec, maxWaitMs: KEPT_GIVE_BACK_WAIT_MS }, params, start, signal, first.retryAfterMs);
+    }
     return this.wait(spec, params, start, signal, first.retryAfterMs);
   }
 
@@ -450,7 +464,10 @@ export class LeaseEngine {
       const held = this.isolationHeldMs(spec);
       if (held > 0) return { kind: "denied", retryAfterMs: held };
       const r = await this.store.acquire(params);
-      if (r.kind === "denied") this.opts.wantBack?.(params.pool, params.domainKey);
+      if (r.kind === "denied") {
+        const keptPending = this.opts.wantBack?.(params.pool, params.domainKey) ?? 0;
+        if (keptPending > 0) return { kind: "denied", retryAfterMs: r.retryAfterMs, keptPending };
+      }
       if (r.kind !== "stale-policy") return this.decide(params, r);
       if (i >= MAX_POLICY_RELOADS) return { kind: "denied", retryAfterMs: this.opts.waitPollMs };
       this.opts.wantBack?.(params.pool);
