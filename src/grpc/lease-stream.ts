@@ -137,6 +137,8 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
         case "release": {
           const leaseId = m.value.leaseId;
           run("release", "", { leaseId }, async () => {
+            // given back: the release's own outcome or next must not ask this stream for it back
+            ctx.held.releasing(leaseId);
             const r = await calls.release(m.value, opts);
             ctx.held.drop(leaseId);
             const reusable = r.next !== undefined && r.next.kind !== "refused" && held(r.next, m.value.next);

@@ -65,6 +65,15 @@ export class HeldLeases {
   }
 
   /**
+   * Its holder gives the lease back (a release of it is under way): not asked back any more, by
+   * that release's own RATE_LIMITED outcome or denied `next` either. It stays held until dropped.
+   */
+  releasing(leaseId: string): void {
+    const l = this.held.get(leaseId);
+    if (l?.want !== undefined) this.unindex(leaseId, l);
+  }
+
+  /**
    * Ask the holders of the reusable leases of `pool` on `domainKey` (every key when undefined) to
    * give them back: an acquire waits for the key or was denied, or its pacing or policies
    * changed. Each lease is asked once; it stays held until released.

@@ -168,6 +168,21 @@ describe("HeldLeases: reusable leases (kept leases)", () => {
     expect(held.size).toBe(2);
   });
 
+  it("a lease being released is not asked back, even by its own release's wantBack", () => {
+    const { held, wanted, told, lease } = setup();
+    lease("giving", "shop.example", { proxyId: "p1:1" });
+    lease("other", "shop.example");
+    held.releasing("giving");
+    held.releasing("unknown");
+    expect(held.reusableCount).toBe(1);
+    held.wantBack("default", "shop.example");
+    expect(wanted).toEqual(["other"]);
+    // still held (a failed release leaves it to be revoked) until dropped
+    expect(held.size).toBe(2);
+    for (const t of held.takeReserved("default", { proxies: { "p1:1": "silent" }, domains: {} }, (dk) => dk)) t.lease.tell();
+    expect(told).toEqual(["giving"]);
+  });
+
   it("a lease swept out after its expiry leaves the index", () => {
     const { clock, held, lease } = setup();
     lease("old", "shop.example");
