@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
-import type { StoreKind } from "../../support/broker.js";
+import { startBroker, uniquePrefix } from "../../support/broker.js";
+import type { StoreKind, TestBroker } from "../../support/broker.js";
+import { withRedis } from "../../support/with-redis.js";
 import { withBroker } from "../../support/with-broker.js";
 import { StreamClient, granted } from "../../support/stream-client.js";
 
@@ -152,5 +154,32 @@ describe.each<StoreKind>(["embedded", "redis"])("kept leases (%s store)", (kind)
     const n2 = await s.release(next!.leaseId, next!.fencingToken, OutcomeKind.SUCCESS, { domain: DOMAIN });
     if (n2.case !== "released" || n2.value.next.case !== "granted") throw new Error(`expected released with a next grant: ${n2.case}`);
     expect(n2.value.next.value.lease?.reusable).toBe(false);
+  });
+});
+
+/** Two broker replicas on one Redis (one key prefix): a policy change through one reaches the other's holders. */
+describe("kept leases across replicas", () => {
+  const redis = withRedis();
+  const brokers: TestBroker[] = [];
+  const streams: StreamClient[] = [];
+  afterEach(async () => {
+    for (const s of streams.splice(0)) s.cancel();
+    await Promise.all(brokers.splice(0).map((x) => x.stop()));
+  });
+
+  it("a policy set through another replica asks back the reusable leases held here (its refresh)", async () => {
+    const prefix = uniquePrefix();
+    const here = await startBroker({ kind: "redis", redisUrl: redis.url(), prefix });
+    const there = await startBroker({ kind: "redis", redisUrl: redis.url(), prefix });
+    brokers.push(here, there);
+    await here.admin.addProxies({ proxies: [{ url: "10.0.1.1:8080" }, { url: "10.0.1.2:8080" }] });
+    const s = new StreamClient(here.broker);
+    streams.push(s);
+    const kept = granted(await s.acquire({ domain: DOMAIN, reuse: true }));
+    const plain = granted(await s.acquire({ domain: DOMAIN }));
+    expect([kept.reusable, plain.reusable]).toEqual([true, false]);
+    await there.admin.setDomainPolicy({ policy: { pattern: "*.elsewhere.example", maxConcurrency: 2 } });
+    // refreshHolds runs every second
+    await expect.poll(() => wantedOn(s), { timeout: 4_000, interval: 50 }).toEqual([kept.leaseId]);
   });
 });
