@@ -42,6 +42,9 @@ export class HeldLeases {
 
   /** A lease was granted on a stream, or renewed on one (`tell` then reaches that stream). */
   hold(leaseId: string, lease: HeldLease): void {
+    // held again (a retried request given its lease again): its index entry is the new one's
+    const before = this.held.get(leaseId);
+    if (before?.want !== undefined) this.unindex(leaseId, before);
     this.held.set(leaseId, lease);
     if (lease.want !== undefined) this.index(leaseId, lease);
     this.sweep();

@@ -183,6 +183,18 @@ describe("HeldLeases: reusable leases (kept leases)", () => {
     expect(told).toEqual(["giving"]);
   });
 
+  it("a lease held again without `want` (a retried request's grant) leaves the index", () => {
+    const { held, wanted, lease } = setup();
+    lease("retried", "shop.example");
+    lease("retried", "shop.example", { reusable: false });
+    expect(held.size).toBe(1);
+    expect(held.reusableCount).toBe(0);
+    held.drop("retried");
+    held.wantBack("default", "shop.example");
+    expect(wanted).toEqual([]);
+    expect(held.reusableCount).toBe(0);
+  });
+
   it("a lease swept out after its expiry leaves the index", () => {
     const { clock, held, lease } = setup();
     lease("old", "shop.example");
