@@ -120,6 +120,25 @@ describe.each<StoreKind>(["embedded", "redis"])("kept leases (%s store)", (kind)
     expect(wantedOn(c)).not.toContain(otherKey.leaseId);
   });
 
+  it("a retried acquire given its reusable lease again: not reusable, and never asked back once released", async () => {
+    await start(1);
+    const s = open();
+    const first = granted(await s.acquire({ domain: DOMAIN, reuse: true, requestId: "kept-retry" }));
+    expect(first.reusable).toBe(true);
+    const again = granted(await s.acquire({ domain: DOMAIN, reuse: true, requestId: "kept-retry" }));
+    expect(again.leaseId).toBe(first.leaseId);
+    expect(again.reusable).toBe(false); // its interval is not known again
+    expect((await s.release(first.leaseId, first.fencingToken)).case).toBe("released");
+    // the proxy held by another, a third denied: nothing asks the released lease back
+    const holder = open();
+    expect(granted(await holder.acquire({ domain: DOMAIN, workerId: "holder" })).reusable).toBe(false);
+    const denied = open();
+    expect((await denied.acquire({ domain: DOMAIN, workerId: "denied" })).case).toBe("denied");
+    // a round trip on s after the denial: a LeaseWanted sent by it came before
+    expect((await s.acquire({ domain: "other.example.org" })).case).toBe("granted");
+    expect(wantedOn(s)).toEqual([]);
+  });
+
   it("SetDomainPolicy and DeleteDomainPolicy ask back the pool's reusable leases", async () => {
     await start(3);
     const a = open();
