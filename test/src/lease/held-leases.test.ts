@@ -195,6 +195,43 @@ describe("HeldLeases: reusable leases (kept leases)", () => {
     expect(held.reusableCount).toBe(0);
   });
 
+  it("a grant whose key or pool was asked back while it was decided is held, but not reusable", () => {
+    const { clock, held, wanted, told, lease } = setup();
+    const hold = (id: string, domainKey: string, since: number, pool = "default") =>
+      held.hold(
+        id,
+        {
+          pool,
+          proxyId: `p-${id}:1`,
+          domainKey,
+          workerId: "w",
+          fencingToken: 1,
+          expireAt: clock.now() + 30_000,
+          tell: () => told.push(id),
+          want: () => wanted.push(id),
+        },
+        since,
+      );
+    const before = held.mark();
+    held.wantBack("default", "shop.example"); // an acquire denied by the lease on its way
+    expect(hold("late", "shop.example", before)).toBe(false);
+    expect(hold("other-key", "news.example", before)).toBe(true);
+    expect(hold("other-pool", "shop.example", before, "eu")).toBe(true);
+    const fresh = held.mark();
+    expect(hold("after", "shop.example", fresh)).toBe(true);
+    // an ask of the whole pool (policies changed, as an acquire's own reload of them does) does not count
+    held.wantBack("default");
+    expect(hold("pool-asked", "weather.example", fresh)).toBe(true);
+    expect(held.size).toBe(5);
+    // held without `want`: asked never, revoked still
+    lease("x", "shop.example", { reusable: false });
+    wanted.length = 0;
+    held.wantBack("default", "shop.example");
+    expect(wanted).toEqual([]);
+    for (const t of held.takeReserved("default", { proxies: { "p-late:1": "silent" }, domains: {} }, (dk) => dk)) t.lease.tell();
+    expect(told).toEqual(["late"]);
+  });
+
   it("a lease swept out after its expiry leaves the index", () => {
     const { clock, held, lease } = setup();
     lease("old", "shop.example");
