@@ -103,6 +103,22 @@ describe.each<StoreKind>(["embedded", "redis"])("kept leases (%s store)", (kind)
     expect(Date.now() - t0).toBeLessThan(1_500); // well under max_wait
   });
 
+  it("an acquire denied by a reusable lease whose grant is still on its way: the lease comes back not reusable", async () => {
+    await start(1);
+    const s = open();
+    for (let i = 0; i < 10; i++) {
+      const domain = `race${i}.example.com`;
+      // both decided at once: the second is denied by the first's grant
+      const [first, second] = await Promise.all([s.acquire({ domain, reuse: true }), s.acquire({ domain, workerId: "second" })]);
+      const l = granted(first);
+      expect(second.case).toBe("denied");
+      await s.renew(l.leaseId, l.fencingToken); // a LeaseWanted sent for it came before this answer
+      // either it is not reusable, or its holder was asked for it back
+      if (l.reusable) expect(wantedOn(s)).toContain(l.leaseId);
+      expect((await s.release(l.leaseId, l.fencingToken)).case).toBe("released");
+    }
+  });
+
   it("a RATE_LIMITED release of a reusable lease asks back the other reusable leases of the key", async () => {
     await start(4);
     const a = open();
