@@ -65,21 +65,25 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
      * A grant on this stream: held through it, by `workerId`. Reusable (the request asked to
      * `reuse` it) when the pair is not paced: its holder can be asked for it back on this stream.
      */
-    const held = (d: Decision, req: { readonly workerId: string; readonly reuse: boolean } | undefined): boolean => {
+    const held = (d: Decision, req: { readonly workerId: string; readonly reuse: boolean } | undefined, since: number): boolean => {
       if (d.kind !== "granted") return false;
       const l = d.lease;
       const reusable = req?.reuse === true && l.intervalMs === 0;
-      ctx.held.hold(l.leaseId, {
-        pool: l.pool,
-        proxyId: l.proxy.id,
-        domainKey: l.domainKey,
-        workerId: req?.workerId ?? "",
-        fencingToken: l.fencingToken,
-        expireAt: l.expireAt,
-        tell: tell(l.leaseId),
-        ...(reusable ? { want: want(l.leaseId) } : {}),
-      });
-      return reusable;
+      // not reusable after all when its key was asked back while this grant was decided
+      return ctx.held.hold(
+        l.leaseId,
+        {
+          pool: l.pool,
+          proxyId: l.proxy.id,
+          domainKey: l.domainKey,
+          workerId: req?.workerId ?? "",
+          fencingToken: l.fencingToken,
+          expireAt: l.expireAt,
+          tell: tell(l.leaseId),
+          ...(reusable ? { want: want(l.leaseId) } : {}),
+        },
+        since,
+      );
     };
     const finishIfDone = () => {
       if (halfClosed && pending === 0 && !call.destroyed && call.writable) call.end();
@@ -116,8 +120,9 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
         case "acquire": {
           const requestId = m.value.requestId;
           run("acquire", m.value.pool, { requestId }, async () => {
+            const since = ctx.held.mark();
             const d = await calls.acquire(m.value, opts);
-            return decisionToWire(requestId, d, held(d, m.value));
+            return decisionToWire(requestId, d, held(d, m.value, since));
           });
           return;
         }
@@ -137,9 +142,12 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
         case "release": {
           const leaseId = m.value.leaseId;
           run("release", "", { leaseId }, async () => {
+            // given back: the release's own outcome or next must not ask this stream for it back
+            ctx.held.releasing(leaseId);
+            const since = ctx.held.mark();
             const r = await calls.release(m.value, opts);
             ctx.held.drop(leaseId);
-            const reusable = r.next !== undefined && r.next.kind !== "refused" && held(r.next, m.value.next);
+            const reusable = r.next !== undefined && r.next.kind !== "refused" && held(r.next, m.value.next, since);
             const next = r.next === undefined ? undefined : nextToWire(r.nextRequestId, r.next, reusable);
             // lost, then the next lease's own answer (correlated by its request_id)
             if (r.kind === "lost") {

@@ -38,15 +38,39 @@ export class HeldLeases {
   private readonly held = new Map<string, HeldLease>();
   /** The reusable leases held, by pool, then domain-key: lease id → lease. */
   private readonly reusable = new Map<string, Map<string, Map<string, HeldLease>>>();
+  /** Asks so far (`wantBack` calls), and the last ask of each (pool, domain-key). */
+  private asks = 0;
+  private readonly lastAsk = new Map<string, { seq: number; at: number }>();
   private lastSweep = 0;
 
   constructor(private readonly clock: () => number) {}
 
-  /** A lease was granted on a stream, or renewed on one (`tell` then reaches that stream). */
-  hold(leaseId: string, lease: HeldLease): void {
-    this.held.set(leaseId, lease);
-    if (lease.want !== undefined) this.index(leaseId, lease);
+  /** Taken before a request is decided, and given to `hold` with its grant (see there). */
+  mark(): number {
+    return this.asks;
+  }
+
+  /**
+   * A lease was granted on a stream, or renewed on one (`tell` then reaches that stream). With
+   * `want`, it is held reusable unless its domain-key was asked back since `since` (`mark()`
+   * before the grant was decided: an acquire denied by this very lease while its grant was on its
+   * way asked nobody). Asks of a whole pool do not count: an acquire's own reload of changed
+   * policies makes one, and its grant is decided under the new policies. Returns whether it is
+   * held reusable.
+   */
+  hold(leaseId: string, lease: HeldLease, since?: number): boolean {
+    // held again (a retried request given its lease again): its index entry is the new one's
+    const before = this.held.get(leaseId);
+    if (before?.want !== undefined) this.unindex(leaseId, before);
+    let held = lease;
+    if (lease.want !== undefined && since !== undefined && this.askedSince(lease.pool, lease.domainKey, since)) {
+      const { want: _, ...plain } = lease;
+      held = plain;
+    }
+    this.held.set(leaseId, held);
+    if (held.want !== undefined) this.index(leaseId, held);
     this.sweep();
+    return held.want !== undefined;
   }
 
   /** A renewal on a stream: its new expiry, and the stream that now holds it. */
@@ -67,12 +91,23 @@ export class HeldLeases {
   }
 
   /**
+   * Its holder gives the lease back (a release of it is under way): not asked back any more, by
+   * that release's own RATE_LIMITED outcome or denied `next` either. It stays held until dropped.
+   */
+  releasing(leaseId: string): void {
+    const l = this.held.get(leaseId);
+    if (l?.want !== undefined) this.unindex(leaseId, l);
+  }
+
+  /**
    * Ask the holders of the reusable leases of `pool` on `domainKey` (every key when undefined) to
    * give them back: an acquire waits for the key or was denied, or its pacing or policies
    * changed. Each lease is asked once; it stays held until released. Returns how many reusable
    * leases of the key are held and asked back (now or before): give-backs to come.
    */
   wantBack(pool: string, domainKey?: string): number {
+    this.asks++;
+    if (domainKey !== undefined) this.lastAsk.set(askKey(pool, domainKey), { seq: this.asks, at: this.clock() });
     const keys = this.keysOf(pool, false);
     if (keys === undefined) return 0;
     const of = domainKey === undefined ? [...keys.values()] : [keys.get(domainKey)].filter((m) => m !== undefined);
@@ -95,6 +130,10 @@ export class HeldLeases {
     for (const keys of this.reusable.values())
       for (const leases of keys.values()) for (const l of leases.values()) if (l.asked !== true) n++;
     return n;
+  }
+
+  private askedSince(pool: string, domainKey: string, since: number): boolean {
+    return (this.lastAsk.get(askKey(pool, domainKey))?.seq ?? 0) > since;
   }
 
   private keysOf(pool: string, make: true): Map<string, Map<string, HeldLease>>;
@@ -151,6 +190,7 @@ export class HeldLeases {
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
     for (const [id, l] of this.held) if (l.expireAt + KEEP_MS < now) this.drop(id);
+    for (const [key, ask] of this.lastAsk) if (ask.at + KEEP_MS < now) this.lastAsk.delete(key);
   }
 }
 
@@ -166,4 +206,9 @@ export function reservedFor(reserved: Reservations, proxyId: string, domainKey: 
   if (owner === undefined) return undefined;
   const scope = reserved.scopes?.[owner];
   return scope === undefined || scope.includes(domainKey) || scope.includes(shareKey) ? owner : undefined;
+}
+
+/** The key of the last ask of (pool, domain-key). */
+function askKey(pool: string, domainKey: string): string {
+  return `${pool}\u0000${domainKey}`;
 }

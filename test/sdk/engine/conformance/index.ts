@@ -8,6 +8,7 @@ import { adaptiveSuite } from "./adaptive.js";
 import { adminSuite } from "./admin.js";
 import { exclusivitySuite } from "./exclusivity.js";
 import { exitSuite } from "./exits.js";
+import { grantIntervalSuite } from "./grant-interval.js";
 import type { ConformanceOptions, StoreFactory } from "./harness.js";
 import { identitySuite } from "./identity.js";
 import { isolationSuite } from "./isolation.js";
@@ -49,5 +50,6 @@ export function describeStoreConformance(name: string, factory: StoreFactory, op
     isolationSuite(factory);
     exitSuite(factory, options);
     sourceSuite(factory);
+    grantIntervalSuite(factory);
   });
 }

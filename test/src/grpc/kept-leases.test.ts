@@ -1,0 +1,220 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { OutcomeKind } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
+import { startBroker, uniquePrefix } from "../../support/broker.js";
+import type { StoreKind, TestBroker } from "../../support/broker.js";
+import { withRedis } from "../../support/with-redis.js";
+import { withBroker } from "../../support/with-broker.js";
+import { StreamClient, granted } from "../../support/stream-client.js";
+
+const DOMAIN = "shop.example.com";
+
+/** The lease ids a stream was asked for back (LeaseWanted), in order. */
+function wantedOn(s: StreamClient): string[] {
+  return s.received.flatMap((a) => (a.case === "wanted" ? [a.value.leaseId] : []));
+}
+
+/**
+ * Kept leases over real gRPC on a real broker (docs/spec.md §7): a lease acquired with `reuse` on
+ * the Lease stream comes back reusable when its pair is not paced, and the broker asks for it
+ * back (LeaseWanted, unasked on the stream that holds it) when another acquire needs its key, a
+ * RATE_LIMITED outcome came for the key, or the pool's policies changed.
+ */
+describe.each<StoreKind>(["embedded", "redis"])("kept leases (%s store)", (kind) => {
+  // a long poll: a waiting acquire is granted within the test by a release's wake-up only
+  const b = withBroker({ kind, each: true, settings: { waitPollMs: 10_000 } });
+  const streams: StreamClient[] = [];
+  const open = () => {
+    const s = new StreamClient(b.broker);
+    streams.push(s);
+    return s;
+  };
+  const start = async (proxies: number) => {
+    const urls = Array.from({ length: proxies }, (_, i) => ({ url: `10.0.0.${i + 1}:8080` }));
+    const r = await b.admin.addProxies({ proxies: urls });
+    expect(r.added).toHaveLength(proxies);
+  };
+  afterEach(() => {
+    for (const s of streams.splice(0)) s.cancel();
+  });
+
+  it("grants reusable on an unpaced key only when asked to reuse", async () => {
+    await start(2);
+    const s = open();
+    const kept = granted(await s.acquire({ domain: DOMAIN, reuse: true }));
+    expect(kept.reusable).toBe(true);
+    const plain = granted(await s.acquire({ domain: DOMAIN }));
+    expect(plain.reusable).toBe(false);
+    expect(plain.proxy?.id).not.toBe(kept.proxy?.id);
+  });
+
+  it("does not grant reusable on a key paced by its policy's min_interval", async () => {
+    await start(2);
+    await b.admin.setDomainPolicy({ policy: { pattern: "*.paced.example", minInterval: durationFromMs(300) } });
+    const s = open();
+    const paced = granted(await s.acquire({ domain: "a.paced.example", reuse: true }));
+    expect(paced.reusable).toBe(false);
+    // the same stream, an unpaced key: reusable
+    expect(granted(await s.acquire({ domain: DOMAIN, reuse: true })).reusable).toBe(true);
+  });
+
+  it("never grants reusable through unary AcquireLease (no stream to ask it back on)", async () => {
+    await start(1);
+    const r = await b.broker.acquireLease({ workerId: "unary", domain: DOMAIN, reuse: true });
+    expect(r.lease?.leaseId).toBeTruthy();
+    expect(r.lease?.reusable).toBe(false);
+  });
+
+  it("asks the holder back when another acquire of the key is denied; once released it is granted", async () => {
+    await start(1);
+    const a = open();
+    const kept = granted(await a.acquire({ domain: DOMAIN, reuse: true, workerId: "a" }));
+    expect(kept.reusable).toBe(true);
+    expect(wantedOn(a)).toEqual([]);
+    const bStream = open();
+    expect((await bStream.acquire({ domain: DOMAIN, workerId: "b", maxWaitMs: 0 })).case).toBe("denied");
+    await expect.poll(() => wantedOn(a), { timeout: 2_000 }).toEqual([kept.leaseId]);
+    expect(wantedOn(bStream)).toEqual([]);
+    // asked once: another denial does not ask again
+    expect((await bStream.acquire({ domain: DOMAIN, workerId: "b", maxWaitMs: 0 })).case).toBe("denied");
+    expect((await a.renew(kept.leaseId, kept.fencingToken)).case).toBe("renewed");
+    expect(wantedOn(a)).toEqual([kept.leaseId]);
+    expect((await a.release(kept.leaseId, kept.fencingToken)).case).toBe("released");
+    const next = granted(await bStream.acquire({ domain: DOMAIN, workerId: "b", maxWaitMs: 0 }));
+    expect(next.proxy?.id).toBe(kept.proxy?.id);
+  });
+
+  it("a waiting acquire asks the holder back and is granted as soon as it gives the lease back", async () => {
+    await start(1);
+    const a = open();
+    const kept = granted(await a.acquire({ domain: DOMAIN, reuse: true, workerId: "a" }));
+    expect(kept.reusable).toBe(true);
+    const t0 = Date.now();
+    const waiting = open().acquire({ domain: DOMAIN, workerId: "b", maxWaitMs: 2_000 });
+    await expect.poll(() => wantedOn(a), { timeout: 1_000, interval: 5 }).toEqual([kept.leaseId]);
+    const askedAfter = Date.now() - t0;
+    const releasedAt = Date.now();
+    expect((await a.release(kept.leaseId, kept.fencingToken)).case).toBe("released");
+    const got = granted(await waiting);
+    const grantedAfterRelease = Date.now() - releasedAt;
+    expect(got.proxy?.id).toBe(kept.proxy?.id);
+    expect(askedAfter).toBeLessThan(1_000);
+    expect(grantedAfterRelease).toBeLessThan(500);
+    expect(Date.now() - t0).toBeLessThan(1_500); // well under max_wait
+  });
+
+  it("an acquire denied by a reusable lease whose grant is still on its way: the lease comes back not reusable", async () => {
+    await start(1);
+    const s = open();
+    for (let i = 0; i < 10; i++) {
+      const domain = `race${i}.example.com`;
+      // both decided at once: the second is denied by the first's grant
+      const [first, second] = await Promise.all([s.acquire({ domain, reuse: true }), s.acquire({ domain, workerId: "second" })]);
+      const l = granted(first);
+      expect(second.case).toBe("denied");
+      await s.renew(l.leaseId, l.fencingToken); // a LeaseWanted sent for it came before this answer
+      // either it is not reusable, or its holder was asked for it back
+      if (l.reusable) expect(wantedOn(s)).toContain(l.leaseId);
+      expect((await s.release(l.leaseId, l.fencingToken)).case).toBe("released");
+    }
+  });
+
+  it("a RATE_LIMITED release of a reusable lease asks back the other reusable leases of the key", async () => {
+    await start(4);
+    const a = open();
+    const c = open();
+    const first = granted(await a.acquire({ domain: DOMAIN, reuse: true, workerId: "a" }));
+    const second = granted(await c.acquire({ domain: DOMAIN, reuse: true, workerId: "c" }));
+    const third = granted(await a.acquire({ domain: DOMAIN, reuse: true, workerId: "a" }));
+    const otherKey = granted(await c.acquire({ domain: "news.example.org", reuse: true, workerId: "c" }));
+    for (const l of [first, second, third, otherKey]) expect(l.reusable).toBe(true);
+    expect((await a.release(first.leaseId, first.fencingToken, OutcomeKind.RATE_LIMITED)).case).toBe("released");
+    await expect.poll(() => wantedOn(c), { timeout: 2_000 }).toEqual([second.leaseId]);
+    await expect.poll(() => wantedOn(a), { timeout: 2_000 }).toContain(third.leaseId);
+    // the released lease itself is not asked back, nor a lease of another key
+    expect(wantedOn(a)).toEqual([third.leaseId]);
+    expect(wantedOn(c)).not.toContain(otherKey.leaseId);
+  });
+
+  it("a retried acquire given its reusable lease again: not reusable, and never asked back once released", async () => {
+    await start(1);
+    const s = open();
+    const first = granted(await s.acquire({ domain: DOMAIN, reuse: true, requestId: "kept-retry" }));
+    expect(first.reusable).toBe(true);
+    const again = granted(await s.acquire({ domain: DOMAIN, reuse: true, requestId: "kept-retry" }));
+    expect(again.leaseId).toBe(first.leaseId);
+    expect(again.reusable).toBe(false); // its interval is not known again
+    expect((await s.release(first.leaseId, first.fencingToken)).case).toBe("released");
+    // the proxy held by another, a third denied: nothing asks the released lease back
+    const holder = open();
+    expect(granted(await holder.acquire({ domain: DOMAIN, workerId: "holder" })).reusable).toBe(false);
+    const denied = open();
+    expect((await denied.acquire({ domain: DOMAIN, workerId: "denied" })).case).toBe("denied");
+    // a round trip on s after the denial: a LeaseWanted sent by it came before
+    expect((await s.acquire({ domain: "other.example.org" })).case).toBe("granted");
+    expect(wantedOn(s)).toEqual([]);
+  });
+
+  it("SetDomainPolicy and DeleteDomainPolicy ask back the pool's reusable leases", async () => {
+    await start(3);
+    const a = open();
+    const one = granted(await a.acquire({ domain: DOMAIN, reuse: true }));
+    const two = granted(await a.acquire({ domain: "news.example.org", reuse: true }));
+    const plain = granted(await a.acquire({ domain: DOMAIN }));
+    expect([one.reusable, two.reusable, plain.reusable]).toEqual([true, true, false]);
+    await b.admin.setDomainPolicy({ policy: { pattern: "*.unrelated.example", maxConcurrency: 2 } });
+    await expect.poll(() => wantedOn(a).sort(), { timeout: 2_000 }).toEqual([one.leaseId, two.leaseId].sort());
+    // leases granted after that are asked back by a deletion
+    const three = granted(await a.acquire({ domain: "third.example.net", reuse: true }));
+    expect(three.reusable).toBe(true);
+    await b.admin.deleteDomainPolicy({ pattern: "*.unrelated.example" });
+    await expect.poll(() => wantedOn(a).length, { timeout: 2_000 }).toBe(3);
+    expect(wantedOn(a)).toEqual(expect.arrayContaining([one.leaseId, two.leaseId, three.leaseId]));
+    expect(wantedOn(a)).not.toContain(plain.leaseId);
+  });
+
+  it("release with next and reuse grants the next lease reusable too", async () => {
+    await start(2);
+    const s = open();
+    const l = granted(await s.acquire({ domain: DOMAIN, reuse: true }));
+    const r = await s.release(l.leaseId, l.fencingToken, OutcomeKind.SUCCESS, { domain: DOMAIN, reuse: true });
+    if (r.case !== "released" || r.value.next.case !== "granted") throw new Error(`expected released with a next grant: ${r.case}`);
+    const next = r.value.next.value.lease;
+    expect(next?.reusable).toBe(true);
+    // and it is asked back like any reusable lease
+    expect((await open().acquire({ domain: DOMAIN, workerId: "other" })).case).toBe("granted");
+    expect((await open().acquire({ domain: DOMAIN, workerId: "other" })).case).toBe("denied");
+    await expect.poll(() => wantedOn(s), { timeout: 2_000 }).toEqual([next?.leaseId]);
+    // without reuse it is not
+    const n2 = await s.release(next!.leaseId, next!.fencingToken, OutcomeKind.SUCCESS, { domain: DOMAIN });
+    if (n2.case !== "released" || n2.value.next.case !== "granted") throw new Error(`expected released with a next grant: ${n2.case}`);
+    expect(n2.value.next.value.lease?.reusable).toBe(false);
+  });
+});
+
+/** Two broker replicas on one Redis (one key prefix): a policy change through one reaches the other's holders. */
+describe("kept leases across replicas", () => {
+  const redis = withRedis();
+  const brokers: TestBroker[] = [];
+  const streams: StreamClient[] = [];
+  afterEach(async () => {
+    for (const s of streams.splice(0)) s.cancel();
+    await Promise.all(brokers.splice(0).map((x) => x.stop()));
+  });
+
+  it("a policy set through another replica asks back the reusable leases held here (its refresh)", async () => {
+    const prefix = uniquePrefix();
+    const here = await startBroker({ kind: "redis", redisUrl: redis.url(), prefix });
+    const there = await startBroker({ kind: "redis", redisUrl: redis.url(), prefix });
+    brokers.push(here, there);
+    await here.admin.addProxies({ proxies: [{ url: "10.0.1.1:8080" }, { url: "10.0.1.2:8080" }] });
+    const s = new StreamClient(here.broker);
+    streams.push(s);
+    const kept = granted(await s.acquire({ domain: DOMAIN, reuse: true }));
+    const plain = granted(await s.acquire({ domain: DOMAIN }));
+    expect([kept.reusable, plain.reusable]).toEqual([true, false]);
+    await there.admin.setDomainPolicy({ policy: { pattern: "*.elsewhere.example", maxConcurrency: 2 } });
+    // refreshHolds runs every second
+    await expect.poll(() => wantedOn(s), { timeout: 4_000, interval: 50 }).toEqual([kept.leaseId]);
+  });
+});
