@@ -83,7 +83,10 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
     }),
 
     releaseLease: unaryCall(async (req, signal, call) => {
+      // a lease granted on a stream may be released here: its holder is asked nothing more
+      ctx.held.releasing(req.leaseId);
       const r = await calls.release(req, { surface: "unary", caller: callerName(call), signal });
+      ctx.held.drop(req.leaseId);
       if (r.kind === "lost") {
         // A unary call cannot carry both an error status and the next lease: give the next back.
         if (r.next?.kind === "granted") calls.giveBack(r.next.lease);

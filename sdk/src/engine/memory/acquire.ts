@@ -333,7 +333,8 @@ function grant(req: Request, rec: ProxyRecord, sessionRebound: boolean): Acquire
       expireAt,
       sessionKey: params.sessionKey,
       sessionRebound,
-      intervalMs: Math.ceil(pair.intervalMs),
+      // a fraction of a ms, or a jitter that drew 0, is still pacing (kept leases: 0 = unpaced)
+      intervalMs: params.jitterMs > 0 ? Math.max(1, Math.ceil(pair.intervalMs)) : Math.ceil(pair.intervalMs),
     },
   };
 }

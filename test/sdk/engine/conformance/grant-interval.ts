@@ -40,6 +40,13 @@ export function grantIntervalSuite(factory: StoreFactory): void {
       }
     });
 
+    it("is at least 1 ms with a jitter alone, whatever it drew: the pair is paced", async () => {
+      const h = await openStore(factory);
+      await addProxies(h, 40);
+      // 40 draws in [0, 2]: a draw of 0 is all but certain among them
+      for (let i = 0; i < 40; i++) expect((await grant(h, acq({ jitterMs: 2 }))).intervalMs).toBeGreaterThanOrEqual(1);
+    });
+
     it("is above 0 once adaptive pacing raised the domain-key's interval (a RATE_LIMITED)", async () => {
       const h = await openStore(factory);
       await addProxies(h, 2);

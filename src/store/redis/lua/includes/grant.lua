@@ -93,7 +93,11 @@ local function grant(busy, binding, now, nowText, id, pk, pr, rebound, mc, busyN
     redis.call('SET', base .. 'rq:' .. worker .. ' ' .. requestId, record, 'PX', REQUEST_MEMORY_MS)
   end
   local v = redis.call('HMGET', key, 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'qu', 'qc', 'xi')
+  -- the interval reported (kept leases: 0 = the pair is not paced): a fraction of a ms, or a
+  -- jitter that drew 0, is still pacing
+  local reportedInterval = math.ceil(interval)
+  if jitter > 0 and reportedInterval < 1 then reportedInterval = 1 end
   noteTtl(metaKey, meta[5], meta[6], tonumber(ttlText), now)
   return {1, token, exp, rebound, id, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], by, now, v[9], v[10], v[11], hex,
-          math.ceil(interval)}
+          reportedInterval}
 end
