@@ -16,6 +16,8 @@ export interface GatewayBenchConfig {
   readonly clients: number;
   readonly throughputHosts: number;
   readonly throughputSeconds: number;
+  /** Rounds of the throughput phase: proxy-chain alone and the gateway in turn, each round. */
+  readonly throughputRounds: number;
   readonly throughputWarmupSeconds: number;
   readonly keepAlive: boolean;
   /** Tunnels: how many CONNECT tunnels held at once, to how many hosts. */
@@ -48,6 +50,7 @@ export function loadGatewayBenchConfig(env: Env = process.env): GatewayBenchConf
     clients: int(env, "BENCH_GW_CLIENTS", 200, 1),
     throughputHosts: int(env, "BENCH_GW_HOSTS", 20, 1),
     throughputSeconds: int(env, "BENCH_GW_SECONDS", 10, 1),
+    throughputRounds: int(env, "BENCH_GW_ROUNDS", 3, 1),
     throughputWarmupSeconds: int(env, "BENCH_GW_WARMUP_SECONDS", 2, 0),
     keepAlive: env["BENCH_GW_KEEPALIVE"] === "1",
     tunnels: int(env, "BENCH_GW_TUNNELS", 1_000, 1),

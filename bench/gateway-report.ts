@@ -56,7 +56,7 @@ function latencyText(r: LatencyResult): string {
     ),
     "",
     `Goal ≤ 1 ms p50 over proxy-chain alone: ${overChain <= 1 ? "met" : "missed"} (${signed(overChain, 2)} ms; median of the per-round differences ${signed(r.pairedMedianMs, 2)} ms).`,
-    `Where it goes (p50s, gateway − proxy-chain): before the head ${signed(r.gateway.headP50Ms - r.chain.headP50Ms, 2)} ms (the gateway takes its lease before it forwards), head → end ${signed(r.gateway.tailP50Ms - r.chain.tailP50Ms, 2)} ms (the release comes before the end is sent, which a Content-Length page does not wait for).`,
+    `Where it goes (p50s, gateway − proxy-chain): before the head ${signed(r.gateway.headP50Ms - r.chain.headP50Ms, 2)} ms (the gateway takes its lease before it forwards: one kept from the round before when the pair is unpaced, as here), head → end ${signed(r.gateway.tailP50Ms - r.chain.tailP50Ms, 2)} ms (the release comes before the end is sent, which a Content-Length page does not wait for).`,
     `A lease alone, the SDK in the bench process (${r.sdk.cycles} cycles): acquire p50 ${f(r.sdk.acquireP50Ms, 2)} ms (p99 ${f(r.sdk.acquireP99Ms, 2)}), release p50 ${f(r.sdk.releaseP50Ms, 2)} ms; the broker's own acquire ${f(r.brokerAcquireMeanMs, 2)} ms mean (proxybroker_acquire_seconds, during the rounds).`,
   ].join("\n");
 }
@@ -107,7 +107,25 @@ function throughputText(rows: readonly ThroughputRow[], clients: number, keepAli
         ),
       ]),
     ),
+    "",
+    ratioText(rows),
   ].join("\n");
+}
+
+/** The gateway's req/s over proxy-chain alone's, round by round, and the gateway without kept leases. */
+function ratioText(rows: readonly ThroughputRow[]): string {
+  const chains = rows.filter((r) => r.label.startsWith("proxy-chain alone"));
+  const gateways = rows.filter((r) => r.label.startsWith("gateway → "));
+  const ratios = chains.map((c, i) => (gateways[i]?.requestsPerSec ?? Number.NaN) / c.requestsPerSec);
+  const sorted = [...ratios].sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+  const notKept = rows.find((r) => r.label === "gateway, leases not kept");
+  const lastChain = chains.at(-1);
+  const without =
+    notKept === undefined || lastChain === undefined
+      ? ""
+      : ` Leases not kept (GATEWAY_KEEP_IDLE_MS=0, run last): ${f(notKept.requestsPerSec, 0)} req/s, ${f(notKept.requestsPerSec / lastChain.requestsPerSec, 2)}× the last round's proxy-chain.`;
+  return `Gateway over proxy-chain alone, round by round: ${ratios.map((x) => `${f(x, 2)}×`).join(", ")} (median ${f(median, 2)}×; goal ≥ 0.8×).${without}`;
 }
 
 function tunnelsText(t: TunnelsResult): string {

@@ -51,7 +51,8 @@ export interface Rig {
   /** Set a domain policy of `pool`. */
   setPolicy(pool: string, policy: MessageInitShape<typeof DomainPolicySchema>): Promise<void>;
   /** A fresh gateway process whose default pool is `pool`. */
-  gateway(pool: string): Promise<Running>;
+  /** A gateway process for `pool`; `env`: more of its settings (GATEWAY_*). */
+  gateway(pool: string, env?: Readonly<Record<string, string>>): Promise<Running>;
   /** proxy-chain alone in its own process, chaining the requests to `upstreams` (`host:port`) in turn. */
   chain(upstreams: readonly string[]): Promise<Running>;
   close(): Promise<void>;
@@ -94,7 +95,7 @@ export async function startRig(config: GatewayBenchConfig): Promise<Rig> {
       setPolicy: async (pool, policy) => {
         await admin.setDomainPolicy({ pool, policy });
       },
-      gateway: (pool) => startGateway({ brokerAddress: broker.address, pool, profileDir: config.profileDir }),
+      gateway: (pool, env) => startGateway({ brokerAddress: broker.address, pool, profileDir: config.profileDir, env: env ?? {} }),
       chain: (upstreams) => startChain(upstreams, config.profileDir),
       close,
     };
@@ -117,9 +118,15 @@ function tinyproxyPid(i: number): number {
  * GATEWAY_METRICS_ADDRESS — the command declares no flag for it — so the bench reads the
  * broker's metrics only.)
  */
-async function startGateway(opts: { brokerAddress: string; pool: string; profileDir: string | undefined }): Promise<Running> {
-  const saved = process.env["GATEWAY_POOL"];
-  process.env["GATEWAY_POOL"] = opts.pool;
+async function startGateway(opts: {
+  brokerAddress: string;
+  pool: string;
+  profileDir: string | undefined;
+  env: Readonly<Record<string, string>>;
+}): Promise<Running> {
+  const settings: Record<string, string> = { ...opts.env, GATEWAY_POOL: opts.pool };
+  const saved = Object.fromEntries(Object.keys(settings).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, settings);
   try {
     const nodeArgs = opts.profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${opts.profileDir}`];
     const gw = await startGatewayProcess(opts.brokerAddress, { nodeArgs });
@@ -130,8 +137,10 @@ async function startGateway(opts: { brokerAddress: string; pool: string; profile
     }
     return { address: gw.address, pid, stop: () => gw.stop() };
   } finally {
-    if (saved === undefined) delete process.env["GATEWAY_POOL"];
-    else process.env["GATEWAY_POOL"] = saved;
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   }
 }
 

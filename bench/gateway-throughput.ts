@@ -118,32 +118,39 @@ export async function runThroughput(rig: Rig, config: GatewayBenchConfig): Promi
       "tinyproxies directly",
     ),
   );
-  const chain = await rig.chain(rig.proxies);
-  try {
-    rows.push(
-      await drive(
-        config,
-        (c) => ({ proxy: chain.address, url: urlOf(c) }),
-        { proxy: chain.pid, broker, redis, tinyproxies },
-        "proxy-chain alone → tinyproxies",
-      ),
-    );
-  } finally {
-    await chain.stop();
-  }
   await rig.addPool(POOL, rig.proxies);
-  const gateway = await rig.gateway(POOL);
+  // proxy-chain alone and the gateway in turn, round after round (the machine's state drifts:
+  // a ratio counts within one round); the gateway with leases not kept, once, last
+  const rounds = config.throughputRounds;
+  for (let round = 1; round <= rounds; round++) {
+    const tag = rounds === 1 ? "" : ` (round ${round})`;
+    const chain = await rig.chain(rig.proxies);
+    try {
+      const pids = { proxy: chain.pid, broker, redis, tinyproxies };
+      rows.push(await drive(config, (c) => ({ proxy: chain.address, url: urlOf(c) }), pids, `proxy-chain alone → tinyproxies${tag}`));
+    } finally {
+      await chain.stop();
+    }
+    rows.push(await throughGateway(rig, config, { broker, redis, tinyproxies }, `gateway → tinyproxies${tag}`, {}, urlOf));
+  }
+  rows.push(
+    await throughGateway(rig, config, { broker, redis, tinyproxies }, "gateway, leases not kept", { GATEWAY_KEEP_IDLE_MS: "0" }, urlOf),
+  );
+  return rows;
+}
+
+async function throughGateway(
+  rig: Rig,
+  config: GatewayBenchConfig,
+  pids: { broker: number; redis: number; tinyproxies: readonly number[] },
+  label: string,
+  env: Readonly<Record<string, string>>,
+  urlOf: (client: number) => string,
+): Promise<ThroughputRow> {
+  const gateway = await rig.gateway(POOL, env);
   try {
-    rows.push(
-      await drive(
-        config,
-        (c) => ({ proxy: gateway.address, url: urlOf(c) }),
-        { proxy: gateway.pid, broker, redis, tinyproxies },
-        "gateway → tinyproxies",
-      ),
-    );
+    return await drive(config, (c) => ({ proxy: gateway.address, url: urlOf(c) }), { proxy: gateway.pid, ...pids }, label);
   } finally {
     await gateway.stop();
   }
-  return rows;
 }
