@@ -16,6 +16,8 @@ export interface GatewayBenchConfig {
   readonly clients: number;
   readonly throughputHosts: number;
   readonly throughputSeconds: number;
+  /** BENCH_GW_BUILT=1: the gateway runs compiled (dist/, as installed; `npm run build` first), not from the sources under tsx. */
+  readonly built: boolean;
   /** Rounds of the throughput phase: proxy-chain alone and the gateway in turn, each round. */
   readonly throughputRounds: number;
   readonly throughputWarmupSeconds: number;
@@ -51,6 +53,7 @@ export function loadGatewayBenchConfig(env: Env = process.env): GatewayBenchConf
     throughputHosts: int(env, "BENCH_GW_HOSTS", 20, 1),
     throughputSeconds: int(env, "BENCH_GW_SECONDS", 10, 1),
     throughputRounds: int(env, "BENCH_GW_ROUNDS", 3, 1),
+    built: env["BENCH_GW_BUILT"] === "1",
     throughputWarmupSeconds: int(env, "BENCH_GW_WARMUP_SECONDS", 2, 0),
     keepAlive: env["BENCH_GW_KEEPALIVE"] === "1",
     tunnels: int(env, "BENCH_GW_TUNNELS", 1_000, 1),

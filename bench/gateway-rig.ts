@@ -95,7 +95,8 @@ export async function startRig(config: GatewayBenchConfig): Promise<Rig> {
       setPolicy: async (pool, policy) => {
         await admin.setDomainPolicy({ pool, policy });
       },
-      gateway: (pool, env) => startGateway({ brokerAddress: broker.address, pool, profileDir: config.profileDir, env: env ?? {} }),
+      gateway: (pool, env) =>
+        startGateway({ brokerAddress: broker.address, pool, profileDir: config.profileDir, env: env ?? {}, built: config.built }),
       chain: (upstreams) => startChain(upstreams, config.profileDir),
       close,
     };
@@ -123,14 +124,17 @@ async function startGateway(opts: {
   pool: string;
   profileDir: string | undefined;
   env: Readonly<Record<string, string>>;
+  built: boolean;
 }): Promise<Running> {
   const settings: Record<string, string> = { ...opts.env, GATEWAY_POOL: opts.pool };
   const saved = Object.fromEntries(Object.keys(settings).map((k) => [k, process.env[k]]));
   Object.assign(process.env, settings);
   try {
     const nodeArgs = opts.profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${opts.profileDir}`];
-    const gw = await startGatewayProcess(opts.brokerAddress, { nodeArgs });
-    const [pid, ...more] = childPids((argv) => argv.includes("src/cli.ts") && argv.at(-1) === "gateway");
+    const gw = await startGatewayProcess(opts.brokerAddress, { nodeArgs, built: opts.built });
+    const [pid, ...more] = childPids(
+      (argv) => (argv.includes("src/cli.ts") || argv.includes("dist/src/cli.js")) && argv.at(-1) === "gateway",
+    );
     if (pid === undefined || more.length > 0) {
       await gw.stop();
       throw new Error("bench:gateway: not one gateway process among this process's children");

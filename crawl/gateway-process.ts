@@ -35,6 +35,8 @@ export interface GatewayProcessOptions {
   readonly intercept?: InterceptFiles;
   /** Node's own flags for the process (`--cpu-prof`, …), before the entry point. */
   readonly nodeArgs?: readonly string[];
+  /** Run the compiled command (`dist/src/cli.js`, what the installed package runs; `npm run build` first) instead of the sources. */
+  readonly built?: boolean;
 }
 
 const START_TIMEOUT_MS = 30_000;
@@ -43,7 +45,8 @@ const START_TIMEOUT_MS = 30_000;
 export async function startGatewayProcess(brokerAddress: string, options: GatewayProcessOptions = {}): Promise<GatewayProcess> {
   const address = `127.0.0.1:${await freePort()}`;
   const { intercept, nodeArgs = [] } = options;
-  const child: ChildProcess = spawn(process.execPath, [...tsEntryArgs("src/cli.ts", nodeArgs), "gateway"], {
+  const entry = options.built === true ? [...nodeArgs, "dist/src/cli.js"] : tsEntryArgs("src/cli.ts", nodeArgs);
+  const child: ChildProcess = spawn(process.execPath, [...entry, "gateway"], {
     env: {
       ...process.env,
       PROXYBROKER_ADDRESS: brokerAddress,
