@@ -85,7 +85,7 @@ export function addGatewayCommand(p: Command): void {
     )
     .option(
       "--keep-max-ms <ms>",
-      "give a kept lease back to the broker this long after its grant (GATEWAY_KEEP_MAX_MS; default 5000)",
+      "give a kept lease back to the broker this long after it was first kept (GATEWAY_KEEP_MAX_MS; default 5000)",
       def("keepMaxMs"),
     )
     .option(

@@ -91,7 +91,7 @@ export interface GatewayOptions {
   readonly intercept?: { readonly certs: HostCerts; readonly upstreamCa: readonly string[] | undefined };
   /**
    * Kept leases (kept-leases.ts): a reusable lease is kept idle at most `idleMs` for the next
-   * request of its host (0: never kept), and at most `maxMs` after its grant. Default: not kept.
+   * request of its host (0: never kept), and at most `maxMs` after it was first kept. Default: not kept.
    */
   readonly keep?: { readonly idleMs: number; readonly maxMs: number };
 }

@@ -17,7 +17,7 @@ import type { Taken } from "./outcome.js";
 export interface KeptLeasesOptions {
   /** How long a lease is kept idle at most; 0: no lease is kept. */
   readonly idleMs: number;
-  /** How long after its grant a lease is kept at most (then given back to the broker's queue). */
+  /** How long after it was first kept a lease is kept at most (then given back to the broker's queue). */
   readonly maxMs: number;
   readonly clock?: () => number;
 }

@@ -46,8 +46,8 @@ export interface GatewaySettings {
   readonly poolIdleMs: number;
   /**
    * Kept leases: a reusable lease (its pair unpaced) is kept idle this long at most for the next
-   * request of its host (GATEWAY_KEEP_IDLE_MS; 0: never kept), and this long after its grant at
-   * most (GATEWAY_KEEP_MAX_MS).
+   * request of its host (GATEWAY_KEEP_IDLE_MS; 0: never kept), and this long after it was first
+   * kept at most (GATEWAY_KEEP_MAX_MS).
    */
   readonly keepIdleMs: number;
   readonly keepMaxMs: number;
