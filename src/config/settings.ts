@@ -40,6 +40,8 @@ export interface Settings {
   readonly maxWaitLimitMs: number;
   /** WAIT_POLL_MS — how often a waiting acquire re-checks when nothing is known (other replicas). */
   readonly waitPollMs: number;
+  /** KEPT_GIVE_BACK_WAIT_MS — how long an acquire without max_wait waits for kept leases of its key asked back. */
+  readonly keptGiveBackWaitMs: number;
   /** SESSION_TTL_MS — sticky session binding (§3). */
   readonly sessionTtlMs: number;
   /** BAN_TTL_MS — per-domain ban after BLOCKED (§2), unless a policy sets ban_ttl. */
@@ -216,6 +218,7 @@ export function loadSettings(env: Env = process.env): Settings {
     ttlMaxMs: num(env, "LEASE_TTL_MAX_MS", 3_600_000, { min: 1, max: MS_DAY }),
     maxWaitLimitMs: num(env, "MAX_WAIT_LIMIT_MS", 300_000, { min: 0, max: MS_DAY }),
     waitPollMs: num(env, "WAIT_POLL_MS", 250, { min: 5, max: 60_000 }),
+    keptGiveBackWaitMs: num(env, "KEPT_GIVE_BACK_WAIT_MS", 200, { min: 0, max: 5_000 }),
     sessionTtlMs: num(env, "SESSION_TTL_MS", 600_000, { min: 1, max: MS_DAY * 30 }),
     banTtlMs: num(env, "BAN_TTL_MS", 3_600_000, { min: 1, max: MS_DAY * 30 }),
     workerActiveWindowMs: num(env, "WORKER_ACTIVE_WINDOW_MS", 60_000, { min: 1, max: MS_DAY }),

@@ -42,6 +42,11 @@ export interface LeaseEngineOptions {
   readonly defaults: PolicyDefaults;
   readonly sessionTtlMs: number;
   readonly waitPollMs: number;
+  /**
+   * How long an acquire without max_wait waits for reusable leases of its key that were asked
+   * back (kept leases, docs/spec.md §5; an idle one comes back within a round trip). Default 200.
+   */
+  readonly keptGiveBackWaitMs?: number;
   /** The longest lease TTL accepted: the most that grants are held after a loss of state. */
   readonly ttlMaxMs: number;
   /**
@@ -94,11 +99,6 @@ export interface LeaseEngineOptions {
 }
 
 const MAX_POLICY_RELOADS = 3;
-/**
- * How long an acquire without max_wait waits for reusable leases of its key that were asked back
- * (kept leases, docs/spec.md §5): their holders release them at once when idle.
- */
-export const KEPT_GIVE_BACK_WAIT_MS = 200;
 
 /**
  * The broker's lease logic above the store: resolves policies into domain-keys, keeps waiting
@@ -273,8 +273,9 @@ export class LeaseEngine {
     if (spec.maxWaitMs === 0) {
       // the key's pairs are held by reusable leases now asked back: an acquire that would not
       // wait waits for their give-back, briefly, rather than being denied what was only kept
-      if ((first.keptPending ?? 0) === 0) return first;
-      return this.wait({ ...spec, maxWaitMs: KEPT_GIVE_BACK_WAIT_MS }, params, start, signal, first.retryAfterMs);
+      const giveBackMs = this.opts.keptGiveBackWaitMs ?? 200;
+      if ((first.keptPending ?? 0) === 0 || giveBackMs === 0) return first;
+      return this.wait({ ...spec, maxWaitMs: giveBackMs }, params, start, signal, first.retryAfterMs);
     }
     return this.wait(spec, params, start, signal, first.retryAfterMs);
   }

@@ -52,6 +52,7 @@ export type BrokerServerSettings = Pick<
   | "ttlMaxMs"
   | "maxWaitLimitMs"
   | "waitPollMs"
+  | "keptGiveBackWaitMs"
   | "sessionTtlMs"
   | "banTtlMs"
   | "workerActiveWindowMs"
@@ -163,6 +164,7 @@ export class BrokerServer {
       defaults: this.defaults,
       sessionTtlMs: s.sessionTtlMs,
       waitPollMs: s.waitPollMs,
+      keptGiveBackWaitMs: s.keptGiveBackWaitMs,
       ttlMaxMs: s.ttlMaxMs,
       maxWaitingPerKey: s.maxWaitingPerDomain,
       maxWaiting: s.maxWaiting,

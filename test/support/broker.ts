@@ -45,6 +45,7 @@ export const TEST_SETTINGS: BrokerServerSettings = {
   ttlMaxMs: 3_600_000,
   maxWaitLimitMs: 60_000,
   waitPollMs: 50,
+  keptGiveBackWaitMs: 200,
   sessionTtlMs: 600_000,
   banTtlMs: 3_600_000,
   workerActiveWindowMs: 60_000,

@@ -218,3 +218,30 @@ describe("kept leases across replicas", () => {
     await expect.poll(() => wantedOn(s), { timeout: 4_000, interval: 50 }).toEqual([kept.leaseId]);
   });
 });
+
+describe("kept leases: an acquire without max_wait", () => {
+  // KEPT_GIVE_BACK_WAIT_MS is 200 ms by default; 2 s here (a loaded machine may take longer than
+  // 200 ms to hand the lease back in this test): what is checked is that it waits at all
+  const b = withBroker({ kind: "embedded", each: true, settings: { keptGiveBackWaitMs: 2_000 } });
+  const streams: StreamClient[] = [];
+  afterEach(() => {
+    for (const s of streams.splice(0)) s.cancel();
+  });
+
+  it("an acquire without max_wait waits briefly for a kept lease given back at once, and gets it", async () => {
+    await b.admin.addProxies({ proxies: [{ url: "10.0.0.1:8080" }] });
+    const a = new StreamClient(b.broker);
+    const other = new StreamClient(b.broker);
+    streams.push(a, other);
+    const kept = granted(await a.acquire({ domain: DOMAIN, reuse: true, workerId: "a" }));
+    expect(kept.reusable).toBe(true);
+    const t0 = Date.now();
+    const asking = other.acquire({ domain: DOMAIN, workerId: "b", maxWaitMs: 0 });
+    // the holder is idle: it gives the lease back as soon as it is asked (as the gateway does)
+    await expect.poll(() => wantedOn(a), { timeout: 1_000, interval: 2 }).toEqual([kept.leaseId]);
+    expect((await a.release(kept.leaseId, kept.fencingToken)).case).toBe("released");
+    const got = granted(await asking);
+    expect(got.proxy?.id).toBe(kept.proxy?.id);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+  });
+});
