@@ -7,11 +7,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { policySpec, shareOf, type OutcomeInput, type ProxyView } from "@proxybroker/sdk/model";
-import { FallbackPool, type FallbackAcquireRequest, type FallbackPoolOptions } from "../../../sdk/src/fallback/fallback-pool.js";
+import type { FallbackPool, FallbackAcquireRequest, FallbackPoolOptions } from "../../../sdk/src/fallback/fallback-pool.js";
 import { loadSnapshotFile, saveSnapshotFile, type PoolSnapshot } from "../../../sdk/src/fallback/snapshot.js";
 import type { DomainListing } from "../../../sdk/src/fallback/domain-shares.js";
-import { fakeClock, seededRandom, type FakeClock } from "../../support/fake-clock.js";
+import { fakeClock, type FakeClock } from "../../support/fake-clock.js";
 import { proxyView } from "../../support/proxy-view.js";
+import { fallbackPoolOn, fallbackRequest } from "../../support/fallback-fixtures.js";
 
 function proxy(i: number, exitIp: string): ProxyView {
   return proxyView(`10.5.0.${i}:3128`, { exitIp });
@@ -26,14 +27,12 @@ function snapshot(over: Partial<PoolSnapshot> = {}): PoolSnapshot {
 
 const SUCCESS: OutcomeInput = { kind: "SUCCESS", httpStatus: 200, latencyMs: 0, retryAfterMs: 0 };
 
-function req(host: string, over: Partial<FallbackAcquireRequest> = {}): FallbackAcquireRequest {
-  return { pool: "default", host, ttlMs: 10_000, sessionKey: "", tier: "", labels: {}, maxWaitMs: 0, ...over };
-}
+const req = (host: string, over: Partial<FallbackAcquireRequest> = {}): FallbackAcquireRequest =>
+  fallbackRequest(host, { ttlMs: 10_000, ...over });
 
 let clock: FakeClock;
 let dir: string;
-const make = (o: Partial<FallbackPoolOptions> & { workerId: string }): FallbackPool =>
-  new FallbackPool({ clock: () => clock.now(), random: seededRandom(7), ...o });
+const make = (o: Partial<FallbackPoolOptions> & { workerId: string }): FallbackPool => fallbackPoolOn(() => clock, o);
 
 beforeEach(async () => {
   clock = fakeClock();

@@ -14,10 +14,11 @@ import {
   type ProxyStateName,
   type ProxyView,
 } from "@proxybroker/sdk/model";
-import { FallbackPool, type FallbackAcquireRequest, type FallbackPoolOptions } from "../../../sdk/src/fallback/fallback-pool.js";
+import type { FallbackPool, FallbackPoolOptions } from "../../../sdk/src/fallback/fallback-pool.js";
 import { loadSnapshotFile, saveSnapshotFile, type PoolSnapshot } from "../../../sdk/src/fallback/snapshot.js";
 import { fakeClock, seededRandom, type FakeClock } from "../../support/fake-clock.js";
 import { proxyView } from "../../support/proxy-view.js";
+import { fallbackPoolOn, fallbackRequest } from "../../support/fallback-fixtures.js";
 
 function proxy(i: number, state: ProxyStateName = "ACTIVE"): ProxyView {
   const id = `10.1.${i >> 8}.${i & 255}:3128`;
@@ -47,14 +48,11 @@ function snapshot(over: Partial<PoolSnapshot> = {}): PoolSnapshot {
 
 const outcome = (kind: OutcomeKindName): OutcomeInput => ({ kind, httpStatus: 0, latencyMs: 0, retryAfterMs: 0 });
 
-function req(host: string, over: Partial<FallbackAcquireRequest> = {}): FallbackAcquireRequest {
-  return { pool: "default", host, ttlMs: 0, sessionKey: "", tier: "", labels: {}, maxWaitMs: 0, ...over };
-}
+const req = fallbackRequest;
 
 let clock: FakeClock;
 let dir: string;
-const make = (o: Partial<FallbackPoolOptions> & { workerId: string }): FallbackPool =>
-  new FallbackPool({ clock: () => clock.now(), random: seededRandom(7), ...o });
+const make = (o: Partial<FallbackPoolOptions> & { workerId: string }): FallbackPool => fallbackPoolOn(() => clock, o);
 
 beforeEach(async () => {
   clock = fakeClock();
