@@ -365,7 +365,7 @@ export class LeaseEngine {
     const released = this.index.take(spec.leaseId);
     if (released !== undefined && (spec.outcome.kind === "RATE_LIMITED" || spec.outcome.kind === "BLOCKED")) {
       // adaptive pacing may have raised the key's interval, or the site bans: nobody goes on unpaced
-      this.opts.wantBack?.(poolOfQueue(released.queueKey), released.queueKey.slice(released.queueKey.indexOf("\u0000") + 1));
+      this.opts.wantBack?.(...splitQueue(released.queueKey));
     }
     if (released !== undefined) {
       this.queues.wake(released.queueKey);
@@ -581,19 +581,21 @@ function poolOfQueue(key: string): string {
   return key.slice(0, key.indexOf("\u0000"));
 }
 
+/** A queue key's pool and domain-key. */
+function splitQueue(key: string): [pool: string, domainKey: string] {
+  const at = key.indexOf("\u0000");
+  return [key.slice(0, at), key.slice(at + 1)];
+}
+
 /**
  * Watch a queue's (pool, domain-key) for releases elsewhere while it has waiters; a queue that
  * empties leaves its isolation group's wake-ups.
  */
 function queueHooks(feed: ReleaseFeed | undefined, groups: GroupWakes): { opened: (key: string) => void; closed: (key: string) => void } {
-  const split = (key: string): [string, string] => {
-    const at = key.indexOf("\u0000");
-    return [key.slice(0, at), key.slice(at + 1)];
-  };
   return {
-    opened: (key) => feed?.watch(...split(key)),
+    opened: (key) => feed?.watch(...splitQueue(key)),
     closed: (key) => {
-      feed?.unwatch(...split(key));
+      feed?.unwatch(...splitQueue(key));
       groups.leave(key);
     },
   };
