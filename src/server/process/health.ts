@@ -68,8 +68,8 @@ export function healthOf(opts: { settings: Settings; store: LeaseStore; metrics:
     fetchTimeoutMs: settings.sourceFetchTimeoutMs,
     maxBytes: settings.sourceMaxBytes,
     readHeaders,
-    // new proxies are checked at once, under this leader's term
-    probe: (pool, ids) => checker.pass(pool, { term: service.term, only: new Set(ids) }),
+    // new proxies are checked at once, under this leader's term (in pools the checker checks)
+    probe: (pool, ids) => Promise.resolve(service.checkNew(pool, ids)),
     onRefreshed: (source, o) => {
       metrics.sourceRefreshes.inc({ pool: source.pool, source: source.id, result: o.result });
       if (o.result === "ok") metrics.sourceProxies.set({ pool: source.pool, source: source.id }, o.listed);
