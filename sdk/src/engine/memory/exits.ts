@@ -52,8 +52,6 @@ export class ExitBook {
   private readonly hosts = new Map<string, Set<string>>();
   /** Exit → proxy id → until when it is a member. */
   private readonly members = new Map<string, Map<string, number>>();
-  /** Exits with two members or more (kept ones whose time is up included, until they are read). */
-  private shared = 0;
   /** Proxies that share their host and have not been seen by a probe, nor shown an exit. */
   private awaiting = 0;
   /** Memberships of exits with two members or more: how many proxies a sibling may hold back. */
@@ -66,7 +64,7 @@ export class ExitBook {
 
   /** Whether some exit may have two members: without one, no proxy has a sibling. */
   get anyShared(): boolean {
-    return this.shared > 0;
+    return this.withSiblings > 0;
   }
 
   /**
@@ -190,14 +188,12 @@ export class ExitBook {
     }
     const before = of.size;
     of.set(proxyId, until);
-    if (before === 1 && of.size === 2) this.shared += 1;
     if (of.size > before) this.withSiblings += of.size === 2 ? 2 : of.size > 2 ? 1 : 0;
   }
 
   private leave(exit: string, proxyId: string): void {
     const of = this.members.get(exit);
     if (of === undefined || !of.delete(proxyId)) return;
-    if (of.size === 1) this.shared -= 1;
     this.withSiblings -= of.size === 1 ? 2 : of.size > 1 ? 1 : 0;
     if (of.size === 0) this.members.delete(exit);
   }
