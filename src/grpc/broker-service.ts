@@ -84,7 +84,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
 
     releaseLease: unaryCall(async (req, signal, call) => {
       // a lease granted on a stream may be released here: its holder is asked nothing more
-      ctx.held.releasing(req.leaseId);
+      ctx.held.unask(req.leaseId);
       const r = await calls.release(req, { surface: "unary", caller: callerName(call), signal });
       ctx.held.drop(req.leaseId);
       if (r.kind === "lost") {

@@ -80,7 +80,7 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
           fencingToken: l.fencingToken,
           expireAt: l.expireAt,
           tell: tell(l.leaseId),
-          ...(reusable ? { want: want(l.leaseId) } : {}),
+          ...(reusable ? { want: want(l.leaseId), stream: handle } : {}),
         },
         since,
       );
@@ -134,7 +134,7 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
               ctx.held.drop(leaseId);
               return { case: "lost", value: lostToWire(leaseId, r.reason) };
             }
-            ctx.held.renewed(leaseId, r.expireAt, tell(leaseId), want(leaseId));
+            ctx.held.renewed(leaseId, r.expireAt, tell(leaseId), want(leaseId), handle);
             return { case: "renewed", value: create(LeaseRenewedSchema, { leaseId, expireTime: timestampOf(r.expireAt) }) };
           });
           return;
@@ -143,7 +143,7 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
           const leaseId = m.value.leaseId;
           run("release", "", { leaseId }, async () => {
             // given back: the release's own outcome or next must not ask this stream for it back
-            ctx.held.releasing(leaseId);
+            ctx.held.unask(leaseId);
             const since = ctx.held.mark();
             const r = await calls.release(m.value, opts);
             ctx.held.drop(leaseId);
@@ -185,6 +185,8 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
     call.once("close", () => {
       abort.abort(new BrokerError(status.CANCELLED, "stream closed"));
       ctx.streams.delete(handle);
+      // its reusable leases can no longer be asked back: no acquire waits for their give-back
+      ctx.held.unaskStream(handle);
       ctx.metrics.openStreams.dec();
     });
   };

@@ -28,6 +28,8 @@ export interface HeldLease {
   want?: () => void;
   /** Its holder was asked to give it back (`want` called). */
   asked?: boolean;
+  /** The stream `want` reaches (any object that names it), for `unaskStream`. */
+  stream?: object | undefined;
 }
 
 /** How long an entry outlives its last known expiry (a renewal through another replica may have extended it). */
@@ -74,12 +76,15 @@ export class HeldLeases {
   }
 
   /** A renewal on a stream: its new expiry, and the stream that now holds it. */
-  renewed(leaseId: string, expireAt: number, tell: () => void, want?: () => void): void {
+  renewed(leaseId: string, expireAt: number, tell: () => void, want?: () => void, stream?: object): void {
     const l = this.held.get(leaseId);
     if (l === undefined) return;
     l.expireAt = expireAt;
     l.tell = tell;
-    if (l.want !== undefined && want !== undefined) l.want = want;
+    if (l.want !== undefined && want !== undefined) {
+      l.want = want;
+      l.stream = stream;
+    }
   }
 
   /** The lease ended (released, lost). */
@@ -91,12 +96,22 @@ export class HeldLeases {
   }
 
   /**
-   * Its holder gives the lease back (a release of it is under way): not asked back any more, by
-   * that release's own RATE_LIMITED outcome or denied `next` either. It stays held until dropped.
+   * The lease is no longer to be asked back: its holder gives it back (a release of it is under
+   * way: not by that release's own RATE_LIMITED outcome or denied `next` either), or the stream
+   * that holds it closed (no give-back can come from there). It stays held until dropped.
    */
-  releasing(leaseId: string): void {
+  unask(leaseId: string): void {
     const l = this.held.get(leaseId);
     if (l?.want !== undefined) this.unindex(leaseId, l);
+  }
+
+  /** `stream` closed: `unask` every reusable lease that only it could be asked for. */
+  unaskStream(stream: object): void {
+    for (const keys of [...this.reusable.values()]) {
+      for (const leases of [...keys.values()]) {
+        for (const [id, l] of [...leases]) if (l.stream === stream) this.unindex(id, l);
+      }
+    }
   }
 
   /**
@@ -111,6 +126,7 @@ export class HeldLeases {
     const keys = this.keysOf(pool, false);
     if (keys === undefined) return 0;
     const of = domainKey === undefined ? [...keys.values()] : [keys.get(domainKey)].filter((m) => m !== undefined);
+    const now = this.clock();
     let pending = 0;
     for (const leases of of) {
       for (const l of leases.values()) {
@@ -118,7 +134,8 @@ export class HeldLeases {
           l.asked = true;
           l.want?.();
         }
-        pending++;
+        // a lease past its known expiry (its holder gone, or renewing elsewhere) is no give-back to wait for
+        if (l.expireAt > now) pending++;
       }
     }
     return pending;

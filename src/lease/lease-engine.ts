@@ -275,7 +275,11 @@ export class LeaseEngine {
       // wait waits for their give-back, briefly, rather than being denied what was only kept
       const giveBackMs = this.opts.keptGiveBackWaitMs ?? 200;
       if ((first.keptPending ?? 0) === 0 || giveBackMs === 0) return first;
-      return this.wait({ ...spec, maxWaitMs: giveBackMs }, params, start, signal, first.retryAfterMs);
+      // a key whose queue is full denies as it would have without kept leases
+      return this.wait({ ...spec, maxWaitMs: giveBackMs }, params, start, signal, first.retryAfterMs).catch((err: unknown) => {
+        if (err instanceof WaitRefusedError) return first;
+        throw err;
+      });
     }
     return this.wait(spec, params, start, signal, first.retryAfterMs);
   }

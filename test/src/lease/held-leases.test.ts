@@ -69,6 +69,27 @@ describe("HeldLeases: reusable leases (kept leases)", () => {
     return { clock, held, wanted, told, lease };
   };
 
+  it("counts as give-backs to come only leases before their expiry, and none of a closed stream", () => {
+    const { clock, held, lease } = setup();
+    const stream = {};
+    lease("k1", "shop.example");
+    lease("k2", "shop.example");
+    expect(held.wantBack("default", "shop.example")).toBe(2);
+    // one renewed on a stream that then closed: it can be asked back by nobody
+    held.renewed(
+      "k2",
+      clock.now() + 30_000,
+      () => undefined,
+      () => undefined,
+      stream,
+    );
+    held.unaskStream(stream);
+    expect(held.wantBack("default", "shop.example")).toBe(1);
+    // past its known expiry: its holder is gone or renews elsewhere
+    clock.advance(31_000);
+    expect(held.wantBack("default", "shop.example")).toBe(0);
+  });
+
   it("indexes only leases held with `want`", () => {
     const { held, lease } = setup();
     lease("k1", "shop.example");
@@ -172,8 +193,8 @@ describe("HeldLeases: reusable leases (kept leases)", () => {
     const { held, wanted, told, lease } = setup();
     lease("giving", "shop.example", { proxyId: "p1:1" });
     lease("other", "shop.example");
-    held.releasing("giving");
-    held.releasing("unknown");
+    held.unask("giving");
+    held.unask("unknown");
     expect(held.reusableCount).toBe(1);
     held.wantBack("default", "shop.example");
     expect(wanted).toEqual(["other"]);
