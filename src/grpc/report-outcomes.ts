@@ -46,6 +46,10 @@ export async function reportOutcomes(
     return { proxyId: o.proxyId, domainKey, outcome: checkOutcome(o.outcome, ctx.limits), banTtlMs };
   });
   const applied = reports.length > 0 ? await ctx.store.reportOutcomes(pool, reports) : 0;
-  for (const r of reports) ctx.metrics.reported.inc({ kind: r.outcome.kind });
+  for (const r of reports) {
+    ctx.metrics.reported.inc({ kind: r.outcome.kind });
+    // a slow-down or a ban seen elsewhere: kept leases of the key go on paced (spec §5)
+    if (r.outcome.kind === "RATE_LIMITED" || r.outcome.kind === "BLOCKED") ctx.held.wantBack(pool, r.domainKey);
+  }
   return create(ReportOutcomesResponseSchema, { applied });
 }

@@ -155,6 +155,20 @@ describe.each<StoreKind>(["embedded", "redis"])("kept leases (%s store)", (kind)
     expect(wantedOn(s)).toEqual([]);
   });
 
+  it("a RATE_LIMITED outcome reported (ReportOutcomes) asks back the reusable leases of its key", async () => {
+    await start(2);
+    const a = open();
+    const kept = granted(await a.acquire({ domain: DOMAIN, reuse: true, workerId: "a" }));
+    expect(kept.reusable).toBe(true);
+    const other = kept.proxy?.id === "10.0.0.1:8080" ? "10.0.0.2:8080" : "10.0.0.1:8080";
+    await b.broker.reportOutcomes({
+      pool: "default",
+      workerId: "reporter",
+      outcomes: [{ proxyId: other, domain: DOMAIN, outcome: { kind: OutcomeKind.RATE_LIMITED, httpStatus: 429 } }],
+    });
+    await expect.poll(() => wantedOn(a), { timeout: 2_000 }).toEqual([kept.leaseId]);
+  });
+
   it("SetDomainPolicy and DeleteDomainPolicy ask back the pool's reusable leases", async () => {
     await start(3);
     const a = open();
