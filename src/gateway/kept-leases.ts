@@ -12,7 +12,7 @@ import type { Taken } from "./outcome.js";
  * back (another acquire waits for its domain-key, or its pacing or policies changed), when it has
  * been idle `idleMs`, when it was first granted `maxMs` ago, when it was lost, and when the
  * gateway stops. A request that did not succeed releases its lease at once, and a RATE_LIMITED or
- * BLOCKED one gives back every lease kept for its host.
+ * BLOCKED one gives back every lease kept for its domain-key.
  */
 export interface KeptLeasesOptions {
   /** How long a lease is kept idle at most; 0: no lease is kept. */
@@ -94,7 +94,7 @@ export class KeptLeases {
    */
   finish(key: string | undefined, taken: Taken, outcome: LeaseOutcome): Promise<void> | undefined {
     const now = this.clock();
-    if (key !== undefined && (outcome.kind === "RATE_LIMITED" || outcome.kind === "BLOCKED")) this.giveBack(key);
+    if (outcome.kind === "RATE_LIMITED" || outcome.kind === "BLOCKED") this.giveBack(taken);
     if (key === undefined || outcome.kind !== "SUCCESS" || !this.usable(taken, now)) return this.release(taken, outcome);
     if (!this.firstKept.has(taken.lease)) this.firstKept.set(taken.lease, now);
     const entry: Idle = {
@@ -127,15 +127,15 @@ export class KeptLeases {
     await Promise.all(all.map((e) => this.release(e.taken, e.outcome)));
   }
 
-  /** Give back every idle lease of `key` (its host answered RATE_LIMITED or BLOCKED: it may be paced now). */
-  private giveBack(key: string): void {
-    const list = this.idle.get(key);
-    if (list === undefined) return;
-    this.idle.delete(key);
-    this.count -= list.length;
-    for (const e of list) {
-      e.unwatch();
-      void this.release(e.taken, e.outcome);
+  /**
+   * Give back every idle lease of the domain-key (and pool) of `taken`, whatever host, tier or
+   * labels it was kept for: the site answered RATE_LIMITED or BLOCKED, it may be paced now.
+   */
+  private giveBack(taken: Taken): void {
+    for (const [key, list] of [...this.idle]) {
+      for (const e of [...list]) {
+        if (e.taken.client === taken.client && e.taken.lease.domain === taken.lease.domain) this.drop(key, e);
+      }
     }
   }
 
