@@ -110,16 +110,12 @@ export function connectPortsOf(raw: string | undefined): ConnectPorts {
 }
 
 /**
- * The request line the gateway forwards for a plain-HTTP request: rebuilt from the URL it parsed
- * and checked — never the client's raw one, which an upstream proxy may read otherwise
- * (`http://192.0.2.1?@127.0.0.1/` is 192.0.2.1 to a URL parser, 127.0.0.1 to some proxies).
- * Credentials and the fragment are dropped; the path starts with `/`.
+ * The request line the gateway forwards for a plain-HTTP request (`href`), and its host with its
+ * port, from one parse: rebuilt from the URL it parsed and checked — never the client's raw one,
+ * which an upstream proxy may read otherwise (`http://192.0.2.1?@127.0.0.1/` is 192.0.2.1 to a URL
+ * parser, 127.0.0.1 to some proxies). Credentials and the fragment are dropped; the path starts
+ * with `/`.
  */
-export function forwardedUrl(raw: string): string {
-  return forwardedTarget(raw).href;
-}
-
-/** `forwardedUrl` and the host (with its port) of the URL it gives: one parse for both. */
 export function forwardedTarget(raw: string): { readonly href: string; readonly host: string } {
   const u = new URL(raw);
   u.username = "";
