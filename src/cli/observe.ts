@@ -3,14 +3,11 @@ import type { Command } from "commander";
 import { SingleBar } from "cli-progress";
 import { PoolEventKind } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import type { CheckProxiesResponse, WatchEventsResponse } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
-import { msOf } from "@proxybroker/sdk/wire";
+import { epochMsOf, msOf } from "@proxybroker/sdk/wire";
 import { connect, type ConnectionOptions } from "./connection.js";
 import { cliIO } from "./io.js";
 import { CliExit, EXIT, fromRpc } from "./exit.js";
 import { eventDetail, formatMs, print, printJson, table } from "./format.js";
-
-const tsOf = (t: { seconds: bigint; nanos: number } | undefined): number =>
-  t === undefined ? 0 : Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6);
 
 async function stats(o: ConnectionOptions): Promise<void> {
   const c = connect(o);
@@ -116,7 +113,7 @@ async function watch(o: ConnectionOptions & { grants?: boolean; count?: string }
         if (o.json === true)
           printJson({
             id: e.id,
-            time: new Date(tsOf(e.time)).toISOString(),
+            time: new Date(epochMsOf(e.time)).toISOString(),
             kind,
             proxy: e.proxyId,
             domain: e.domain,
@@ -125,7 +122,7 @@ async function watch(o: ConnectionOptions & { grants?: boolean; count?: string }
           });
         else
           print(
-            `${new Date(tsOf(e.time)).toISOString()}  ${kind.padEnd(10)} ${e.proxyId.padEnd(21)} ${e.domain.padEnd(20)} ${eventDetail(kind, e.detail, tsOf(e.time))}${e.actor !== "" ? `  (${e.actor})` : ""}`.trimEnd(),
+            `${new Date(epochMsOf(e.time)).toISOString()}  ${kind.padEnd(10)} ${e.proxyId.padEnd(21)} ${e.domain.padEnd(20)} ${eventDetail(kind, e.detail, epochMsOf(e.time))}${e.actor !== "" ? `  (${e.actor})` : ""}`.trimEnd(),
           );
         if (++seen >= limit) resolve();
       });
@@ -145,7 +142,7 @@ async function audit(o: ConnectionOptions & { limit?: string }): Promise<void> {
   try {
     const { entries } = await c.admin.listAudit({ limit: o.limit === undefined ? 50 : Number(o.limit) }, c.callOptions(10_000));
     const rows = entries.map((e) => ({
-      time: new Date(tsOf(e.time)).toISOString(),
+      time: new Date(epochMsOf(e.time)).toISOString(),
       actor: e.actor,
       method: e.method,
       pool: e.pool,

@@ -6,7 +6,7 @@
 import { isAbsolute, resolve } from "node:path";
 import type { Command } from "commander";
 import type { Source } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
-import { msOf } from "@proxybroker/sdk/wire";
+import { epochMsOf, msOf } from "@proxybroker/sdk/wire";
 import { connect, type ConnectionOptions } from "./connection.js";
 import { durationFlag } from "./duration-flag.js";
 import { CliExit, EXIT, fromRpc } from "./exit.js";
@@ -21,9 +21,6 @@ interface AddOptions extends ConnectionOptions {
   readonly label?: string[];
 }
 
-const tsOf = (t: { seconds: bigint; nanos: number } | undefined): number =>
-  t === undefined ? 0 : Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6);
-
 /** What `--json` prints of a source. */
 function sourceJson(s: Source): Record<string, unknown> {
   return {
@@ -36,8 +33,8 @@ function sourceJson(s: Source): Record<string, unknown> {
     intervalMs: msOf(s.interval),
     tier: s.tier,
     labels: s.labels,
-    lastRefreshAt: tsOf(s.lastRefreshTime),
-    lastSuccessAt: tsOf(s.lastSuccessTime),
+    lastRefreshAt: epochMsOf(s.lastRefreshTime),
+    lastSuccessAt: epochMsOf(s.lastSuccessTime),
     lastResult: s.lastResult,
     lastError: s.lastError,
     listed: s.listed,
@@ -117,7 +114,7 @@ async function listSources(o: ConnectionOptions): Promise<void> {
           s.id,
           s.url,
           formatMs(msOf(s.interval)),
-          when(tsOf(s.lastRefreshTime)),
+          when(epochMsOf(s.lastRefreshTime)),
           s.lastResult === "" ? "–" : s.lastError === "" ? s.lastResult : `${s.lastResult}: ${s.lastError}`,
           s.listed,
           s.owned,
