@@ -20,6 +20,6 @@ export { StoreUnavailableError, StaleTermError } from "./store.js";
 export { MemoryStore, POLICY_HISTORY_MS } from "./memory-store.js";
 export { HISTORY_MAX } from "./memory/policies.js";
 export type { MemoryStoreOptions } from "./memory-store.js";
-export { EXIT_AUDIT_METHOD, EXIT_EVENT, exitAudit, exitChangeText, exitEvent } from "./memory/exit-health.js";
+export { exitAudit } from "./memory/exit-health.js";
 export { FORMER_EXIT_MS, hostOf } from "./memory/exits.js";
 export type { ExitChange } from "./memory/exits.js";

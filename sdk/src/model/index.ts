@@ -99,7 +99,7 @@ export {
 } from "./scoring.js";
 export type { ScoringConfig, AdaptivePacingConfig, AdaptiveState, GrantPacing } from "./scoring.js";
 export { rendezvousWeight, ownerOf, shareOf } from "./rendezvous.js";
-export { exitGroupKey, exitGroups, groupKeys, shareOfGroups } from "./exit-groups.js";
+export { exitGroups, groupKeys, shareOfGroups } from "./exit-groups.js";
 export type { ExitMember, ShareMember } from "./exit-groups.js";
 export { NO_SOURCE_STATUS } from "./source.js";
 export type { SourceFormat, SourceResult, SourceSpec, SourceStatus, SourceView } from "./source.js";
