@@ -55,7 +55,7 @@ export class ShardProxies implements StoreProxies {
     const added = results.flatMap((r) => r.added);
     if (mine > 1 && added.length > 0) await settleHosts(this.at, pool, added);
     return {
-      added: ordered(results.flatMap((r) => r.added)),
+      added: ordered(added),
       updated: ordered(results.flatMap((r) => r.updated)),
     };
   }
