@@ -21,17 +21,12 @@ export async function exitConflicted(env: StoreEnv, pool: string, id: string): P
 
 /** Mark (`on`) or unmark the proxies `ids` of store pool `pool` as sharing their exit with a lower shard. */
 export async function markExitConflict(env: StoreEnv, pool: string, ids: readonly string[], on: boolean): Promise<void> {
-  const keys = env.keys.pool(pool);
-  for (const id of ids) {
-    if (on) {
-      // only a proxy the pool still has (HSET would make a record of a removed one)
-      if ((await env.runner.call((c) => c.exists(keys.proxy(id)))) === 0) continue;
-      await env.runner.call((c) => c.hset(keys.proxy(id), "xc", "1"));
-      await env.runner.call((c) => c.hset(keys.meta, "xs", "1"));
-    } else {
-      await env.runner.call((c) => c.hdel(keys.proxy(id), "xc"));
-    }
+  if (on) {
+    await markExisting(env, pool, ids, "xc");
+    return;
   }
+  const keys = env.keys.pool(pool);
+  await inChunks(ids, (id) => env.runner.call((c) => c.hdel(keys.proxy(id), "xc")));
 }
 
 /** The ids of host `host`'s proxies in store pool `pool`. */
@@ -41,10 +36,27 @@ export async function hostMembers(env: StoreEnv, pool: string, host: string): Pr
 
 /** Mark the proxies `ids` of store pool `pool` as sharing their host (with proxies of other shards). */
 export async function markSharesHost(env: StoreEnv, pool: string, ids: readonly string[]): Promise<void> {
+  await markExisting(env, pool, ids, "xh");
+}
+
+/** Commands sent at once (pipelined on the connection), at most. */
+const CHUNK = 500;
+
+/**
+ * Set `field` on the proxies `ids` of store pool `pool` that it still has (HSET would make a
+ * record of a removed one). The pool's flag `xs` (exits to read) is set first, so that no acquire
+ * sees a mark without reading it; the ids go a chunk at a time, each chunk's commands at once.
+ */
+async function markExisting(env: StoreEnv, pool: string, ids: readonly string[], field: "xc" | "xh"): Promise<void> {
+  if (ids.length === 0) return;
   const keys = env.keys.pool(pool);
-  for (const id of ids) {
-    if ((await env.runner.call((c) => c.exists(keys.proxy(id)))) === 0) continue;
-    await env.runner.call((c) => c.hset(keys.proxy(id), "xh", "1"));
-    await env.runner.call((c) => c.hset(keys.meta, "xs", "1"));
-  }
+  await env.runner.call((c) => c.hset(keys.meta, "xs", "1"));
+  await inChunks(ids, async (id) => {
+    if ((await env.runner.call((c) => c.exists(keys.proxy(id)))) === 0) return;
+    await env.runner.call((c) => c.hset(keys.proxy(id), field, "1"));
+  });
+}
+
+async function inChunks(ids: readonly string[], step: (id: string) => Promise<unknown>): Promise<void> {
+  for (let at = 0; at < ids.length; at += CHUNK) await Promise.all(ids.slice(at, at + CHUNK).map(step));
 }
