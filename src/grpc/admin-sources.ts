@@ -65,8 +65,9 @@ export function sourceHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
 
     listSources: unary(ctx.isDraining, async (req) => {
       const pool = checkPool(req.pool);
-      const sources: Source[] = [];
-      for (const s of await ctx.store.listSources(pool)) sources.push(sourceToWire(s, await ownedOf(ctx, pool, s.id)));
+      const listed = await ctx.store.listSources(pool);
+      const owned = await Promise.all(listed.map((s) => ownedOf(ctx, pool, s.id)));
+      const sources: Source[] = listed.map((s, i) => sourceToWire(s, owned[i] ?? 0));
       return create(ListSourcesResponseSchema, { sources });
     }),
 
@@ -109,7 +110,7 @@ function noChecker(): BrokerError {
 }
 
 async function ownedOf(ctx: BrokerContext, pool: string, id: string): Promise<number> {
-  return (await ctx.store.sourceMembers(pool, id)).length;
+  return ctx.store.sourceMemberCount(pool, id);
 }
 
 /** A URL as AddSource stores it ("" when it is none). */

@@ -313,6 +313,11 @@ export class MemoryStore implements LeaseStore {
     return this.sources.members(pool, id);
   }
 
+  async sourceMemberCount(pool: string, id: string): Promise<number> {
+    this.open();
+    return this.sources.members(pool, id).length;
+  }
+
   async setSourceMembers(pool: string, id: string, ids: readonly string[]): Promise<void> {
     this.open();
     this.sources.setMembers(pool, id, ids);

@@ -182,6 +182,8 @@ export interface StoreSources {
   putSourceStatus(pool: string, id: string, status: SourceStatus): Promise<void>;
   /** The proxy ids the source added and still lists. */
   sourceMembers(pool: string, id: string): Promise<string[]>;
+  /** How many proxy ids `sourceMembers` lists, without reading them. */
+  sourceMemberCount(pool: string, id: string): Promise<number>;
   /** Replace that list (nothing when the source is gone). */
   setSourceMembers(pool: string, id: string, ids: readonly string[]): Promise<void>;
 }

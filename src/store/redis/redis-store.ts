@@ -486,6 +486,10 @@ export class RedisStore implements LeaseStore {
     return sources.sourceMembers(this.env, pool, id);
   }
 
+  sourceMemberCount(pool: string, id: string): Promise<number> {
+    return sources.sourceMemberCount(this.env, pool, id);
+  }
+
   setSourceMembers(pool: string, id: string, ids: readonly string[]): Promise<void> {
     return sources.setSourceMembers(this.env, pool, id, ids);
   }

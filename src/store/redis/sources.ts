@@ -47,6 +47,11 @@ export async function sourceMembers(env: StoreEnv, pool: string, id: string): Pr
   return env.runner.call((c) => c.smembers(key));
 }
 
+export async function sourceMemberCount(env: StoreEnv, pool: string, id: string): Promise<number> {
+  const key = env.keys.pool(pool).sourceMembers(id);
+  return env.runner.call((c) => c.scard(key));
+}
+
 export async function setSourceMembers(env: StoreEnv, pool: string, id: string, ids: readonly string[]): Promise<void> {
   const keys = env.keys.pool(pool);
   const key = keys.sourceMembers(id);

@@ -152,6 +152,7 @@ export class ShardedStore implements LeaseStore {
   readonly removeSource: StoreSources["removeSource"] = (pool, id) => this.inner.removeSource(pool, id);
   readonly putSourceStatus: StoreSources["putSourceStatus"] = (pool, id, status) => this.inner.putSourceStatus(pool, id, status);
   readonly sourceMembers: StoreSources["sourceMembers"] = (pool, id) => this.inner.sourceMembers(pool, id);
+  readonly sourceMemberCount: StoreSources["sourceMemberCount"] = (pool, id) => this.inner.sourceMemberCount(pool, id);
   readonly setSourceMembers: StoreSources["setSourceMembers"] = (pool, id, ids) => this.inner.setSourceMembers(pool, id, ids);
 
   // Recovery: one epoch and hold per shard (shard-recovery.ts); the server is the inner store's.

@@ -40,12 +40,15 @@ export function sourceSuite(factory: StoreFactory): void {
       const [, b] = await s.listSources("default");
       expect(b).toEqual({ ...spec("b", { intervalMs: 120_000 }), status });
       expect((await s.sourceMembers("default", "b")).sort()).toEqual(["1.1.1.1:1", "2.2.2.2:2"]);
+      expect(await s.sourceMemberCount("default", "b")).toBe(2);
       await s.setSourceMembers("default", "b", ["3.3.3.3:3"]);
       expect(await s.sourceMembers("default", "b")).toEqual(["3.3.3.3:3"]);
+      expect(await s.sourceMemberCount("default", "b")).toBe(1);
       expect(await s.listSources("other")).toEqual([]);
       expect(await s.removeSource("default", "b")).toBe(true);
       expect(await s.removeSource("default", "b")).toBe(false);
       expect(await s.sourceMembers("default", "b")).toEqual([]);
+      expect(await s.sourceMemberCount("default", "b")).toBe(0);
       // the status and members of a source that is gone are not recorded
       await s.putSourceStatus("default", "b", status);
       await s.setSourceMembers("default", "b", ["4.4.4.4:4"]);
