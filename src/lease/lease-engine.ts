@@ -269,19 +269,28 @@ export class LeaseEngine {
       return this.wait(spec, params, start, signal, this.queues.retryAfterMs(key));
     }
     const first = await this.attempt(spec, params);
-    if (first.kind === "granted") return first;
-    if (spec.maxWaitMs === 0) {
-      // the key's pairs are held by reusable leases now asked back: an acquire that would not
-      // wait waits for their give-back, briefly, rather than being denied what was only kept
-      const giveBackMs = this.opts.keptGiveBackWaitMs ?? 200;
-      if ((first.keptPending ?? 0) === 0 || giveBackMs === 0) return first;
-      // a key whose queue is full denies as it would have without kept leases
-      return this.wait({ ...spec, maxWaitMs: giveBackMs }, params, start, signal, first.retryAfterMs).catch((err: unknown) => {
-        if (err instanceof WaitRefusedError) return first;
-        throw err;
-      });
-    }
-    return this.wait(spec, params, start, signal, first.retryAfterMs);
+    return first.kind === "granted" ? first : this.afterDenial(spec, params, start, signal, first);
+  }
+
+  /**
+   * A denied acquire (`denied`, already asked back the key's reusable leases) waits up to its
+   * max_wait; without one, it waits for the kept leases asked back, briefly, rather than being
+   * denied what was only kept — and a key whose queue is full denies as without kept leases.
+   */
+  private afterDenial(
+    spec: AcquireSpec,
+    params: AcquireParams,
+    start: number,
+    signal: AbortSignal | undefined,
+    denied: Extract<Decision, { kind: "denied" }>,
+  ): Promise<Decision> {
+    if (spec.maxWaitMs > 0) return this.wait(spec, params, start, signal, denied.retryAfterMs);
+    const giveBackMs = this.opts.keptGiveBackWaitMs ?? 200;
+    if ((denied.keptPending ?? 0) === 0 || giveBackMs === 0) return Promise.resolve(denied);
+    return this.wait({ ...spec, maxWaitMs: giveBackMs }, params, start, signal, denied.retryAfterMs).catch((err: unknown) => {
+      if (err instanceof WaitRefusedError) return denied;
+      throw err;
+    });
   }
 
   /**
@@ -379,11 +388,8 @@ export class LeaseEngine {
     if (spec.next === undefined || nextParams === undefined) return base;
     let next: Decision;
     if (combine && r.next !== undefined && r.next.kind !== "stale-policy") {
-      if (r.next.kind === "denied") this.opts.wantBack?.(nextParams.pool, nextParams.domainKey);
       next = this.decide(nextParams, r.next);
-      if (next.kind === "denied" && spec.next.maxWaitMs > 0) {
-        next = await this.wait(spec.next, nextParams, this.clock(), signal, next.retryAfterMs);
-      }
+      if (next.kind === "denied") next = await this.afterDenial(spec.next, nextParams, this.clock(), signal, next);
     } else {
       next = await this.acquire(spec.next, signal);
     }
@@ -413,7 +419,10 @@ export class LeaseEngine {
       this.index.add(r.lease.leaseId, { queueKey: queueKey(params), group: params.isolation?.group ?? "", expireAt: r.lease.expireAt });
       return { kind: "granted", lease: r.lease };
     }
-    return { kind: "denied", retryAfterMs: r.kind === "denied" ? r.retryAfterMs : -1 };
+    const retryAfterMs = r.kind === "denied" ? r.retryAfterMs : -1;
+    // the store denied it: the key's reusable leases are asked back (kept leases, spec §5)
+    const keptPending = r.kind === "denied" ? (this.opts.wantBack?.(params.pool, params.domainKey) ?? 0) : 0;
+    return keptPending > 0 ? { kind: "denied", retryAfterMs, keptPending } : { kind: "denied", retryAfterMs };
   }
 
   private wait(
@@ -469,10 +478,6 @@ export class LeaseEngine {
       const held = this.isolationHeldMs(spec);
       if (held > 0) return { kind: "denied", retryAfterMs: held };
       const r = await this.store.acquire(params);
-      if (r.kind === "denied") {
-        const keptPending = this.opts.wantBack?.(params.pool, params.domainKey) ?? 0;
-        if (keptPending > 0) return { kind: "denied", retryAfterMs: r.retryAfterMs, keptPending };
-      }
       if (r.kind !== "stale-policy") return this.decide(params, r);
       if (i >= MAX_POLICY_RELOADS) return { kind: "denied", retryAfterMs: this.opts.waitPollMs };
       this.opts.wantBack?.(params.pool);

@@ -258,4 +258,25 @@ describe("kept leases: an acquire without max_wait", () => {
     expect(got.proxy?.id).toBe(kept.proxy?.id);
     expect(Date.now() - t0).toBeLessThan(1_000);
   });
+
+  it("so does the next lease of a release with next and no max_wait", async () => {
+    await b.admin.addProxies({ proxies: [{ url: "10.0.0.1:8080" }] });
+    const a = new StreamClient(b.broker);
+    const other = new StreamClient(b.broker);
+    streams.push(a, other);
+    const kept = granted(await a.acquire({ domain: DOMAIN, reuse: true, workerId: "a" }));
+    // the same proxy, another domain-key: released with next for the kept lease's key
+    const elsewhere = granted(await other.acquire({ domain: "elsewhere.example", workerId: "b" }));
+    const releasing = other.release(elsewhere.leaseId, elsewhere.fencingToken, OutcomeKind.SUCCESS, {
+      domain: DOMAIN,
+      workerId: "b",
+    });
+    await expect.poll(() => wantedOn(a), { timeout: 1_000, interval: 2 }).toEqual([kept.leaseId]);
+    expect((await a.release(kept.leaseId, kept.fencingToken)).case).toBe("released");
+    const answer = await releasing;
+    expect(answer.case).toBe("released");
+    const next = answer.case === "released" ? answer.value.next : undefined;
+    expect(next?.case).toBe("granted");
+    expect(next?.case === "granted" ? next.value.lease?.proxy?.id : undefined).toBe(kept.proxy?.id);
+  });
 });
