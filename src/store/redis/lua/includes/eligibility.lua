@@ -5,17 +5,6 @@
   granted now. Needs the includes base, proxy, pair and isolation.
 ]]
 
--- Until when proxy `id` is busy under one of the shadow domain-keys (0 = idle under all).
-local function shadowsUntil(base, now, id, shadows)
-  if not shadows then return 0 end
-  local at = 0
-  for i = 1, #shadows do
-    local s = shadowUntil(base, shadows[i], id, now)
-    if s > at then at = s end
-  end
-  return at
-end
-
 -- Whether proxy `id` is reserved for another worker than `worker` (one that may use it from its
 -- fallback pool) for domain-key `dk`: one of that worker's scope ("\t<owner>\n<dk>"), or any when
 -- its scope is every domain-key ("\t<owner>"), or the isolation `group` of `dk` ("\t<owner>\n#<group>";

@@ -52,9 +52,7 @@ local function exitAllows(base, dk, id, now, ex, count, mc, cap, cur, shadows, i
           if n > 0 and (earliest == 0 or first < earliest) then earliest = first end
         end
         if anchor > 0 and anchor + cur > at then at = anchor + cur end
-        if shadows then
-          for s = 1, #shadows do at = math.max(at, shadowUntil(base, shadows[s], m, now)) end
-        end
+        at = math.max(at, shadowsUntil(base, now, m, shadows))
         at = math.max(at, heldInGroups(base, iso, m, dk, now))
         if at > now then return false, at end
       end

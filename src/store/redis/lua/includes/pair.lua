@@ -93,6 +93,17 @@ local function shadowUntil(base, sdk, id, now)
   return 0
 end
 
+-- Until when proxy `id` is busy under one of the shadow domain-keys (0 = idle under all).
+local function shadowsUntil(base, now, id, shadows)
+  if not shadows then return 0 end
+  local at = 0
+  for i = 1, #shadows do
+    local s = shadowUntil(base, shadows[i], id, now)
+    if s > at then at = s end
+  end
+  return at
+end
+
 -- Write a tombstone for lease `hex` of the pair (dk, id) that ended (token, ttl: their text).
 local function tombstone(base, dk, id, hex, token, ttl, state)
   local px = '{{tombstoneMinMs}}'
