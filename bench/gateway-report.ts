@@ -118,7 +118,11 @@ function ratioText(rows: readonly ThroughputRow[]): string {
   const gateways = rows.filter((r) => r.label.startsWith("gateway → "));
   const ratios = chains.map((c, i) => (gateways[i]?.requestsPerSec ?? Number.NaN) / c.requestsPerSec);
   const sorted = [...ratios].sort((a, b) => a - b);
-  const median = sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+  const mid = sorted.length / 2;
+  // an even count: the mean of the two middle rounds
+  const median = Number.isInteger(mid)
+    ? ((sorted[mid - 1] ?? Number.NaN) + (sorted[mid] ?? Number.NaN)) / 2
+    : (sorted[Math.floor(mid)] ?? Number.NaN);
   const notKept = rows.find((r) => r.label === "gateway, leases not kept");
   const lastChain = chains.at(-1);
   const without =
