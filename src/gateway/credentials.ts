@@ -6,6 +6,8 @@
  * User-Agent is a browser's is the one case the gateway can tell: it counts it and says so.
  */
 
+import { RefusalError } from "./answers.js";
+
 /** What a gateway does with a request that carries no proxy credentials. */
 export type CredentialsMode = "optional" | "required";
 
@@ -35,4 +37,21 @@ export class WarnEvery {
     this.last = now;
     return true;
   }
+}
+
+/**
+ * The username and password of a request's `Proxy-Authorization` (Basic: base64 of `user:pass`;
+ * no colon: all username). No header: both empty. Throws RefusalError (400) for another scheme or
+ * a header with no credentials in it.
+ */
+export function proxyCredentials(header: string | undefined): { readonly username: string; readonly password: string } {
+  if (header === undefined) return { username: "", password: "" };
+  const h = header.trim();
+  const space = h.indexOf(" ");
+  if (space < 0 || h.slice(0, space).toLowerCase() !== "basic") {
+    throw new RefusalError({ status: 400, message: 'Proxy-Authorization must be "Basic <base64 of user:password>"', headers: {} });
+  }
+  const pair = Buffer.from(h.slice(space + 1).trim(), "base64").toString();
+  const colon = pair.indexOf(":");
+  return colon < 0 ? { username: pair, password: "" } : { username: pair.slice(0, colon), password: pair.slice(colon + 1) };
 }

@@ -7,7 +7,7 @@ import { RequestError, Server } from "proxy-chain";
 import type { PrepareRequestFunctionOpts, PrepareRequestFunctionResult } from "proxy-chain";
 import type { Lease, LeaseOutcome, ProxyBrokerClient } from "@proxybroker/sdk";
 import type { TokenTable } from "../security/tokens.js";
-import { browserWithoutCredentials, WarnEvery, type CredentialsMode } from "./credentials.js";
+import { browserWithoutCredentials, proxyCredentials, WarnEvery, type CredentialsMode } from "./credentials.js";
 import { answer, authRefusal, RefusalError, refusalOf } from "./answers.js";
 import type { Refusal } from "./answers.js";
 import { BodySample } from "./body-sample.js";
@@ -17,7 +17,8 @@ import { LEASE_HEADERS, outcomeOfAnswer } from "./outcome.js";
 import type { Taken } from "./outcome.js";
 import { hasParamHeaders, mergeParams, ParamsError, paramsFromHeaders, paramsFromUsername, stripParamHeaders } from "./params.js";
 import type { GatewayParams } from "./params.js";
-import { ConnectPorts, forwardedTarget, type TargetPolicy } from "./targets.js";
+import { ConnectPorts, httpTarget, type HttpTarget, type TargetPolicy } from "./targets.js";
+import { forwardHttp, upstreamOf, type Upstream } from "./forward-http.js";
 import { FailingTargets } from "./failing-targets.js";
 import { UpstreamAgents } from "./upstream-agents.js";
 import { Tunnels } from "./tunnels.js";
@@ -97,9 +98,9 @@ export interface GatewayOptions {
 }
 
 /**
- * The lease-aware HTTP(S) forward proxy (docs/gateway.md). Built on proxy-chain: every
- * plain-HTTP request gets its own lease for its domain-key, is forwarded through the leased
- * upstream proxy and streamed back, and its lease is released with the outcome the SDK's
+ * The lease-aware HTTP(S) forward proxy (docs/gateway.md). proxy-chain listens and serves
+ * CONNECT; plain HTTP is forwarded here (forward-http.ts): every plain-HTTP request gets a lease
+ * for its domain-key (or a kept one), is forwarded through the leased upstream proxy and streamed back, and its lease is released with the outcome the SDK's
  * classifier reads from the answer; a GET or HEAD that failed at the proxy is sent once more
  * through another proxy. A CONNECT tunnel holds one lease for its host while it is open (renewed
  * by the SDK's heartbeats), closed when idle or too old, and released when it closes.
@@ -119,11 +120,9 @@ export class Gateway {
   private readonly failedTries = new WeakMap<IncomingMessage, { readonly lease: Lease; readonly outcome: LeaseOutcome }>();
   /** Hosts that just failed through two proxies: not tried for a while (failing-targets.ts). */
   private readonly failing = new FailingTargets({ forMs: 30_000 });
-  /** The response of each plain-HTTP request (a refusal is written to it, in order). */
-  private readonly responses = new WeakMap<IncomingMessage, ServerResponse>();
   /** Requests whose client went away before its answer went out (their leases are ABANDONED). */
   private readonly gone = new WeakSet<IncomingMessage>();
-  /** Requests proxy-chain refused on the raw socket after their lease was taken (an upstream 407). */
+  /** Requests whose leased proxy refused them before the site answered (its 407 to our credentials). */
   private readonly failedAtProxy = new WeakMap<IncomingMessage, string>();
   private readonly tunnels: Tunnels;
   /** Requests by kind and outcome, open tunnels, the time added (see metrics.ts). */
@@ -181,22 +180,7 @@ export class Gateway {
     http.headersTimeout = Math.min(opts.requestTimeoutMs, 60_000);
     // plain HTTP goes through our listener, which watches the answer and releases the lease
     http.removeAllListeners("request");
-    http.on("request", (req: IncomingMessage, res: ServerResponse) => {
-      this.responses.set(req, res);
-      void this.track(res, this.forward(req, res));
-    });
-    const fail = this.server.failRequest.bind(this.server);
-    this.server.failRequest = (request: IncomingMessage, error: NodeJS.ErrnoException): void => {
-      this.failedAtProxy.set(request, error.message);
-      // A plain-HTTP request's refusal goes out as its own response, in its turn: proxy-chain
-      // writes it to the raw socket, ahead of the answers of requests pipelined before it.
-      const res = this.responses.get(request);
-      if (res !== undefined && !res.headersSent && error instanceof RequestError) {
-        answer(res, { status: error.statusCode, message: error.message, headers: stringHeaders(error.headers) });
-        return;
-      }
-      fail(request, error);
-    };
+    http.on("request", (req: IncomingMessage, res: ServerResponse) => void this.track(res, this.forward(req, res)));
   }
 
   /** `host:port` once listening. */
@@ -284,69 +268,110 @@ export class Gateway {
     if (this.browserWarning.due()) this.opts.onBrowserWithoutCredentials?.(userAgent);
   }
 
-  private async prepare(o: PrepareRequestFunctionOpts): Promise<PrepareRequestFunctionResult> {
-    const { request, username, password, hostname, port, isHttp, connectionId } = o;
+  /**
+   * Who asks, and with what: the gateway token (when tokens are set), the credentials a browser
+   * must send, the username's parameters. Throws RefusalError (407).
+   */
+  private admit(request: IncomingMessage, username: string, password: string, kind: RequestKind): GatewayParams {
     if (this.opts.tokens !== undefined && (password === "" || this.opts.tokens.lookup(password) === undefined)) {
-      this.metrics.done(isHttp ? "http" : "tunnel", "refused_407");
-      throw requestError(authRefusal("proxy credentials required: the password is a gateway token", REALM));
+      this.metrics.done(kind, "refused_407");
+      throw new RefusalError(authRefusal("proxy credentials required: the password is a gateway token", REALM));
     }
     if (request.headers["proxy-authorization"] === undefined) {
       if (this.opts.credentials === "required") {
-        this.metrics.done(isHttp ? "http" : "tunnel", "refused_407");
-        throw requestError(
+        this.metrics.done(kind, "refused_407");
+        throw new RefusalError(
           authRefusal("proxy credentials required: the username carries the parameters (empty: none), any password", REALM),
         );
       }
       if (browserWithoutCredentials(request.headers)) this.browserWithoutCredentials(String(request.headers["user-agent"]));
     }
-    let params: GatewayParams;
     try {
-      params = paramsFromUsername(username);
+      return paramsFromUsername(username);
     } catch (err) {
-      this.metrics.done(isHttp ? "http" : "tunnel", "refused_407");
-      throw requestError(authRefusal(err instanceof ParamsError ? err.message : "malformed proxy username", REALM));
+      this.metrics.done(kind, "refused_407");
+      throw new RefusalError(authRefusal(err instanceof ParamsError ? err.message : "malformed proxy username", REALM));
     }
-    // the target checked is the target forwarded: the request line is rebuilt from what was parsed
-    if (isHttp) {
-      const target = forwardedTarget(request.url ?? "");
-      request.url = target.href;
-      request.headers.host = target.host;
-    } else {
+  }
+
+  /** A CONNECT (proxy-chain asks): its tunnel's lease, or the interceptor that ends its TLS here. */
+  private async prepare(o: PrepareRequestFunctionOpts): Promise<PrepareRequestFunctionResult> {
+    const { request, username, password, hostname, port, connectionId } = o;
+    try {
+      const params = this.admit(request, username, password, "tunnel");
       const refused = (this.opts.connectPorts ?? HTTPS_ONLY).refusal(port);
       if (refused !== undefined) {
         this.metrics.done("tunnel", "refused_403");
-        throw requestError({ status: 403, message: refused, headers: {} });
+        throw new RefusalError({ status: 403, message: refused, headers: {} });
       }
+      // the target checked is the target forwarded: the authority is rebuilt from what was parsed
       request.url = `${hostname}:${port}`;
-    }
-    if (isHttp && hasParamHeaders(request.headers)) {
-      try {
-        params = mergeParams(params, paramsFromHeaders(request.headers));
-      } catch (err) {
-        throw requestError({ status: 400, message: err instanceof ParamsError ? err.message : "malformed parameter header", headers: {} });
+      if (this.interceptor !== undefined) {
+        // TLS ends here: each request inside the tunnel gets its own lease (serveIntercepted)
+        const denied = await this.opts.targets.refusal(hostname, port);
+        if (denied !== undefined) throw new RefusalError({ status: 403, message: denied, headers: {} });
+        return { customConnectServer: this.interceptor.serverFor({ host: hostname, port, params }) };
       }
-      stripParamHeaders(request);
-    }
-    if (!isHttp && this.interceptor !== undefined) {
-      // TLS ends here: each request inside the tunnel gets its own lease (serveIntercepted)
-      const refused = await this.opts.targets.refusal(hostname, port);
-      if (refused !== undefined) throw requestError({ status: 403, message: refused, headers: {} });
-      return { customConnectServer: this.interceptor.serverFor({ host: hostname, port, params }) };
-    }
-    let taken: Taken;
-    try {
-      taken = await this.lease(params, isHttp ? (request.url ?? hostname) : hostname, hostname, port, isHttp ? "http" : "tunnel");
+      const { lease } = await this.lease(params, hostname, hostname, port, "tunnel");
+      this.tunnels.open(connectionId, lease);
+      return { upstreamProxyUrl: lease.proxy.url, customTag: connectionId, httpAgent: UPSTREAM_HTTP, httpsAgent: UPSTREAM_HTTPS };
     } catch (err) {
       throw requestError(err instanceof RefusalError ? err.refusal : refusalOf(err));
     }
-    // (a failed first try's lease is released once its retry ended: forward)
-    const { lease } = taken;
-    if (isHttp) {
-      this.httpLeases.set(request, { ...taken, unwatch: this.cutOnLoss(lease, request.socket) });
-    } else {
-      this.tunnels.open(connectionId, lease);
+  }
+
+  /**
+   * A plain-HTTP request's lease: the credentials and parameters admitted, the target rebuilt from
+   * what was parsed (the target checked is the target forwarded). Throws RefusalError or the SDK's error.
+   */
+  private async leaseHttp(req: IncomingMessage): Promise<{ readonly taken: Taken; readonly target: HttpTarget }> {
+    const target = httpTarget(req.url ?? "");
+    const { username, password } = proxyCredentials(req.headers["proxy-authorization"]);
+    let params = this.admit(req, username, password, "http");
+    req.url = target.href;
+    if (hasParamHeaders(req.headers)) {
+      try {
+        params = mergeParams(params, paramsFromHeaders(req.headers));
+      } catch (err) {
+        throw new RefusalError({
+          status: 400,
+          message: err instanceof ParamsError ? err.message : "malformed parameter header",
+          headers: {},
+        });
+      }
+      stripParamHeaders(req);
     }
-    return { upstreamProxyUrl: lease.proxy.url, customTag: connectionId, httpAgent: UPSTREAM_HTTP, httpsAgent: UPSTREAM_HTTPS };
+    // (a failed first try's lease is released once its retry ended: forward)
+    const taken = await this.lease(params, target.href, target.hostname, target.port, "http");
+    this.httpLeases.set(req, { ...taken, unwatch: this.cutOnLoss(taken.lease, req.socket) });
+    return { taken, target };
+  }
+
+  /** One try of a plain-HTTP request: its lease, then forwarded through the leased proxy; a refusal answered in its turn. */
+  private async forwardOnce(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let leased: { readonly taken: Taken; readonly target: HttpTarget };
+    try {
+      leased = await this.leaseHttp(req);
+    } catch (err) {
+      answer(res, err instanceof RefusalError ? err.refusal : refusalOf(err));
+      return;
+    }
+    const { taken, target } = leased;
+    let upstream: Upstream;
+    try {
+      upstream = upstreamOf(taken.lease.proxy.url);
+    } catch (err) {
+      this.refusedAtProxy(req, res, { status: 502, message: `the leased proxy cannot be used: ${String(err)}`, headers: {} });
+      return;
+    }
+    const forwarded = await forwardHttp({ req, res, href: target.href, host: target.host, upstream, agent: UPSTREAM_HTTP });
+    if (forwarded.kind === "refused") this.refusedAtProxy(req, res, { status: 597, message: forwarded.message, headers: {} });
+  }
+
+  /** The leased proxy failed before the site answered, in a way not worth a retry: a PROXY_ERROR, said to the client. */
+  private refusedAtProxy(req: IncomingMessage, res: ServerResponse, refusal: Refusal): void {
+    this.failedAtProxy.set(req, refusal.message);
+    answer(res, refusal);
   }
 
   /** A lease for `target` (a URL or a host) with the request's parameters; throws `RefusalError` or the SDK's error. */
@@ -384,14 +409,14 @@ export class Gateway {
     }
   }
 
-  /** A plain-HTTP request: forwarded by proxy-chain, watched here, its lease released with what came back. */
+  /** A plain-HTTP request: forwarded, watched, its lease released with what came back. */
   private async forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const retryable = req.method === "GET" || req.method === "HEAD";
     let attempt = 0;
     let held = false;
     let timedOut = false;
     // The client went away before its whole answer went out: its own doing, not the proxy's.
-    // proxy-chain destroys the upstream request at once (it answers the client's close too), so
+    // the forward destroys the upstream request at once (forward-http.ts), so
     // the lease is released now, ABANDONED, and nothing is retried.
     let clientGone = false;
     res.once("close", () => {
@@ -423,7 +448,7 @@ export class Gateway {
         timedOut = true;
         answer(res, { status: 504, message: `no answer within ${this.opts.upstreamTimeoutMs} ms`, headers: {} });
       }, this.opts.upstreamTimeoutMs);
-      await this.server.onRequest(req, res).catch(() => undefined);
+      await this.forwardOnce(req, res).catch(() => undefined);
       clearTimeout(timer);
       // what beforeEnd did not release: a try held for a retry, a timeout, a client gone
       await this.settle(req, seen, held, timedOut);
@@ -488,13 +513,6 @@ export class Gateway {
       bytes: seen.body.bytes,
     });
   }
-}
-
-/** A RequestError's headers as strings. */
-function stringHeaders(headers: Readonly<Record<string, unknown>> | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers ?? {})) if (v !== undefined) out[k] = String(v);
-  return out;
 }
 
 function sleep(ms: number): Promise<void> {

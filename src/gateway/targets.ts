@@ -2,6 +2,7 @@ import { BlockList, isIP } from "node:net";
 import { lookup } from "node:dns/promises";
 import { networkInterfaces } from "node:os";
 import { splitHostPort } from "./address.js";
+import { RefusalError } from "./answers.js";
 
 /**
  * The targets the gateway refuses (a 403), so that it is never a way into the machine it runs on
@@ -109,19 +110,42 @@ export function connectPortsOf(raw: string | undefined): ConnectPorts {
   return new ConnectPorts(ports.map(Number));
 }
 
+/** A plain-HTTP request's target, as forwarded. */
+export interface HttpTarget {
+  /** The absolute URL without userinfo or fragment. */
+  readonly href: string;
+  /** `host[:port]`, the `Host` header sent on. */
+  readonly host: string;
+  /** As the URL parser reads it (an IPv6 address in brackets). */
+  readonly hostname: string;
+  readonly port: number;
+}
+
 /**
- * The request line the gateway forwards for a plain-HTTP request (`href`), and its host with its
- * port, from one parse: rebuilt from the URL it parsed and checked — never the client's raw one,
- * which an upstream proxy may read otherwise (`http://192.0.2.1?@127.0.0.1/` is 192.0.2.1 to a URL
- * parser, 127.0.0.1 to some proxies). Credentials and the fragment are dropped; the path starts
- * with `/`.
+ * A plain-HTTP request's target, rebuilt from what was parsed, so that the target checked is the
+ * target forwarded: an upstream proxy never reads the client's raw request line, which it may read
+ * otherwise (`http://192.0.2.1?@127.0.0.1/` is 192.0.2.1 to a URL parser, 127.0.0.1 to some
+ * proxies). Userinfo and the fragment are dropped; the path starts with `/`. Throws RefusalError
+ * (400) unless it is an absolute http: URL.
  */
-export function forwardedTarget(raw: string): { readonly href: string; readonly host: string } {
-  const u = new URL(raw);
+export function httpTarget(raw: string): HttpTarget {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new RefusalError({ status: 400, message: "the request target must be an absolute http:// URL", headers: {} });
+  }
+  if (u.protocol !== "http:") {
+    throw new RefusalError({
+      status: 400,
+      message: `only http:// is forwarded as a request (was ${u.protocol}); use CONNECT`,
+      headers: {},
+    });
+  }
   u.username = "";
   u.password = "";
   u.hash = "";
-  return { href: u.href, host: u.host };
+  return { href: u.href, host: u.host, hostname: u.hostname, port: u.port === "" ? 80 : Number(u.port) };
 }
 
 function addCidr(list: BlockList, cidr: string): void {

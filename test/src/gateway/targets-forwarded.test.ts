@@ -11,9 +11,9 @@ import type { Server } from "node:http";
 import { connect } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConnectPorts, TargetPolicy, forwardedTarget } from "../../../src/gateway/targets.js";
+import { ConnectPorts, TargetPolicy, httpTarget } from "../../../src/gateway/targets.js";
 
-const forwardedUrl = (raw: string): string => forwardedTarget(raw).href;
+const forwardedUrl = (raw: string): string => httpTarget(raw).href;
 import { withBroker } from "../../support/with-broker.js";
 import { startTestGateway } from "../../support/gateway-under-test.js";
 import type { TestGateway } from "../../support/gateway-under-test.js";
