@@ -1,5 +1,8 @@
 import { request as httpRequest, STATUS_CODES, validateHeaderName, validateHeaderValue } from "node:http";
-import type { Agent, IncomingMessage, ServerResponse } from "node:http";
+import type { Agent, ClientRequest, IncomingMessage, ServerResponse } from "node:http";
+import { request as httpsRequest } from "node:https";
+import type { Agent as HttpsAgent } from "node:https";
+import { SocksProxyAgent } from "socks-proxy-agent";
 
 /**
  * The statuses the gateway answers itself when the upstream proxy failed before the site's
@@ -29,33 +32,50 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([
   "upgrade",
 ]);
 
-/** Where a leased proxy is reached, and the credentials it asks for. */
-export interface Upstream {
-  readonly host: string;
-  readonly port: number;
-  /** `Basic …`, or undefined when the proxy URL has no credentials. */
-  readonly authorization: string | undefined;
-}
+/**
+ * Where a leased proxy is reached. An http or https proxy is sent the request in absolute form,
+ * with its credentials; a socks5 proxy opens a connection to the site (its agent), which is sent
+ * the request in origin form.
+ */
+export type Upstream =
+  | {
+      readonly kind: "http" | "https";
+      readonly host: string;
+      readonly port: number;
+      /** `Basic …`, or undefined when the proxy URL has no credentials. */
+      readonly authorization: string | undefined;
+    }
+  | { readonly kind: "socks"; readonly agent: Agent };
 
 /** The proxies' URLs parsed, at most this many remembered (a pool's proxies, usually far fewer). */
 const UPSTREAMS_MAX = 10_000;
 const upstreams = new Map<string, Upstream>();
 
-/** A proxy URL (`http://user:pass@host:port`) as the forward needs it; parsed once per URL. */
+/** A proxy URL (`http://user:pass@host:port`, https, socks5) as the forward needs it; parsed once per URL. */
 export function upstreamOf(proxyUrl: string): Upstream {
   const known = upstreams.get(proxyUrl);
   if (known !== undefined) return known;
-  const u = new URL(proxyUrl);
-  if (u.protocol !== "http:") throw new Error(`the proxy URL must be http: (was ${u.protocol})`);
-  const username = decodeURIComponent(u.username);
-  const authorization =
-    u.username === "" && u.password === ""
-      ? undefined
-      : `Basic ${Buffer.from(`${username}:${decodeURIComponent(u.password)}`).toString("base64")}`;
-  const upstream = { host: u.hostname.replace(/^\[(.*)\]$/, "$1"), port: u.port === "" ? 80 : Number(u.port), authorization };
+  const upstream = parseUpstream(proxyUrl);
   if (upstreams.size >= UPSTREAMS_MAX) upstreams.clear();
   upstreams.set(proxyUrl, upstream);
   return upstream;
+}
+
+function parseUpstream(proxyUrl: string): Upstream {
+  const u = new URL(proxyUrl);
+  if (u.protocol === "socks5:" || u.protocol === "socks5h:") return { kind: "socks", agent: new SocksProxyAgent(u) };
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error(`the proxy URL must be http, https or socks5 (was ${u.protocol})`);
+  const authorization =
+    u.username === "" && u.password === ""
+      ? undefined
+      : `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString("base64")}`;
+  const tls = u.protocol === "https:";
+  return {
+    kind: tls ? "https" : "http",
+    host: u.hostname.replace(/^\[(.*)\]$/, "$1"),
+    port: u.port === "" ? (tls ? 443 : 80) : Number(u.port),
+    authorization,
+  };
 }
 
 /**
@@ -104,12 +124,17 @@ export type Forwarded = { readonly kind: "answered" } | { readonly kind: "refuse
 export interface ForwardOptions {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
-  /** The request's absolute URL and `host[:port]`, as checked. */
-  readonly href: string;
-  readonly host: string;
+  /** The request's target, as checked. */
+  readonly target: {
+    readonly href: string;
+    readonly host: string;
+    readonly hostname: string;
+    readonly port: number;
+    readonly path: string;
+  };
   readonly upstream: Upstream;
-  /** Upstream connections: one per request, never kept (see gateway.ts). */
-  readonly agent: Agent;
+  /** Connections to http and https proxies: one per request, never kept (see gateway.ts). */
+  readonly agents: { readonly http: Agent; readonly https: HttpsAgent };
 }
 
 /**
@@ -120,7 +145,7 @@ export interface ForwardOptions {
  * the answer went out or was cut (a held error answer, which does not end: at once).
  */
 export function forwardHttp(o: ForwardOptions): Promise<Forwarded> {
-  const { req, res, upstream } = o;
+  const { req, res } = o;
   return new Promise((resolve) => {
     let settled = false;
     const settle = (f: Forwarded): void => {
@@ -128,16 +153,7 @@ export function forwardHttp(o: ForwardOptions): Promise<Forwarded> {
       settled = true;
       resolve(f);
     };
-    const out = httpRequest({
-      host: upstream.host,
-      port: upstream.port,
-      method: req.method,
-      path: o.href,
-      headers: forwardedHeaders(req.rawHeaders, o.host, upstream.authorization),
-      agent: o.agent,
-      // sites' answers are passed on as leniently as browsers read them
-      insecureHTTPParser: true,
-    });
+    const out = send(o);
     res.once("close", () => {
       out.destroy();
       settle({ kind: "answered" });
@@ -171,4 +187,32 @@ export function forwardHttp(o: ForwardOptions): Promise<Forwarded> {
     });
     req.pipe(out);
   });
+}
+
+/** The request to the upstream proxy (or, through socks5, to the site). */
+function send(o: ForwardOptions): ClientRequest {
+  const { req, target, upstream } = o;
+  // sites' answers are passed on as leniently as browsers read them
+  if (upstream.kind === "socks") {
+    return httpRequest({
+      host: target.hostname.replace(/^\[(.*)\]$/, "$1"),
+      port: target.port,
+      method: req.method,
+      path: target.path,
+      headers: forwardedHeaders(req.rawHeaders, target.host, undefined),
+      agent: upstream.agent,
+      insecureHTTPParser: true,
+    });
+  }
+  const options = {
+    host: upstream.host,
+    port: upstream.port,
+    method: req.method,
+    path: target.href,
+    headers: forwardedHeaders(req.rawHeaders, target.host, upstream.authorization),
+    insecureHTTPParser: true,
+  };
+  return upstream.kind === "https"
+    ? httpsRequest({ ...options, agent: o.agents.https })
+    : httpRequest({ ...options, agent: o.agents.http });
 }

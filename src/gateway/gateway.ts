@@ -364,7 +364,7 @@ export class Gateway {
       this.refusedAtProxy(req, res, { status: 502, message: `the leased proxy cannot be used: ${String(err)}`, headers: {} });
       return;
     }
-    const forwarded = await forwardHttp({ req, res, href: target.href, host: target.host, upstream, agent: UPSTREAM_HTTP });
+    const forwarded = await forwardHttp({ req, res, target, upstream, agents: { http: UPSTREAM_HTTP, https: UPSTREAM_HTTPS } });
     if (forwarded.kind === "refused") this.refusedAtProxy(req, res, { status: 597, message: forwarded.message, headers: {} });
   }
 

@@ -119,6 +119,8 @@ export interface HttpTarget {
   /** As the URL parser reads it (an IPv6 address in brackets). */
   readonly hostname: string;
   readonly port: number;
+  /** Path and query (the origin form). */
+  readonly path: string;
 }
 
 /**
@@ -145,7 +147,7 @@ export function httpTarget(raw: string): HttpTarget {
   u.username = "";
   u.password = "";
   u.hash = "";
-  return { href: u.href, host: u.host, hostname: u.hostname, port: u.port === "" ? 80 : Number(u.port) };
+  return { href: u.href, host: u.host, hostname: u.hostname, port: u.port === "" ? 80 : Number(u.port), path: `${u.pathname}${u.search}` };
 }
 
 function addCidr(list: BlockList, cidr: string): void {

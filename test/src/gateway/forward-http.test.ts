@@ -4,13 +4,18 @@
  * never the client's gateway credentials) and what the client gets back, against an upstream HTTP
  * proxy that records each request it is sent.
  */
-import { createServer } from "node:http";
-import type { IncomingHttpHeaders, Server } from "node:http";
+import { Agent, createServer } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from "node:http";
+import { Agent as HttpsAgent, createServer as createHttpsServer } from "node:https";
 import { connect } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { proxyCredentials } from "../../../src/gateway/credentials.js";
-import { answeredHeaders, forwardedHeaders, upstreamOf } from "../../../src/gateway/forward-http.js";
+import { answeredHeaders, forwardedHeaders, forwardHttp, upstreamOf } from "../../../src/gateway/forward-http.js";
+import { httpTarget } from "../../../src/gateway/targets.js";
+import { makeCerts } from "../../support/certs.js";
+import { startSocks5Server } from "../../support/socks5-server.js";
+import type { Socks5Server } from "../../support/socks5-server.js";
 import { withBroker } from "../../support/with-broker.js";
 import { startTestGateway } from "../../support/gateway-under-test.js";
 import type { TestGateway } from "../../support/gateway-under-test.js";
@@ -64,14 +69,18 @@ describe("forwarded headers", () => {
     expect(answeredHeaders(raw)).toEqual(["Set-Cookie", "a=1", "Set-Cookie", "b=2"]);
   });
 
-  it("read a proxy URL once: host, port (80 by default), Basic credentials decoded from the URL", () => {
+  it("read a proxy URL once: http or https (host, port, Basic credentials decoded from the URL) or socks5 (an agent)", () => {
     expect(upstreamOf("http://us%40er:p%3Ass@10.0.0.1:3128")).toEqual({
+      kind: "http",
       host: "10.0.0.1",
       port: 3128,
       authorization: `Basic ${Buffer.from("us@er:p:ss").toString("base64")}`,
     });
-    expect(upstreamOf("http://[::1]/")).toEqual({ host: "::1", port: 80, authorization: undefined });
-    expect(() => upstreamOf("socks5://10.0.0.1:1080")).toThrow(/http:/);
+    expect(upstreamOf("http://[::1]/")).toEqual({ kind: "http", host: "::1", port: 80, authorization: undefined });
+    expect(upstreamOf("https://10.0.0.2")).toEqual({ kind: "https", host: "10.0.0.2", port: 443, authorization: undefined });
+    expect(upstreamOf("socks5://u:p@10.0.0.1:1080").kind).toBe("socks");
+    expect(upstreamOf("http://10.0.0.3:1")).toBe(upstreamOf("http://10.0.0.3:1"));
+    expect(() => upstreamOf("ftp://10.0.0.1:21")).toThrow(/http, https or socks5/);
   });
 
   it("read the client's Proxy-Authorization: Basic only, no colon means all username", () => {
@@ -84,17 +93,20 @@ describe("forwarded headers", () => {
   });
 });
 
-/** An upstream HTTP proxy that records what it is sent and answers itself (407 for paths with /deny). */
-async function recordingProxy(): Promise<{ server: Server; port: number; got: Array<{ line: string; headers: IncomingHttpHeaders }> }> {
-  const got: Array<{ line: string; headers: IncomingHttpHeaders }> = [];
-  const server = createServer((req, res) => {
+type Recorded = Array<{ line: string; headers: IncomingHttpHeaders }>;
+
+/** An upstream HTTP proxy (or, with TLS, an https one) that records what it is sent and answers itself (407 for paths with /deny). */
+async function recordingProxy(tls?: { cert: Buffer; key: Buffer }): Promise<{ server: Server; port: number; got: Recorded }> {
+  const got: Recorded = [];
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     got.push({ line: `${req.method} ${req.url}`, headers: req.headers });
     if ((req.url ?? "").includes("/deny")) {
       res.writeHead(407, { "proxy-authenticate": 'Basic realm="up"' }).end();
       return;
     }
     res.writeHead(200, { "content-type": "text/plain", "keep-alive": "timeout=5", "x-site": "yes" }).end("from the site");
-  });
+  };
+  const server: Server = tls === undefined ? createServer(handle) : createHttpsServer(tls, handle);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { server, port: (server.address() as AddressInfo).port, got };
 }
@@ -172,5 +184,85 @@ describe("what the leased proxy receives", () => {
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(answer).toContain("Basic");
     expect(upstream.got.length).toBe(before);
+  });
+});
+
+describe("other kinds of upstream proxy", () => {
+  const b = withBroker();
+  let socks: Socks5Server;
+  let site: { server: Server; port: number; got: Recorded };
+  let t: TestGateway;
+
+  beforeAll(async () => {
+    socks = await startSocks5Server({ user: "su", pass: "sp" });
+    // the site itself, reached through the socks5 proxy: it records what it is sent too
+    site = await recordingProxy();
+    await b.admin.addProxies({ pool: "socks", proxies: [{ url: `socks5://su:sp@${socks.address}` }] });
+    t = await startTestGateway({ address: b.address, workerId: "forward-socks" });
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await socks?.close();
+    site?.server.close();
+  });
+
+  it("socks5: the proxy is asked for the site checked, the site gets the request in origin form with its Host", async () => {
+    const auth = Buffer.from("pool-socks:x").toString("base64");
+    const answer = await raw(
+      t.gw.address,
+      `GET http://127.0.0.1:${site.port}/s?x=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nProxy-Authorization: Basic ${auth}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).toContain("from the site");
+    expect(socks.connects).toEqual([`127.0.0.1:${site.port}`]);
+    expect(site.got.at(-1)?.line).toBe("GET /s?x=1");
+    expect(site.got.at(-1)?.headers.host).toBe(`127.0.0.1:${site.port}`);
+    expect(site.got.at(-1)?.headers["proxy-authorization"]).toBeUndefined();
+  });
+
+  it("https: the request goes to the proxy over TLS (the proxy's certificate verified), in absolute form with its credentials", async () => {
+    const certs = await makeCerts();
+    const proxy = await recordingProxy({ cert: await certs.read(certs.serverCertFile), key: await certs.read(certs.serverKeyFile) });
+    const agents = { http: new Agent(), https: new HttpsAgent({ ca: await certs.read(certs.caFile) }) };
+    // the gateway's side, cut down: the client's request forwarded through the https proxy
+    const front = createServer((req, res) => {
+      void forwardHttp({
+        req,
+        res,
+        target: httpTarget(req.url ?? ""),
+        upstream: upstreamOf(`https://hu:hp@127.0.0.1:${proxy.port}`),
+        agents,
+      });
+    });
+    await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+    try {
+      const address = `127.0.0.1:${(front.address() as AddressInfo).port}`;
+      const answer = await raw(address, "GET http://site.test/t HTTP/1.1\r\nHost: site.test\r\nConnection: close\r\n\r\n");
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      expect(proxy.got.at(-1)?.line).toBe("GET http://site.test/t");
+      expect(proxy.got.at(-1)?.headers["proxy-authorization"]).toBe(`Basic ${Buffer.from("hu:hp").toString("base64")}`);
+      // a proxy whose certificate does not verify: the gateway's own 599, nothing from the site
+      const untrusted = { ...agents, https: new HttpsAgent() };
+      const strict = createServer((req, res) => {
+        void forwardHttp({
+          req,
+          res,
+          target: httpTarget(req.url ?? ""),
+          upstream: upstreamOf(`https://127.0.0.1:${proxy.port}`),
+          agents: untrusted,
+        });
+      });
+      await new Promise<void>((resolve) => strict.listen(0, "127.0.0.1", resolve));
+      const refused = await raw(
+        `127.0.0.1:${(strict.address() as AddressInfo).port}`,
+        "GET http://site.test/u HTTP/1.1\r\nHost: site.test\r\nConnection: close\r\n\r\n",
+      );
+      strict.close();
+      expect(refused).toMatch(/^HTTP\/1\.1 599 /);
+      expect(proxy.got.at(-1)?.line).toBe("GET http://site.test/t");
+    } finally {
+      front.close();
+      proxy.server.close();
+    }
   });
 });
