@@ -41,12 +41,12 @@ export class WarnEvery {
 
 /**
  * The username and password of a request's `Proxy-Authorization` (Basic: base64 of `user:pass`;
- * no colon: all username). No header: both empty. Throws RefusalError (400) for another scheme or
+ * no colon: all username). No header, or an empty one: both empty. Throws RefusalError (400) for another scheme or
  * a header with no credentials in it.
  */
 export function proxyCredentials(header: string | undefined): { readonly username: string; readonly password: string } {
-  if (header === undefined) return { username: "", password: "" };
-  const h = header.trim();
+  const h = header?.trim() ?? "";
+  if (h === "") return { username: "", password: "" };
   const space = h.indexOf(" ");
   if (space < 0 || h.slice(0, space).toLowerCase() !== "basic") {
     throw new RefusalError({ status: 400, message: 'Proxy-Authorization must be "Basic <base64 of user:password>"', headers: {} });

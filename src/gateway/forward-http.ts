@@ -121,6 +121,12 @@ function validHeader(name: string, value: string): boolean {
 /** How a forward ended: the answer went (or is going) back, or the upstream proxy refused our credentials. */
 export type Forwarded = { readonly kind: "answered" } | { readonly kind: "refused"; readonly message: string };
 
+/** A forward under way: `done` once it ended; `cancel` drops it (the gateway answered itself, a 504). */
+export interface ForwardCall {
+  readonly done: Promise<Forwarded>;
+  cancel(): void;
+}
+
 export interface ForwardOptions {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
@@ -137,81 +143,108 @@ export interface ForwardOptions {
   readonly agents: { readonly http: Agent; readonly https: HttpsAgent };
 }
 
+const ANSWERED: Forwarded = { kind: "answered" };
+/** What Node refuses in a status text (as in a header value); such a text is not passed on. */
+const BAD_REASON = /[^\t\x20-\x7e\x80-\xff]/;
+
 /**
- * Send a plain-HTTP request through an upstream HTTP proxy and stream its answer back. The answer
- * is written with `writeHead`; an upstream that fails before it answered gets the gateway's own
+ * Send a plain-HTTP request through an upstream proxy and stream its answer back. The answer is
+ * written with `writeHead`; an upstream that fails before it answered gets the gateway's own
  * status (UPSTREAM_FAILED) written without one; a failure after it began cuts the client's
- * connection, as the site's own would. A client gone drops the upstream request. Resolves once
- * the answer went out or was cut (a held error answer, which does not end: at once).
+ * connection, as the site's own would. Nothing is sent when the client is gone already; a client
+ * gone, or an answer the gateway wrote itself meanwhile, drops the upstream request. Done once the
+ * answer went out or was cut (a held error answer, which does not end: at once).
  */
-export function forwardHttp(o: ForwardOptions): Promise<Forwarded> {
+export function forwardHttp(o: ForwardOptions): ForwardCall {
   const { req, res } = o;
-  return new Promise((resolve) => {
-    let settled = false;
-    const settle = (f: Forwarded): void => {
-      if (settled) return;
-      settled = true;
-      resolve(f);
-    };
-    const out = send(o);
-    res.once("close", () => {
-      out.destroy();
-      settle({ kind: "answered" });
+  let resolveDone: (f: Forwarded) => void = () => undefined;
+  const done = new Promise<Forwarded>((resolve) => {
+    resolveDone = resolve;
+  });
+  if (res.destroyed || res.writableEnded) {
+    resolveDone(ANSWERED);
+    return { done, cancel: () => undefined };
+  }
+  let over = false;
+  let answer: IncomingMessage | undefined;
+  const out = send(o);
+  /** Ends this forward: nothing more comes from upstream or is written to the client by it. */
+  const end = (f: Forwarded): void => {
+    if (over) return;
+    over = true;
+    answer?.destroy();
+    out.destroy();
+    resolveDone(f);
+  };
+  res.once("close", () => end(ANSWERED));
+  out.once("response", (a: IncomingMessage) => {
+    if (over) {
+      a.destroy();
+      return;
+    }
+    // the gateway answered itself meanwhile (its timeout): this answer is not wanted
+    if (res.headersSent || res.writableEnded) {
+      a.destroy();
+      end(ANSWERED);
+      return;
+    }
+    // a 407 from an HTTP proxy is about our credentials; through socks5 it is the site's
+    if (a.statusCode === 407 && o.upstream.kind !== "socks") {
+      a.resume();
+      end({ kind: "refused", message: "the upstream proxy refused the credentials of its proxy URL (407)" });
+      return;
+    }
+    answer = a;
+    const status = a.statusCode ?? 0;
+    const reason = a.statusMessage === undefined || BAD_REASON.test(a.statusMessage) ? undefined : a.statusMessage;
+    try {
+      res.writeHead(status < 100 || status > 999 ? OUT_OF_RANGE : status, reason, answeredHeaders(a.rawHeaders));
+    } catch {
+      // nothing Node would refuse should be left; never the process's end if something is
+      res.destroy();
+      end(ANSWERED);
+      return;
+    }
+    // cut short by the upstream: the client's connection is cut too, never ended as if whole
+    a.once("close", () => {
+      if (!a.complete) res.destroy();
     });
-    out.once("response", (answer: IncomingMessage) => {
-      if (answer.statusCode === 407) {
-        answer.resume();
-        out.destroy();
-        settle({ kind: "refused", message: "the upstream proxy refused the credentials of its proxy URL (407)" });
-        return;
-      }
-      const status = answer.statusCode ?? 0;
-      res.writeHead(status < 100 || status > 999 ? OUT_OF_RANGE : status, answer.statusMessage, answeredHeaders(answer.rawHeaders));
-      // cut short by the upstream: the client's connection is cut too, never ended as if whole
-      answer.once("close", () => {
-        if (!answer.complete) res.destroy();
-      });
-      answer.pipe(res);
-    });
-    out.on("error", (err: NodeJS.ErrnoException) => {
-      if (res.headersSent) {
-        res.destroy();
-        settle({ kind: "answered" });
-        return;
-      }
+    a.pipe(res);
+  });
+  out.on("error", (err: NodeJS.ErrnoException) => {
+    if (over) return;
+    if (answer !== undefined) {
+      res.destroy();
+      end(ANSWERED);
+      return;
+    }
+    if (!res.headersSent && !res.writableEnded) {
       const failed = UPSTREAM_FAILED[err.code ?? ""] ?? OTHER_FAILURE;
       res.statusCode = failed.status;
       res.setHeader("content-type", "text/plain; charset=utf-8");
       res.end(failed.text);
-      settle({ kind: "answered" });
-    });
-    req.pipe(out);
+    }
+    end(ANSWERED);
   });
+  req.pipe(out);
+  return { done, cancel: () => end(ANSWERED) };
 }
 
 /** The request to the upstream proxy (or, through socks5, to the site). */
 function send(o: ForwardOptions): ClientRequest {
   const { req, target, upstream } = o;
+  const socks = upstream.kind === "socks";
+  const headers = forwardedHeaders(req.rawHeaders, target.host, socks ? undefined : upstream.authorization);
+  // a chunked body (decoded by the parser) goes on chunked again: unframed, its bytes would be
+  // read upstream as the next request, one never checked
+  if (req.headers["transfer-encoding"] !== undefined) headers.push("Transfer-Encoding", "chunked");
   // sites' answers are passed on as leniently as browsers read them
-  if (upstream.kind === "socks") {
-    return httpRequest({
-      host: target.hostname.replace(/^\[(.*)\]$/, "$1"),
-      port: target.port,
-      method: req.method,
-      path: target.path,
-      headers: forwardedHeaders(req.rawHeaders, target.host, undefined),
-      agent: upstream.agent,
-      insecureHTTPParser: true,
-    });
+  const common = { method: req.method, headers, insecureHTTPParser: true };
+  if (socks) {
+    const host = target.hostname.replace(/^\[(.*)\]$/, "$1");
+    return httpRequest({ ...common, host, port: target.port, path: target.path, agent: upstream.agent });
   }
-  const options = {
-    host: upstream.host,
-    port: upstream.port,
-    method: req.method,
-    path: target.href,
-    headers: forwardedHeaders(req.rawHeaders, target.host, upstream.authorization),
-    insecureHTTPParser: true,
-  };
+  const options = { ...common, host: upstream.host, port: upstream.port, path: target.href };
   return upstream.kind === "https"
     ? httpsRequest({ ...options, agent: o.agents.https })
     : httpRequest({ ...options, agent: o.agents.http });

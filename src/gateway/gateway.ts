@@ -120,6 +120,8 @@ export class Gateway {
   private readonly failedTries = new WeakMap<IncomingMessage, { readonly lease: Lease; readonly outcome: LeaseOutcome }>();
   /** Hosts that just failed through two proxies: not tried for a while (failing-targets.ts). */
   private readonly failing = new FailingTargets({ forMs: 30_000 });
+  /** The parameter headers of plain-HTTP requests, read on their first try. */
+  private readonly headerParams = new WeakMap<IncomingMessage, GatewayParams>();
   /** Requests whose client went away before its answer went out (their leases are ABANDONED). */
   private readonly gone = new WeakSet<IncomingMessage>();
   /** Requests whose leased proxy refused them before the site answered (its 407 to our credentials). */
@@ -329,9 +331,10 @@ export class Gateway {
     const { username, password } = proxyCredentials(req.headers["proxy-authorization"]);
     let params = this.admit(req, username, password, "http");
     req.url = target.href;
-    if (hasParamHeaders(req.headers)) {
+    const fromHeaders = this.paramHeaders(req);
+    if (fromHeaders !== undefined) {
       try {
-        params = mergeParams(params, paramsFromHeaders(req.headers));
+        params = mergeParams(params, fromHeaders);
       } catch (err) {
         throw new RefusalError({
           status: 400,
@@ -339,7 +342,6 @@ export class Gateway {
           headers: {},
         });
       }
-      stripParamHeaders(req);
     }
     // (a failed first try's lease is released once its retry ended: forward)
     const taken = await this.lease(params, target.href, target.hostname, target.port, "http");
@@ -347,25 +349,52 @@ export class Gateway {
     return { taken, target };
   }
 
-  /** One try of a plain-HTTP request: its lease, then forwarded through the leased proxy; a refusal answered in its turn. */
-  private async forwardOnce(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** A request's parameter headers, read once (a retry gets them too) and never sent on; undefined: none. */
+  private paramHeaders(req: IncomingMessage): GatewayParams | undefined {
+    const read = this.headerParams.get(req);
+    if (read !== undefined || !hasParamHeaders(req.headers)) return read;
+    let params: GatewayParams;
+    try {
+      params = paramsFromHeaders(req.headers);
+    } catch (err) {
+      throw new RefusalError({
+        status: 400,
+        message: err instanceof ParamsError ? err.message : "malformed parameter header",
+        headers: {},
+      });
+    }
+    stripParamHeaders(req);
+    this.headerParams.set(req, params);
+    return params;
+  }
+
+  /**
+   * One try of a plain-HTTP request: its lease, then forwarded through the leased proxy (`attempt.cancel`
+   * drops it); a refusal answered in its turn. False when nothing was sent: refused, or the client
+   * gone or answered (a 504) while the lease was awaited.
+   */
+  private async forwardOnce(req: IncomingMessage, res: ServerResponse, attempt: { cancel: (() => void) | undefined }): Promise<boolean> {
     let leased: { readonly taken: Taken; readonly target: HttpTarget };
     try {
       leased = await this.leaseHttp(req);
     } catch (err) {
       answer(res, err instanceof RefusalError ? err.refusal : refusalOf(err));
-      return;
+      return false;
     }
+    if (res.headersSent || res.writableEnded || res.destroyed) return false;
     const { taken, target } = leased;
     let upstream: Upstream;
     try {
       upstream = upstreamOf(taken.lease.proxy.url);
     } catch (err) {
       this.refusedAtProxy(req, res, { status: 502, message: `the leased proxy cannot be used: ${String(err)}`, headers: {} });
-      return;
+      return true;
     }
-    const forwarded = await forwardHttp({ req, res, target, upstream, agents: { http: UPSTREAM_HTTP, https: UPSTREAM_HTTPS } });
+    const call = forwardHttp({ req, res, target, upstream, agents: { http: UPSTREAM_HTTP, https: UPSTREAM_HTTPS } });
+    attempt.cancel = call.cancel;
+    const forwarded = await call.done;
     if (forwarded.kind === "refused") this.refusedAtProxy(req, res, { status: 597, message: forwarded.message, headers: {} });
+    return true;
   }
 
   /** The leased proxy failed before the site answered, in a way not worth a retry: a PROXY_ERROR, said to the client. */
@@ -443,15 +472,17 @@ export class Gateway {
       held = false;
       // no answer from the site in time: a 504, and the request through the proxy is dropped
       timedOut = false;
+      const attemptNow: { cancel: (() => void) | undefined } = { cancel: undefined };
       const timer = setTimeout(() => {
         if (res.headersSent) return;
         timedOut = true;
+        attemptNow.cancel?.();
         answer(res, { status: 504, message: `no answer within ${this.opts.upstreamTimeoutMs} ms`, headers: {} });
       }, this.opts.upstreamTimeoutMs);
-      await this.forwardOnce(req, res).catch(() => undefined);
+      const sent = await this.forwardOnce(req, res, attemptNow).catch(() => false);
       clearTimeout(timer);
-      // what beforeEnd did not release: a try held for a retry, a timeout, a client gone
-      await this.settle(req, seen, held, timedOut);
+      // what beforeEnd did not release: a try held for a retry, a timeout, a client gone, a lease not used
+      await this.settle(req, seen, held, sent ? (timedOut ? "timeout" : undefined) : "unsent");
       if (!held || clientGone) {
         await this.releaseFailedTry(req);
         return;
@@ -466,15 +497,18 @@ export class Gateway {
    * retry's lease. A retry that failed at its proxy as the first try did makes both the target's
    * failure: neither proxy is blamed, and the host is not tried again for a while.
    */
-  private settle(req: IncomingMessage, seen: Observed, held: boolean, timedOut = false): Promise<void> | undefined {
+  private settle(req: IncomingMessage, seen: Observed, held: boolean, cause?: "timeout" | "unsent"): Promise<void> | undefined {
     const taken = this.httpLeases.get(req);
     if (taken === undefined) return undefined;
     this.httpLeases.delete(req);
-    let outcome: LeaseOutcome = timedOut
-      ? { kind: "PROXY_ERROR", detail: `no answer within ${this.opts.upstreamTimeoutMs} ms` }
-      : this.outcomeOf(req, taken.client, seen, held);
+    let outcome: LeaseOutcome =
+      cause === "unsent"
+        ? { kind: "ABANDONED", detail: "not sent: the client went away, or was answered, while the lease was awaited" }
+        : cause === "timeout"
+          ? { kind: "PROXY_ERROR", detail: `no answer within ${this.opts.upstreamTimeoutMs} ms` }
+          : this.outcomeOf(req, taken.client, seen, held);
     const first = this.failedTries.get(req);
-    if (!held && !timedOut && first !== undefined && outcome.kind === "PROXY_ERROR" && seen.own) {
+    if (!held && cause === undefined && first !== undefined && outcome.kind === "PROXY_ERROR" && seen.own) {
       const detail = `failed through two proxies: ${first.outcome.detail ?? ""}; then ${outcome.detail ?? ""}`;
       outcome = { ...outcome, kind: "TARGET_ERROR", detail };
       this.failedTries.set(req, { lease: first.lease, outcome: { ...first.outcome, kind: "TARGET_ERROR", detail } });

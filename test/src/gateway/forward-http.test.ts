@@ -7,8 +7,9 @@
 import { Agent, createServer } from "node:http";
 import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from "node:http";
 import { Agent as HttpsAgent, createServer as createHttpsServer } from "node:https";
-import { connect } from "node:net";
-import type { AddressInfo } from "node:net";
+import { connect, createServer as createNetServer } from "node:net";
+import type { AddressInfo, Server as NetServer } from "node:net";
+import { ProxyBrokerClient } from "@proxybroker/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { proxyCredentials } from "../../../src/gateway/credentials.js";
 import { answeredHeaders, forwardedHeaders, forwardHttp, upstreamOf } from "../../../src/gateway/forward-http.js";
@@ -16,6 +17,7 @@ import { httpTarget } from "../../../src/gateway/targets.js";
 import { makeCerts } from "../../support/certs.js";
 import { startSocks5Server } from "../../support/socks5-server.js";
 import type { Socks5Server } from "../../support/socks5-server.js";
+import { metricValue } from "../../support/gateway-crawl.js";
 import { withBroker } from "../../support/with-broker.js";
 import { startTestGateway } from "../../support/gateway-under-test.js";
 import type { TestGateway } from "../../support/gateway-under-test.js";
@@ -93,18 +95,23 @@ describe("forwarded headers", () => {
   });
 });
 
-type Recorded = Array<{ line: string; headers: IncomingHttpHeaders }>;
+type Recorded = Array<{ line: string; headers: IncomingHttpHeaders; rawHeaders: string[]; body: string }>;
 
 /** An upstream HTTP proxy (or, with TLS, an https one) that records what it is sent and answers itself (407 for paths with /deny). */
 async function recordingProxy(tls?: { cert: Buffer; key: Buffer }): Promise<{ server: Server; port: number; got: Recorded }> {
   const got: Recorded = [];
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
-    got.push({ line: `${req.method} ${req.url}`, headers: req.headers });
-    if ((req.url ?? "").includes("/deny")) {
-      res.writeHead(407, { "proxy-authenticate": 'Basic realm="up"' }).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": "text/plain", "keep-alive": "timeout=5", "x-site": "yes" }).end("from the site");
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString();
+      got.push({ line: `${req.method} ${req.url}`, headers: req.headers, rawHeaders: req.rawHeaders, body });
+      if ((req.url ?? "").includes("/deny")) {
+        res.writeHead(407, { "proxy-authenticate": 'Basic realm="up"' }).end();
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/plain", "keep-alive": "timeout=5", "x-site": "yes" }).end("from the site");
+    });
   };
   const server: Server = tls === undefined ? createServer(handle) : createHttpsServer(tls, handle);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -161,7 +168,11 @@ describe("what the leased proxy receives", () => {
     const sent = upstream.got.at(-1);
     expect(sent?.line).toBe("GET http://site.test:8080/p?q=1");
     expect(sent?.headers.host).toBe("site.test:8080");
-    expect(sent?.headers["proxy-authorization"]).toBe(`Basic ${Buffer.from("pu:pp").toString("base64")}`);
+    // the proxy's credentials, and only them: Node would keep the first of two such headers
+    const authorizations = (sent?.rawHeaders ?? []).filter(
+      (_, i, all) => i % 2 === 1 && all[i - 1]?.toLowerCase() === "proxy-authorization",
+    );
+    expect(authorizations).toEqual([`Basic ${Buffer.from("pu:pp").toString("base64")}`]);
     expect(sent?.headers["proxy-connection"]).toBeUndefined();
     expect(sent?.headers["x-proxybroker-max-wait"]).toBeUndefined();
     expect(sent?.headers.accept).toBe("text/html");
@@ -172,7 +183,21 @@ describe("what the leased proxy receives", () => {
     expect(answer).toMatch(/^HTTP\/1\.1 597 /);
     expect(answer.toLowerCase()).not.toContain("proxy-authenticate");
     const counted = await t.gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total");
-    expect(counted).toMatch(/kind="http",outcome="PROXY_ERROR"} 1/);
+    expect(metricValue(counted, "proxybroker_gateway_requests_total", '{kind="http",outcome="PROXY_ERROR"}')).toBe(1);
+  });
+
+  it("a chunked body on a GET goes on chunked: its bytes never reach the proxy as a request of their own", async () => {
+    const before = upstream.got.length;
+    const hidden = "GET http://127.0.0.1:22/ HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n";
+    const answer = await raw(
+      t.gw.address,
+      "GET http://site.test/c HTTP/1.1\r\nHost: site.test\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" +
+        `${hidden.length.toString(16)}\r\n${hidden}\r\n0\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(upstream.got.slice(before).map((g) => g.line)).toEqual(["GET http://site.test/c"]);
+    expect(upstream.got.at(-1)?.body).toBe(hidden);
   });
 
   it("a Proxy-Authorization that is not Basic: a 400 naming the form, nothing sent upstream", async () => {
@@ -220,6 +245,17 @@ describe("other kinds of upstream proxy", () => {
     expect(site.got.at(-1)?.headers["proxy-authorization"]).toBeUndefined();
   });
 
+  it("socks5: a site's own 407 is its answer, passed on (never taken for the proxy refusing us)", async () => {
+    const auth = Buffer.from("pool-socks:x").toString("base64");
+    const answer = await raw(
+      t.gw.address,
+      `GET http://127.0.0.1:${site.port}/deny HTTP/1.1\r\nHost: x\r\nProxy-Authorization: Basic ${auth}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 407 /);
+    expect(answer.toLowerCase()).not.toContain("proxy-authenticate");
+    expect(site.got.at(-1)?.line).toBe("GET /deny");
+  });
+
   it("https: the request goes to the proxy over TLS (the proxy's certificate verified), in absolute form with its credentials", async () => {
     const certs = await makeCerts();
     const proxy = await recordingProxy({ cert: await certs.read(certs.serverCertFile), key: await certs.read(certs.serverKeyFile) });
@@ -263,6 +299,116 @@ describe("other kinds of upstream proxy", () => {
     } finally {
       front.close();
       proxy.server.close();
+    }
+  });
+});
+
+/**
+ * An upstream proxy that answers raw bytes by path: a status text Node would refuse to write
+ * (/badreason), an answer 600 ms late (/late), a body whose second half comes 1 s after its head
+ * (/long), anything else at once.
+ */
+async function rawProxy(): Promise<{ server: NetServer; port: number; lines: string[] }> {
+  const lines: string[] = [];
+  const server = createNetServer((socket) => {
+    socket.on("error", () => undefined);
+    let head = "";
+    socket.on("data", (d: Buffer) => {
+      head += d.toString("latin1");
+      if (!head.includes("\r\n\r\n")) return;
+      const line = head.split("\r\n")[0] ?? "";
+      lines.push(line);
+      head = "";
+      if (line.includes("/badreason")) socket.end("HTTP/1.1 200 O\x01K\r\nContent-Length: 2\r\n\r\nok");
+      else if (line.includes("/late")) setTimeout(() => socket.end("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nlate"), 600);
+      else if (line.includes("/long")) {
+        socket.write("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345");
+        setTimeout(() => socket.end("67890"), 1_000);
+      } else socket.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, port: (server.address() as AddressInfo).port, lines };
+}
+
+describe("answers the gateway must survive, clients that leave", () => {
+  const b = withBroker();
+  let proxy: Awaited<ReturnType<typeof rawProxy>>;
+  let t: TestGateway;
+  const basic = (user: string): string => `Basic ${Buffer.from(`${user}:x`).toString("base64")}`;
+
+  beforeAll(async () => {
+    proxy = await rawProxy();
+    await b.admin.addProxies({ pool: "raw", proxies: [{ url: `http://127.0.0.1:${proxy.port}` }] });
+    t = await startTestGateway({ address: b.address, workerId: "forward-raw", over: { upstreamTimeoutMs: 300 } });
+  });
+  afterAll(async () => {
+    await t?.stop();
+    proxy?.server.close();
+  });
+
+  it("a status text Node would refuse: the answer goes on without it, the gateway serves on", async () => {
+    const answer = await raw(
+      t.gw.address,
+      `GET http://site.test/badreason HTTP/1.1\r\nHost: site.test\r\nProxy-Authorization: ${basic("pool-raw")}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).not.toContain("\x01");
+    expect(answer.endsWith("ok")).toBe(true);
+    const next = await raw(
+      t.gw.address,
+      `GET http://site.test/fine HTTP/1.1\r\nHost: site.test\r\nProxy-Authorization: ${basic("pool-raw")}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(next).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it("pipelined: an answer that comes after the gateway's own 504 was written is dropped, never written over it", async () => {
+    const auth = `Proxy-Authorization: ${basic("pool-raw")}\r\n`;
+    // two sites: the second request is not paced behind the first's lease
+    const answer = await raw(
+      t.gw.address,
+      `GET http://long.test/long HTTP/1.1\r\nHost: long.test\r\n${auth}\r\n` +
+        `GET http://late.test/late HTTP/1.1\r\nHost: late.test\r\n${auth}Connection: close\r\n\r\n`,
+    );
+    const statuses = [...answer.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]);
+    expect(statuses).toEqual(["200", "504"]);
+    expect(answer).toContain("1234567890");
+    expect(answer).not.toContain("late");
+    // still serving
+    const next = await raw(t.gw.address, `GET http://site.test/after HTTP/1.1\r\nHost: site.test\r\n${auth}Connection: close\r\n\r\n`);
+    expect(next).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it("a client gone while its lease was awaited: nothing is sent, the lease is released at once as ABANDONED", async () => {
+    const rival = new ProxyBrokerClient({ address: b.address, pool: "raw", workerId: "forward-rival" });
+    try {
+      const held = await rival.acquire("http://gone.test/");
+      const sentBefore = proxy.lines.length;
+      const socket = connect(Number(t.gw.address.split(":")[1]), "127.0.0.1", () =>
+        socket.write(`GET http://gone.test/g HTTP/1.1\r\nHost: gone.test\r\nProxy-Authorization: ${basic("pool-raw-wait-5")}\r\n\r\n`),
+      );
+      socket.on("error", () => undefined);
+      await new Promise((r) => setTimeout(r, 200));
+      socket.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      // the gateway's acquire gets the proxy now, finds its client gone and gives it back
+      await held.release({ kind: "SUCCESS" });
+      await expect
+        .poll(
+          async () =>
+            metricValue(
+              await t.gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total"),
+              "proxybroker_gateway_requests_total",
+              '{kind="http",outcome="ABANDONED"}',
+            ),
+          { timeout: 3_000 },
+        )
+        .toBe(1);
+      const again = await rival.acquire("http://gone.test/", { maxWaitMs: 1_000 });
+      await again.release({ kind: "SUCCESS" });
+      expect(proxy.lines.length).toBe(sentBefore);
+    } finally {
+      await rival.close();
     }
   });
 });
