@@ -3,6 +3,7 @@ import type { Agent, ClientRequest, IncomingMessage, ServerResponse } from "node
 import { request as httpsRequest } from "node:https";
 import type { Agent as HttpsAgent } from "node:https";
 import { SocksProxyAgent } from "socks-proxy-agent";
+import { HOP_BY_HOP } from "./hop-by-hop.js";
 
 /**
  * The statuses the gateway answers itself when the upstream proxy failed before the site's
@@ -18,19 +19,6 @@ export const UPSTREAM_FAILED: Readonly<Record<string, { readonly status: number;
 const OTHER_FAILURE = { status: 599, text: "Upstream Error" };
 /** An upstream status outside 100–999 (Node would throw writing it). */
 const OUT_OF_RANGE = 592;
-
-/** Headers of one hop only: never passed on, either way (RFC 9110 §7.6.1, and the old Proxy-Connection). */
-const HOP_BY_HOP: ReadonlySet<string> = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-]);
 
 /**
  * Where a leased proxy is reached. An http or https proxy is sent the request in absolute form,

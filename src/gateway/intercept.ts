@@ -7,6 +7,7 @@ import { ProxyAgent, Socks5ProxyAgent, request } from "undici";
 import type { Dispatcher } from "undici";
 import type { HostCerts } from "./host-certs.js";
 import type { GatewayParams } from "./params.js";
+import { HOP_BY_HOP } from "./hop-by-hop.js";
 
 /** What a CONNECT asked for: the tunnel's host and port, and the parameters of its username. */
 export interface TunnelTarget {
@@ -14,19 +15,6 @@ export interface TunnelTarget {
   readonly port: number;
   readonly params: GatewayParams;
 }
-
-/** Hop-by-hop headers, and the client's proxy headers: never forwarded either way. */
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-]);
 
 /**
  * TLS interception: a CONNECT tunnel ends at the gateway (a certificate for its host, signed by
