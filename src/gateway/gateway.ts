@@ -1,24 +1,16 @@
-import { Agent as HttpAgent } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Agent as HttpsAgent } from "node:https";
-import type { Socket } from "node:net";
 import { finished } from "node:stream/promises";
 import { RequestError, Server } from "proxy-chain";
 import type { PrepareRequestFunctionOpts, PrepareRequestFunctionResult } from "proxy-chain";
-import type { Lease, LeaseOutcome, ProxyBrokerClient } from "@proxybroker/sdk";
+import type { LeaseOutcome, ProxyBrokerClient } from "@proxybroker/sdk";
 import type { TokenTable } from "../security/tokens.js";
-import { browserWithoutCredentials, proxyCredentials, WarnEvery, type CredentialsMode } from "./credentials.js";
-import { answer, authRefusal, RefusalError, refusalOf } from "./answers.js";
+import { browserWithoutCredentials, WarnEvery, type CredentialsMode } from "./credentials.js";
+import { authRefusal, RefusalError, refusalOf } from "./answers.js";
 import type { Refusal } from "./answers.js";
-import { BodySample } from "./body-sample.js";
-import { observeResponse } from "./observe-response.js";
-import type { Observed } from "./observe-response.js";
-import { LEASE_HEADERS, outcomeOfAnswer } from "./outcome.js";
 import type { Taken } from "./outcome.js";
-import { hasParamHeaders, mergeParams, ParamsError, paramsFromHeaders, paramsFromUsername, stripParamHeaders } from "./params.js";
+import { ParamsError, paramsFromUsername } from "./params.js";
 import type { GatewayParams } from "./params.js";
-import { ConnectPorts, httpTarget, type HttpTarget, type TargetPolicy } from "./targets.js";
-import { forwardHttp, upstreamOf, type Upstream } from "./forward-http.js";
+import { ConnectPorts, type TargetPolicy } from "./targets.js";
 import { FailingTargets } from "./failing-targets.js";
 import { UpstreamAgents } from "./upstream-agents.js";
 import { Tunnels } from "./tunnels.js";
@@ -30,20 +22,13 @@ import { serveIntercepted } from "./intercepted.js";
 import { serveUpgrade } from "./upgrade.js";
 import type { TunnelLimits } from "./tunnels.js";
 import { KeptLeases } from "./kept-leases.js";
+import { PlainHttp, UPSTREAM_HTTP, UPSTREAM_HTTPS } from "./plain-http.js";
 
 export { LEASE_HEADERS } from "./outcome.js";
 
 const REALM = "proxybroker";
-/**
- * Plain-HTTP requests go to their upstream proxy on a connection of their own, never kept for
- * another: HTTP proxies such as tinyproxy close each connection after its answer, and a socket
- * reused just as it closes fails the next request with a reset (a PROXY_ERROR against a healthy
- * proxy). Each lease may name another proxy anyway.
- */
-const UPSTREAM_HTTP = new HttpAgent({ keepAlive: false });
 /** CONNECT to 443 only, unless the options say otherwise. */
 const HTTPS_ONLY = new ConnectPorts();
-const UPSTREAM_HTTPS = new HttpsAgent({ keepAlive: false });
 /** While the gateway stops: a CONNECT tunnel this long without a byte either way is closed. */
 const TUNNEL_QUIET_MS = 500;
 /** An intercepted pair's upstream connection kept this long after its last request, at most so many. */
@@ -99,34 +84,20 @@ export interface GatewayOptions {
 
 /**
  * The lease-aware HTTP(S) forward proxy (docs/gateway.md). proxy-chain listens and serves
- * CONNECT; plain HTTP is forwarded here (forward-http.ts): every plain-HTTP request gets a lease
- * for its domain-key (or a kept one), is forwarded through the leased upstream proxy and streamed back, and its lease is released with the outcome the SDK's
- * classifier reads from the answer; a GET or HEAD that failed at the proxy is sent once more
- * through another proxy. A CONNECT tunnel holds one lease for its host while it is open (renewed
- * by the SDK's heartbeats), closed when idle or too old, and released when it closes.
+ * CONNECT: a tunnel holds one lease for its host while it is open (renewed by the SDK's
+ * heartbeats), closed when idle or too old, and released when it closes, or, intercepted, each
+ * request inside gets its own. Plain HTTP is served by `PlainHttp` (plain-http.ts): a lease per
+ * request (or a kept one), forwarded, watched and released with what came back.
  */
 export class Gateway {
   private readonly server: Server;
   private readonly browserWarning = new WarnEvery(60_000);
-  /** The lease of each plain-HTTP request being forwarded, and the client that granted it. */
-  private readonly httpLeases = new WeakMap<IncomingMessage, Taken & { readonly unwatch: () => void }>();
   /** Reusable leases kept idle for the next request of their host. */
   private readonly kept: KeptLeases;
-  /**
-   * The lease of a request's failed first try, held until its retry ended: the retry cannot be
-   * given the same proxy (a lease is exclusive per pair), and when the retry fails the same way the
-   * first try's outcome becomes the site's failure too.
-   */
-  private readonly failedTries = new WeakMap<IncomingMessage, { readonly lease: Lease; readonly outcome: LeaseOutcome }>();
   /** Hosts that just failed through two proxies: not tried for a while (failing-targets.ts). */
   private readonly failing = new FailingTargets({ forMs: 30_000 });
-  /** The parameter headers of plain-HTTP requests, read on their first try. */
-  private readonly headerParams = new WeakMap<IncomingMessage, GatewayParams>();
-  /** Requests whose client went away before its answer went out (their leases are ABANDONED). */
-  private readonly gone = new WeakSet<IncomingMessage>();
-  /** Requests whose leased proxy refused them before the site answered (its 407 to our credentials). */
-  private readonly failedAtProxy = new WeakMap<IncomingMessage, string>();
   private readonly tunnels: Tunnels;
+  private readonly plain: PlainHttp;
   /** Requests by kind and outcome, open tunnels, the time added (see metrics.ts). */
   readonly metrics: GatewayMetrics;
   private readonly interceptor: Interceptor | undefined;
@@ -134,8 +105,6 @@ export class Gateway {
   private readonly agents: UpstreamAgents;
   /** Plain-HTTP and intercepted requests being served, until their answer went out. */
   private inFlight = 0;
-  /** Per lease used by plain-HTTP requests: the socket of the request using it now, cut if it is lost. */
-  private readonly cuts = new WeakMap<Lease, { socket: Socket | undefined }>();
   /** Set by the first `stop`; later calls may only bring the end of the drain closer. */
   private stopping: Promise<void> | undefined;
   private drainUntil = 0;
@@ -180,9 +149,17 @@ export class Gateway {
     http.maxConnections = opts.maxConnections;
     http.requestTimeout = opts.requestTimeoutMs;
     http.headersTimeout = Math.min(opts.requestTimeoutMs, 60_000);
-    // plain HTTP goes through our listener, which watches the answer and releases the lease
+    this.plain = new PlainHttp({
+      admit: (req, username, password) => this.admit(req, username, password, "http"),
+      lease: (params, target, hostname, port) => this.lease(params, target, hostname, port, "http"),
+      kept: this.kept,
+      metrics: this.metrics,
+      failing: this.failing,
+      upstreamTimeoutMs: opts.upstreamTimeoutMs,
+    });
+    // plain HTTP goes through our listener, not proxy-chain's
     http.removeAllListeners("request");
-    http.on("request", (req: IncomingMessage, res: ServerResponse) => void this.track(res, this.forward(req, res)));
+    http.on("request", (req: IncomingMessage, res: ServerResponse) => void this.track(res, this.plain.serve(req, res)));
   }
 
   /** `host:port` once listening. */
@@ -245,25 +222,6 @@ export class Gateway {
       });
   }
 
-  /**
-   * The proxy must not be used once its lease is lost: the request using it then is cut. One
-   * listener per lease, however many requests a kept lease serves.
-   */
-  private cutOnLoss(lease: Lease, socket: Socket): () => void {
-    let cut = this.cuts.get(lease);
-    if (cut === undefined) {
-      const holder: { socket: Socket | undefined } = { socket: undefined };
-      lease.signal.addEventListener("abort", () => void holder.socket?.destroy(), { once: true });
-      this.cuts.set(lease, holder);
-      cut = holder;
-    }
-    cut.socket = socket;
-    const mine = cut;
-    return () => {
-      if (mine.socket === socket) mine.socket = undefined;
-    };
-  }
-
   /** Count a browser that sent no credentials; say so at most once a minute. */
   private browserWithoutCredentials(userAgent: string): void {
     this.metrics.browserWithoutCredentials();
@@ -322,87 +280,6 @@ export class Gateway {
     }
   }
 
-  /**
-   * A plain-HTTP request's lease: the credentials and parameters admitted, the target rebuilt from
-   * what was parsed (the target checked is the target forwarded). Throws RefusalError or the SDK's error.
-   */
-  private async leaseHttp(req: IncomingMessage): Promise<{ readonly taken: Taken; readonly target: HttpTarget }> {
-    const target = httpTarget(req.url ?? "");
-    const { username, password } = proxyCredentials(req.headers["proxy-authorization"]);
-    let params = this.admit(req, username, password, "http");
-    req.url = target.href;
-    const fromHeaders = this.paramHeaders(req);
-    if (fromHeaders !== undefined) {
-      try {
-        params = mergeParams(params, fromHeaders);
-      } catch (err) {
-        throw new RefusalError({
-          status: 400,
-          message: err instanceof ParamsError ? err.message : "malformed parameter header",
-          headers: {},
-        });
-      }
-    }
-    // (a failed first try's lease is released once its retry ended: forward)
-    const taken = await this.lease(params, target.href, target.hostname, target.port, "http");
-    this.httpLeases.set(req, { ...taken, unwatch: this.cutOnLoss(taken.lease, req.socket) });
-    return { taken, target };
-  }
-
-  /** A request's parameter headers, read once (a retry gets them too) and never sent on; undefined: none. */
-  private paramHeaders(req: IncomingMessage): GatewayParams | undefined {
-    const read = this.headerParams.get(req);
-    if (read !== undefined || !hasParamHeaders(req.headers)) return read;
-    let params: GatewayParams;
-    try {
-      params = paramsFromHeaders(req.headers);
-    } catch (err) {
-      throw new RefusalError({
-        status: 400,
-        message: err instanceof ParamsError ? err.message : "malformed parameter header",
-        headers: {},
-      });
-    }
-    stripParamHeaders(req);
-    this.headerParams.set(req, params);
-    return params;
-  }
-
-  /**
-   * One try of a plain-HTTP request: its lease, then forwarded through the leased proxy (`attempt.cancel`
-   * drops it); a refusal answered in its turn. False when nothing was sent: refused, or the client
-   * gone or answered (a 504) while the lease was awaited.
-   */
-  private async forwardOnce(req: IncomingMessage, res: ServerResponse, attempt: { cancel: (() => void) | undefined }): Promise<boolean> {
-    let leased: { readonly taken: Taken; readonly target: HttpTarget };
-    try {
-      leased = await this.leaseHttp(req);
-    } catch (err) {
-      answer(res, err instanceof RefusalError ? err.refusal : refusalOf(err));
-      return false;
-    }
-    if (res.headersSent || res.writableEnded || res.destroyed) return false;
-    const { taken, target } = leased;
-    let upstream: Upstream;
-    try {
-      upstream = upstreamOf(taken.lease.proxy.url);
-    } catch (err) {
-      this.refusedAtProxy(req, res, { status: 502, message: `the leased proxy cannot be used: ${String(err)}`, headers: {} });
-      return true;
-    }
-    const call = forwardHttp({ req, res, target, upstream, agents: { http: UPSTREAM_HTTP, https: UPSTREAM_HTTPS } });
-    attempt.cancel = call.cancel;
-    const forwarded = await call.done;
-    if (forwarded.kind === "refused") this.refusedAtProxy(req, res, { status: 597, message: forwarded.message, headers: {} });
-    return true;
-  }
-
-  /** The leased proxy failed before the site answered, in a way not worth a retry: a PROXY_ERROR, said to the client. */
-  private refusedAtProxy(req: IncomingMessage, res: ServerResponse, refusal: Refusal): void {
-    this.failedAtProxy.set(req, refusal.message);
-    answer(res, refusal);
-  }
-
   /** A lease for `target` (a URL or a host) with the request's parameters; throws `RefusalError` or the SDK's error. */
   private async lease(params: GatewayParams, target: string, hostname: string, port: number, kind: RequestKind): Promise<Taken> {
     const started = performance.now();
@@ -436,116 +313,6 @@ export class Gateway {
       this.metrics.done(kind, `refused_${(err instanceof RefusalError ? err.refusal : refusalOf(err)).status}`);
       throw err;
     }
-  }
-
-  /** A plain-HTTP request: forwarded, watched, its lease released with what came back. */
-  private async forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const retryable = req.method === "GET" || req.method === "HEAD";
-    let attempt = 0;
-    let held = false;
-    let timedOut = false;
-    // The client went away before its whole answer went out: its own doing, not the proxy's.
-    // the forward destroys the upstream request at once (forward-http.ts), so
-    // the lease is released now, ABANDONED, and nothing is retried.
-    let clientGone = false;
-    res.once("close", () => {
-      if (res.writableFinished) return;
-      clientGone = true;
-      this.gone.add(req);
-      void Promise.resolve(this.settle(req, seen, false)).then(() => this.releaseFailedTry(req));
-    });
-    const seen = observeResponse(res, {
-      extraHeaders: () => {
-        const l = this.httpLeases.get(req)?.lease;
-        return l === undefined ? {} : { [LEASE_HEADERS.proxy]: l.proxy.id, [LEASE_HEADERS.source]: l.source };
-      },
-      // a proxy-made error (nothing came from the site) on the first try of a GET or HEAD: kept
-      // from the client, and the request goes once more through another proxy
-      hold: (status) => {
-        held = !clientGone && retryable && attempt === 0 && status >= 500 && this.httpLeases.has(req);
-        return held;
-      },
-      // the whole answer went by: released (or kept) before the client sees its end
-      beforeEnd: () => (timedOut ? undefined : this.settle(req, seen, false)),
-    });
-    for (;;) {
-      held = false;
-      // no answer from the site in time: a 504, and the request through the proxy is dropped
-      timedOut = false;
-      const attemptNow: { cancel: (() => void) | undefined } = { cancel: undefined };
-      const timer = setTimeout(() => {
-        if (res.headersSent) return;
-        timedOut = true;
-        attemptNow.cancel?.();
-        answer(res, { status: 504, message: `no answer within ${this.opts.upstreamTimeoutMs} ms`, headers: {} });
-      }, this.opts.upstreamTimeoutMs);
-      const sent = await this.forwardOnce(req, res, attemptNow).catch(() => false);
-      clearTimeout(timer);
-      // what beforeEnd did not release: a try held for a retry, a timeout, a client gone, a lease not used
-      await this.settle(req, seen, held, sent ? (timedOut ? "timeout" : undefined) : "unsent");
-      if (!held || clientGone) {
-        await this.releaseFailedTry(req);
-        return;
-      }
-      attempt++;
-      Object.assign(seen, { status: 0, headers: {}, answered: false, own: false, body: new BodySample() });
-    }
-  }
-
-  /**
-   * Release a plain-HTTP request's lease (once) with what it showed; a held try waits for its
-   * retry's lease. A retry that failed at its proxy as the first try did makes both the target's
-   * failure: neither proxy is blamed, and the host is not tried again for a while.
-   */
-  private settle(req: IncomingMessage, seen: Observed, held: boolean, cause?: "timeout" | "unsent"): Promise<void> | undefined {
-    const taken = this.httpLeases.get(req);
-    if (taken === undefined) return undefined;
-    this.httpLeases.delete(req);
-    let outcome: LeaseOutcome =
-      cause === "unsent"
-        ? { kind: "ABANDONED", detail: "not sent: the client went away, or was answered, while the lease was awaited" }
-        : cause === "timeout"
-          ? { kind: "PROXY_ERROR", detail: `no answer within ${this.opts.upstreamTimeoutMs} ms` }
-          : this.outcomeOf(req, taken.client, seen, held);
-    const first = this.failedTries.get(req);
-    if (!held && cause === undefined && first !== undefined && outcome.kind === "PROXY_ERROR" && seen.own) {
-      const detail = `failed through two proxies: ${first.outcome.detail ?? ""}; then ${outcome.detail ?? ""}`;
-      outcome = { ...outcome, kind: "TARGET_ERROR", detail };
-      this.failedTries.set(req, { lease: first.lease, outcome: { ...first.outcome, kind: "TARGET_ERROR", detail } });
-      this.failing.note(new URL(req.url ?? "http://unknown/").hostname, outcome.detail ?? "");
-    }
-    if (held) {
-      this.failedTries.set(req, { lease: taken.lease, outcome });
-      return undefined;
-    }
-    this.metrics.done("http", outcome.kind);
-    taken.unwatch();
-    // undefined when the lease is kept: the answer's end goes out at once
-    return this.kept.finish(taken.keepKey, taken, outcome);
-  }
-
-  private async releaseFailedTry(req: IncomingMessage): Promise<void> {
-    const failed = this.failedTries.get(req);
-    if (failed === undefined) return;
-    this.failedTries.delete(req);
-    this.metrics.done("http", failed.outcome.kind);
-    await failed.lease.release(failed.outcome).catch(() => undefined);
-  }
-
-  private outcomeOf(req: IncomingMessage, client: ProxyBrokerClient, seen: Observed, held: boolean): LeaseOutcome {
-    if (this.gone.has(req)) return { kind: "ABANDONED", detail: "the client went away before its answer went out" };
-    const failed = this.failedAtProxy.get(req);
-    if (held || failed !== undefined || (seen.answered && seen.own)) {
-      return { kind: "PROXY_ERROR", httpStatus: seen.status, detail: failed ?? `the proxy answered ${seen.status}` };
-    }
-    if (!seen.answered) return { kind: "ABANDONED" };
-    return outcomeOfAnswer(client, {
-      url: req.url ?? "",
-      status: seen.status,
-      headers: seen.headers,
-      sample: seen.body.sample,
-      bytes: seen.body.bytes,
-    });
   }
 }
 
