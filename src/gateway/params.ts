@@ -83,9 +83,30 @@ export function paramsFromHeaders(headers: Readonly<Record<string, string | stri
   return draft;
 }
 
-/** The parameter headers are the gateway's: they never reach the site. */
-export function stripParamHeaders(req: { rawHeaders: string[]; headers: Record<string, unknown> }): void {
-  if (!hasParamHeaders(req.headers)) return;
+/**
+ * `base` (the username's or the tunnel's parameters) with a request's parameter headers over it;
+ * the headers are then removed, the gateway's: they never reach the site. Throws `ParamsError`.
+ */
+export function withParamHeaders(
+  base: GatewayParams,
+  req: { rawHeaders: string[]; headers: Record<string, string | string[] | undefined> },
+): GatewayParams {
+  if (!hasParamHeaders(req.headers)) return base;
+  const params = mergeParams(base, paramsFromHeaders(req.headers));
+  stripParamHeaders(req);
+  return params;
+}
+
+/** The 400 for malformed parameter headers. */
+export function paramHeadersRefusal(err: unknown): {
+  readonly status: 400;
+  readonly message: string;
+  readonly headers: Readonly<Record<string, string>>;
+} {
+  return { status: 400, message: err instanceof ParamsError ? err.message : "malformed parameter header", headers: {} };
+}
+
+function stripParamHeaders(req: { rawHeaders: string[]; headers: Record<string, unknown> }): void {
   const names = PARAM_NAMES;
   const raw = req.rawHeaders;
   const kept: string[] = [];
@@ -99,7 +120,7 @@ export function stripParamHeaders(req: { rawHeaders: string[]; headers: Record<s
 const PARAM_NAMES: ReadonlySet<string> = new Set(Object.values(PARAM_HEADERS));
 
 /** Whether a request carries any parameter header (lowercase names): most carry none. */
-export function hasParamHeaders(headers: Readonly<Record<string, unknown>>): boolean {
+function hasParamHeaders(headers: Readonly<Record<string, unknown>>): boolean {
   for (const n of PARAM_NAMES) if (headers[n] !== undefined) return true;
   return false;
 }

@@ -15,7 +15,7 @@ import { observeResponse } from "./observe-response.js";
 import type { Observed } from "./observe-response.js";
 import { LEASE_HEADERS, outcomeOfAnswer } from "./outcome.js";
 import type { Taken } from "./outcome.js";
-import { hasParamHeaders, mergeParams, ParamsError, paramsFromHeaders, stripParamHeaders } from "./params.js";
+import { paramHeadersRefusal, withParamHeaders } from "./params.js";
 import type { GatewayParams } from "./params.js";
 import { httpTarget, type HttpTarget } from "./targets.js";
 
@@ -57,8 +57,8 @@ export class PlainHttp {
    * first try's outcome becomes the site's failure too.
    */
   private readonly failedTries = new WeakMap<IncomingMessage, { readonly lease: Lease; readonly outcome: LeaseOutcome }>();
-  /** The parameter headers of requests, read on their first try. */
-  private readonly headerParams = new WeakMap<IncomingMessage, GatewayParams>();
+  /** The parameters of requests, read on their first try. */
+  private readonly admitted = new WeakMap<IncomingMessage, GatewayParams>();
   /** Requests whose client went away before its answer went out (their leases are ABANDONED). */
   private readonly gone = new WeakSet<IncomingMessage>();
   /** Requests whose leased proxy refused them before the site answered (its 407 to our credentials). */
@@ -93,43 +93,30 @@ export class PlainHttp {
    */
   private async leaseHttp(req: IncomingMessage): Promise<{ readonly taken: Taken; readonly target: HttpTarget }> {
     const target = httpTarget(req.url ?? "");
-    const { username, password } = proxyCredentials(req.headers["proxy-authorization"]);
-    let params = this.deps.admit(req, username, password);
+    const params = this.paramsOf(req);
     req.url = target.href;
-    const fromHeaders = this.paramHeaders(req);
-    if (fromHeaders !== undefined) {
-      try {
-        params = mergeParams(params, fromHeaders);
-      } catch (err) {
-        throw new RefusalError({
-          status: 400,
-          message: err instanceof ParamsError ? err.message : "malformed parameter header",
-          headers: {},
-        });
-      }
-    }
     // (a failed first try's lease is released once its retry ended: serve)
     const taken = await this.deps.lease(params, target.href, target.hostname, target.port);
     this.httpLeases.set(req, { ...taken, unwatch: this.cutOnLoss(taken.lease, req.socket) });
     return { taken, target };
   }
 
-  /** A request's parameter headers, read once (a retry gets them too) and never sent on; undefined: none. */
-  private paramHeaders(req: IncomingMessage): GatewayParams | undefined {
-    const read = this.headerParams.get(req);
-    if (read !== undefined || !hasParamHeaders(req.headers)) return read;
+  /**
+   * A request's parameters: its credentials admitted, the username's parameters with the
+   * parameter headers over them (those then removed). Once per request: a retry has them too.
+   */
+  private paramsOf(req: IncomingMessage): GatewayParams {
+    const known = this.admitted.get(req);
+    if (known !== undefined) return known;
+    const { username, password } = proxyCredentials(req.headers["proxy-authorization"]);
+    const base = this.deps.admit(req, username, password);
     let params: GatewayParams;
     try {
-      params = paramsFromHeaders(req.headers);
+      params = withParamHeaders(base, req);
     } catch (err) {
-      throw new RefusalError({
-        status: 400,
-        message: err instanceof ParamsError ? err.message : "malformed parameter header",
-        headers: {},
-      });
+      throw new RefusalError(paramHeadersRefusal(err));
     }
-    stripParamHeaders(req);
-    this.headerParams.set(req, params);
+    this.admitted.set(req, params);
     return params;
   }
 

@@ -8,7 +8,7 @@ import type { IncomingMessage } from "node:http";
 import { hostFromDomain } from "@proxybroker/sdk/model";
 import type { Refusal } from "./answers.js";
 import type { TunnelTarget } from "./intercept.js";
-import { mergeParams, ParamsError, paramsFromHeaders, stripParamHeaders } from "./params.js";
+import { paramHeadersRefusal, withParamHeaders } from "./params.js";
 import type { GatewayParams } from "./params.js";
 
 /** What a request inside a tunnel asks for. */
@@ -21,11 +21,10 @@ export interface TunnelRequest {
 export function tunnelRequest(req: IncomingMessage, target: TunnelTarget): TunnelRequest | { readonly refused: Refusal } {
   let params: GatewayParams;
   try {
-    params = mergeParams(target.params, paramsFromHeaders(req.headers));
+    params = withParamHeaders(target.params, req);
   } catch (err) {
-    return { refused: { status: 400, message: err instanceof ParamsError ? err.message : "malformed parameter header", headers: {} } };
+    return { refused: paramHeadersRefusal(err) };
   }
-  stripParamHeaders(req);
   if (!sameHost(req.headers.host, target.host)) {
     return {
       refused: { status: 400, message: `Host ${String(req.headers.host).slice(0, 200)} is not the tunnel's (${target.host})`, headers: {} },

@@ -17,6 +17,7 @@ import { httpTarget } from "../../../src/gateway/targets.js";
 import { makeCerts } from "../../support/certs.js";
 import { startSocks5Server } from "../../support/socks5-server.js";
 import type { Socks5Server } from "../../support/socks5-server.js";
+import { freePort } from "../../support/free-port.js";
 import { metricValue } from "../../support/gateway-crawl.js";
 import { withBroker } from "../../support/with-broker.js";
 import { startTestGateway } from "../../support/gateway-under-test.js";
@@ -377,6 +378,35 @@ describe("answers the gateway must survive, clients that leave", () => {
     // still serving
     const next = await raw(t.gw.address, `GET http://site.test/after HTTP/1.1\r\nHost: site.test\r\n${auth}Connection: close\r\n\r\n`);
     expect(next).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it("a retry through another proxy keeps the request's parameter headers (its pool)", async () => {
+    // the working proxy is held first: the first try gets the dead one, and its retry waits for the other
+    await b.admin.addProxies({ pool: "headers", proxies: [{ url: `http://127.0.0.1:${proxy.port}` }] });
+    const rival = new ProxyBrokerClient({ address: b.address, pool: "headers", workerId: "forward-headers-rival" });
+    try {
+      const held = await rival.acquire("http://retry.test/");
+      expect(held.proxy.url).toBe(`http://127.0.0.1:${proxy.port}`);
+      await b.admin.addProxies({ pool: "headers", proxies: [{ url: `http://127.0.0.1:${await freePort()}` }] });
+      const proxyErrors = async (): Promise<number> =>
+        metricValue(
+          await t.gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total"),
+          "proxybroker_gateway_requests_total",
+          '{kind="http",outcome="PROXY_ERROR"}',
+        );
+      const before = await proxyErrors();
+      setTimeout(() => void held.release({ kind: "SUCCESS" }), 300);
+      const answer = await raw(
+        t.gw.address,
+        "GET http://retry.test/r HTTP/1.1\r\nHost: retry.test\r\nX-ProxyBroker-Pool: headers\r\nX-ProxyBroker-Max-Wait: 5\r\nConnection: close\r\n\r\n",
+      );
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      expect(proxy.lines.at(-1)).toBe("GET http://retry.test/r HTTP/1.1");
+      // the first try went through the dead proxy: the retry was needed
+      expect(await proxyErrors()).toBe(before + 1);
+    } finally {
+      await rival.close();
+    }
   });
 
   it("a client gone while its lease was awaited: nothing is sent, the lease is released at once as ABANDONED", async () => {
