@@ -60,7 +60,7 @@ function parseUpstream(proxyUrl: string): Upstream {
   const tls = u.protocol === "https:";
   return {
     kind: tls ? "https" : "http",
-    host: u.hostname.replace(/^\[(.*)\]$/, "$1"),
+    host: unbracketed(u.hostname),
     port: u.port === "" ? (tls ? 443 : 80) : Number(u.port),
     authorization,
   };
@@ -229,11 +229,15 @@ function send(o: ForwardOptions): ClientRequest {
   // sites' answers are passed on as leniently as browsers read them
   const common = { method: req.method, headers, insecureHTTPParser: true };
   if (socks) {
-    const host = target.hostname.replace(/^\[(.*)\]$/, "$1");
-    return httpRequest({ ...common, host, port: target.port, path: target.path, agent: upstream.agent });
+    return httpRequest({ ...common, host: unbracketed(target.hostname), port: target.port, path: target.path, agent: upstream.agent });
   }
   const options = { ...common, host: upstream.host, port: upstream.port, path: target.href };
   return upstream.kind === "https"
     ? httpsRequest({ ...options, agent: o.agents.https })
     : httpRequest({ ...options, agent: o.agents.http });
+}
+
+/** A URL's hostname as a socket connects to it: an IPv6 address without its brackets. */
+function unbracketed(hostname: string): string {
+  return hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname;
 }

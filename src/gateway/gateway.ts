@@ -288,9 +288,9 @@ export class Gateway {
       if (refused !== undefined) throw new RefusalError({ status: 403, message: refused, headers: {} });
       const failing = this.failing.refusal(hostname);
       if (failing !== undefined) throw new RefusalError({ status: 502, message: failing, headers: {} });
-      const client = this.opts.client(params.pool ?? this.opts.pool);
-      // a CONNECT tunnel holds its lease while open: never kept
       const pool = params.pool ?? this.opts.pool;
+      const client = this.opts.client(pool);
+      // a CONNECT tunnel holds its lease while open: never kept
       const keepKey =
         kind === "tunnel" || (this.opts.keep?.idleMs ?? 0) <= 0
           ? undefined
