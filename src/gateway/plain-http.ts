@@ -28,6 +28,12 @@ import { httpTarget, type HttpTarget } from "./targets.js";
 export const UPSTREAM_HTTP = new HttpAgent({ keepAlive: false });
 export const UPSTREAM_HTTPS = new HttpsAgent({ keepAlive: false });
 
+/** One try of a request: `arm` starts the site's time (upstreamTimeoutMs), `cancel` drops the forward. */
+interface Attempt {
+  cancel: (() => void) | undefined;
+  readonly arm: () => void;
+}
+
 /** What plain-HTTP requests need of the gateway. */
 export interface PlainHttpDeps {
   /** Who asks, and with what parameters (the gateway's credentials check); throws RefusalError. */
@@ -121,11 +127,11 @@ export class PlainHttp {
   }
 
   /**
-   * One try of a plain-HTTP request: its lease, then forwarded through the leased proxy (`attempt.cancel`
-   * drops it); a refusal answered in its turn. False when nothing was sent: refused, or the client
-   * gone or answered (a 504) while the lease was awaited.
+   * One try of a plain-HTTP request: its lease, then (`attempt.arm`: the site's time starts)
+   * forwarded through the leased proxy (`attempt.cancel` drops it); a refusal answered in its
+   * turn. False when nothing was sent: refused, or the client gone while the lease was awaited.
    */
-  private async forwardOnce(req: IncomingMessage, res: ServerResponse, attempt: { cancel: (() => void) | undefined }): Promise<boolean> {
+  private async forwardOnce(req: IncomingMessage, res: ServerResponse, attempt: Attempt): Promise<boolean> {
     let leased: { readonly taken: Taken; readonly target: HttpTarget };
     try {
       leased = await this.leaseHttp(req);
@@ -142,6 +148,7 @@ export class PlainHttp {
       this.refusedAtProxy(req, res, { status: 502, message: `the leased proxy cannot be used: ${String(err)}`, headers: {} });
       return true;
     }
+    attempt.arm();
     const call = forwardHttp({ req, res, target, upstream, agents: { http: UPSTREAM_HTTP, https: UPSTREAM_HTTPS } });
     attempt.cancel = call.cancel;
     const forwarded = await call.done;
@@ -187,15 +194,21 @@ export class PlainHttp {
     });
     for (;;) {
       held = false;
-      // no answer from the site in time: a 504, and the request through the proxy is dropped
+      // no answer from the site in time (counted once the lease is held, as interception does: a
+      // wait for a proxy is no proxy's fault): a 504, and the request through the proxy is dropped
       timedOut = false;
-      const attemptNow: { cancel: (() => void) | undefined } = { cancel: undefined };
-      const timer = setTimeout(() => {
-        if (res.headersSent) return;
-        timedOut = true;
-        attemptNow.cancel?.();
-        answer(res, { status: 504, message: `no answer within ${this.deps.upstreamTimeoutMs} ms`, headers: {} });
-      }, this.deps.upstreamTimeoutMs);
+      let timer: NodeJS.Timeout | undefined;
+      const attemptNow: Attempt = {
+        cancel: undefined,
+        arm: () => {
+          timer = setTimeout(() => {
+            if (res.headersSent) return;
+            timedOut = true;
+            attemptNow.cancel?.();
+            answer(res, { status: 504, message: `no answer within ${this.deps.upstreamTimeoutMs} ms`, headers: {} });
+          }, this.deps.upstreamTimeoutMs);
+        },
+      };
       const sent = await this.forwardOnce(req, res, attemptNow).catch(() => false);
       clearTimeout(timer);
       // what beforeEnd did not release: a try held for a retry, a timeout, a client gone, a lease not used

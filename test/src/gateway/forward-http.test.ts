@@ -17,7 +17,6 @@ import { httpTarget } from "../../../src/gateway/targets.js";
 import { makeCerts } from "../../support/certs.js";
 import { startSocks5Server } from "../../support/socks5-server.js";
 import type { Socks5Server } from "../../support/socks5-server.js";
-import { freePort } from "../../support/free-port.js";
 import { metricValue } from "../../support/gateway-crawl.js";
 import { withBroker } from "../../support/with-broker.js";
 import { startTestGateway } from "../../support/gateway-under-test.js";
@@ -387,7 +386,15 @@ describe("answers the gateway must survive, clients that leave", () => {
     try {
       const held = await rival.acquire("http://retry.test/");
       expect(held.proxy.url).toBe(`http://127.0.0.1:${proxy.port}`);
-      await b.admin.addProxies({ pool: "headers", proxies: [{ url: `http://127.0.0.1:${await freePort()}` }] });
+      // a proxy that drops every connection: the working one is given back once it was tried, so
+      // the retry's wait ends by an event, not by a timer racing the first try
+      const dead = createNetServer((socket) => {
+        socket.destroy();
+        void held.release({ kind: "SUCCESS" });
+      });
+      await new Promise<void>((r) => dead.listen(0, "127.0.0.1", r));
+      const deadPort = (dead.address() as AddressInfo).port;
+      await b.admin.addProxies({ pool: "headers", proxies: [{ url: `http://127.0.0.1:${deadPort}` }] });
       const proxyErrors = async (): Promise<number> =>
         metricValue(
           await t.gw.metrics.registry.getSingleMetricAsString("proxybroker_gateway_requests_total"),
@@ -395,7 +402,6 @@ describe("answers the gateway must survive, clients that leave", () => {
           '{kind="http",outcome="PROXY_ERROR"}',
         );
       const before = await proxyErrors();
-      setTimeout(() => void held.release({ kind: "SUCCESS" }), 300);
       const answer = await raw(
         t.gw.address,
         "GET http://retry.test/r HTTP/1.1\r\nHost: retry.test\r\nX-ProxyBroker-Pool: headers\r\nX-ProxyBroker-Max-Wait: 5\r\nConnection: close\r\n\r\n",
@@ -404,6 +410,23 @@ describe("answers the gateway must survive, clients that leave", () => {
       expect(proxy.lines.at(-1)).toBe("GET http://retry.test/r HTTP/1.1");
       // the first try went through the dead proxy: the retry was needed
       expect(await proxyErrors()).toBe(before + 1);
+      dead.close();
+    } finally {
+      await rival.close();
+    }
+  });
+
+  it("the site's time starts once the lease is held: a wait for a proxy longer than the upstream timeout is no 504", async () => {
+    const rival = new ProxyBrokerClient({ address: b.address, pool: "raw", workerId: "forward-waiter" });
+    try {
+      const held = await rival.acquire("http://waited.test/");
+      // released well past the gateway's 300 ms upstream timeout; any moment within the wait passes
+      setTimeout(() => void held.release({ kind: "SUCCESS" }), 800);
+      const answer = await raw(
+        t.gw.address,
+        `GET http://waited.test/w HTTP/1.1\r\nHost: waited.test\r\nProxy-Authorization: ${basic("pool-raw-wait-5")}\r\nConnection: close\r\n\r\n`,
+      );
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
     } finally {
       await rival.close();
     }
