@@ -265,9 +265,13 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
     const remaining = (): AcquireRequest => ({ ...req, maxWaitMs: Math.max(0, Math.round(waitUntil - monotonic())) });
     for (;;) {
       await this.switching;
-      // Closed: the broker. Half open: the breaker lets one probe through (the rest fall back).
-      // Open: the fallback pool when it may be used (see Reachability), else wait.
-      if (this.breaker.state !== "open" || !this.fallbackUsable) {
+      // Closed: the broker. Half open: the breaker lets one probe through (the rest fall back) —
+      // unless the connection is still silent: a probe could only wait out its whole deadline
+      // (maxWaitMs and the call timeout) while its caller's work stalls; the pings notice the
+      // broker's return, and the first acquire after that probes. Open: the fallback pool when it
+      // may be used (see Reachability), else wait.
+      const probeWouldHang = this.breaker.state === "halfOpen" && this.reach.why() === "silent" && this.reach.silent();
+      if ((this.breaker.state !== "open" && !probeWouldHang) || !this.fallbackUsable) {
         try {
           const granted = await this.confirmLate(await this.brokerBackend.acquire(remaining()), req);
           if (granted === undefined) continue; // a late grant that could not be confirmed: given back

@@ -184,6 +184,57 @@ describe("fallback and broker leases of other workers", () => {
     console.info(`silent cut: fallback ${firstMs} ms after the cut, ${-window} ms after the other worker gave the last pair up`);
   });
 
+  it("network cut silently: in fallback, no half-open probe is sent into the silent connection (none stalls its caller)", async () => {
+    await startBroker({ WORKER_ABSENT_AFTER_MS: "1000" });
+    const relay = await startTcpRelay(broker.address);
+    relays.push(relay);
+    const solo = client(relay.address, "solo-cut");
+    await fallbackReadyFor(solo, [`https://${DOMAIN}/`]);
+    await expect.poll(() => solo.fallbackUsable, { timeout: 5_000 }).toBe(true);
+    relay.cut();
+    // in fallback once the claim is surely its own
+    await expect
+      .poll(
+        async () => {
+          const l = await solo.acquire(`https://${DOMAIN}/first`, { maxWaitMs: 200 }).catch(() => undefined);
+          await l?.release({ kind: "SUCCESS" });
+          return l?.source;
+        },
+        { timeout: 15_000, interval: 100 },
+      )
+      .toBe("fallback");
+    // Then acquire after acquire over several breaker reset periods (300 ms). A half-open probe
+    // would be sent into the silent connection, where it waits out its caller's deadline (the
+    // whole maxWaitMs and the call timeout: seconds of a crawl loop) and then opens the breaker
+    // again; served from the fallback pool instead, the breaker never fails a probe meanwhile.
+    const states: string[] = [];
+    solo.on("breaker", (state) => states.push(state));
+    const until = Date.now() + 2_000;
+    let served = 0;
+    while (Date.now() < until) {
+      const l = await solo.acquire(`https://${DOMAIN}/again`, { maxWaitMs: 5_000 });
+      expect(l.source).toBe("fallback");
+      await sleep(5); // the request through the proxy (timers run meanwhile: the breaker half-opens)
+      await l.release({ kind: "SUCCESS" });
+      served++;
+    }
+    expect(served).toBeGreaterThan(1);
+    expect(states).not.toContain("open");
+    expect(solo.mode).toBe("fallback");
+    // healed: the pings hear the broker again, and the next acquires probe it and go back
+    relay.heal();
+    await expect
+      .poll(
+        async () => {
+          const l = await solo.acquire(`https://${DOMAIN}/back`, { maxWaitMs: 200 }).catch(() => undefined);
+          await l?.release({ kind: "SUCCESS" });
+          return l?.source;
+        },
+        { timeout: 15_000, interval: 100 },
+      )
+      .toBe("broker");
+  }, 45_000);
+
   it("back with the broker: a fallback lease released while its hand-over was asked for leaves its pair free", async () => {
     // a leaked hand-over grant would hold its pair for this long
     await startBroker({ LEASE_TTL_DEFAULT_MS: "20000" });
