@@ -42,7 +42,7 @@ export async function answerPing(ctx: BrokerContext, ping: Ping, opts: { readonl
     return pong();
   }
   try {
-    await ctx.store.hearWorker(pool, workerId, { heardAt, claim });
+    await ctx.store.hearWorker(pool, workerId, { heardAt, claim, fresh: ping.claim?.fresh === true });
     return pong(claim.version);
   } catch {
     return pong();

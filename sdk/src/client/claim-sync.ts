@@ -4,7 +4,9 @@
  * (a new version) goes out with every ping until a pong acknowledges it, and only then is used.
  * At most one claim waits for its acknowledgement: the broker keeps the latest two claims it
  * received, so the one in use is always among them, and it reserves both while the worker is
- * silent.
+ * silent. A claim made while none is in use (a process's first, unless a snapshot file gave it
+ * the one it had) goes out `fresh`: the broker then forgets the claims it recorded before under
+ * this worker id — a predecessor's, which nothing uses — instead of reserving them.
  */
 import type { ClaimedKey, FallbackClaim } from "../model/fallback-claim.js";
 
@@ -25,6 +27,7 @@ export interface ClaimSyncOptions {
 
 export class ClaimSync {
   private waiting: FallbackClaim | undefined;
+  private waitingFresh = false;
   private lastVersion = 0;
 
   constructor(private readonly opts: ClaimSyncOptions) {}
@@ -37,12 +40,18 @@ export class ClaimSync {
     const inUse = this.opts.inUse();
     if (inUse !== undefined && covers(inUse, candidate, this.opts.clock())) return;
     this.waiting = { version: this.nextVersion(), members: candidate.members, keys: candidate.keys };
+    this.waitingFresh = inUse === undefined;
     this.opts.onWaiting?.();
   }
 
   /** The claim the next ping carries (undefined: none waits). */
   get toSend(): FallbackClaim | undefined {
     return this.waiting;
+  }
+
+  /** The claim that waits was made while none was in use: the broker forgets those before it. */
+  get fresh(): boolean {
+    return this.waiting !== undefined && this.waitingFresh;
   }
 
   /** A pong acknowledged claim `version` (0: none). */

@@ -439,7 +439,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
       pool: this.pool,
       fallbackPool: this.opts.fallback.enabled,
       ...(heardTime > 0 ? { heardTime: timestampOf(heardTime) } : {}),
-      ...(claim === undefined ? {} : { claim: claimToWire(claim) }),
+      ...(claim === undefined ? {} : { claim: { ...claimToWire(claim), fresh: this.claims.fresh } }),
     });
   }
 

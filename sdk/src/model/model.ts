@@ -471,6 +471,12 @@ export interface WorkerHeard {
   readonly heardAt: number;
   /** Its fallback claim, when the ping carries one: recorded as its latest. */
   readonly claim?: FallbackClaim;
+  /**
+   * The claim is its process's first (it uses none yet): the claims recorded before it, a
+   * predecessor's under the same worker id, are forgotten — unless one newer than it is kept (a
+   * ping that arrived late).
+   */
+  readonly fresh?: boolean;
 }
 
 /** What a worker says when it fetches a snapshot (`touchWorker`). */

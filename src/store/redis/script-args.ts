@@ -146,9 +146,10 @@ export const SCRIPT_ARGS = {
   workerSeen: ["workerId", "lastSeen", "fallbackAt", "yieldsAt", "listsAt", "heardAt"],
   /**
    * hearWorker-4.lua. heardAt 0 = none said; claimVersion "0" = no claim (claim: its JSON,
-   * claims-codec.ts); keepMs: how long the claims key lives after this write.
+   * claims-codec.ts); keepMs: how long the claims key lives after this write; fresh "1": the
+   * claim is its process's first (the ones before it are forgotten), "0" not.
    */
-  hearWorker: ["workerId", "now", "heardAt", "claimVersion", "claim", "keepMs"],
+  hearWorker: ["workerId", "now", "heardAt", "claimVersion", "claim", "keepMs", "fresh"],
 } as const;
 
 /** The name of an argument list. */

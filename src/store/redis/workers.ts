@@ -75,6 +75,7 @@ export async function hearWorker(env: StoreEnv, pool: string, workerId: string, 
       claimVersion: claim === undefined ? "0" : String(claim.version),
       claim: claim === undefined ? "" : encodeClaim(claim),
       keepMs: CLAIM_KEEP_MS,
+      fresh: heard.fresh === true ? "1" : "0",
     }),
   );
 }

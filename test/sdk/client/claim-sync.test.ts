@@ -56,6 +56,21 @@ describe("ClaimSync", () => {
     expect(t.sync.toSend).toBeUndefined();
   });
 
+  it("the first claim of a process goes out fresh (the broker forgets a predecessor's), later ones do not", async () => {
+    const t = setup();
+    const now = t.clock.now();
+    t.set({ members: ["a"], keys: [] });
+    t.sync.update();
+    const first = t.sync.toSend;
+    expect(t.sync.fresh).toBe(true);
+    await t.sync.acknowledged(first!.version);
+    expect(t.sync.fresh).toBe(false);
+    t.set({ members: ["a"], keys: [t.key("x.example", now + 600_000)] });
+    t.sync.update();
+    expect(t.sync.toSend?.keys.length).toBe(1);
+    expect(t.sync.fresh).toBe(false);
+  });
+
   it("sends no new claim while the one in use covers the candidate; again when a key would end before long", async () => {
     const t = setup();
     const now = t.clock.now();

@@ -72,6 +72,10 @@ describe("Ping on the Lease stream", () => {
     };
     expect(pong(await s.ping({ workerId: "w", pool: "default", fallbackPool: true, claim: grouped })).claimVersion).toBe(44n);
     expect((await heard(b, "w"))?.claims?.map((c) => c.version)).toEqual([44, 42]);
+    // a new process under the same id: its first claim is fresh, and the ones before are forgotten
+    const fresh = { version: 50n, members: ["w"], keys: [], fresh: true };
+    expect(pong(await s.ping({ workerId: "w", pool: "default", fallbackPool: true, claim: fresh })).claimVersion).toBe(50n);
+    expect((await heard(b, "w"))?.claims?.map((c) => c.version)).toEqual([50]);
   });
 
   it("records nothing for a worker without a fallback pool, nor in a pool that does not exist; still a pong", async () => {

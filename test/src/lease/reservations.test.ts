@@ -234,6 +234,65 @@ describe("Reservations of silent workers' claims", () => {
   });
 });
 
+describe.each([
+  ["the memory store", (clock: FakeClock): LeaseStore => new MemoryStore({ scoring: DEFAULT_SCORING, clock: () => clock.now() })],
+  [
+    "the Redis store",
+    (clock: FakeClock): LeaseStore =>
+      new RedisStore({
+        client: createRedisClient({ url: redis.url() }),
+        scoring: DEFAULT_SCORING,
+        clock: () => clock.now(),
+        prefix: `fresh${Math.random().toString(36).slice(2, 8)}`,
+      }),
+  ],
+] as const)("A worker restarted under the same worker id (%s)", (_name, makeStore) => {
+  it("its first claim (fresh) forgets its predecessor's: silent before it claims anything, it has nothing reserved", async () => {
+    const clock = fakeClock();
+    const store = makeStore(clock);
+    try {
+      await store.addProxies(
+        "default",
+        PROXIES.map((id) => ({ id, url: `http://${id}`, tier: "", labels: {} })),
+      );
+      const reservations = reservationsOn(store, clock);
+      clock.advance(10);
+      // the predecessor's two claims: the whole site
+      await store.hearWorker("default", "w", { heardAt: clock.now(), claim: claim(1_000, ["w"], { [SHOP]: "whole" }, clock.now()) });
+      await store.hearWorker("default", "w", { heardAt: clock.now(), claim: claim(1_001, ["w"], { [SHOP]: "whole" }, clock.now()) });
+      // killed; a new process under the same id says its first claim (empty: it is not known yet)
+      clock.advance(1_000);
+      await store.hearWorker("default", "w", { heardAt: clock.now(), claim: claim(5_000, ["w"], {}, clock.now()), fresh: true });
+      expect(
+        (await store.liveWorkers("default", 0, { claims: true })).find((x) => x.workerId === "w")?.claims?.map((c) => c.version),
+      ).toEqual([5_000]);
+      // then it falls silent, young: nothing is kept from the others
+      clock.advance(ABSENT_MS + 1);
+      await reservations.tick();
+      expect(await grantedTo(store, "b")).toEqual([...PROXIES].sort());
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("a fresh claim that arrives after a newer one (a late ping) forgets nothing", async () => {
+    const clock = fakeClock();
+    const store = makeStore(clock);
+    try {
+      await store.addProxies("default", [{ id: PROXIES[0] ?? "", url: `http://${PROXIES[0] ?? ""}`, tier: "", labels: {} }]);
+      clock.advance(10);
+      await store.hearWorker("default", "w", { heardAt: clock.now(), claim: claim(7, ["w"], { [SHOP]: "whole" }, clock.now()) });
+      await store.hearWorker("default", "w", { heardAt: clock.now(), claim: claim(8, ["w"], { [SHOP]: "share" }, clock.now()) });
+      await store.hearWorker("default", "w", { heardAt: clock.now(), claim: claim(6, ["w"], {}, clock.now()), fresh: true });
+      const claims = (await store.liveWorkers("default", 0, { claims: true })).find((x) => x.workerId === "w")?.claims ?? [];
+      // the late one is kept as the latest, and the newest before it stays reserved with it
+      expect(claims.map((c) => c.version)).toEqual([6, 8]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe("Reservations after the store lost its state", () => {
   it("put back the workers and claims seen before a wipe: a silent worker's claim stays reserved, for every replica, until it is back", async () => {
     const clock = fakeClock();

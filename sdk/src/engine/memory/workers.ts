@@ -26,7 +26,7 @@ export function hearWorker(p: PoolState, workerId: string, heard: WorkerHeard, n
   p.workers.see(workerId, now);
   p.fallbackPools.see(workerId, now);
   if (heard.heardAt > 0) p.heard.raise(workerId, heard.heardAt);
-  if (heard.claim !== undefined) p.claims.record(workerId, heard.claim);
+  if (heard.claim !== undefined) p.claims.record(workerId, heard.claim, heard.fresh === true);
 }
 
 /** False when the pool, or the worker in it, was not known. */

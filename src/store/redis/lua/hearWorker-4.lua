@@ -3,7 +3,9 @@
   a fallback pool (as touchWorker records); it was in contact with the broker both ways up to
   `heardAt`, the broker time of the latest pong it received (never moved back); and, with a
   claim, that claim is its latest: the one it had is kept as the one before, unless the new one
-  repeats its version (a worker sends a claim again until a pong acknowledges it).
+  repeats its version (a worker sends a claim again until a pong acknowledges it) or is `fresh`,
+  its process's first (those before it were a predecessor's under the same worker id, not in
+  use) and not older than the latest kept.
 
   KEYS: list `hearWorkerKeys` (the order: src/store/redis/script-keys.ts):
     workers          `P ws`    workers: zset worker id → last seen (epoch ms), bounded (includes/workers.lua)
@@ -20,6 +22,7 @@
     claimVersion  decimal; "0" = no claim
     claim         the claim's JSON (claims-codec.ts)
     keepMs        how long the claims key lives
+    fresh         "1": the claim is its process's first; "0": not
 
   Keys built in the script: none.
 
@@ -48,9 +51,11 @@ if version ~= '0' then
   local value = version .. '\t' .. claim
   if old then
     local v, latest = string.match(old, '^(%d+)\t([^\t]*)')
-    if v == version then
+    -- a new process's first claim: the predecessor's are forgotten (the value is the new one alone)
+    local forget = v and ARGV[{{hearWorker.fresh}}] == '1' and tonumber(v) <= tonumber(version)
+    if v == version and not forget then
       value = value .. string.sub(old, #v + #latest + 2)
-    elseif v then
+    elseif v and not forget then
       value = value .. '\t' .. latest
     end
   end

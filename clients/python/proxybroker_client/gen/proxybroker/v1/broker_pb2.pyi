@@ -146,14 +146,16 @@ class DomainUse(_message.Message):
     def __init__(self, domain: _Optional[str] = ..., listed_for: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., expires_in: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class FallbackClaim(_message.Message):
-    __slots__ = ["keys", "members", "version"]
+    __slots__ = ["fresh", "keys", "members", "version"]
+    FRESH_FIELD_NUMBER: _ClassVar[int]
     KEYS_FIELD_NUMBER: _ClassVar[int]
     MEMBERS_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    fresh: bool
     keys: _containers.RepeatedCompositeFieldContainer[ClaimedKey]
     members: _containers.RepeatedScalarFieldContainer[str]
     version: int
-    def __init__(self, version: _Optional[int] = ..., members: _Optional[_Iterable[str]] = ..., keys: _Optional[_Iterable[_Union[ClaimedKey, _Mapping]]] = ...) -> None: ...
+    def __init__(self, version: _Optional[int] = ..., members: _Optional[_Iterable[str]] = ..., keys: _Optional[_Iterable[_Union[ClaimedKey, _Mapping]]] = ..., fresh: bool = ...) -> None: ...
 
 class GetPoolSnapshotRequest(_message.Message):
     __slots__ = ["lists_time", "pool", "worker_id", "workers_only"]
