@@ -22,4 +22,5 @@ export { HISTORY_MAX } from "./memory/policies.js";
 export type { MemoryStoreOptions } from "./memory-store.js";
 export { exitAudit } from "./memory/exit-health.js";
 export { FORMER_EXIT_MS, hostOf } from "./memory/exits.js";
+export { GAP_MIN_MS } from "./memory/reservations.js";
 export type { ExitChange } from "./memory/exits.js";

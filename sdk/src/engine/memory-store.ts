@@ -208,7 +208,9 @@ export class MemoryStore implements LeaseStore {
     p.reserved.clear();
     p.reservedDomains.clear();
     p.reservedScopes.clear();
+    p.reservedFrom.clear();
     for (const [id, owner] of Object.entries(reserved.proxies)) p.reserved.set(id, owner);
+    for (const [owner, at] of Object.entries(reserved.from ?? {})) p.reservedFrom.set(owner, at);
     for (const [owner, keys] of Object.entries(reserved.scopes ?? {})) p.reservedScopes.set(owner, new Set(keys));
     for (const [key, owner] of Object.entries(reserved.domains)) p.reservedDomains.set(key, owner);
   }

@@ -186,6 +186,13 @@ export interface DomainUse {
 /** What is reserved for silent workers that may be using their fallback shares (§7). */
 export interface Reservations {
   /**
+   * Worker → when its reservations hold for every caller (epoch ms; absent: at once). Before
+   * that, a caller that keeps to a lease's TTL (`AcquireParams.honorsTtl`) may be granted — and
+   * renewed — a pair reserved for it until then: the silent worker serves its claim only later
+   * (docs/spec.md §7), and its share does not lie idle meanwhile.
+   */
+  readonly from?: Readonly<Record<string, number>>;
+  /**
    * Proxy id → the worker it is reserved for, for the domain-keys of that worker's scope (the
    * ones it may use its share for in fallback); a worker without a scope: for every domain-key.
    */
@@ -275,6 +282,12 @@ export interface AcquireParams {
   readonly fallbackPool?: boolean;
   /** The worker stops using its broker leases as soon as the broker is unreachable (recorded with it). Default false. */
   readonly yieldsLeases?: boolean;
+  /**
+   * The caller stops using a lease once the TTL its grant carries (`LeaseView.ttlMs`) has passed
+   * since it asked: a pair reserved for a silent worker whose reservation holds only from a later
+   * moment (`Reservations.from`) may then be granted to it, with a TTL that ends by then. Default false.
+   */
+  readonly honorsTtl?: boolean;
   /**
    * Record this lease as the worker's use of the domain-key, listed for this long after its last
    * use (`LeaseStore.domainUses`). 0 or absent: not recorded.
@@ -369,6 +382,13 @@ export interface LeaseView {
    * retried request given its first lease again).
    */
   readonly intervalMs: number;
+  /**
+   * How long the lease runs from the moment the store granted it (a retried request given its
+   * lease again: from that answer): the TTL asked, or less — the rest of a retried request's
+   * lease, or a TTL that ends when a silent worker's reservation of the pair holds (`honorsTtl`).
+   * -1: not known (a lease off the wire from an older broker: the TTL asked).
+   */
+  readonly ttlMs: number;
 }
 
 /** Result of an acquire attempt (no waiting: the service layer waits). */
@@ -393,6 +413,8 @@ export interface RenewParams {
   readonly workerId?: string;
   /** Epoch ms; default 0. */
   readonly liveSince?: number;
+  /** As `AcquireParams.honorsTtl`: a lease on a pair reserved from a later moment is extended until then at most. */
+  readonly honorsTtl?: boolean;
   /**
    * G8: the isolation group of a domain-key of `pool` now (group "" = none; undefined = not known:
    * the group of the lease's grant). The renewal writes the lease's hold in the group its key has
@@ -403,7 +425,12 @@ export interface RenewParams {
 }
 
 export type RenewResult =
-  | { readonly kind: "renewed"; readonly expireAt: number }
+  | {
+      readonly kind: "renewed";
+      readonly expireAt: number;
+      /** How long it runs from the renew: the TTL asked, or less (`RenewParams.honorsTtl`). */
+      readonly ttlMs: number;
+    }
   | { readonly kind: "lost"; readonly reason: LostReasonName };
 
 /** What the worker saw; durations in ms, 0 = not reported. */

@@ -35,6 +35,7 @@ export const ACQUIRE_FIELDS = {
   domainUseMs: ["domainUseMs"],
   identity: ["identity"],
   grantUnknownExits: ["grantUnknownExits"],
+  honorsTtl: ["honorsTtl"],
   sessionKey: ["sessionKey", "keys.session"],
   sessionTtlMs: ["sessionTtlMs"],
   tier: ["tier", "keys.candidates"],

@@ -7,6 +7,7 @@
 import type { AcquireParams, OutcomeKindName, OutcomeInput, OutcomeReport } from "@proxybroker/sdk/model";
 import type { ScoringConfig } from "@proxybroker/sdk/model";
 import { MAX_WORKERS_PER_POOL } from "@proxybroker/sdk/model";
+import { GAP_MIN_MS } from "@proxybroker/sdk/engine";
 import type { PoolKeys } from "./keys.js";
 import { labelNeedles } from "./labels.js";
 import type { LeaseIdParts } from "./lease-id.js";
@@ -47,7 +48,7 @@ function latency(x: number): number {
   return Number.isFinite(x) && x > 0 ? Math.min(MAX_SCRIPT_MS, x) : 0;
 }
 
-/** The `{{name}}` constants of includes/config.lua: `cfg` and the tombstone minimum. */
+/** The `{{name}}` constants of includes/config.lua: `cfg`, the tombstone minimum and the shortest gap lease (includes/reservations.lua). */
 export function scriptConstants(cfg: ScoringConfig): ScriptConstants {
   return {
     minScore: cfg.minScore,
@@ -78,6 +79,7 @@ export function scriptConstants(cfg: ScoringConfig): ScriptConstants {
     adaptiveMargin: cfg.adaptive.margin,
     adaptiveMemoryMs: cfg.adaptive.memoryMs,
     adaptiveMaxMs: cfg.adaptive.maxMs,
+    gapMinMs: GAP_MIN_MS,
   };
 }
 
@@ -137,6 +139,7 @@ export function acquireArgs(
     formerGroups: p.isolation === undefined ? "" : p.isolation.formerGroups.join("\n"),
     joinedKeys: p.isolation?.joinedKeys === undefined ? "" : p.isolation.joinedKeys.join("\n"),
     grantUnknownExits: p.grantUnknownExits === false ? "0" : "1",
+    honorsTtl: p.honorsTtl === true ? "1" : "0",
   });
 }
 

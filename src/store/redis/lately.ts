@@ -84,8 +84,9 @@ export async function rememberDomainUses(env: StoreEnv, pool: string, uses: read
 
 /**
  * Replace the pool's reservations: a proxy's field is its id, a domain-key's "\n" and the key, a
- * worker's scope "\t<worker>\n<domain-key>" per domain-key (value "1"), and "\t<worker>" → "*"
- * for a worker whose proxies are reserved for every domain-key.
+ * worker's scope "\t<worker>\n<domain-key>" per domain-key (value "1"), "\t<worker>" → "*"
+ * for a worker whose proxies are reserved for every domain-key, and "\r<worker>" → when its
+ * reservations hold for every caller (lua/includes/reservations.lua).
  */
 export async function reserve(env: StoreEnv, pool: string, reserved: Reservations): Promise<void> {
   const keys = env.keys.pool(pool);
@@ -98,5 +99,6 @@ export async function reserve(env: StoreEnv, pool: string, reserved: Reservation
     if (scope === undefined) args.push(`\t${owner}`, "*");
     else for (const key of scope) args.push(`\t${owner}\n${key}`, "1");
   }
+  for (const [owner, at] of Object.entries(reserved.from ?? {})) if (at > 0) args.push(`\r${owner}`, String(Math.floor(at)));
   await env.runner.run("reserve", keyv("reserveKeys", { reserved: keys.reserved }), args);
 }

@@ -204,6 +204,7 @@ export class RedisStore implements LeaseStore {
         liveSince: Math.floor(params.liveSince ?? 0),
         isolationGroup: isolation.group,
         affinityMs: Math.floor(isolation.affinityMs),
+        honorsTtl: params.honorsTtl === true ? "1" : "0",
       }),
     );
     return decodeRenew(reply);

@@ -94,6 +94,7 @@ export function decodeAcquire(a: readonly unknown[], i: number, ctx: AcquireCont
       sessionKey: ctx.sessionKey,
       sessionRebound: num(a, i + 3) === 1,
       intervalMs: num(a, i + 19),
+      ttlMs: num(a, i + 20),
     },
   };
 }
@@ -108,7 +109,7 @@ function lostOf(code: number, what: string): LostReasonName {
 export function decodeRenew(reply: unknown): RenewResult {
   const a = asArray(reply);
   const code = num(a, 0);
-  if (code === ScriptCode.Ok) return { kind: "renewed", expireAt: num(a, 1) };
+  if (code === ScriptCode.Ok) return { kind: "renewed", expireAt: num(a, 1), ttlMs: num(a, 2) };
   return { kind: "lost", reason: lostOf(code, "renew") };
 }
 

@@ -45,6 +45,8 @@ export const SCRIPT_ARGS = {
    *   set, whose live leases hold a proxy too, joined by "\n" ("" = none)
    * - grantUnknownExits: "1" = a proxy that shares its host and waits for its first probe may be
    *   granted, "0" = not (G9; lua/includes/exits.lua)
+   * - honorsTtl: "1" = the caller keeps to the TTL its grant gives (a pair reserved for a silent
+   *   worker from a later moment is granted until then; lua/includes/reservations.lua), "0" = not
    */
   acquire: [
     "base",
@@ -76,6 +78,7 @@ export const SCRIPT_ARGS = {
     "formerGroups",
     "joinedKeys",
     "grantUnknownExits",
+    "honorsTtl",
   ],
   /**
    * A release (lua/includes/releaseCore.lua): releaseLease-8.lua takes it, then `now`.
@@ -87,9 +90,22 @@ export const SCRIPT_ARGS = {
   /**
    * renewLease-6.lua. ttlMs 0 = the lease's own; workerId "" = unknown; liveSince: epoch ms;
    * isolationGroup: the domain-key's isolation group now ("" = none, "-" = unknown: the group of
-   * the lease's grant), affinityMs its window.
+   * the lease's grant), affinityMs its window; honorsTtl as for an acquire.
    */
-  renew: ["base", "hex", "domainKey", "proxyId", "token", "ttlMs", "now", "workerId", "liveSince", "isolationGroup", "affinityMs"],
+  renew: [
+    "base",
+    "hex",
+    "domainKey",
+    "proxyId",
+    "token",
+    "ttlMs",
+    "now",
+    "workerId",
+    "liveSince",
+    "isolationGroup",
+    "affinityMs",
+    "honorsTtl",
+  ],
   /** leaseBatch-n.lua, then per operation `batchOp` and the operation's arguments. */
   batch: ["now"],
   /** One operation of leaseBatch-n.lua: its code (A, R, N) and how many arguments follow. */

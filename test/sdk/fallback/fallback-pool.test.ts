@@ -119,7 +119,11 @@ describe("local lease semantics", () => {
     expect(await p.acquire(req("SHOP.example:443"))).toEqual({ kind: "denied", retryAfterMs: 10_000 });
     expect((await p.acquire(req("other.example"))).kind).toBe("granted");
     clock.advance(4_000);
-    expect(await p.renew(first.lease.leaseId, first.lease.fencingToken, 0)).toEqual({ kind: "renewed", expireAt: clock.now() + 10_000 });
+    expect(await p.renew(first.lease.leaseId, first.lease.fencingToken, 0)).toEqual({
+      kind: "renewed",
+      expireAt: clock.now() + 10_000,
+      ttlMs: 10_000,
+    });
     expect(await p.renew(first.lease.leaseId.slice(3), first.lease.fencingToken, 0)).toEqual({ kind: "lost", reason: "NOT_FOUND" });
     expect(await p.release(first.lease.leaseId, first.lease.fencingToken, outcome("SUCCESS"))).toEqual({ kind: "released" });
     const again = await p.acquire(req("shop.example"));

@@ -12,7 +12,7 @@ import { returnFromQuarantine } from "./score-change.js";
 import { choose, matchesRequest } from "./selection.js";
 import { sweepDomains, sweepPairs } from "./prune.js";
 import { holdOnGrant, isolationCheck, type IsolationCheck } from "./isolation-rules.js";
-import { askOf, domainReservedForOther, reservedForOther, type ReservedAsk } from "./reservations.js";
+import { askOf, domainReservedUntil, pairReservedUntil, proxyReservedUntil, type ReservedAsk } from "./reservations.js";
 import { exitCheck, type ExitCheck } from "./exit-rules.js";
 
 /** Quarantined proxies returned per acquire at most (step returnQuarantined). */
@@ -108,6 +108,7 @@ function replayRequest(state: EngineState, pool: PoolState, params: AcquireParam
       sessionKey: lease.sessionKey,
       sessionRebound: false,
       intervalMs: -1,
+      ttlMs: lease.expireAt - now,
     },
   };
 }
@@ -133,16 +134,19 @@ function dropStaleBusy(pool: PoolState, params: AcquireParams, now: number): Dom
 /**
  * Step admitWorker: the worker is seen (as keeping a fallback pool, as yielding, as the request
  * says). Every proxy of the domain-key (or its isolation group) reserved for a silent worker that
- * may use them from its fallback pool: refused, and not recorded as a use of the domain-key (the
- * caller must not become established for it while that worker may be on it alone, §7); otherwise
- * its use of the domain-key is recorded (fallback shares follow them), granted or not.
+ * may use them from its fallback pool: refused — or, to a caller that keeps to its TTL, granted
+ * only until that worker may use them (`domainReservedUntil`) — and not recorded as a use of the
+ * domain-key (the caller must not become established for it while that worker may be on it
+ * alone, §7); otherwise its use of the domain-key is recorded (fallback shares follow them),
+ * granted or not.
  */
 function admitWorker(pool: PoolState, params: AcquireParams, now: number): Denied | undefined {
   pool.workers.see(params.workerId, now);
   if (params.fallbackPool === true) pool.fallbackPools.see(params.workerId, now);
   if (params.yieldsLeases === true) pool.yielding.see(params.workerId, now);
-  if (domainReservedForOther(pool, askOf(params))) return { kind: "denied", retryAfterMs: -1 };
-  if (params.domainUseMs !== undefined && params.domainUseMs > 0)
+  const reserved = domainReservedUntil(pool, askOf(params), now);
+  if (reserved === 0) return { kind: "denied", retryAfterMs: -1 };
+  if (reserved === undefined && params.domainUseMs !== undefined && params.domainUseMs > 0)
     pool.domainUses.record(params.workerId, params.domainKey, now, params.domainUseMs);
   return undefined;
 }
@@ -222,7 +226,7 @@ function ownElsewhere(req: Request, proxyId: string): number {
 /** The one proxy a request is bound to (its session's, or `proxyId`) when it can be granted now, or when it frees. */
 function fromBound(req: Request, bound: ProxyRecord): Bound {
   const { domain, params, now, base } = req;
-  if (reservedForOther(req.pool, bound.id, req.ask)) return { kind: "denied", retryAfterMs: -1 };
+  if (proxyReservedUntil(req.pool, bound.id, req.ask, now) === 0) return { kind: "denied", retryAfterMs: -1 };
   const shadow = heldElsewhere(req, bound.id);
   const eligibleNow = pairEligible(domain, bound.id, now, params.maxConcurrency) && pacedUntil(domain, bound.id, base) <= now;
   if (eligibleNow && shadow === 0) return { kind: "bound", rec: bound };
@@ -258,7 +262,7 @@ function pickCandidate(req: Request): Picked {
   };
   const eligible = (rec: ProxyRecord): boolean => {
     if (!matchesRequest(rec, params) || !pairEligible(domain, rec.id, now, params.maxConcurrency)) return false;
-    if (reservedForOther(pool, rec.id, ask) || req.exits?.awaitsProbe(rec.id) === true) return false;
+    if (proxyReservedUntil(pool, rec.id, ask, now) === 0 || req.exits?.awaitsProbe(rec.id) === true) return false;
     const until = Math.max(pacedUntil(domain, rec.id, base), heldElsewhere(req, rec.id));
     note(until);
     return until <= now;
@@ -283,13 +287,18 @@ function deny(req: Request, candidates: number, freeAt: number): Denied {
   return { kind: "denied", retryAfterMs: known < 0 ? held : held < 0 ? known : Math.min(known, held) };
 }
 
-/** Step grant: grant `rec` on the pair (rec, domain-key). */
+/**
+ * Step grant: grant `rec` on the pair (rec, domain-key), for the TTL asked — or, on a pair reserved
+ * for a silent worker from a later moment, until then (`pairReservedUntil`).
+ */
 function grant(req: Request, rec: ProxyRecord, sessionRebound: boolean): AcquireResult {
   const { state, pool, domain, params, now } = req;
   const pair = pairOf(domain, rec.id);
   pair.fence = nextToken(pair.fence, now);
   const leaseId = newLeaseId();
-  const expireAt = now + params.ttlMs;
+  const until = pairReservedUntil(pool, rec.id, req.ask, now);
+  const ttlMs = until === undefined ? params.ttlMs : Math.min(params.ttlMs, until - now);
+  const expireAt = now + ttlMs;
   pair.holders.set(leaseId, expireAt);
   pair.maxConcurrency = params.maxConcurrency;
   pair.banTtlMs = params.banTtlMs;
@@ -302,7 +311,7 @@ function grant(req: Request, rec: ProxyRecord, sessionRebound: boolean): Acquire
   pair.pacing = { baseMs, policyMinMs: params.minIntervalMs, maxIntervalMs: params.maxIntervalMs, adaptive: params.adaptive };
   if (pair.intervalMs > 0) pair.nextAt = Math.max(pair.nextAt, now + pair.intervalMs);
   refreshBusy(domain, rec.id, pair, now);
-  pool.longestTtl.note(params.ttlMs, now);
+  pool.longestTtl.note(ttlMs, now);
   rec.lastUsedBy = params.identity !== undefined && params.identity !== "" ? params.identity : params.workerId;
   rec.lastUsedAt = now;
   state.leases.add({
@@ -313,7 +322,7 @@ function grant(req: Request, rec: ProxyRecord, sessionRebound: boolean): Acquire
     token: pair.fence,
     expireAt,
     ttlMs: params.ttlMs,
-    longestTtlMs: params.ttlMs,
+    longestTtlMs: ttlMs,
     workerId: params.workerId,
     sessionKey: params.sessionKey,
     released: false,
@@ -335,6 +344,7 @@ function grant(req: Request, rec: ProxyRecord, sessionRebound: boolean): Acquire
       sessionRebound,
       // a fraction of a ms, or a jitter that drew 0, is still pacing (kept leases: 0 = unpaced)
       intervalMs: params.jitterMs > 0 ? Math.max(1, Math.ceil(pair.intervalMs)) : Math.ceil(pair.intervalMs),
+      ttlMs,
     },
   };
 }

@@ -8,9 +8,12 @@ import { applyOutcome } from "./outcome.js";
 import { anchorEnd, endHolder, pairOf, refreshBusy } from "./pair.js";
 import type { LeaseRecord } from "./records.js";
 import { holdOnRelease, holdOnRenew } from "./isolation-rules.js";
-import { renewalReservedForOther } from "./reservations.js";
+import { pairReservedUntil } from "./reservations.js";
 
-/** Extend a held lease to now + ttl (the lease's own ttl when `ttlMs` is 0). */
+/**
+ * Extend a held lease to now + ttl (the lease's own ttl when `ttlMs` is 0) — on a pair reserved
+ * for a silent worker from a later moment, to that moment at most (`pairReservedUntil`).
+ */
 export function renew(state: EngineState, params: RenewParams, now: number): RenewResult {
   const lease = state.leases.get(params.leaseId);
   if (lease === undefined || lease.released) return { kind: "lost", reason: "NOT_FOUND" };
@@ -27,11 +30,12 @@ export function renew(state: EngineState, params: RenewParams, now: number): Ren
   // the isolation group of the lease's domain-key now (G8), else of its grant
   const isolation = params.isolationOf?.(lease.pool, lease.domainKey) ?? pair.isolation;
   // Reserved for another worker's fallback share: not extended; it runs out at its expiry.
-  if (renewalReservedForOther(pool, lease.proxyId, { domainKey: lease.domainKey, group: isolation.group, workerId: worker })) {
-    return { kind: "lost", reason: "REVOKED" };
-  }
+  const ask = { domainKey: lease.domainKey, group: isolation.group, workerId: worker, honorsTtl: params.honorsTtl === true };
+  const until = pairReservedUntil(pool, lease.proxyId, ask, now);
+  if (until === 0) return { kind: "lost", reason: "REVOKED" };
   if (isolation.group !== "") pair.isolation = { group: isolation.group, affinityMs: isolation.affinityMs };
-  const ttlMs = params.ttlMs > 0 ? params.ttlMs : lease.ttlMs;
+  const asked = params.ttlMs > 0 ? params.ttlMs : lease.ttlMs;
+  const ttlMs = until === undefined ? asked : Math.min(asked, until - now);
   pool.longestTtl.note(ttlMs, now);
   lease.expireAt = now + ttlMs;
   lease.longestTtlMs = Math.max(lease.longestTtlMs, ttlMs);
@@ -40,7 +44,7 @@ export function renew(state: EngineState, params: RenewParams, now: number): Ren
   // (a key in no group now writes no hold; the hold of its grant runs out by itself)
   if (isolation.group !== "")
     holdOnRenew({ holds: pool.isolation, pair, proxyId: lease.proxyId, domainKey: lease.domainKey }, { now, expireAt: lease.expireAt });
-  return { kind: "renewed", expireAt: lease.expireAt };
+  return { kind: "renewed", expireAt: lease.expireAt, ttlMs };
 }
 
 /** Release with an outcome; with `next`, acquire in the same step and attach its result. */

@@ -64,6 +64,8 @@ export class PoolState {
   readonly reservedDomains = new Map<string, string>();
   /** Silent worker → the domain-keys its reserved proxies are reserved for (absent: all). */
   readonly reservedScopes = new Map<string, ReadonlySet<string>>();
+  /** Silent worker → when its reservations hold for every caller (absent: at once; `Reservations.from`). */
+  readonly reservedFrom = new Map<string, number>();
   /** Isolation groups (G8): per (group, proxy), until when each domain-key holds the proxy. */
   readonly isolation = new IsolationHolds();
   /** Exit IPs (G9): what health checks showed of each proxy's exit, the members of each exit, shared hosts. */

@@ -7,8 +7,7 @@
     pair      `P r:<dk>:<id>`   pair of the lease (its field h holds the live leases)
     busy      `P b:<dk>`        busy index of the domain-key
     workers   `P ws`            zset: worker id → last seen (the renewing worker is seen)
-    reserved  `P rsv`           hash: proxy id, or "\n" and a domain-key → the silent worker it
-                                is reserved for
+    reserved  `P rsv`           hash: the reservations of silent workers (includes/reservations.lua)
     meta      `P m`             pool meta: lt and lta, the longest TTL lately (includes/lately.lua)
   where P = "<prefix>:{<pool>}:".
 
@@ -24,12 +23,14 @@
     liveSince   epoch ms: the worker is recorded as seen only if it was seen since then
     isolationGroup  the domain-key's isolation group now ("" none, "-" unknown: the pair's field
                 ig, the group of its last grant); affinityMs its window
+    honorsTtl   1 = the caller keeps to the TTL the answer gives, 0 = not
   The tombstone minimum is baked into the script (includes/config.lua).
 
   Keys built in the script: `P l:<hex>` tombstones of holders found expired; the lease's hold in
   its isolation group, `P gh:<group>:<id>` and `P gb:<group>` (includes/isolation.lua).
 
-  Output: {1, expireAt} renewed; {-1} NOT_FOUND (unknown or released); {-2} REVOKED (a wrong
+  Output: {1, expireAt, ttl} renewed (ttl: the ms it runs from now — the TTL asked, or less when
+  a reservation holds sooner); {-1} NOT_FOUND (unknown or released); {-2} REVOKED (a wrong
   token, or the proxy or its domain-key is reserved for another worker: not extended, it runs
   out at its expiry);
   {-3} EXPIRED (the holder leaves the pair, with a tombstone).
@@ -40,6 +41,7 @@
 -- @include "pair"
 -- @include "isolation"
 -- @include "lately"
+-- @include "reservations"
 
 local leaseKey = KEYS[{{renewKeys.lease}}]
 local pairKey = KEYS[{{renewKeys.pair}}]
@@ -59,6 +61,7 @@ local worker = ARGV[{{renew.workerId}}]
 local liveSince = ARGV[{{renew.liveSince}}]
 local groupNow = ARGV[{{renew.isolationGroup}}]
 local affinityNow = ARGV[{{renew.affinityMs}}]
+local honors = ARGV[{{renew.honorsTtl}}] == '1'
 
 local pr = redis.call('HMGET', pairKey, 'h', 'u', 'm', 'x', 'g', 'n', 'e', 'ig')
 local kept, count, first, gone, mine, goneMax = scanHolders(pr[1], now, hex)
@@ -79,24 +82,14 @@ end
 -- the lease's isolation group (G8): its domain-key's now, else its grant's ("" = none)
 local groupOfLease = isolationOf(pr[8]) or ''
 if groupNow ~= '-' then groupOfLease = groupNow end
+-- until when a reservation lets the lease run (nil: none limits it)
+local reservedUntilMs = nil
 if tonumber(e) > now then
   -- reserved for another worker's fallback share (for this domain-key, its isolation group, or
-  -- all): not extended
-  local owner = redis.call('HGET', reservedKey, id)
-  if owner and redis.call('HEXISTS', reservedKey, '\t' .. owner .. '\n' .. dk) == 0 and redis.call('HEXISTS', reservedKey, '\t' .. owner) == 0
-    and (groupOfLease == '' or redis.call('HEXISTS', reservedKey, '\t' .. owner .. '\n#' .. groupOfLease) == 0) then
-    owner = nil -- reserved for domain-keys other than this one
-  end
-  if owner then
-    if owner ~= worker then return {-2} end
-  else
-    owner = redis.call('HGET', reservedKey, '\n' .. dk)
-    if owner and owner ~= worker then return {-2} end
-    if groupOfLease ~= '' then
-      owner = redis.call('HGET', reservedKey, '\n#' .. groupOfLease)
-      if owner and owner ~= worker then return {-2} end
-    end
-  end
+  -- all): not extended, or — for a caller that keeps to its TTL, before the reservation holds —
+  -- extended until it does at most (includes/reservations.lua)
+  reservedUntilMs = pairReservedUntil(reservedKey, id, dk, groupOfLease, worker, honors, now)
+  if reservedUntilMs == 0 then return {-2} end
 end
 if gone then tombstoneGone(base, dk, id, gone) end
 local result
@@ -110,6 +103,7 @@ if tonumber(e) <= now then
 else
   local t = tonumber(ttlMs)
   if t <= 0 then t = tonumber(ttl) end
+  if reservedUntilMs and reservedUntilMs - now < t then t = reservedUntilMs - now end
   local newExp = now + t
   local lately = redis.call('HMGET', metaKey, 'lt', 'lta')
   noteTtl(metaKey, lately[1], lately[2], t, now)
@@ -127,7 +121,7 @@ else
   if groupNow ~= '-' and ig and (pr[8] or '') ~= ig then setIsolation = ig end
   count = count + 1
   if count == 1 or newExp < first then first = newExp end
-  result = {1, newExp}
+  result = {1, newExp, t}
 end
 local u = tonumber(pr[2]) or 0
 local gap, byEnd = gapOf(pr[5])

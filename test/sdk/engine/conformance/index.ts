@@ -8,6 +8,7 @@ import { adaptiveSuite } from "./adaptive.js";
 import { adminSuite } from "./admin.js";
 import { exclusivitySuite } from "./exclusivity.js";
 import { exitSuite } from "./exits.js";
+import { gapLeaseSuite } from "./gap-leases.js";
 import { grantIntervalSuite } from "./grant-interval.js";
 import type { ConformanceOptions, StoreFactory } from "./harness.js";
 import { identitySuite } from "./identity.js";
@@ -34,6 +35,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory, op
     retrySuite(factory);
     proxyIdSuite(factory);
     reservationSuite(factory);
+    gapLeaseSuite(factory);
     pacingSuite(factory, options);
     adaptiveSuite(factory, options);
     scoringSuite(factory);

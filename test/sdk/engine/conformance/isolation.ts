@@ -126,7 +126,7 @@ export function isolationSuite(factory: StoreFactory): void {
       const l = await grant(h, grouped(K1, { ttlMs: 1_000 }, { affinityMs: W }));
       expect(await deny(h, grouped(K2, { proxyId: p! }))).toBe(1_000 + W);
       h.clock.advance(500);
-      expect(await renew(h, l, 1_000)).toEqual({ kind: "renewed", expireAt: h.clock.now() + 1_000 });
+      expect(await renew(h, l, 1_000)).toEqual({ kind: "renewed", expireAt: h.clock.now() + 1_000, ttlMs: 1_000 });
       expect(await deny(h, grouped(K2, { proxyId: p! }))).toBe(1_000 + W);
       h.clock.advance(1_000); // expired: held for the window from its expiry
       expect(await deny(h, grouped(K2, { proxyId: p! }))).toBe(W);

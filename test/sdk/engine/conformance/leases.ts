@@ -52,7 +52,7 @@ export function leaseSuite(factory: StoreFactory): void {
       const current = await grant(h, acq({ workerId: "worker-2" }));
       expect(await release(h, old, "SUCCESS")).toMatchObject({ kind: "lost", reason: "EXPIRED" });
       expect(await deny(h, acq({ workerId: "worker-3" }))).toBe(current.expireAt - h.clock.now());
-      expect(await renew(h, current)).toEqual({ kind: "renewed", expireAt: h.clock.now() + TTL });
+      expect(await renew(h, current)).toEqual({ kind: "renewed", expireAt: h.clock.now() + TTL, ttlMs: TTL });
     });
   });
 
@@ -63,7 +63,7 @@ export function leaseSuite(factory: StoreFactory): void {
       const lease = await grant(h);
       for (let beat = 1; beat <= 9; beat++) {
         h.clock.advance(TTL / 3);
-        expect(await renew(h, lease), `beat ${beat}`).toEqual({ kind: "renewed", expireAt: h.clock.now() + TTL });
+        expect(await renew(h, lease), `beat ${beat}`).toEqual({ kind: "renewed", expireAt: h.clock.now() + TTL, ttlMs: TTL });
         expect(await deny(h, acq({ workerId: "worker-2" })), `beat ${beat}`).toBe(TTL);
       }
       expect(await release(h, lease)).toMatchObject({ kind: "released" });
@@ -75,9 +75,9 @@ export function leaseSuite(factory: StoreFactory): void {
       await addProxies(h, 1);
       const lease = await grant(h, acq({ ttlMs: 12_000 }));
       h.clock.advance(5_000);
-      expect(await renew(h, lease, 0)).toEqual({ kind: "renewed", expireAt: h.clock.now() + 12_000 });
+      expect(await renew(h, lease, 0)).toEqual({ kind: "renewed", expireAt: h.clock.now() + 12_000, ttlMs: 12_000 });
       h.clock.advance(5_000);
-      expect(await renew(h, lease, 60_000)).toEqual({ kind: "renewed", expireAt: h.clock.now() + 60_000 });
+      expect(await renew(h, lease, 60_000)).toEqual({ kind: "renewed", expireAt: h.clock.now() + 60_000, ttlMs: 60_000 });
       h.clock.advance(20_000);
       expect(await deny(h, acq({ workerId: "worker-2" }))).toBe(40_000);
     });

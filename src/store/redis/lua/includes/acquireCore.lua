@@ -36,9 +36,11 @@
   Reply (flat array):
     granted {1, token, expireAt, sessionRebound 0|1, id, url, tier, labels, score, state,
              latencyEwma, successes, failures, lastUsedBy, lastUsedAt, quarantineUntil,
-             quarantineCount, exitIp, lease hex, interval}
+             quarantineCount, exitIp, lease hex, interval, ttl}
              (interval: ms this grant sets before the pair's next, jitter included; -1 for
-             a retried request's grant, whose interval is not known again)
+             a retried request's grant, whose interval is not known again; ttl: ms the lease
+             runs from now — the TTL asked, or less on a pair reserved from a later moment, or
+             the rest of a retried request's lease)
     stale policy {-4, version}
     denied {-5, retryAfterMs}   (-1 = unknown)
 ]]
@@ -51,6 +53,7 @@ local NOW_US = 0
 -- engine's sdk/src/engine/memory/acquire.ts has the same steps under the same names), and the
 -- eligibility rules two of them share.
 -- @include "exits"
+-- @include "reservations"
 -- @include "eligibility"
 -- @include "checkVersion"
 -- @include "replayRequest"
@@ -105,6 +108,7 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   local formerGroups = A[ao + {{acquire.formerGroups}}]
   local joinedKeys = A[ao + {{acquire.joinedKeys}}]
   local grantUnknownExits = A[ao + {{acquire.grantUnknownExits}}]
+  local honors = A[ao + {{acquire.honorsTtl}}] == '1'
   math.randomseed(tonumber(seed))
 
   local reply, meta = checkVersion(metaKey, policyVersion, now)
@@ -114,21 +118,21 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   returnQuarantined(meta, metaKey, quarantineKey, indexKey, base, now, nowText)
   dropStaleBusy(busy, nowText)
   local rsv
-  reply, rsv = admitWorker(base, worker, dk, group, workersKey, fallbackPool, yieldsLeases, domainUseMs, now, nowText)
+  reply, rsv = admitWorker(base, worker, honors, dk, group, workersKey, fallbackPool, yieldsLeases, domainUseMs, now, nowText)
   if reply then return reply end
   local needles, shadows, iso, cur, mc, busyN, ex, sibN = prepareChoice(A, lf, le, base, dk, busy, nowText, shadowKeys, group,
     formerGroups, joinedKeys, adaptive, minIntervalMs, maxConcurrency, meta, grantUnknownExits)
   local id, pk, pr, rebound
-  id, pk, pr, reply, rebound = pickBound(base, dk, tier, worker, now, binding, proxyId, sessionKey, needles, mc, cur,
+  id, pk, pr, reply, rebound = pickBound(base, dk, tier, worker, honors, now, binding, proxyId, sessionKey, needles, mc, cur,
     shadows, rsv, iso, group, ex)
   if reply then return reply end
   if not id then
     local n, freeAt
-    id, pk, pr, n, freeAt = pickCandidate(candidates, busy, base, dk, tier, worker, now, nowText, busyN, mc, cur,
+    id, pk, pr, n, freeAt = pickCandidate(candidates, busy, base, dk, tier, worker, honors, now, nowText, busyN, mc, cur,
       needles, rsv, shadows, iso, group, ex, sibN)
     if not id then return deny(quarantineKey, busy, now, nowText, n, freeAt) end
   end
   return grant(busy, binding, now, nowText, id, pk, pr, rebound or 0, mc, busyN, cur,
-    base, dk, worker, identity, hex, ttlMs, maxConcurrency, minIntervalMs, maxIntervalMs, adaptive,
+    base, dk, worker, honors, rsv, identity, hex, ttlMs, maxConcurrency, minIntervalMs, maxIntervalMs, adaptive,
     jitterMs, anchor, banTtlMs, sessionKey, sessionTtlMs, requestId, group, affinity, metaKey, meta)
 end

@@ -1,22 +1,10 @@
 --[[
   The eligibility rules of the acquire (docs/store-semantics.md §acquire, "eligible"), shared by
-  its steps pickBound and pickCandidate: whether a proxy is reserved for another worker, matches
-  the request's tier and labels, is busy under a shadow domain-key, and whether a pair can be
-  granted now. Needs the includes base, proxy, pair and isolation.
+  its steps pickBound and pickCandidate: whether a proxy matches the request's tier and labels,
+  is busy under a shadow domain-key, and whether a pair can be granted now. Needs the includes
+  base, proxy, pair, isolation and reservations (whether a proxy is kept for a silent worker:
+  `proxyReservedUntil`; `honors`: the caller keeps to its lease's TTL).
 ]]
-
--- Whether proxy `id` is reserved for another worker than `worker` (one that may use it from its
--- fallback pool) for domain-key `dk`: one of that worker's scope ("\t<owner>\n<dk>"), or any when
--- its scope is every domain-key ("\t<owner>"), or the isolation `group` of `dk` ("\t<owner>\n#<group>";
--- "" = none). `rsv` is the reservations key when the pool has any, else nil (no read).
-local function reservedForOther(worker, rsv, id, dk, group)
-  if not rsv then return false end
-  local owner = redis.call('HGET', rsv, id)
-  if not owner or owner == worker then return false end
-  if redis.call('HEXISTS', rsv, '\t' .. owner .. '\n' .. dk) == 1 or redis.call('HEXISTS', rsv, '\t' .. owner) == 1 then return true end
-  -- a share reserved for the isolation group of the domain-key ("#<group>"): every key of it
-  return group ~= '' and redis.call('HEXISTS', rsv, '\t' .. owner .. '\n#' .. group) == 1
-end
 
 -- Whether proxy `id` has the wanted `tier` ("" any) and labels (`needles`, nil when none: no
 -- read; the candidate index then guarantees the tier).
@@ -36,7 +24,7 @@ end
 -- the wanted tier and labels, reserved for no other worker, idle under the shadow domain-keys,
 -- held by no other domain-key in its isolation `iso` (G8; includes/isolation.lua), its exit's
 -- other proxies idle for `dk` as it must be (G9, rules `ex`; includes/exits.lua).
-local function candidatePair(base, dk, tier, worker, now, id, mc, cur, needles, rsv, shadows, iso, group, ex)
+local function candidatePair(base, dk, tier, worker, honors, now, id, mc, cur, needles, rsv, shadows, iso, group, ex)
   local pk = base .. 'r:' .. dk .. ':' .. id
   local pr = redis.call('HMGET', pk, 'u', 'h', 'f', 'm', 'bt', 'x', 'g', 'p', 'e', 'ig')
   if pr[1] and tonumber(pr[1]) > now then return nil, 0 end
@@ -54,7 +42,7 @@ local function candidatePair(base, dk, tier, worker, now, id, mc, cur, needles, 
     if matchesRequest(base, tier, id, needles) then return nil, anchor + cur end
     return nil, 0
   end
-  if not matchesRequest(base, tier, id, needles) or reservedForOther(worker, rsv, id, dk, group) then return nil, 0 end
+  if not matchesRequest(base, tier, id, needles) or proxyReservedUntil(rsv, id, dk, group, worker, honors, now) == 0 then return nil, 0 end
   local su = math.max(shadowsUntil(base, now, id, shadows), heldInGroups(base, iso, id, dk, now))
   if su ~= 0 then return nil, su end
   -- G9: the exit's other proxies hold it as its own pair would (includes/exits.lua)
@@ -68,8 +56,8 @@ end
 -- fields when it can be granted now; nil and the ms until it frees (-1 unknown) when the
 -- request must be denied; nil, nil when `b` cannot serve it at all (not ACTIVE, another tier,
 -- labels, banned, waiting for its first probe: G9).
-local function boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shadows, rsv, iso, group, ex)
-  if reservedForOther(worker, rsv, b, dk, group) then return nil, -1 end
+local function boundPair(base, dk, tier, worker, honors, now, b, needles, mc, cur, shadows, rsv, iso, group, ex)
+  if proxyReservedUntil(rsv, b, dk, group, worker, honors, now) == 0 then return nil, -1 end
   local v = redis.call('HMGET', base .. 'p:' .. b, 'st', 't', 'l')
   if v[1] == 'A' and (tier == '' or v[2] == tier) and (not needles or labelsMatch(v[3], needles)) then
     local pk = base .. 'r:' .. dk .. ':' .. b

@@ -5,12 +5,18 @@ local SESSION_GC_MS = 600000
 -- `pr`: u h f m bt x g p e ig; the step that picked it checked there is room) under maxConcurrency
 -- `mc`; `cur` is the domain-key's interval now, before jitter; `busy` the domain-key's busy index
 -- (`busyN` live entries), `binding` the session binding's key. The rest are the request's
--- arguments (list `acquire`), as text, and the pool meta as checkVersion read it. Then notes the
+-- arguments (list `acquire`), as text, and the pool meta as checkVersion read it; `rsv` the
+-- reservations key (nil: none). The lease runs the TTL asked — on a pair reserved for a silent
+-- worker from a later moment, until then (includes/reservations.lua `pairReservedUntil`; the
+-- lease record keeps the TTL asked, what a renewal without one extends it by). Then notes the
 -- lease's TTL (includes/lately.lua). Answers the grant reply.
 local function grant(busy, binding, now, nowText, id, pk, pr, rebound, mc, busyN, cur,
-                     base, dk, worker, identity, hex, ttlText, mcText, minText, maxText, adaptive,
+                     base, dk, worker, honors, rsv, identity, hex, ttlText, mcText, minText, maxText, adaptive,
                      jitterText, anchor, banTtl, sessionKey, sessionTtl, requestId, group, affinity, metaKey, meta)
-  local exp = now + tonumber(ttlText)
+  local ttl = tonumber(ttlText)
+  local reservedTo = pairReservedUntil(rsv, id, dk, group, worker, honors, now)
+  if reservedTo and reservedTo - now < ttl then ttl = reservedTo - now end
+  local exp = now + ttl
   local kept, count, first, gone = scanHolders(pr[2], now, nil)
   if gone then tombstoneGone(base, dk, id, gone) end
   -- G4: max(previous + 1, now in µs): increasing even after the store lost the pair's state
@@ -97,7 +103,7 @@ local function grant(busy, binding, now, nowText, id, pk, pr, rebound, mc, busyN
   -- jitter that drew 0, is still pacing
   local reportedInterval = math.ceil(interval)
   if jitter > 0 and reportedInterval < 1 then reportedInterval = 1 end
-  noteTtl(metaKey, meta[5], meta[6], tonumber(ttlText), now)
+  noteTtl(metaKey, meta[5], meta[6], ttl, now)
   return {1, token, exp, rebound, id, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], by, now, v[9], v[10], v[11], hex,
-          reportedInterval}
+          reportedInterval, ttl}
 end

@@ -4,7 +4,7 @@
 -- the denial reply when the request must wait for it; else nil, nil, nil, nil and `rebound`: 1
 -- when the session's proxy cannot serve the request at all (the grant then rebinds the session),
 -- 0 when the request is bound to none.
-local function pickBound(base, dk, tier, worker, now, binding, proxyId, sessionKey, needles, mc, cur, shadows, rsv, iso, group, ex)
+local function pickBound(base, dk, tier, worker, honors, now, binding, proxyId, sessionKey, needles, mc, cur, shadows, rsv, iso, group, ex)
   local b
   if proxyId ~= '' then
     b = proxyId
@@ -16,7 +16,7 @@ local function pickBound(base, dk, tier, worker, now, binding, proxyId, sessionK
   else
     return nil, nil, nil, nil, 0
   end
-  local pk, pr = boundPair(base, dk, tier, worker, now, b, needles, mc, cur, shadows, rsv, iso, group, ex)
+  local pk, pr = boundPair(base, dk, tier, worker, honors, now, b, needles, mc, cur, shadows, rsv, iso, group, ex)
   if pk then return b, pk, pr end
   if proxyId ~= '' then return nil, nil, nil, {-5, pr or -1} end
   if pr then return nil, nil, nil, {-5, pr} end

@@ -28,7 +28,7 @@ end
 -- the candidate index and the earliest moment a candidate held back by what the busy index does
 -- not show (the domain-key's interval now, a shadow domain-key, an isolation group) frees up
 -- (0 = none seen). `sibN`: proxies that have siblings (G9), by which the band widens.
-local function pickCandidate(candidates, busy, base, dk, tier, worker, now, nowText, busyN, mc, cur, needles, rsv,
+local function pickCandidate(candidates, busy, base, dk, tier, worker, honors, now, nowText, busyN, mc, cur, needles, rsv,
                              shadows, iso, group, ex, sibN)
   local cand, n = candidateIndex(candidates, base, tier, needles)
   -- a proxy held in the isolation group is as busy for this key as one of its own
@@ -54,7 +54,7 @@ local function pickCandidate(candidates, busy, base, dk, tier, worker, now, nowT
         band = math.min(band, n)
       else
         probes = probes + 1
-        local cpk, cpr = candidatePair(base, dk, tier, worker, now, ids[1], mc, cur, needles, rsv, shadows, iso, group, ex)
+        local cpk, cpr = candidatePair(base, dk, tier, worker, honors, now, ids[1], mc, cur, needles, rsv, shadows, iso, group, ex)
         if cpk then return ids[1], cpk, cpr end
         if cpr > 0 and (freeAt == 0 or cpr < freeAt) then freeAt = cpr end
         tried = tried or {}
@@ -82,7 +82,7 @@ local function pickCandidate(candidates, busy, base, dk, tier, worker, now, nowT
       local scores = redis.call('ZMSCORE', busy, unpack(ids))
       for j = 1, #ids do
         if not (tried and tried[(pos + j - 1) % band]) and not (scores[j] and tonumber(scores[j]) > now) then
-          local cpk, cpr = candidatePair(base, dk, tier, worker, now, ids[j], mc, cur, needles, rsv, shadows, iso, group, ex)
+          local cpk, cpr = candidatePair(base, dk, tier, worker, honors, now, ids[j], mc, cur, needles, rsv, shadows, iso, group, ex)
           if cpk then return ids[j], cpk, cpr end
           if cpr > 0 and (freeAt == 0 or cpr < freeAt) then freeAt = cpr end
         end

@@ -13,5 +13,5 @@ local function replayRequest(base, dk, worker, requestId, now)
   if t ~= token or tonumber(e) <= now then return nil end
   local v = redis.call('HMGET', base .. 'p:' .. id, 'u', 't', 'l', 's', 'st', 'lt', 'sc', 'fc', 'lb', 'la', 'qu', 'qc', 'xi')
   if not v[1] then return nil end
-  return {1, tonumber(token), tonumber(e), 0, id, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], tonumber(v[10]), v[11], v[12], v[13], hex, -1}
+  return {1, tonumber(token), tonumber(e), 0, id, v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], tonumber(v[10]), v[11], v[12], v[13], hex, -1, tonumber(e) - now}
 end

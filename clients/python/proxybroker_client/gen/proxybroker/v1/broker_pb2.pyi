@@ -33,7 +33,7 @@ PROXY_STATE_QUARANTINED: ProxyState
 PROXY_STATE_UNSPECIFIED: ProxyState
 
 class AcquireLeaseRequest(_message.Message):
-    __slots__ = ["domain", "fallback_pool", "labels", "max_wait", "pool", "proxy_id", "request_id", "reuse", "session_key", "target_url", "tier", "ttl", "worker_id", "yields_leases"]
+    __slots__ = ["domain", "fallback_pool", "honors_lease_ttl", "labels", "max_wait", "pool", "proxy_id", "request_id", "reuse", "session_key", "target_url", "tier", "ttl", "worker_id", "yields_leases"]
     class LabelsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -43,6 +43,7 @@ class AcquireLeaseRequest(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     DOMAIN_FIELD_NUMBER: _ClassVar[int]
     FALLBACK_POOL_FIELD_NUMBER: _ClassVar[int]
+    HONORS_LEASE_TTL_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
     MAX_WAIT_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
@@ -57,6 +58,7 @@ class AcquireLeaseRequest(_message.Message):
     YIELDS_LEASES_FIELD_NUMBER: _ClassVar[int]
     domain: str
     fallback_pool: bool
+    honors_lease_ttl: bool
     labels: _containers.ScalarMap[str, str]
     max_wait: _duration_pb2.Duration
     pool: str
@@ -69,7 +71,7 @@ class AcquireLeaseRequest(_message.Message):
     ttl: _duration_pb2.Duration
     worker_id: str
     yields_leases: bool
-    def __init__(self, request_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., target_url: _Optional[str] = ..., session_key: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., proxy_id: _Optional[str] = ..., fallback_pool: bool = ..., yields_leases: bool = ..., reuse: bool = ...) -> None: ...
+    def __init__(self, request_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., target_url: _Optional[str] = ..., session_key: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., tier: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., proxy_id: _Optional[str] = ..., fallback_pool: bool = ..., yields_leases: bool = ..., reuse: bool = ..., honors_lease_ttl: bool = ...) -> None: ...
 
 class AcquireLeaseResponse(_message.Message):
     __slots__ = ["lease"]
@@ -198,7 +200,7 @@ class GetPoolSnapshotResponse(_message.Message):
     def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., pacing: _Optional[_Iterable[_Union[DomainPacing, _Mapping]]] = ..., longest_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fallback_window: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., domains_listed: bool = ..., policy_version: _Optional[str] = ..., worker_absent_after: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., reserve_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Lease(_message.Message):
-    __slots__ = ["domain", "expire_time", "fencing_token", "lease_id", "pool", "proxy", "reusable", "session_key", "session_rebound"]
+    __slots__ = ["domain", "expire_time", "fencing_token", "lease_id", "pool", "proxy", "reusable", "session_key", "session_rebound", "ttl"]
     DOMAIN_FIELD_NUMBER: _ClassVar[int]
     EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -208,6 +210,7 @@ class Lease(_message.Message):
     REUSABLE_FIELD_NUMBER: _ClassVar[int]
     SESSION_KEY_FIELD_NUMBER: _ClassVar[int]
     SESSION_REBOUND_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
     domain: str
     expire_time: _timestamp_pb2.Timestamp
     fencing_token: int
@@ -217,7 +220,8 @@ class Lease(_message.Message):
     reusable: bool
     session_key: str
     session_rebound: bool
-    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., proxy: _Optional[_Union[Proxy, _Mapping]] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., session_key: _Optional[str] = ..., session_rebound: bool = ..., reusable: bool = ...) -> None: ...
+    ttl: _duration_pb2.Duration
+    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., proxy: _Optional[_Union[Proxy, _Mapping]] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., session_key: _Optional[str] = ..., session_rebound: bool = ..., reusable: bool = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class LeaseDenied(_message.Message):
     __slots__ = ["lease_id", "message", "reason", "request_id", "retry_after"]
@@ -260,12 +264,14 @@ class LeaseReleased(_message.Message):
     def __init__(self, lease_id: _Optional[str] = ..., granted: _Optional[_Union[LeaseGranted, _Mapping]] = ..., denied: _Optional[_Union[LeaseDenied, _Mapping]] = ...) -> None: ...
 
 class LeaseRenewed(_message.Message):
-    __slots__ = ["expire_time", "lease_id"]
+    __slots__ = ["expire_time", "lease_id", "ttl"]
     EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
     expire_time: _timestamp_pb2.Timestamp
     lease_id: str
-    def __init__(self, lease_id: _Optional[str] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    ttl: _duration_pb2.Duration
+    def __init__(self, lease_id: _Optional[str] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class LeaseRequest(_message.Message):
     __slots__ = ["acquire", "ping", "release", "renew"]
@@ -429,24 +435,28 @@ class ReleaseLeaseResponse(_message.Message):
     def __init__(self, lease_id: _Optional[str] = ..., granted: _Optional[_Union[LeaseGranted, _Mapping]] = ..., denied: _Optional[_Union[LeaseDenied, _Mapping]] = ...) -> None: ...
 
 class RenewLeaseRequest(_message.Message):
-    __slots__ = ["fencing_token", "lease_id", "ttl", "worker_id"]
+    __slots__ = ["fencing_token", "honors_lease_ttl", "lease_id", "ttl", "worker_id"]
     FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    HONORS_LEASE_TTL_FIELD_NUMBER: _ClassVar[int]
     LEASE_ID_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     fencing_token: int
+    honors_lease_ttl: bool
     lease_id: str
     ttl: _duration_pb2.Duration
     worker_id: str
-    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., worker_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., worker_id: _Optional[str] = ..., honors_lease_ttl: bool = ...) -> None: ...
 
 class RenewLeaseResponse(_message.Message):
-    __slots__ = ["expire_time", "lease_id"]
+    __slots__ = ["expire_time", "lease_id", "ttl"]
     EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
     expire_time: _timestamp_pb2.Timestamp
     lease_id: str
-    def __init__(self, lease_id: _Optional[str] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    ttl: _duration_pb2.Duration
+    def __init__(self, lease_id: _Optional[str] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ReportOutcomesRequest(_message.Message):
     __slots__ = ["outcomes", "pool", "worker_id"]
