@@ -79,7 +79,7 @@ export function brokerHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
     renewLease: unaryCall(async (req) => {
       const r = await calls.renew(req, { surface: "unary", caller: "" });
       if (r.kind === "lost") throw lostToError(req.leaseId, r.reason);
-      return create(RenewLeaseResponseSchema, { leaseId: req.leaseId, expireTime: timestampOf(r.expireAt) });
+      return create(RenewLeaseResponseSchema, { leaseId: req.leaseId, expireTime: timestampOf(r.expireAt), ttl: durationOf(r.ttlMs) });
     }),
 
     releaseLease: unaryCall(async (req, signal, call) => {

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { status } from "@grpc/grpc-js";
 import type { ServerDuplexStream } from "@grpc/grpc-js";
-import { timestampOf } from "@proxybroker/sdk/wire";
+import { durationOf, timestampOf } from "@proxybroker/sdk/wire";
 import { LeaseReleasedSchema, LeaseRenewedSchema, LeaseResponseSchema } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import type { LeaseRequest, LeaseResponse } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { decisionToWire, errorToDenied, lostToWire, nextToWire, wantedToWire } from "./answers.js";
@@ -65,7 +65,11 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
      * A grant on this stream: held through it, by `workerId`. Reusable (the request asked to
      * `reuse` it) when the pair is not paced: its holder can be asked for it back on this stream.
      */
-    const held = (d: Decision, req: { readonly workerId: string; readonly reuse: boolean } | undefined, since: number): boolean => {
+    const held = (
+      d: Decision,
+      req: { readonly workerId: string; readonly reuse: boolean; readonly honorsLeaseTtl: boolean } | undefined,
+      since: number,
+    ): boolean => {
       if (d.kind !== "granted") return false;
       const l = d.lease;
       const reusable = req?.reuse === true && l.intervalMs === 0;
@@ -79,6 +83,7 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
           workerId: req?.workerId ?? "",
           fencingToken: l.fencingToken,
           expireAt: l.expireAt,
+          honorsTtl: req?.honorsLeaseTtl === true,
           tell: tell(l.leaseId),
           ...(reusable ? { want: want(l.leaseId), stream: handle } : {}),
         },
@@ -135,7 +140,10 @@ export function leaseStream(ctx: BrokerContext, calls: LeaseCalls): (call: Call)
               return { case: "lost", value: lostToWire(leaseId, r.reason) };
             }
             ctx.held.renewed(leaseId, r.expireAt, tell(leaseId), want(leaseId), handle);
-            return { case: "renewed", value: create(LeaseRenewedSchema, { leaseId, expireTime: timestampOf(r.expireAt) }) };
+            return {
+              case: "renewed",
+              value: create(LeaseRenewedSchema, { leaseId, expireTime: timestampOf(r.expireAt), ttl: durationOf(r.ttlMs) }),
+            };
           });
           return;
         }

@@ -79,6 +79,7 @@ export function checkAcquire(req: AcquireLeaseRequest, limits: RequestLimits, ca
     proxyId: checkProxyId(req.proxyId),
     fallbackPool: req.fallbackPool,
     yieldsLeases: req.yieldsLeases,
+    honorsTtl: req.honorsLeaseTtl,
     ...(caller === "" ? {} : { identity: caller }),
   };
 }
@@ -102,6 +103,7 @@ export function checkRenew(req: RenewLeaseRequest, limits: RequestLimits): Renew
     fencingToken: fencingToken(req.fencingToken),
     ttlMs: checkTtl(msOf(req.ttl), limits, "ttl"),
     workerId: checkToken("worker_id", req.workerId, true),
+    honorsTtl: req.honorsLeaseTtl,
   };
 }
 

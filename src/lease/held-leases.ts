@@ -19,6 +19,8 @@ export interface HeldLease {
   readonly workerId: string;
   readonly fencingToken: number;
   expireAt: number;
+  /** Its holder keeps to the TTL its grant (or renewal) gave (`AcquireLeaseRequest.honors_lease_ttl`). */
+  readonly honorsTtl?: boolean;
   /** Tell the holder the lease is revoked (its stream's LeaseLost), if it can still be told. */
   tell: () => void;
   /**
@@ -187,8 +189,10 @@ export class HeldLeases {
   }
 
   /**
-   * Take out the leases of `pool` that `reserved` keeps for another worker than their holder;
-   * `shareKey` gives a domain-key's share key (its isolation group's `#<group>`, or itself).
+   * Take out the leases of `pool` that `reserved` keeps for another worker than their holder —
+   * but a lease whose holder keeps to its TTL and that ends before that worker's reservation
+   * holds (`Reservations.from`: it was granted for the gap before it); `shareKey` gives a
+   * domain-key's share key (its isolation group's `#<group>`, or itself).
    */
   takeReserved(pool: string, reserved: Reservations, shareKey: (domainKey: string) => string): { leaseId: string; lease: HeldLease }[] {
     const out: { leaseId: string; lease: HeldLease }[] = [];
@@ -196,6 +200,7 @@ export class HeldLeases {
       if (lease.pool !== pool) continue;
       const owner = reservedFor(reserved, lease.proxyId, lease.domainKey, shareKey(lease.domainKey));
       if (owner === undefined || owner === lease.workerId) continue;
+      if (lease.honorsTtl === true && lease.expireAt <= (reserved.from?.[owner] ?? 0)) continue;
       this.drop(leaseId);
       out.push({ leaseId, lease });
     }

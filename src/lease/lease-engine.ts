@@ -352,6 +352,7 @@ export class LeaseEngine {
       fencingToken: spec.fencingToken,
       ttlMs: spec.ttlMs,
       workerId: spec.workerId,
+      honorsTtl: spec.honorsTtl === true,
       liveSince: this.opts.liveSince?.() ?? 0,
       isolationOf: this.isolationOfKey,
     });
@@ -560,6 +561,7 @@ export class LeaseEngine {
       fallbackPool: spec.fallbackPool,
       domainUseMs: spec.fallbackPool ? (this.opts.domainUseMs ?? 0) : 0,
       yieldsLeases: spec.yieldsLeases === true,
+      honorsTtl: spec.honorsTtl === true,
       identity: spec.identity ?? "",
       policyVersion: set.version,
       sessionKey: spec.sessionKey,

@@ -12,9 +12,13 @@
  * domain-key) has nothing reserved. Heard again, its reservations stay `LIFT_AFTER_MS` more: it
  * hands its fallback leases and pacing over to the broker first. The reservation ends with the
  * claim's keys, and at the latest `fallbackWindowMs` after the worker was last heard (it stops
- * serving from fallback before that).
+ * serving from fallback before that). A worker noticed silent while this broker and its store
+ * were up cannot serve its claim before `claimServedAt` (its fallback waits that long after its
+ * last pong): until `GAP_MARGIN_MS` before then (`Reservations.from`) the stores grant its pairs
+ * to callers that keep to their TTL, with a TTL that ends by then, so that its share does not
+ * lie idle while it waits.
  */
-import { claimedPairs, claimsAnything, shareOf } from "@proxybroker/sdk/model";
+import { GAP_MARGIN_MS, claimServedAt, claimedPairs, claimsAnything, shareOf } from "@proxybroker/sdk/model";
 import type { DomainUse, ExitMember, FallbackClaim, Reservations as ReservationMap, WorkerSeen } from "@proxybroker/sdk/model";
 import type { StoreProxies, StoreWorkers } from "@proxybroker/sdk/engine";
 
@@ -158,10 +162,22 @@ export class Reservations {
   }
 
   /**
-   * The workers whose claims stay reserved: the silent ones, and those heard again less than
-   * `LIFT_AFTER_MS` ago (with the claims they had while silent).
+   * When a silent worker's reservations hold for every caller: `GAP_MARGIN_MS` before the
+   * earliest moment its fallback pool may serve its claim, counted from its last echoed pong —
+   * only when that pong came while this broker and its store were up (else it may be in fallback
+   * already: 0, at once).
    */
-  private reservedFor(pool: string, seen: readonly WorkerSeen[], now: number): WorkerSeen[] {
+  private holdsFrom(w: WorkerSeen): number {
+    const heardAt = w.heardAt;
+    if (heardAt === undefined || heardAt < Math.max(this.startedAt, this.outageAt)) return 0;
+    return claimServedAt(heardAt, { absentAfterMs: this.opts.absentAfterMs, reserveIntervalMs: this.opts.intervalMs }) - GAP_MARGIN_MS;
+  }
+
+  /**
+   * The workers whose claims stay reserved: the silent ones, and those heard again less than
+   * `LIFT_AFTER_MS` ago (with the claims they had while silent; `silent` false).
+   */
+  private reservedFor(pool: string, seen: readonly WorkerSeen[], now: number): { seen: WorkerSeen; silent: boolean }[] {
     const silent = this.silent(seen, now);
     const silentIds = new Set(silent.map((w) => w.workerId));
     const previous = this.back.get(pool) ?? new Map<string, { seen: WorkerSeen; at: number }>();
@@ -173,7 +189,7 @@ export class Reservations {
       if (now - at < LIFT_AFTER_MS) next.set(id, { seen: was.seen, at });
     }
     this.back.set(pool, next);
-    return [...next.values()].map((v) => v.seen);
+    return [...next.values()].map((v) => ({ seen: v.seen, silent: silentIds.has(v.seen.workerId) }));
   }
 
   private async update(pool: string): Promise<void> {
@@ -182,16 +198,18 @@ export class Reservations {
     const seen = await store.liveWorkers(pool, now - this.opts.fallbackWindowMs, { claims: true });
     this.lastSeen.set(pool, seen);
     if (this.opts.domainUses !== undefined) this.lastUses.set(pool, await this.opts.domainUses(pool));
-    const holders = this.reservedFor(pool, seen, now).map((w) => ({
+    const holders = this.reservedFor(pool, seen, now).map(({ seen: w, silent }) => ({
       workerId: w.workerId,
       heardAt: w.heardAt,
+      from: silent ? this.holdsFrom(w) : 0,
       claims: liveClaims(w.claims ?? [], now),
     }));
     // written again when what it is computed from changed (a key's end, a new claim), and every RECOMPUTE_MS
     const key = JSON.stringify(holders.map((h) => [h.workerId, h.claims.map((c) => [c.version, c.keys.map((k) => k.domainKey)])]));
     const last = this.last.get(pool);
     if (last !== undefined && last.key === key && (holders.length === 0 || now - last.at < RECOMPUTE_MS)) return;
-    const reserved = holders.length === 0 ? NOTHING : reserve(holders, await proxyMembers(store, pool), now);
+    const reserved =
+      holders.length === 0 ? NOTHING : { ...reserve(holders, await proxyMembers(store, pool), now), from: fromOf(holders, now) };
     await store.reserve(pool, reserved);
     this.holders.set(pool, new Set([...Object.values(reserved.proxies), ...Object.values(reserved.domains)]));
     this.last.set(pool, { key, at: now });
@@ -200,6 +218,13 @@ export class Reservations {
 }
 
 const NOTHING: ReservationMap = { proxies: {}, domains: {}, scopes: {} };
+
+/** When each holder's reservations hold for every caller, for those for which that is still to come. */
+function fromOf(holders: readonly { workerId: string; from: number }[], now: number): Record<string, number> {
+  const from: Record<string, number> = {};
+  for (const h of holders) if (h.from > now) from[h.workerId] = h.from;
+  return from;
+}
 
 /** The claims that still name something at `now`, each with only its live keys. */
 function liveClaims(claims: readonly FallbackClaim[], now: number): FallbackClaim[] {

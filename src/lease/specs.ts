@@ -21,6 +21,8 @@ export interface AcquireSpec {
   readonly fallbackPool: boolean;
   /** The worker stops using its broker leases as soon as the broker is unreachable. */
   readonly yieldsLeases?: boolean;
+  /** The caller keeps to the TTL its lease carries (`AcquireParams.honorsTtl`). */
+  readonly honorsTtl?: boolean;
   /** The name of the caller's token ("" = none): the identity recorded as last_used_by. */
   readonly identity?: string;
 }
@@ -31,6 +33,8 @@ export interface RenewSpec {
   readonly ttlMs: number;
   /** "" = not given. */
   readonly workerId: string;
+  /** The caller keeps to the TTL the renewal answers (`RenewParams.honorsTtl`). */
+  readonly honorsTtl?: boolean;
 }
 
 export interface ReleaseSpec {

@@ -1,6 +1,10 @@
 import type { PoolSnapshot } from "../fallback/index.js";
 import { BROKER_DEFAULTS } from "../model/broker-defaults.js";
 import type { Unreachable } from "./reachability.js";
+import { YIELD_HOLD_MS } from "../model/silence.js";
+
+// The silence rules live in the model: the broker's reservations read them too.
+export { DEFAULT_SILENT_AFTER_MS, MAX_SILENT_AFTER_MS, YIELD_HOLD_MS, silentHoldMs } from "../model/silence.js";
 
 /** A positive finite number, else undefined (a snapshot file may hold anything). */
 function positive(v: unknown): number | undefined {
@@ -17,39 +21,6 @@ export function fallbackWindowOf(snapshot: PoolSnapshot | undefined): number {
   return positive(snapshot?.fallbackWindowMs) ?? BROKER_DEFAULTS.fallbackWindowMs;
 }
 
-/**
- * How long a client takes, at most, to count a connection that answers nothing as an outage
- * (`fallback.silentAfterMs`, and the Python client's `silent_after`): by then it has given up its
- * broker leases outside its claim (docs/spec.md §7). The default, and the most either allows: a
- * silent worker waits that long for the others after the broker reserved its claim, so a longer
- * bound would cost every outage as much.
- */
-export const DEFAULT_SILENT_AFTER_MS = 3_000;
-export const MAX_SILENT_AFTER_MS = 3_000;
-/** Replicas' clocks, and a pong's or a revocation's travel. */
-const SILENT_MARGIN_MS = 500;
-
-/**
- * A silent broker: how long after the last pong this worker heard its fallback pool may serve its
- * claim. The broker counts it silent `absentAfterMs` after the last pong it echoed (never a later
- * one) and reserves the claim within `reserveIntervalMs`; then it revokes other workers' leases
- * on the claim: connected ones stop at once (LeaseLost), ones cut off too stop when they count
- * their own silence (at most `MAX_SILENT_AFTER_MS` after their last answer, which came before the
- * revocation), Python workers' requests already sent finish within `YIELD_HOLD_MS`, and raw
- * stubs' leases run to their end (`longestTtlMs`) as their renewals are refused.
- */
-export function silentHoldMs(o: {
-  absentAfterMs: number;
-  reserveIntervalMs: number;
-  mixed: boolean;
-  yielding: boolean;
-  longestTtlMs: number;
-}): number {
-  const reserved = o.absentAfterMs + o.reserveIntervalMs + SILENT_MARGIN_MS;
-  const othersStop = o.mixed ? o.longestTtlMs : MAX_SILENT_AFTER_MS + (o.yielding ? YIELD_HOLD_MS : 0) + SILENT_MARGIN_MS;
-  return reserved + othersStop;
-}
-
 /** The broker's WORKER_ABSENT_AFTER_MS and reservation interval, as the snapshot says, else its defaults. */
 export function silenceRulesOf(snapshot: PoolSnapshot | undefined): { absentAfterMs: number; reserveIntervalMs: number } {
   return {
@@ -57,13 +28,6 @@ export function silenceRulesOf(snapshot: PoolSnapshot | undefined): { absentAfte
     reserveIntervalMs: positive(snapshot?.reserveIntervalMs) ?? BROKER_DEFAULTS.reserveIntervalMs,
   };
 }
-
-/**
- * After entering fallback, how long nothing is granted when workers that yield their leases (the
- * Python client: it stops using them at once, but a request it already sent finishes) were
- * listed lately.
- */
-export const YIELD_HOLD_MS = 1_000;
 
 /**
  * How long after entering fallback nothing is granted (docs/spec.md §7): other workers' broker

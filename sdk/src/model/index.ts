@@ -103,3 +103,4 @@ export { exitGroups, groupKeys, shareOfGroups } from "./exit-groups.js";
 export type { ExitMember, ShareMember } from "./exit-groups.js";
 export { NO_SOURCE_STATUS } from "./source.js";
 export type { SourceFormat, SourceResult, SourceSpec, SourceStatus, SourceView } from "./source.js";
+export { DEFAULT_SILENT_AFTER_MS, GAP_MARGIN_MS, MAX_SILENT_AFTER_MS, YIELD_HOLD_MS, claimServedAt, silentHoldMs } from "./silence.js";

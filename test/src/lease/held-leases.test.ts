@@ -49,6 +49,32 @@ describe("HeldLeases", () => {
   });
 });
 
+describe("HeldLeases: leases granted before a reservation holds", () => {
+  it("a lease that ends before the reservation holds, held by a caller that keeps to its TTL, is not taken", () => {
+    const clock = fakeClock();
+    const held = new HeldLeases(() => clock.now());
+    const from = clock.now() + 4_000;
+    const hold = (id: string, expireAt: number, honorsTtl: boolean) =>
+      held.hold(id, {
+        pool: "default",
+        proxyId: "p1:1",
+        domainKey: "shop.example",
+        workerId: "w",
+        fencingToken: 1,
+        expireAt,
+        honorsTtl,
+        tell: () => {},
+      });
+    hold("gap", from, true);
+    hold("longer", from + 1, true);
+    hold("stub", from, false);
+    const taken = held.takeReserved("default", { proxies: { "p1:1": "silent" }, domains: {}, from: { silent: from } }, (dk) => dk);
+    expect(taken.map((t) => t.leaseId).sort()).toEqual(["longer", "stub"]);
+    // a reservation that holds at once takes it too
+    expect(held.takeReserved("default", { proxies: { "p1:1": "silent" }, domains: {} }, (dk) => dk).map((t) => t.leaseId)).toEqual(["gap"]);
+  });
+});
+
 describe("HeldLeases: reusable leases (kept leases)", () => {
   const setup = () => {
     const clock = fakeClock();

@@ -58,6 +58,13 @@ async function setup() {
   return { clock, store, written, reservations: reservationsOn(store, clock, written) };
 }
 
+/** The i-th proxy of worker a's share among a and b. */
+function shareOfA(i: number): string {
+  const id = shareOf(PROXIES, ["a", "b"], "a")[i];
+  if (id === undefined) throw new Error(`a's share has no proxy ${i}`);
+  return id;
+}
+
 /** The proxies `workerId` is granted for `domainKey`, one acquire after another (each lease kept). */
 async function grantedTo(store: LeaseStore, workerId: string, domainKey = SHOP): Promise<string[]> {
   const got: string[] = [];
@@ -202,6 +209,40 @@ describe("Reservations of silent workers' claims", () => {
     clock.advance(5_000);
     await reservations.tick();
     expect((await store.acquire(acquire("b"))).kind).toBe("granted");
+  });
+
+  it("a claim holds for everybody from half a second before its worker's fallback may serve it; until then only TTL-keeping callers get it", async () => {
+    const { clock, store, written, reservations } = await setup();
+    clock.advance(10);
+    const heardAt = clock.now();
+    await store.hearWorker("default", "a", { heardAt, claim: claim(1, ["a", "b"], { [SHOP]: "share" }, heardAt) });
+    await store.hearWorker("default", "b", { heardAt });
+    const [first] = shareOf(PROXIES, ["a", "b"], "a") as [string];
+    clock.advance(ABSENT_MS + 1);
+    await store.hearWorker("default", "b", { heardAt: clock.now() });
+    await reservations.tick();
+    // its fallback serves the claim from heardAt + silentHoldMs (3 s + 0.5 s + 0.5 s + 3 s + 0.5 s)
+    const from = heardAt + 7_500 - 500;
+    expect(written.at(-1)?.from).toEqual({ a: from });
+    const gap = await store.acquire({ ...acquire("b", first), ttlMs: 30_000, honorsTtl: true });
+    expect(gap.kind === "granted" && gap.lease.expireAt).toBe(from);
+    // a caller that does not keep to its TTL: nothing of the claim
+    expect((await store.acquire(acquire("b", shareOfA(1)))).kind).toBe("denied");
+    // from then on, nobody
+    clock.advance(from - clock.now() - 499);
+    expect((await store.acquire({ ...acquire("b", shareOfA(1)), honorsTtl: true })).kind).toBe("denied");
+  });
+
+  it("a worker silent since before the broker started holds its claim at once (it may be in fallback already)", async () => {
+    const { clock, store } = await setup();
+    await store.hearWorker("default", "a", { heardAt: clock.now(), claim: claim(1, ["a", "b"], { [SHOP]: "share" }, clock.now()) });
+    clock.advance(1_000);
+    const written: ReservationMap[] = [];
+    const restarted = reservationsOn(store, clock, written);
+    await restarted.tick();
+    expect(written.at(-1)?.from).toEqual({});
+    const [first] = shareOf(PROXIES, ["a", "b"], "a") as [string];
+    expect((await store.acquire({ ...acquire("b", first), honorsTtl: true })).kind).toBe("denied");
   });
 
   it("count every worker heard before a restarted broker started as silent", async () => {
