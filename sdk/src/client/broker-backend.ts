@@ -7,7 +7,7 @@ import type { LeaseDenied } from "../gen/proxybroker/v1/broker_pb.js";
 import { epochMsOf, leaseFromWire, lostReasonNameOf, msOf, outcomeKindOf } from "../wire/codec.js";
 import type { BrokerBreaker } from "./breaker.js";
 import { BrokerClientError, BrokerSlowError, LeaseLostError, NoProxyAvailableError } from "./errors.js";
-import type { LeaseBackend, LeaseOutcome } from "./lease.js";
+import type { LeaseBackend, LeaseOutcome, Renewed } from "./lease.js";
 import { sentWithoutAnswer } from "./lease-channel.js";
 import type { Answer, LeaseChannel } from "./lease-channel.js";
 
@@ -103,6 +103,9 @@ export class BrokerBackend implements LeaseBackend {
             proxyId: req.proxyId,
             fallbackPool: this.deps.fallbackPool,
             reuse: req.reuse === true,
+            // its leases end at their deadline (lease.ts): the broker may grant it a silent
+            // worker's pair for the seconds before that worker may use it
+            honorsLeaseTtl: true,
             ...(req.ttlMs > 0 ? { ttl: durationFromMs(req.ttlMs) } : {}),
             ...(req.maxWaitMs > 0 ? { maxWait: durationFromMs(req.maxWaitMs) } : {}),
           },
@@ -126,12 +129,20 @@ export class BrokerBackend implements LeaseBackend {
 
   // Renews and releases of broker leases go straight to the stream, never short-circuited by an
   // open breaker: a lease the broker holds must be renewed or released there whenever it answers.
-  async renew(lease: { id: string; fencingToken: number }, ttlMs: number): Promise<number> {
+  async renew(lease: { id: string; fencingToken: number }, ttlMs: number): Promise<Renewed> {
     const a = await this.deps.channel.renew(
-      { leaseId: lease.id, fencingToken: BigInt(lease.fencingToken), ttl: durationFromMs(ttlMs), workerId: this.deps.workerId },
+      {
+        leaseId: lease.id,
+        fencingToken: BigInt(lease.fencingToken),
+        ttl: durationFromMs(ttlMs),
+        workerId: this.deps.workerId,
+        honorsLeaseTtl: true,
+      },
       this.deps.callTimeoutMs,
     );
-    if (a.case === "renewed") return epochMsOf(a.value.expireTime);
+    // an older broker says nothing of how long: the TTL asked
+    if (a.case === "renewed")
+      return { expireAt: epochMsOf(a.value.expireTime), ttlMs: a.value.ttl === undefined ? ttlMs : msOf(a.value.ttl) };
     if (a.case === "lost") throw new LeaseLostError(lease.id, lostReasonNameOf(a.value.reason));
     if (a.case === "denied") throw deniedError(a.value);
     throw unexpected(a);

@@ -485,11 +485,12 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
    */
   private async confirmLate(g: Granted, req: AcquireRequest): Promise<Granted | undefined> {
     const ttlMs = grantedTtlMs(req.ttlMs, g.view.expireAt, this.opts.clock());
-    if (this.opts.monotonic() - g.sentAt <= ttlMs / 2) return g;
+    const runsMs = g.view.ttlMs >= 0 ? Math.min(g.view.ttlMs, ttlMs) : ttlMs;
+    if (this.opts.monotonic() - g.sentAt <= runsMs / 2) return g;
     const sentAt = this.opts.monotonic();
     try {
-      const expireAt = await this.brokerBackend.renew({ id: g.view.leaseId, fencingToken: g.view.fencingToken }, ttlMs);
-      return { view: { ...g.view, expireAt }, sentAt };
+      const renewed = await this.brokerBackend.renew({ id: g.view.leaseId, fencingToken: g.view.fencingToken }, ttlMs);
+      return { view: { ...g.view, expireAt: renewed.expireAt, ttlMs: renewed.ttlMs }, sentAt };
     } catch {
       await this.brokerBackend
         .release({ id: g.view.leaseId, fencingToken: g.view.fencingToken }, { kind: "ABANDONED" })
@@ -544,6 +545,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
         sessionRebound: view.sessionRebound,
         reusable: source === "broker" && req.reuse === true && view.intervalMs === 0,
         ttlMs: grantedTtlMs(req.ttlMs, view.expireAt, now),
+        ...(view.ttlMs >= 0 ? { runsMs: view.ttlMs } : {}),
         sentAt,
         heartbeat: o.heartbeat ?? true,
       },

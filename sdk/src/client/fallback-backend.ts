@@ -2,7 +2,7 @@ import { status } from "@grpc/grpc-js";
 import type { LeaseView } from "../model/model.js";
 import type { FallbackPool } from "../fallback/index.js";
 import { BrokerClientError, InvalidArgumentError, LeaseLostError, NoProxyAvailableError } from "./errors.js";
-import type { LeaseBackend, LeaseOutcome } from "./lease.js";
+import type { LeaseBackend, LeaseOutcome, Renewed } from "./lease.js";
 import type { AcquireRequest, Granted } from "./broker-backend.js";
 import { hostFromDomain, hostFromUrl, InvalidInputError } from "../model/domain-key.js";
 import type { FallbackAcquireRequest } from "../fallback/index.js";
@@ -44,10 +44,10 @@ export class FallbackBackend implements LeaseBackend {
     return this.pool.adopt(requestOf(req), proxyId);
   }
 
-  async renew(lease: { id: string; fencingToken: number }, ttlMs: number): Promise<number> {
+  async renew(lease: { id: string; fencingToken: number }, ttlMs: number): Promise<Renewed> {
     const r = await this.pool.renew(lease.id, lease.fencingToken, ttlMs);
     if (r.kind === "lost") throw new LeaseLostError(lease.id, r.reason);
-    return r.expireAt;
+    return { expireAt: r.expireAt, ttlMs: r.ttlMs };
   }
 
   async release(lease: { id: string; fencingToken: number }, outcome: LeaseOutcome): Promise<void> {

@@ -119,16 +119,19 @@ function fallbackHolder(deps: SwitchDeps, proxyId: string, domainKey: string): L
   return [...deps.live()].find((l) => l.source === "fallback" && !l.ended && l.proxy.id === proxyId && l.domain === domainKey);
 }
 
-/** A fallback lease goes on as the broker lease `ref` (expiring at `expireAt`); false when it ended meanwhile. */
+/**
+ * A fallback lease goes on as the broker lease `ref` (expiring at `expireAt`, running `runsMs`
+ * from `sentAt`, -1: not said); false when it ended meanwhile.
+ */
 async function carryOn(
   deps: SwitchDeps,
   holder: Lease,
   ref: { id: string; fencingToken: number },
-  expireAt: number,
-  sentAt: number,
+  granted: { expireAt: number; sentAt: number; runsMs: number },
 ): Promise<boolean> {
   const local = { id: holder.id, fencingToken: holder.fencingToken };
-  if (!holder.handOver({ ...ref, source: "broker", expireAt, backend: deps.brokerLeases }, sentAt)) return false;
+  const identity = { ...ref, source: "broker" as const, expireAt: granted.expireAt, backend: deps.brokerLeases };
+  if (!holder.handOver(identity, granted.sentAt, granted.runsMs >= 0 ? granted.runsMs : undefined)) return false;
   await deps.fallback.release(local, { kind: "ABANDONED" }).catch(() => undefined);
   return true;
 }
@@ -139,8 +142,8 @@ async function settleRelease(deps: SwitchDeps, r: OwedRelease): Promise<boolean>
   if (holder !== undefined) {
     const sentAt = deps.monotonic();
     try {
-      const expireAt = await deps.broker.renew(ref, holder.ttlMs);
-      if (await carryOn(deps, holder, ref, expireAt, sentAt)) {
+      const renewed = await deps.broker.renew(ref, holder.ttlMs);
+      if (await carryOn(deps, holder, ref, { expireAt: renewed.expireAt, sentAt, runsMs: renewed.ttlMs })) {
         deps.keepOutcome(r);
         return true;
       }
@@ -172,7 +175,8 @@ async function settleRecall(deps: SwitchDeps, o: OwedRecall): Promise<boolean> {
   }
   const ref = { id: g.view.leaseId, fencingToken: g.view.fencingToken };
   const holder = fallbackHolder(deps, g.view.proxy.id, g.view.domainKey);
-  if (holder !== undefined && (await carryOn(deps, holder, ref, g.view.expireAt, g.sentAt))) return true;
+  if (holder !== undefined && (await carryOn(deps, holder, ref, { expireAt: g.view.expireAt, sentAt: g.sentAt, runsMs: g.view.ttlMs })))
+    return true;
   await deps.broker.release(ref, { kind: "ABANDONED" }).catch(() => undefined);
   return true;
 }
@@ -188,7 +192,7 @@ export async function handOver(deps: SwitchDeps): Promise<void> {
         const identity = { id: g.view.leaseId, fencingToken: g.view.fencingToken, source: "broker" as const, expireAt: g.view.expireAt };
         // released while the broker was asked: the grant goes back at once (paced from now), or
         // the pair would stay leased to nobody for a whole TTL
-        if (!l.handOver({ ...identity, backend: deps.brokerLeases }, g.sentAt))
+        if (!l.handOver({ ...identity, backend: deps.brokerLeases }, g.sentAt, g.view.ttlMs >= 0 ? g.view.ttlMs : undefined))
           await deps.broker.release(identity, { kind: "ABANDONED" }).catch(() => undefined);
       } catch {
         l.revoke("REVOKED");

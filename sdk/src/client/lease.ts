@@ -36,9 +36,16 @@ export interface LeaseRef {
 }
 
 /** How a lease handle renews and releases (the broker stream, or the fallback pool). */
+/** A renewal's answer: the new expiry (the granting store's clock) and how long it runs from the renew. */
+export interface Renewed {
+  readonly expireAt: number;
+  /** The TTL asked, or less (the broker ends it when a silent worker's claim on the pair holds). */
+  readonly ttlMs: number;
+}
+
 export interface LeaseBackend {
   /** Resolves with the new expiry, or rejects with `LeaseLostError` or a transport error. */
-  renew(lease: LeaseRef, ttlMs: number): Promise<number>;
+  renew(lease: LeaseRef, ttlMs: number): Promise<Renewed>;
   /** Resolves when released (a lost lease resolves too: there is nothing left to release). */
   release(lease: LeaseRef, outcome: LeaseOutcome): Promise<void>;
 }
@@ -120,6 +127,11 @@ export class Lease {
       sessionKey: string;
       sessionRebound: boolean;
       ttlMs: number;
+      /**
+       * How long this grant runs from `sentAt` (default `ttlMs`): less when the broker granted
+       * less than asked (`LeaseView.ttlMs`).
+       */
+      runsMs?: number;
       /** The broker granted it reusable (default false). */
       reusable?: boolean;
       /** Monotonic ms when the acquire was sent. */
@@ -136,7 +148,8 @@ export class Lease {
     this.sessionRebound = init.sessionRebound;
     this.ttlMs = init.ttlMs;
     this.reusable = init.reusable === true;
-    this.deadline = init.sentAt + init.ttlMs - deadlineMargin(init.ttlMs);
+    const runs = Math.min(init.runsMs ?? init.ttlMs, init.ttlMs);
+    this.deadline = init.sentAt + runs - deadlineMargin(runs);
     this.armDeadline();
     if (init.heartbeat) this.schedule();
   }
@@ -203,11 +216,13 @@ export class Lease {
     const identity = this.identity;
     const sentAt = this.deps.monotonic();
     try {
-      const expireAt = await identity.backend.renew(this, ttlMs);
+      const renewed = await identity.backend.renew(this, ttlMs);
       // a hand-over may have replaced the lease meanwhile: this answer is about the old one
       if (this.identity !== identity || this.done) return;
-      this.identity = { ...identity, expireAt };
-      this.deadline = Math.max(this.deadline, sentAt + ttlMs - deadlineMargin(ttlMs));
+      this.identity = { ...identity, expireAt: renewed.expireAt };
+      // the broker may run it for less than asked (never more)
+      const runs = Math.min(renewed.ttlMs, ttlMs);
+      this.deadline = Math.max(this.deadline, sentAt + runs - deadlineMargin(runs));
       this.armDeadline();
     } catch (err) {
       if (err instanceof LeaseLostError && this.identity === identity) this.lose(err);
@@ -227,10 +242,11 @@ export class Lease {
    * goes on as that broker lease (heartbeats included), without its holder noticing. False when
    * the handle ended meanwhile (the caller gives the broker lease back).
    */
-  handOver(identity: LeaseIdentity, sentAt: number): boolean {
+  handOver(identity: LeaseIdentity, sentAt: number, runsMs = this.ttlMs): boolean {
     if (this.done) return false;
     this.identity = identity;
-    this.deadline = sentAt + this.ttlMs - deadlineMargin(this.ttlMs);
+    const runs = Math.min(runsMs, this.ttlMs);
+    this.deadline = sentAt + runs - deadlineMargin(runs);
     this.armDeadline();
     return true;
   }

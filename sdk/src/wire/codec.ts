@@ -154,6 +154,7 @@ export function leaseToWire(l: LeaseView, reusable = false): Lease {
     sessionKey: l.sessionKey,
     sessionRebound: l.sessionRebound,
     reusable,
+    ...(l.ttlMs >= 0 ? { ttl: durationOf(l.ttlMs) } : {}),
   });
 }
 
@@ -171,6 +172,7 @@ export function leaseFromWire(l: Lease): LeaseView {
     sessionRebound: l.sessionRebound,
     // the wire says only whether the pair was unpaced and the broker lets it be kept
     intervalMs: l.reusable ? 0 : -1,
+    ttlMs: l.ttl === undefined ? -1 : msOf(l.ttl),
   };
 }
 

@@ -111,6 +111,32 @@ describe("ProxyBrokerClient", () => {
     expect((lease.signal.reason as LeaseLostError).reason).toBe("EXPIRED");
   });
 
+  it("keeps to the TTL the broker granted: a silent worker's pair, before its reservation holds, is given up by then", async () => {
+    await broker.start();
+    const c = newClient("gap");
+    // the broker has written this pool's reservations once (nothing silent): the one below stays
+    await (await c.acquire("warm.example", { ttlMs: 1_000 })).release({ kind: "SUCCESS" });
+    const store = new RedisStore({ client: createRedisClient({ url: redis.url }), scoring: DEFAULT_SCORING, prefix: "pb" });
+    try {
+      const from = Date.now() + 2_500;
+      await store.reserve("default", {
+        proxies: Object.fromEntries(PROXIES.map((p) => [p, "silent"])),
+        domains: {},
+        from: { silent: from },
+      });
+      const lease = await c.acquire("gap.example", { ttlMs: 30_000 });
+      expect(lease.expireAt).toBeLessThanOrEqual(from);
+      const lost = await new Promise<LeaseLostError>((resolve) =>
+        lease.signal.addEventListener("abort", () => resolve(lease.signal.reason as LeaseLostError), { once: true }),
+      );
+      // its heartbeat renewed it up to the reservation at most, then it ran out (or was refused)
+      expect(["EXPIRED", "REVOKED"]).toContain(lost.reason);
+      await store.reserve("default", { proxies: {}, domains: {} });
+    } finally {
+      await store.close();
+    }
+  });
+
   it("serves from fallback within 1 s of the broker being killed, with no error to callers, and aborts leases it can no longer renew", async () => {
     await broker.start();
     const c = newClient("failover");
