@@ -1,8 +1,9 @@
 /**
  * Throughput phase: C concurrent clients, each fetching the fast page in a loop (plain HTTP, a new
  * connection per request unless BENCH_GW_KEEPALIVE=1) for a warm-up and a measured window. Client
- * i fetches host i mod H. Through the gateway the pool holds all P tinyproxies and the hosts have
- * no domain policy (no pacing, one lease per (proxy, host)): C/H clients per host against P
+ * i fetches host i mod H. Through the gateway the pool holds all P tinyproxies and one policy for
+ * every host sets no interval, fixed (no pacing, known to the broker: its leases are reusable,
+ * kept by the gateway; one lease per (proxy, host)): C/H clients per host against P
  * proxies, so a lease is always free and the broker's grant — not a wait — is what each request
  * pays. The same clients straight to the tinyproxies (client i → tinyproxy i mod P) give the
  * rig's own ceiling on this machine, and through proxy-chain alone (bench/gateway-chain.ts, the
@@ -119,6 +120,8 @@ export async function runThroughput(rig: Rig, config: GatewayBenchConfig): Promi
     ),
   );
   await rig.addPool(POOL, rig.proxies);
+  // the hosts are known not to be paced: a host no policy names gets no kept leases
+  await rig.setPolicy(POOL, { pattern: "*", fixedInterval: true });
   // proxy-chain alone and the gateway in turn, round after round (the machine's state drifts:
   // a ratio counts within one round); the gateway with leases not kept, once, last
   const rounds = config.throughputRounds;

@@ -114,6 +114,11 @@ interface HarnessOptions {
   readonly leaseTtlMs: number;
   /** Of `workers`, how many are Python Scrapy workers in the ProxyBroker strategy (and long downloads). */
   readonly pythonWorkers: number;
+  /**
+   * A mixed fleet (CRAWL_GATEWAY_WORKERS): this many gateway clients (workers/gateway.ts, through one
+   * gateway process in front of the same broker) crawl beside the ProxyBroker strategy's workers.
+   */
+  readonly gatewayWorkers: number;
   /** The isolation group of the sites with a policy (ProxyBroker's strategies), or none. */
   readonly isolation: IsolationOptions | undefined;
   /** ProxyBroker under a partition: one worker cut off the broker (CRAWL_PARTITION_AT_S), or none. */
@@ -183,6 +188,7 @@ function readOptions(): HarnessOptions {
     killAtMs: envCount("CRAWL_KILL_AT_S", 0) * 1000,
     restartAfterMs: envCount("CRAWL_RESTART_AFTER_S", 8) * 1000,
     pythonWorkers: strategies.includes("proxybroker") || longDownload ? pythonWorkerCount(workers) : 0,
+    gatewayWorkers: envCount("CRAWL_GATEWAY_WORKERS", 0),
     isolation: readIsolation(),
     partition: readPartition(),
     https,
@@ -236,9 +242,10 @@ function describe(o: HarnessOptions): string {
   const policy = `min_interval ${o.minIntervalMs} ms after ${o.pacing}${o.jitterMs > 0 ? ` + jitter ≤ ${o.jitterMs} ms` : ""}`;
   const iso = o.isolation === undefined ? "" : ` (${describeIsolation(o.isolation)})`;
   const partition = o.partition === undefined ? "" : `, ${describePartition(o.partition)}`;
+  const mixed = o.gatewayWorkers > 0 ? ` (proxybroker: + ${o.gatewayWorkers} gateway clients, a mixed fleet)` : "";
   const https = o.https === "off" ? "" : `${describeHttps(o.https)}: `;
   const proxies = o.provider === undefined ? `N=${o.proxies} proxies` : describeProvider(o.provider);
-  return `${https}S=${o.sites} sites with policy ${policy}${iso}${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, ${proxies}, ${o.workers} workers × ${o.concurrency} concurrent${partition}`;
+  return `${https}S=${o.sites} sites with policy ${policy}${iso}${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, ${proxies}, ${o.workers} workers × ${o.concurrency} concurrent${mixed}${partition}`;
 }
 
 const WORKER_BOOT_MS = 4_000;
@@ -371,7 +378,8 @@ async function runStrategy(env: Env, strategy: Strategy): Promise<StrategyResult
     strategy === "proxybroker" || strategy === "gateway"
       ? await startPhaseBroker(env.redisUrl, strategy, { env: brokerEnv(env) })
       : undefined;
-  const gw = strategy === "gateway" && pb !== undefined ? await startGatewayProcess(pb.address, gatewayOptions(env)) : undefined;
+  const gateway = strategy === "gateway" || (strategy === "proxybroker" && env.options.gatewayWorkers > 0);
+  const gw = gateway && pb !== undefined ? await startGatewayProcess(pb.address, gatewayOptions(env)) : undefined;
   try {
     return await runWith(env, strategy, pb, gw);
   } finally {
@@ -403,6 +411,8 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
   const startAt = Date.now() + WORKER_BOOT_MS;
   const endAt = startAt + options.seconds * 1000;
   const python = strategy === "proxybroker" ? options.pythonWorkers : 0;
+  // the mixed fleet's gateway clients, after the strategy's own workers (queues, ids)
+  const gateways = strategy === "proxybroker" ? options.gatewayWorkers : 0;
   const idOf = (language: "ts" | "py", i: number): string =>
     language === "py" ? `${strategy}-py-${i}` : python > 0 ? `${strategy}-ts-${i}` : `${strategy}-${i}`;
   const partition = strategy === "proxybroker" && pb !== undefined ? options.partition : undefined;
@@ -443,11 +453,23 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
       killAt,
       config: (i) => config(idOf("py", i), options.workers - python + i),
     },
+    {
+      label: "Gateway",
+      entry: "gateway",
+      count: gateways,
+      killAt,
+      config: (i) => config(`${strategy}-gw-${i}`, options.workers + i),
+    },
   ]).finally(() => relay?.close());
   const cutAt = relay?.cutAt();
   const pacingSamples = await pacing;
   const crash = outage === undefined ? undefined : await outage;
-  const label = python > 0 ? `${strategy} (${options.workers - python} TS + ${python} Py)` : strategy;
+  const kinds = [
+    ...(python > 0 || gateways > 0 ? [`${options.workers - python} TS`] : []),
+    ...(python > 0 ? [`${python} Py`] : []),
+    ...(gateways > 0 ? [`${gateways} GW`] : []),
+  ];
+  const label = kinds.length > 0 ? `${strategy} (${kinds.join(" + ")})` : strategy;
   const isolation: IsolationRow | undefined =
     options.isolation === undefined
       ? undefined

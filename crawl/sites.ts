@@ -29,6 +29,8 @@ export interface RequestLogEntry {
   readonly start: number;
   end: number;
   readonly answer: Answer;
+  /** The request's path (to tell which worker sent it, from the workers' reports). */
+  readonly path?: string;
 }
 
 export interface SiteRules {
@@ -198,7 +200,7 @@ function handle(ctx: SiteContext, req: IncomingMessage, res: ServerResponse): vo
           : url.pathname.startsWith("/page/")
             ? "page"
             : "404";
-  const entry: RequestLogEntry = { site: ctx.site.host, ip, start, end: start, answer };
+  const entry: RequestLogEntry = { site: ctx.site.host, ip, start, end: start, answer, path: url.pathname };
   ctx.log.push(entry);
   s.inFlight += 1;
   let done = false;

@@ -4,7 +4,8 @@ import type { Taken } from "./outcome.js";
 /**
  * Kept leases (docs/gateway.md): a reusable lease whose request went well is kept, idle, for the
  * next request of the same (pool, host, tier, labels), which then needs no round trip to the
- * broker. The broker grants a lease reusable only while its pair is not paced, so requests sent
+ * broker. The broker grants a lease reusable only while its pair is known not to be paced (a
+ * policy names the host and sets no interval; never a host it still learns), so requests sent
  * through it one after another reach the site as a new grant of the pair would; it is still
  * exclusive, and only one request at a time holds it (an idle lease is taken by one).
  *

@@ -4,12 +4,17 @@
  * reload, so its entries never go stale, and the acquire path does not match every pattern of the
  * set against the host on every call.
  */
-import { effectivePolicy, hostIsolation, policyParams, shadowKeys } from "@proxybroker/sdk/model";
+import { applyPolicy, findPolicy, hostIsolation, policyParams, shadowKeys } from "@proxybroker/sdk/model";
 import type { EffectivePolicy, IsolationParams, JoinedKey, PolicyDefaults, PolicyParams, PolicySet } from "@proxybroker/sdk/model";
 
 /** A host under one policy set. */
 export interface HostPolicy {
   readonly eff: EffectivePolicy;
+  /**
+   * A policy of the set applies to the host: its pacing is what the operator said, not only what
+   * adaptive pacing learned so far (a host nobody configured starts unpaced until its first 429s).
+   */
+  readonly configured: boolean;
   /** The acquire parameters `eff` sets. */
   readonly params: PolicyParams;
   readonly shadowKeys: readonly string[];
@@ -40,10 +45,12 @@ export class HostPolicies {
     }
     const known = hosts.get(host);
     if (known !== undefined) return known;
-    const eff = effectivePolicy(set.policies, host, this.defaults);
+    const policy = findPolicy(set.policies, host);
+    const eff = applyPolicy(policy, host, this.defaults);
     const isolation = hostIsolation(set, host, eff.domainKey);
     const resolved: HostPolicy = {
       eff,
+      configured: policy !== undefined,
       params: policyParams(eff),
       shadowKeys: set.history.length === 0 ? NO_SHADOWS : Object.freeze(shadowKeys(set, host, eff.domainKey)),
       isolation: isolation.params,

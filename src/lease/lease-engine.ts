@@ -389,7 +389,7 @@ export class LeaseEngine {
     if (spec.next === undefined || nextParams === undefined) return base;
     let next: Decision;
     if (combine && r.next !== undefined && r.next.kind !== "stale-policy") {
-      next = this.decide(nextParams, r.next);
+      next = this.decide(spec.next, nextParams, r.next);
       if (next.kind === "denied") next = await this.afterDenial(spec.next, nextParams, this.clock(), signal, next);
     } else {
       next = await this.acquire(spec.next, signal);
@@ -415,10 +415,10 @@ export class LeaseEngine {
   }
 
   /** A store answer as a decision; remembers granted leases for release wake-ups. */
-  private decide(params: AcquireParams, r: AcquireResult): Decision {
+  private decide(spec: AcquireSpec, params: AcquireParams, r: AcquireResult): Decision {
     if (r.kind === "granted") {
       this.index.add(r.lease.leaseId, { queueKey: queueKey(params), group: params.isolation?.group ?? "", expireAt: r.lease.expireAt });
-      return { kind: "granted", lease: r.lease };
+      return { kind: "granted", lease: r.lease.intervalMs === 0 && !this.pacingKnown(spec) ? pacingUnknown(r.lease) : r.lease };
     }
     const retryAfterMs = r.kind === "denied" ? r.retryAfterMs : -1;
     // the store denied it: the key's reusable leases are asked back (kept leases, spec §5)
@@ -479,12 +479,22 @@ export class LeaseEngine {
       const held = this.isolationHeldMs(spec);
       if (held > 0) return { kind: "denied", retryAfterMs: held };
       const r = await this.store.acquire(params);
-      if (r.kind !== "stale-policy") return this.decide(params, r);
+      if (r.kind !== "stale-policy") return this.decide(spec, params, r);
       if (i >= MAX_POLICY_RELOADS) return { kind: "denied", retryAfterMs: this.opts.waitPollMs };
       this.opts.wantBack?.(params.pool);
       await this.policies.reload(params.pool);
       params = await this.resolve(spec);
     }
+  }
+
+  /**
+   * Whether the broker knows the pacing of `spec`'s host: a policy of its pool applies to it. A host
+   * no policy names runs at 0 only until adaptive pacing learned its site's limit from 429s, so its
+   * unpaced grants are not known to be unpaced (kept leases, docs/spec.md §5: never reusable).
+   */
+  private pacingKnown(spec: AcquireSpec): boolean {
+    const set = this.policies.cached(spec.pool);
+    return set !== undefined && this.hosts.of(set, spec.host).configured;
   }
 
   /** G8: the isolation group of a domain-key now, by the cached policies (undefined: not known). */
@@ -581,6 +591,14 @@ export class LeaseEngine {
       outcome: { kind: "ABANDONED", httpStatus: 0, latencyMs: 0, retryAfterMs: 0 },
     }).catch(() => undefined);
   }
+}
+
+/**
+ * A grant that set no interval on a pair whose pacing the broker does not know (no policy applies):
+ * its interval is reported "not known" (-1), so it is never granted reusable.
+ */
+function pacingUnknown(lease: LeaseView): LeaseView {
+  return { ...lease, intervalMs: -1 };
 }
 
 function queueKey(p: Pick<AcquireParams, "pool" | "domainKey">): string {

@@ -379,7 +379,8 @@ export interface LeaseView {
   /**
    * The pacing interval this grant set before the pair's next grant, jitter included: 0 = the
    * pair is not paced now (no policy interval, no jitter, no learned interval); -1 = not known (a
-   * retried request given its first lease again).
+   * grant by the broker on a host no policy names, whose limit adaptive pacing may still learn; or
+   * a retried request given its first lease again).
    */
   readonly intervalMs: number;
   /**

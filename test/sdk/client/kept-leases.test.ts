@@ -24,9 +24,11 @@ describe("ProxyBrokerClient kept leases", () => {
     clients.push(c);
     return c;
   };
-  const start = async (proxies: number) => {
+  const start = async (proxies: number, { configured = true } = {}) => {
     const urls = Array.from({ length: proxies }, (_, i) => ({ url: `10.6.0.${i + 1}:3128` }));
     expect((await b.admin.addProxies({ proxies: urls })).added).toHaveLength(proxies);
+    // every host configured without an interval: known not to be paced (a host no policy names is not)
+    if (configured) await b.admin.setDomainPolicy({ policy: { pattern: "*" } });
   };
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((c) => c.close()));
@@ -77,6 +79,14 @@ describe("ProxyBrokerClient kept leases", () => {
     await start(1);
     await b.admin.setDomainPolicy({ policy: { pattern: "*.paced.example", minInterval: durationFromMs(300) } });
     const lease = await client("paced").acquire("https://a.paced.example/", { reuse: true });
+    expect(lease.source).toBe("broker");
+    expect(lease.reusable).toBe(false);
+    await lease.release({ kind: "SUCCESS" });
+  });
+
+  it("a lease of a domain no policy names is not reusable: its pacing is not known yet", async () => {
+    await start(1, { configured: false });
+    const lease = await client("unknown").acquire(DOMAIN, { reuse: true });
     expect(lease.source).toBe("broker");
     expect(lease.reusable).toBe(false);
     await lease.release({ kind: "SUCCESS" });

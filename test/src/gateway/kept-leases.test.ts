@@ -1,6 +1,6 @@
 /**
- * Kept leases (src/gateway/kept-leases.ts): a lease the broker granted reusable (its pair not
- * paced) whose request succeeded is kept idle for the next request of the same host, and given
+ * Kept leases (src/gateway/kept-leases.ts): a lease the broker granted reusable (its pair known
+ * not to be paced: a policy applies that sets no interval) whose request succeeded is kept idle for the next request of the same host, and given
  * back when the broker asks for it (LeaseWanted), when idle too long, when a request through it
  * fails, and when the gateway stops. Against a broker on a real redis-server, real tinyproxies
  * (each sending from its own 127.0.0.x address, so the sites see which proxy came), and sites on
@@ -49,10 +49,15 @@ describe("kept leases", () => {
   const clients: ProxyBrokerClient[] = [];
   let pools = 0;
 
-  /** A pool of its own for a test (its policies, leases and pacing touch no other test's), with the first `n` tinyproxies. */
-  const newPool = async (n: 1 | 2): Promise<string> => {
+  /**
+   * A pool of its own for a test (its policies, leases and pacing touch no other test's), with the
+   * first `n` tinyproxies, and a policy for every host that sets no interval (the operator says
+   * its sites are not paced) unless `configured` is false.
+   */
+  const newPool = async (n: 1 | 2, { configured = true } = {}): Promise<string> => {
     const pool = `kept-${++pools}`;
     await b.admin.addProxies({ pool, proxies: tiny.proxies.slice(0, n).map((p) => ({ url: `http://${p.address}` })) });
+    if (configured) await b.admin.setDomainPolicy({ pool, policy: { pattern: "*" } });
     return pool;
   };
 
@@ -168,6 +173,25 @@ describe("kept leases", () => {
     const arrivals = hits.slice(from).map((h) => h.at);
     expect(arrivals).toHaveLength(4);
     for (let i = 1; i < arrivals.length; i++) expect((arrivals[i] ?? 0) - (arrivals[i - 1] ?? 0)).toBeGreaterThanOrEqual(180);
+  });
+
+  it("never keeps a lease of a host no policy names: its pacing is not known until adaptive pacing learned it", async () => {
+    const pool = await newPool(1, { configured: false });
+    const gw = await startGateway(pool, { idleMs: 2_000, maxMs: 10_000 });
+    for (let i = 0; i < 3; i++) {
+      expect((await getThrough(gw.address, `${base}/n${i}`)).status).toBe(200);
+      // not kept: released at once, so the broker paces the next request of the pair
+      expect(await keptNow(gw)).toBe(0);
+    }
+    expect(await keptUses(gw, "http")).toBe(0);
+    // the broker holds nothing for the gateway: another worker gets the only proxy at once
+    const other = await worker(pool, "kept-other").acquire(`${base}/x`, { maxWaitMs: 0 });
+    expect(other.reusable).toBe(false);
+    await other.release({ kind: "SUCCESS" });
+    // once a policy names the host (no interval), the same requests go through one kept lease
+    await b.admin.setDomainPolicy({ pool, policy: { pattern: "127.0.0.1" } });
+    for (let i = 0; i < 3; i++) expect((await getThrough(gw.address, `${base}/c${i}`)).status).toBe(200);
+    expect(await keptUses(gw, "http")).toBe(2);
   });
 
   it("gives a kept lease back at once when another worker asks for its host (LeaseWanted)", async () => {

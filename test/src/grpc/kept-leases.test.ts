@@ -15,10 +15,17 @@ function wantedOn(s: StreamClient): string[] {
 }
 
 /**
+ * A policy for every host that sets no interval: the operator says the sites are not paced, so
+ * their unpaced grants may be reusable (a host no policy names is not known to be unpaced).
+ */
+const UNPACED = { policy: { pattern: "*" } } as const;
+
+/**
  * Kept leases over real gRPC on a real broker (docs/spec.md §7): a lease acquired with `reuse` on
- * the Lease stream comes back reusable when its pair is not paced, and the broker asks for it
- * back (LeaseWanted, unasked on the stream that holds it) when another acquire needs its key, a
- * RATE_LIMITED outcome came for the key, or the pool's policies changed.
+ * the Lease stream comes back reusable when its pair is known not to be paced (a policy applies
+ * and sets no interval), and the broker asks for it back (LeaseWanted, unasked on the stream that
+ * holds it) when another acquire needs its key, a RATE_LIMITED outcome came for the key, or the
+ * pool's policies changed.
  */
 describe.each<StoreKind>(["embedded", "redis"])("kept leases (%s store)", (kind) => {
   // a long poll: a waiting acquire is granted within the test by a release's wake-up only
@@ -29,10 +36,12 @@ describe.each<StoreKind>(["embedded", "redis"])("kept leases (%s store)", (kind)
     streams.push(s);
     return s;
   };
-  const start = async (proxies: number) => {
+  /** `proxies` proxies, and the policy that says every host is unpaced unless `configured` is false. */
+  const start = async (proxies: number, { configured = true } = {}) => {
     const urls = Array.from({ length: proxies }, (_, i) => ({ url: `10.0.0.${i + 1}:8080` }));
     const r = await b.admin.addProxies({ proxies: urls });
     expect(r.added).toHaveLength(proxies);
+    if (configured) await b.admin.setDomainPolicy(UNPACED);
   };
   afterEach(() => {
     for (const s of streams.splice(0)) s.cancel();
@@ -46,6 +55,27 @@ describe.each<StoreKind>(["embedded", "redis"])("kept leases (%s store)", (kind)
     const plain = granted(await s.acquire({ domain: DOMAIN }));
     expect(plain.reusable).toBe(false);
     expect(plain.proxy?.id).not.toBe(kept.proxy?.id);
+  });
+
+  it("does not grant reusable on a host no policy names: its pacing is not known, adaptive pacing may still learn it", async () => {
+    await start(2, { configured: false });
+    const s = open();
+    const first = granted(await s.acquire({ domain: DOMAIN, reuse: true }));
+    expect(first.reusable).toBe(false);
+    // nor the next lease of a release with next
+    const r = await s.release(first.leaseId, first.fencingToken, OutcomeKind.SUCCESS, { domain: DOMAIN, reuse: true });
+    if (r.case !== "released" || r.value.next.case !== "granted") throw new Error(`expected released with a next grant: ${r.case}`);
+    expect(r.value.next.value.lease?.reusable).toBe(false);
+    // and such a lease is never asked back: another acquire of the key is simply granted or denied
+    const other = open();
+    expect((await other.acquire({ domain: DOMAIN, workerId: "other" })).case).toBe("granted");
+    expect((await other.acquire({ domain: DOMAIN, workerId: "other" })).case).toBe("denied");
+    expect((await s.acquire({ domain: "other.example.org" })).case).toBe("granted");
+    expect(wantedOn(s)).toEqual([]);
+    // a policy that names the host and sets no interval: the operator says it is not paced
+    await b.admin.setDomainPolicy({ policy: { pattern: "*.example.net" } });
+    expect(granted(await s.acquire({ domain: "shop.example.net", reuse: true })).reusable).toBe(true);
+    expect(granted(await s.acquire({ domain: "shop.example.org", reuse: true })).reusable).toBe(false);
   });
 
   it("does not grant reusable on a key paced by its policy's min_interval", async () => {
@@ -222,6 +252,7 @@ describe("kept leases across replicas", () => {
     const there = await startBroker({ kind: "redis", redisUrl: redis.url(), prefix });
     brokers.push(here, there);
     await here.admin.addProxies({ proxies: [{ url: "10.0.1.1:8080" }, { url: "10.0.1.2:8080" }] });
+    await here.admin.setDomainPolicy(UNPACED);
     const s = new StreamClient(here.broker);
     streams.push(s);
     const kept = granted(await s.acquire({ domain: DOMAIN, reuse: true }));
@@ -244,6 +275,7 @@ describe("kept leases: an acquire without max_wait", () => {
 
   it("an acquire without max_wait waits briefly for a kept lease given back at once, and gets it", async () => {
     await b.admin.addProxies({ proxies: [{ url: "10.0.0.1:8080" }] });
+    await b.admin.setDomainPolicy(UNPACED);
     const a = new StreamClient(b.broker);
     const other = new StreamClient(b.broker);
     streams.push(a, other);
@@ -261,6 +293,7 @@ describe("kept leases: an acquire without max_wait", () => {
 
   it("so does the next lease of a release with next and no max_wait", async () => {
     await b.admin.addProxies({ proxies: [{ url: "10.0.0.1:8080" }] });
+    await b.admin.setDomainPolicy(UNPACED);
     const a = new StreamClient(b.broker);
     const other = new StreamClient(b.broker);
     streams.push(a, other);

@@ -207,8 +207,8 @@ export type Lease = Message<"proxybroker.v1.Lease"> & {
   sessionRebound: boolean;
 
   /**
-   * The request asked to `reuse` and the pair is not paced now (no interval, no jitter, none
-   * learned): the holder may send further requests of the domain-key through it, one at a time,
+   * The request asked to `reuse` and the pair is known not to be paced now (a domain policy names
+   * the host; no interval, no jitter, none learned): the holder may send further requests of the domain-key through it, one at a time,
    * until the broker sends `LeaseWanted` for it; the release carries the last one's outcome.
    *
    * @generated from field: bool reusable = 9;
