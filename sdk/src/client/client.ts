@@ -21,7 +21,7 @@ import { FallbackBackend, FallbackLeftError } from "./fallback-backend.js";
 import { leasedFetch } from "./fetch.js";
 import type { FetchOptions, FetchResult } from "./fetch.js";
 import { endAdopted, enterFallback, handOver, handOverPacing, owe, settleOwed, type Adopted, type SwitchDeps } from "./handover.js";
-import { Lease } from "./lease.js";
+import { Lease, runsFor } from "./lease.js";
 import type { LeaseBackend, LeaseOutcome, LeaseSource } from "./lease.js";
 import { LeaseChannel } from "./lease-channel.js";
 import { resolveOptions } from "./options.js";
@@ -485,8 +485,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
    */
   private async confirmLate(g: Granted, req: AcquireRequest): Promise<Granted | undefined> {
     const ttlMs = grantedTtlMs(req.ttlMs, g.view.expireAt, this.opts.clock());
-    const runsMs = g.view.ttlMs >= 0 ? Math.min(g.view.ttlMs, ttlMs) : ttlMs;
-    if (this.opts.monotonic() - g.sentAt <= runsMs / 2) return g;
+    if (this.opts.monotonic() - g.sentAt <= runsFor(g.view.ttlMs, ttlMs) / 2) return g;
     const sentAt = this.opts.monotonic();
     try {
       const renewed = await this.brokerBackend.renew({ id: g.view.leaseId, fencingToken: g.view.fencingToken }, ttlMs);
@@ -545,7 +544,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
         sessionRebound: view.sessionRebound,
         reusable: source === "broker" && req.reuse === true && view.intervalMs === 0,
         ttlMs: grantedTtlMs(req.ttlMs, view.expireAt, now),
-        ...(view.ttlMs >= 0 ? { runsMs: view.ttlMs } : {}),
+        runsMs: view.ttlMs,
         sentAt,
         heartbeat: o.heartbeat ?? true,
       },

@@ -131,7 +131,7 @@ async function carryOn(
 ): Promise<boolean> {
   const local = { id: holder.id, fencingToken: holder.fencingToken };
   const identity = { ...ref, source: "broker" as const, expireAt: granted.expireAt, backend: deps.brokerLeases };
-  if (!holder.handOver(identity, granted.sentAt, granted.runsMs >= 0 ? granted.runsMs : undefined)) return false;
+  if (!holder.handOver(identity, granted.sentAt, granted.runsMs)) return false;
   await deps.fallback.release(local, { kind: "ABANDONED" }).catch(() => undefined);
   return true;
 }
@@ -192,7 +192,7 @@ export async function handOver(deps: SwitchDeps): Promise<void> {
         const identity = { id: g.view.leaseId, fencingToken: g.view.fencingToken, source: "broker" as const, expireAt: g.view.expireAt };
         // released while the broker was asked: the grant goes back at once (paced from now), or
         // the pair would stay leased to nobody for a whole TTL
-        if (!l.handOver({ ...identity, backend: deps.brokerLeases }, g.sentAt, g.view.ttlMs >= 0 ? g.view.ttlMs : undefined))
+        if (!l.handOver({ ...identity, backend: deps.brokerLeases }, g.sentAt, g.view.ttlMs))
           await deps.broker.release(identity, { kind: "ABANDONED" }).catch(() => undefined);
       } catch {
         l.revoke("REVOKED");

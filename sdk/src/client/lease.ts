@@ -35,7 +35,6 @@ export interface LeaseRef {
   readonly proxy: { readonly id: string };
 }
 
-/** How a lease handle renews and releases (the broker stream, or the fallback pool). */
 /** A renewal's answer: the new expiry (the granting store's clock) and how long it runs from the renew. */
 export interface Renewed {
   readonly expireAt: number;
@@ -43,6 +42,15 @@ export interface Renewed {
   readonly ttlMs: number;
 }
 
+/**
+ * How long a grant or renewal asked for `askedMs` runs: what the broker said (`saidMs`, -1: an
+ * older broker said nothing), never more than asked.
+ */
+export function runsFor(saidMs: number, askedMs: number): number {
+  return saidMs >= 0 ? Math.min(saidMs, askedMs) : askedMs;
+}
+
+/** How a lease handle renews and releases (the broker stream, or the fallback pool). */
 export interface LeaseBackend {
   /** Resolves with the new expiry, or rejects with `LeaseLostError` or a transport error. */
   renew(lease: LeaseRef, ttlMs: number): Promise<Renewed>;
@@ -83,6 +91,11 @@ export interface LeaseHooks {
  */
 export function deadlineMargin(ttlMs: number): number {
   return Math.min(1_000, Math.max(20, Math.round(ttlMs * 0.1)));
+}
+
+/** The deadline of a lease that runs `runsMs` from `sentAt` (monotonic ms). */
+function deadlineOf(sentAt: number, runsMs: number): number {
+  return sentAt + runsMs - deadlineMargin(runsMs);
 }
 
 /**
@@ -128,8 +141,8 @@ export class Lease {
       sessionRebound: boolean;
       ttlMs: number;
       /**
-       * How long this grant runs from `sentAt` (default `ttlMs`): less when the broker granted
-       * less than asked (`LeaseView.ttlMs`).
+       * How long this grant runs from `sentAt`, as the broker said (`LeaseView.ttlMs`; -1 or
+       * absent: `ttlMs`): less when it granted less than asked.
        */
       runsMs?: number;
       /** The broker granted it reusable (default false). */
@@ -148,8 +161,7 @@ export class Lease {
     this.sessionRebound = init.sessionRebound;
     this.ttlMs = init.ttlMs;
     this.reusable = init.reusable === true;
-    const runs = Math.min(init.runsMs ?? init.ttlMs, init.ttlMs);
-    this.deadline = init.sentAt + runs - deadlineMargin(runs);
+    this.deadline = deadlineOf(init.sentAt, runsFor(init.runsMs ?? -1, init.ttlMs));
     this.armDeadline();
     if (init.heartbeat) this.schedule();
   }
@@ -221,8 +233,7 @@ export class Lease {
       if (this.identity !== identity || this.done) return;
       this.identity = { ...identity, expireAt: renewed.expireAt };
       // the broker may run it for less than asked (never more)
-      const runs = Math.min(renewed.ttlMs, ttlMs);
-      this.deadline = Math.max(this.deadline, sentAt + runs - deadlineMargin(runs));
+      this.deadline = Math.max(this.deadline, deadlineOf(sentAt, runsFor(renewed.ttlMs, ttlMs)));
       this.armDeadline();
     } catch (err) {
       if (err instanceof LeaseLostError && this.identity === identity) this.lose(err);
@@ -242,11 +253,10 @@ export class Lease {
    * goes on as that broker lease (heartbeats included), without its holder noticing. False when
    * the handle ended meanwhile (the caller gives the broker lease back).
    */
-  handOver(identity: LeaseIdentity, sentAt: number, runsMs = this.ttlMs): boolean {
+  handOver(identity: LeaseIdentity, sentAt: number, runsMs = -1): boolean {
     if (this.done) return false;
     this.identity = identity;
-    const runs = Math.min(runsMs, this.ttlMs);
-    this.deadline = sentAt + runs - deadlineMargin(runs);
+    this.deadline = deadlineOf(sentAt, runsFor(runsMs, this.ttlMs));
     this.armDeadline();
     return true;
   }
