@@ -24,6 +24,19 @@ export interface Settings {
   readonly redisUrl: string;
   /** REDIS_CLUSTER_NODES — `host:port,…` of a Redis Cluster (instead of REDIS_URL). */
   readonly redisClusterNodes: readonly string[];
+  /** REDIS_SENTINELS — `host:port,…` of the Sentinels that watch the master (instead of REDIS_URL). */
+  readonly redisSentinels: readonly string[];
+  /** REDIS_SENTINEL_NAME — the master's name in the Sentinels (required with REDIS_SENTINELS). */
+  readonly redisSentinelName: string;
+  /** REDIS_SENTINEL_USERNAME / REDIS_SENTINEL_PASSWORD — the Sentinels' own auth ("" = none). */
+  readonly redisSentinelUsername: string;
+  readonly redisSentinelPassword: string;
+  /**
+   * REDIS_USERNAME / REDIS_PASSWORD — auth of the data nodes found through REDIS_SENTINELS or
+   * REDIS_CLUSTER_NODES ("" = none); with REDIS_URL the URL carries it.
+   */
+  readonly redisUsername: string;
+  readonly redisPassword: string;
   /** REDIS_KEY_PREFIX — first part of every Redis key. */
   readonly redisKeyPrefix: string;
   /** REDIS_COMMAND_TIMEOUT_MS — a Redis call slower than this answers UNAVAILABLE. */
@@ -148,6 +161,48 @@ function hostPort(name: string, value: string, allowEmpty: boolean): string {
   return value;
 }
 
+/** A comma-separated list, entries trimmed, empty ones dropped (checked by `checkRedisChoice`). */
+function hostPorts(text: string): string[] {
+  return text
+    .split(",")
+    .map((n) => n.trim())
+    .filter((n) => n !== "");
+}
+
+/** One way to reach Redis at most, each list entry host:port, and what a choice needs with it. */
+function checkRedisChoice(s: Settings): void {
+  const chosen = [
+    s.redisUrl !== "" ? "REDIS_URL" : "",
+    s.redisClusterNodes.length > 0 ? "REDIS_CLUSTER_NODES" : "",
+    s.redisSentinels.length > 0 ? "REDIS_SENTINELS" : "",
+  ].filter((n) => n !== "");
+  if (chosen.length > 1) throw new SettingsError(`${chosen.join(" and ")} go apart: set one of them`);
+  if (anySharded(s.poolShards) && chosen.length === 0) {
+    throw new SettingsError("POOL_SHARDS needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES (the embedded store is one process)");
+  }
+  for (const [name, list] of [
+    ["REDIS_CLUSTER_NODES", s.redisClusterNodes],
+    ["REDIS_SENTINELS", s.redisSentinels],
+  ] as const) {
+    for (const node of list) {
+      const m = /^(.+):(\d{1,5})$/.exec(node);
+      if (m === null || Number(m[2]) > 65535) throw new SettingsError(`${name} has "${node}", which is not host:port`);
+    }
+  }
+  const sentinel = s.redisSentinels.length > 0;
+  if (sentinel && s.redisSentinelName === "") throw new SettingsError("REDIS_SENTINELS needs REDIS_SENTINEL_NAME (the master's name)");
+  if (!sentinel && (s.redisSentinelName !== "" || s.redisSentinelUsername !== "" || s.redisSentinelPassword !== "")) {
+    throw new SettingsError("REDIS_SENTINEL_NAME, REDIS_SENTINEL_USERNAME and REDIS_SENTINEL_PASSWORD need REDIS_SENTINELS");
+  }
+  if (s.redisUrl !== "" && (s.redisUsername !== "" || s.redisPassword !== "")) {
+    throw new SettingsError("REDIS_USERNAME and REDIS_PASSWORD are for REDIS_SENTINELS and REDIS_CLUSTER_NODES: put them in REDIS_URL");
+  }
+  if (s.redisUsername !== "" && s.redisPassword === "") throw new SettingsError("REDIS_USERNAME needs REDIS_PASSWORD");
+  if (s.redisSentinelUsername !== "" && s.redisSentinelPassword === "") {
+    throw new SettingsError("REDIS_SENTINEL_USERNAME needs REDIS_SENTINEL_PASSWORD");
+  }
+}
+
 function loadScoring(env: Env): ScoringConfig {
   const d = DEFAULT_SCORING;
   const score = (name: string, def: number) => num(env, name, def, { min: -100, max: 100, integer: false });
@@ -205,10 +260,13 @@ export function loadSettings(env: Env = process.env): Settings {
     tlsKeyFile: str(env, "TLS_KEY_FILE", ""),
     tlsClientCaFile: str(env, "TLS_CLIENT_CA_FILE", ""),
     redisUrl: str(env, "REDIS_URL", ""),
-    redisClusterNodes: str(env, "REDIS_CLUSTER_NODES", "")
-      .split(",")
-      .map((n) => n.trim())
-      .filter((n) => n !== ""),
+    redisClusterNodes: hostPorts(str(env, "REDIS_CLUSTER_NODES", "")),
+    redisSentinels: hostPorts(str(env, "REDIS_SENTINELS", "")),
+    redisSentinelName: str(env, "REDIS_SENTINEL_NAME", ""),
+    redisSentinelUsername: str(env, "REDIS_SENTINEL_USERNAME", ""),
+    redisSentinelPassword: str(env, "REDIS_SENTINEL_PASSWORD", ""),
+    redisUsername: str(env, "REDIS_USERNAME", ""),
+    redisPassword: str(env, "REDIS_PASSWORD", ""),
     redisKeyPrefix: str(env, "REDIS_KEY_PREFIX", "pb"),
     redisCommandTimeoutMs: num(env, "REDIS_COMMAND_TIMEOUT_MS", 1000, { min: 10, max: 60_000 }),
     redisBatchMax: num(env, "REDIS_BATCH_MAX", 32, { min: 1, max: 256 }),
@@ -268,15 +326,7 @@ export function loadSettings(env: Env = process.env): Settings {
   if (s.scoring.quarantineBaseMs > s.scoring.quarantineMaxMs) {
     throw new SettingsError("QUARANTINE_TTL_MS must not exceed QUARANTINE_MAX_MS");
   }
-  if (anySharded(s.poolShards) && s.redisUrl === "" && s.redisClusterNodes.length === 0) {
-    throw new SettingsError("POOL_SHARDS needs REDIS_URL or REDIS_CLUSTER_NODES (the embedded store is one process)");
-  }
-  if (s.redisUrl !== "" && s.redisClusterNodes.length > 0)
-    throw new SettingsError("REDIS_URL and REDIS_CLUSTER_NODES go apart: set one of them");
-  for (const node of s.redisClusterNodes) {
-    const m = /^(.+):(\d{1,5})$/.exec(node);
-    if (m === null || Number(m[2]) > 65535) throw new SettingsError(`REDIS_CLUSTER_NODES has "${node}", which is not host:port`);
-  }
+  checkRedisChoice(s);
   if (s.redisUrl !== "" && !/^rediss?:\/\//.test(s.redisUrl)) {
     throw new SettingsError(`REDIS_URL=${s.redisUrl} must start with redis:// or rediss://`);
   }

@@ -46,6 +46,11 @@ export interface RedisServerOptions {
    * nodes.conf); default: a fresh temporary one per start (or persistence's).
    */
   readonly dir?: string;
+  /**
+   * A configuration file (absolute path) given before every other setting, e.g. a Sentinel's,
+   * which the server rewrites as it learns (`args: ["--sentinel"]`).
+   */
+  readonly configFile?: string;
 }
 
 const START_TIMEOUT_MS = 10_000;
@@ -97,6 +102,7 @@ async function launch(binary: string, port: number, options: RedisServerOptions)
   const dir = persistence?.dir ?? options.dir ?? (await mkdtemp(join(tmpdir(), "pb-redis-")));
   const storage = persistence === undefined ? ["--appendonly", "no"] : ["--appendonly", "yes", "--appendfsync", persistence.appendfsync];
   const args = [
+    ...(options.configFile === undefined ? [] : [options.configFile]),
     "--port",
     String(port),
     "--bind",
@@ -167,7 +173,7 @@ async function launch(binary: string, port: number, options: RedisServerOptions)
   }
 }
 
-/** One inline PING over a raw socket: true when the answer is +PONG. */
+/** One inline PING over a raw socket: true when the server answers it (+PONG, or -NOAUTH with requirepass). */
 function answersPing(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = createConnection({ host: "127.0.0.1", port });
@@ -181,7 +187,8 @@ function answersPing(port: number): Promise<boolean> {
     socket.once("connect", () => socket.write("PING\r\n"));
     socket.on("data", (chunk) => {
       answer += chunk.toString("utf8");
-      if (answer.includes("\r\n")) done(answer.startsWith("+PONG"));
+      // a server with requirepass answers too, refusing the unauthenticated PING
+      if (answer.includes("\r\n")) done(answer.startsWith("+PONG") || answer.startsWith("-NOAUTH"));
     });
   });
 }

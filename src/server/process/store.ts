@@ -18,7 +18,7 @@ export interface OpenedStore {
 
 /** Open the store the settings name; a Redis that could lose grants without saying so refuses to start. */
 export async function openStore(settings: Settings): Promise<OpenedStore> {
-  const created = createStore(settings, (what, err) => logger.warn(`${what} failed: ${messageOf(err)}`));
+  const created = createStore(settings, (what, err) => logger.warn(`${what} failed: ${messageOf(err)}`), connectionErrorLog());
   if (created.kind === "redis") {
     const safety = await inspectRedis(created.client);
     const refused = refusal(safety);
@@ -26,6 +26,20 @@ export async function openStore(settings: Settings): Promise<OpenedStore> {
     log(persistenceLine(safety));
   }
   return { store: created.store, kind: created.kind };
+}
+
+/**
+ * Logs a Redis connection's errors (a refused password names itself here, not in the failing
+ * command): each message once until another one comes, so an outage's reconnection attempts
+ * every second do not flood the log.
+ */
+function connectionErrorLog(): (err: Error) => void {
+  let last = "";
+  return (err) => {
+    if (err.message === last) return;
+    last = err.message;
+    logger.warn(`Redis connection: ${err.message}`);
+  };
 }
 
 /**

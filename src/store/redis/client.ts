@@ -52,13 +52,81 @@ export function createRedisClient(options: RedisClientOptions): Redis {
   return client;
 }
 
+/** Username (optional) and password of a server's AUTH. */
+export interface RedisAuth {
+  readonly username?: string;
+  readonly password: string;
+}
+
 /** Options of `createRedisCluster`. */
 export interface RedisClusterOptions {
   /** Startup nodes, `host:port` each (any of the cluster's nodes; the rest is discovered). */
   readonly nodes: readonly string[];
+  /** The nodes' AUTH; none: no auth. */
+  readonly auth?: RedisAuth;
   readonly commandTimeoutMs?: number;
   readonly connectTimeoutMs?: number;
   readonly onError?: (err: Error) => void;
+}
+
+/** Options of `createRedisSentinelClient`. */
+export interface RedisSentinelOptions {
+  /** The Sentinels, `host:port` each (any that answers names the master). */
+  readonly sentinels: readonly string[];
+  /** The master's name in the Sentinels' configuration. */
+  readonly name: string;
+  /** The Sentinels' own AUTH; none: no auth. */
+  readonly sentinelAuth?: RedisAuth;
+  /** The master's AUTH; none: no auth. */
+  readonly auth?: RedisAuth;
+  readonly commandTimeoutMs?: number;
+  readonly connectTimeoutMs?: number;
+  readonly onError?: (err: Error) => void;
+}
+
+/**
+ * A connected (connecting) client of the master the Sentinels name, failing fast like
+ * `createRedisClient`. It asks the Sentinels for the master on every (re)connection, checks that
+ * the server it reached is a master (a demoted one is left at once), and listens to the
+ * Sentinels' `+switch-master` so a failover drops the connection to the old master at once rather
+ * than when a command times out. The store sees the new master's `run_id` on the reconnection and
+ * holds the pool as after any loss of writes (docs/failures.md).
+ */
+export function createRedisSentinelClient(options: RedisSentinelOptions): Redis {
+  const timeout = options.commandTimeoutMs ?? 1_000;
+  const client = new Redis({
+    sentinels: parseClusterNodes(options.sentinels.join(",")),
+    name: options.name,
+    role: "master",
+    failoverDetector: true,
+    ...(options.sentinelAuth === undefined
+      ? {}
+      : {
+          sentinelPassword: options.sentinelAuth.password,
+          ...(options.sentinelAuth.username === undefined ? {} : { sentinelUsername: options.sentinelAuth.username }),
+        }),
+    ...authOptions(options.auth),
+    sentinelRetryStrategy: reconnectDelayMs,
+    sentinelCommandTimeout: timeout,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: timeout,
+    connectTimeout: options.connectTimeoutMs ?? 1_000,
+    retryStrategy: reconnectDelayMs,
+    maxLoadingRetryTime: LOADING_RECHECK_MS,
+    lazyConnect: false,
+    enableAutoPipelining: false,
+  });
+  const onError = options.onError;
+  client.on("error", (err: Error) => {
+    if (onError !== undefined) onError(err);
+  });
+  return client;
+}
+
+function authOptions(auth: RedisAuth | undefined): { password?: string; username?: string } {
+  if (auth === undefined) return {};
+  return { password: auth.password, ...(auth.username === undefined ? {} : { username: auth.username }) };
 }
 
 /** Parse `host:port[,host:port…]` (REDIS_CLUSTER_NODES); throws RangeError naming a bad entry. */
@@ -98,6 +166,7 @@ export function createRedisCluster(options: RedisClusterOptions): Cluster {
       commandTimeout: options.commandTimeoutMs ?? 1_000,
       connectTimeout: options.connectTimeoutMs ?? 1_000,
       maxLoadingRetryTime: LOADING_RECHECK_MS,
+      ...authOptions(options.auth),
     },
   });
   const onError = options.onError;

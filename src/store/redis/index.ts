@@ -6,11 +6,14 @@ export { RedisStore, type RedisStoreOptions } from "./redis-store.js";
 export {
   createRedisClient,
   createRedisCluster,
+  createRedisSentinelClient,
   parseClusterNodes,
   reconnectDelayMs,
   MAX_RECONNECT_DELAY_MS,
   type RedisClientOptions,
   type RedisClusterOptions,
+  type RedisSentinelOptions,
+  type RedisAuth,
 } from "./client.js";
 export { KeyBuilder, PoolKeys, DEFAULT_PREFIX, isPoolName } from "./keys.js";
 export { encodeLeaseId, decodeLeaseId, newLeaseHex, type LeaseIdParts } from "./lease-id.js";

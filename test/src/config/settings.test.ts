@@ -33,6 +33,18 @@ describe("settings", () => {
     expect(loadSettings({ REDIS_URL: "redis://r:6379", POOL_SHARDS: "2,big=8" }).poolShards).toEqual({ all: 2, byPool: { big: 8 } });
   });
 
+  it("reaches Redis through Sentinels with their auth and the master's", () => {
+    const s = loadSettings({
+      REDIS_SENTINELS: "10.0.0.1:26379, 10.0.0.2:26379",
+      REDIS_SENTINEL_NAME: "pbmaster",
+      REDIS_SENTINEL_PASSWORD: "sp",
+      REDIS_PASSWORD: "dp",
+      POOL_SHARDS: "2",
+    });
+    expect(s.redisSentinels).toEqual(["10.0.0.1:26379", "10.0.0.2:26379"]);
+    expect([s.redisSentinelName, s.redisSentinelPassword, s.redisPassword, s.redisUrl]).toEqual(["pbmaster", "sp", "dp", ""]);
+  });
+
   it("refuses bad values, naming the variable", () => {
     const cases: Array<[Record<string, string>, RegExp]> = [
       [{ LISTEN_ADDRESS: "nowhere" }, /LISTEN_ADDRESS/],
@@ -46,6 +58,13 @@ describe("settings", () => {
       [{ HEALTH_CHECK_URLS: "eu" }, /HEALTH_CHECK_URLS/],
       [{ REDIS_URL: "redis://r:6379", POOL_SHARDS: "big=0" }, /POOL_SHARDS=big=0/],
       [{ POOL_SHARDS: "4" }, /POOL_SHARDS needs REDIS_URL/],
+      [{ REDIS_URL: "redis://r:6379", REDIS_SENTINELS: "s:26379" }, /REDIS_URL and REDIS_SENTINELS go apart/],
+      [{ REDIS_CLUSTER_NODES: "c:7000", REDIS_SENTINELS: "s:26379" }, /REDIS_CLUSTER_NODES and REDIS_SENTINELS go apart/],
+      [{ REDIS_SENTINELS: "s:26379" }, /REDIS_SENTINELS needs REDIS_SENTINEL_NAME/],
+      [{ REDIS_SENTINELS: "s:26379,nohost", REDIS_SENTINEL_NAME: "m" }, /REDIS_SENTINELS has "nohost"/],
+      [{ REDIS_SENTINEL_NAME: "m" }, /need REDIS_SENTINELS/],
+      [{ REDIS_URL: "redis://r:6379", REDIS_PASSWORD: "pw" }, /put them in REDIS_URL/],
+      [{ REDIS_SENTINELS: "s:26379", REDIS_SENTINEL_NAME: "m", REDIS_USERNAME: "u" }, /REDIS_USERNAME needs REDIS_PASSWORD/],
     ];
     for (const [env, message] of cases) {
       expect(() => loadSettings(env)).toThrow(SettingsError);

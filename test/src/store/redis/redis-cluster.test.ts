@@ -13,12 +13,12 @@ import { writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
-import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { OutcomeKind, ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
 import { createClient } from "@proxybroker/sdk/wire";
 import { brokerProcess } from "../../../support/broker-process.js";
 import { startBroker, uniquePrefix } from "../../../support/broker.js";
 import { StreamClient, granted } from "../../../support/stream-client.js";
+import { exclusivityBreaches, startFailoverLoad, type HeldLease } from "../../../support/failover-load.js";
 import { describeStoreConformance } from "../../../sdk/engine/conformance/index.js";
 import { ShardMap } from "../../../../src/store/sharded/shard-map.js";
 
@@ -114,13 +114,6 @@ describe("a sharded pool on a Redis Cluster", () => {
   });
 });
 
-interface Held {
-  readonly pair: string;
-  readonly token: bigint;
-  readonly from: number;
-  readonly to: number;
-}
-
 describe("the broker on a Redis Cluster", () => {
   it("two replicas: a release through one grants a waiter on the other at once (sharded pub/sub in the pool's slot)", {
     timeout: 30_000,
@@ -168,41 +161,7 @@ describe("the broker on a Redis Cluster", () => {
       });
       await broker.start();
       const channel = new grpc.Client(broker.address, grpc.credentials.createInsecure());
-      const api = createClient(ProxyBroker, channel);
-      const held: Held[] = [];
-      const grantsAt: number[] = [];
-      /** When the acquire of each grant was sent, and the proxy granted (the same order as grantsAt). */
-      const askedAt: number[] = [];
-      const grantedProxy: string[] = [];
-      const failures: number[] = [];
-      let stop = false;
-      const loop = async (i: number): Promise<void> => {
-        for (let n = 0; !stop; n++) {
-          try {
-            const asked = Date.now();
-            const { lease } = await api.acquireLease({
-              workerId: `w${i}`,
-              requestId: `w${i}-${n}`,
-              domain: `d${i % 2}.example`,
-              ttl: durationFromMs(1_000),
-              maxWait: durationFromMs(300),
-            });
-            const from = Date.now();
-            grantsAt.push(from);
-            askedAt.push(asked);
-            grantedProxy.push(lease!.proxy!.id);
-            await new Promise((r) => setTimeout(r, 15));
-            await api
-              .releaseLease({ leaseId: lease!.leaseId, fencingToken: lease!.fencingToken, outcome: { kind: OutcomeKind.SUCCESS } })
-              .catch(() => undefined);
-            held.push({ pair: `${lease!.proxy!.id} ${lease!.domain}`, token: lease!.fencingToken, from, to: Date.now() });
-          } catch {
-            failures.push(Date.now());
-            await new Promise((r) => setTimeout(r, 50));
-          }
-        }
-      };
-      const loops = Array.from({ length: 8 }, (_, i) => loop(i));
+      const load = startFailoverLoad(createClient(ProxyBroker, channel), { loops: 8, ttlMs: 1_000 });
       try {
         await new Promise((r) => setTimeout(r, 2_000));
         // the master of the shard of the first proxy (the pool's own master when unsharded)
@@ -217,35 +176,25 @@ describe("the broker on a Redis Cluster", () => {
         const killedAt = Date.now();
         await master.server.kill();
         // the cluster promotes the replica; the broker finds it by itself
-        await expect.poll(() => grantsAt.filter((t) => t > killedAt + 100).length, { timeout: 30_000, interval: 100 }).toBeGreaterThan(20);
-        const back = grantsAt.find((t) => t > killedAt + 100)!;
-        stop = true;
-        await Promise.all(loops);
+        await expect.poll(() => load.grantsAskedAfter(killedAt + 100).length, { timeout: 30_000, interval: 100 }).toBeGreaterThan(20);
+        await load.stop();
+        const back = Math.min(...load.grantsAskedAfter(killedAt + 100).map((h) => h.from));
         console.log(
-          `cluster failover: master of {${shardPool}} killed; first grant ${back - killedAt} ms later; ${held.length} leases, ${failures.length} failed acquires meanwhile`,
+          `cluster failover: master of {${shardPool}} killed; first grant ${back - killedAt} ms later; ${load.held.length} leases, ${load.failures.length} failed acquires meanwhile`,
         );
         // the promoted replica may have missed the last writes: no acquire sent after the kill is
         // granted within a lease TTL of it (the broker holds grants for the longest TTL once it sees
         // another server); an acquire sent before may have been granted by the old master, its
         // answer still on the way
         // (in a sharded pool: on the shards of that master; the others lost nothing)
-        const onKilled = (i: number) => onMaster.has(map.shardOf("default", grantedProxy[i] ?? ""));
-        expect(grantsAt.filter((t, i) => askedAt[i]! > killedAt && t < killedAt + 1_000 && onKilled(i))).toEqual([]);
+        const onKilled = (h: HeldLease) => onMaster.has(map.shardOf("default", h.proxy));
+        expect(load.grantsAskedAfter(killedAt).filter((h) => h.from < killedAt + 1_000 && onKilled(h))).toEqual([]);
         // one holder per pair at any time, and tokens increasing in grant order
-        const byPair = new Map<string, Held[]>();
-        for (const h of held) byPair.set(h.pair, [...(byPair.get(h.pair) ?? []), h]);
-        for (const [pair, list] of byPair) {
-          list.sort((a, b) => a.from - b.from);
-          for (let i = 1; i < list.length; i++) {
-            expect(list[i]!.token, pair).toBeGreaterThan(list[i - 1]!.token);
-            expect(list[i]!.from, pair).toBeGreaterThanOrEqual(list[i - 1]!.to - 5);
-          }
-        }
+        expect(exclusivityBreaches(load.held)).toEqual([]);
         await master.server.restart();
         await cluster.waitHealthy();
       } finally {
-        stop = true;
-        await Promise.all(loops);
+        await load.stop();
         channel.close();
         await broker.stop();
       }
