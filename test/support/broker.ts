@@ -3,6 +3,7 @@
  * store or on a RedisStore, with typed clients over real gRPC.
  */
 import * as grpc from "@grpc/grpc-js";
+import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import { ProxyBroker } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
@@ -136,4 +137,25 @@ export async function startBroker(opts: StartBrokerOptions): Promise<TestBroker>
       await store.close();
     },
   };
+}
+
+/** Acquires waiting inside a broker (max_wait), as its `proxybroker_waiting_acquires` metric says. */
+export async function waitingAcquires(server: BrokerServer): Promise<number> {
+  const text = await server.metrics.registry.getSingleMetricAsString("proxybroker_waiting_acquires");
+  return Number(/^proxybroker_waiting_acquires (\d+)$/m.exec(text)?.[1] ?? 0);
+}
+
+/**
+ * Subscriptions (one per replica's subscriber connection) to the release channels of `domainKey`
+ * on a Redis, whatever the key prefix: a replica hears another's releases of a key only once its
+ * SSUBSCRIBE is in, which a waiting acquire starts but does not wait for.
+ */
+export async function releaseSubscribers(redis: Redis, domainKey: string): Promise<number> {
+  const channels: unknown = await redis.call("PUBSUB", "SHARDCHANNELS", `*ev:${domainKey}`);
+  if (!Array.isArray(channels) || channels.length === 0) return 0;
+  const counts: unknown = await redis.call("PUBSUB", "SHARDNUMSUB", ...channels.map(String));
+  if (!Array.isArray(counts)) return 0;
+  let n = 0;
+  for (let i = 1; i < counts.length; i += 2) n += Number(counts[i]);
+  return n;
 }

@@ -103,7 +103,7 @@ describe.each<StoreKind>(["embedded", "redis"])("kept leases (%s store)", (kind)
     expect(wantedOn(a)).toEqual([]);
     const bStream = open();
     expect((await bStream.acquire({ domain: DOMAIN, workerId: "b", maxWaitMs: 0 })).case).toBe("denied");
-    await expect.poll(() => wantedOn(a), { timeout: 2_000 }).toEqual([kept.leaseId]);
+    await expect.poll(() => wantedOn(a), { timeout: 15_000, interval: 20 }).toEqual([kept.leaseId]);
     expect(wantedOn(bStream)).toEqual([]);
     // asked once: another denial does not ask again
     expect((await bStream.acquire({ domain: DOMAIN, workerId: "b", maxWaitMs: 0 })).case).toBe("denied");
@@ -119,18 +119,20 @@ describe.each<StoreKind>(["embedded", "redis"])("kept leases (%s store)", (kind)
     const a = open();
     const kept = granted(await a.acquire({ domain: DOMAIN, reuse: true, workerId: "a" }));
     expect(kept.reusable).toBe(true);
+    // max_wait 8 s, the poll 10 s: only the holder's give-back can grant it. The bounds below are
+    // well under max_wait, and far from what a loaded machine's round trips take
     const t0 = Date.now();
-    const waiting = open().acquire({ domain: DOMAIN, workerId: "b", maxWaitMs: 2_000 });
-    await expect.poll(() => wantedOn(a), { timeout: 1_000, interval: 5 }).toEqual([kept.leaseId]);
+    const waiting = open().acquire({ domain: DOMAIN, workerId: "b", maxWaitMs: 8_000 });
+    await expect.poll(() => wantedOn(a), { timeout: 7_000, interval: 5 }).toEqual([kept.leaseId]);
     const askedAfter = Date.now() - t0;
     const releasedAt = Date.now();
     expect((await a.release(kept.leaseId, kept.fencingToken)).case).toBe("released");
     const got = granted(await waiting);
     const grantedAfterRelease = Date.now() - releasedAt;
     expect(got.proxy?.id).toBe(kept.proxy?.id);
-    expect(askedAfter).toBeLessThan(1_000);
-    expect(grantedAfterRelease).toBeLessThan(500);
-    expect(Date.now() - t0).toBeLessThan(1_500); // well under max_wait
+    expect(askedAfter).toBeLessThan(4_000);
+    expect(grantedAfterRelease).toBeLessThan(3_000);
+    expect(Date.now() - t0).toBeLessThan(6_000); // well under max_wait
   });
 
   it("an acquire denied by a reusable lease whose grant is still on its way: the lease comes back not reusable", async () => {
@@ -159,8 +161,8 @@ describe.each<StoreKind>(["embedded", "redis"])("kept leases (%s store)", (kind)
     const otherKey = granted(await c.acquire({ domain: "news.example.org", reuse: true, workerId: "c" }));
     for (const l of [first, second, third, otherKey]) expect(l.reusable).toBe(true);
     expect((await a.release(first.leaseId, first.fencingToken, OutcomeKind.RATE_LIMITED)).case).toBe("released");
-    await expect.poll(() => wantedOn(c), { timeout: 2_000 }).toEqual([second.leaseId]);
-    await expect.poll(() => wantedOn(a), { timeout: 2_000 }).toContain(third.leaseId);
+    await expect.poll(() => wantedOn(c), { timeout: 15_000, interval: 20 }).toEqual([second.leaseId]);
+    await expect.poll(() => wantedOn(a), { timeout: 15_000, interval: 20 }).toContain(third.leaseId);
     // the released lease itself is not asked back, nor a lease of another key
     expect(wantedOn(a)).toEqual([third.leaseId]);
     expect(wantedOn(c)).not.toContain(otherKey.leaseId);
@@ -196,7 +198,7 @@ describe.each<StoreKind>(["embedded", "redis"])("kept leases (%s store)", (kind)
       workerId: "reporter",
       outcomes: [{ proxyId: other, domain: DOMAIN, outcome: { kind: OutcomeKind.RATE_LIMITED, httpStatus: 429 } }],
     });
-    await expect.poll(() => wantedOn(a), { timeout: 2_000 }).toEqual([kept.leaseId]);
+    await expect.poll(() => wantedOn(a), { timeout: 15_000, interval: 20 }).toEqual([kept.leaseId]);
   });
 
   it("SetDomainPolicy and DeleteDomainPolicy ask back the pool's reusable leases", async () => {
@@ -207,12 +209,12 @@ describe.each<StoreKind>(["embedded", "redis"])("kept leases (%s store)", (kind)
     const plain = granted(await a.acquire({ domain: DOMAIN }));
     expect([one.reusable, two.reusable, plain.reusable]).toEqual([true, true, false]);
     await b.admin.setDomainPolicy({ policy: { pattern: "*.unrelated.example", maxConcurrency: 2 } });
-    await expect.poll(() => wantedOn(a).sort(), { timeout: 2_000 }).toEqual([one.leaseId, two.leaseId].sort());
+    await expect.poll(() => wantedOn(a).sort(), { timeout: 15_000, interval: 20 }).toEqual([one.leaseId, two.leaseId].sort());
     // leases granted after that are asked back by a deletion
     const three = granted(await a.acquire({ domain: "third.example.net", reuse: true }));
     expect(three.reusable).toBe(true);
     await b.admin.deleteDomainPolicy({ pattern: "*.unrelated.example" });
-    await expect.poll(() => wantedOn(a).length, { timeout: 2_000 }).toBe(3);
+    await expect.poll(() => wantedOn(a).length, { timeout: 15_000, interval: 20 }).toBe(3);
     expect(wantedOn(a)).toEqual(expect.arrayContaining([one.leaseId, two.leaseId, three.leaseId]));
     expect(wantedOn(a)).not.toContain(plain.leaseId);
   });
@@ -228,7 +230,7 @@ describe.each<StoreKind>(["embedded", "redis"])("kept leases (%s store)", (kind)
     // and it is asked back like any reusable lease
     expect((await open().acquire({ domain: DOMAIN, workerId: "other" })).case).toBe("granted");
     expect((await open().acquire({ domain: DOMAIN, workerId: "other" })).case).toBe("denied");
-    await expect.poll(() => wantedOn(s), { timeout: 2_000 }).toEqual([next?.leaseId]);
+    await expect.poll(() => wantedOn(s), { timeout: 15_000, interval: 20 }).toEqual([next?.leaseId]);
     // without reuse it is not
     const n2 = await s.release(next!.leaseId, next!.fencingToken, OutcomeKind.SUCCESS, { domain: DOMAIN });
     if (n2.case !== "released" || n2.value.next.case !== "granted") throw new Error(`expected released with a next grant: ${n2.case}`);
@@ -260,14 +262,15 @@ describe("kept leases across replicas", () => {
     expect([kept.reusable, plain.reusable]).toEqual([true, false]);
     await there.admin.setDomainPolicy({ policy: { pattern: "*.elsewhere.example", maxConcurrency: 2 } });
     // refreshHolds runs every second
-    await expect.poll(() => wantedOn(s), { timeout: 4_000, interval: 50 }).toEqual([kept.leaseId]);
+    await expect.poll(() => wantedOn(s), { timeout: 15_000, interval: 50 }).toEqual([kept.leaseId]);
   });
 });
 
 describe("kept leases: an acquire without max_wait", () => {
-  // KEPT_GIVE_BACK_WAIT_MS is 200 ms by default; 2 s here (a loaded machine may take longer than
-  // 200 ms to hand the lease back in this test): what is checked is that it waits at all
-  const b = withBroker({ kind: "embedded", each: true, settings: { keptGiveBackWaitMs: 2_000 } });
+  // KEPT_GIVE_BACK_WAIT_MS is 200 ms by default; 10 s here (a loaded machine may take seconds to
+  // hand the lease back in this test): what is checked is that it waits at all, and that the
+  // give-back, not the end of that wait, grants it
+  const b = withBroker({ kind: "embedded", each: true, settings: { keptGiveBackWaitMs: 10_000 } });
   const streams: StreamClient[] = [];
   afterEach(() => {
     for (const s of streams.splice(0)) s.cancel();
@@ -284,11 +287,11 @@ describe("kept leases: an acquire without max_wait", () => {
     const t0 = Date.now();
     const asking = other.acquire({ domain: DOMAIN, workerId: "b", maxWaitMs: 0 });
     // the holder is idle: it gives the lease back as soon as it is asked (as the gateway does)
-    await expect.poll(() => wantedOn(a), { timeout: 1_000, interval: 2 }).toEqual([kept.leaseId]);
+    await expect.poll(() => wantedOn(a), { timeout: 8_000, interval: 2 }).toEqual([kept.leaseId]);
     expect((await a.release(kept.leaseId, kept.fencingToken)).case).toBe("released");
     const got = granted(await asking);
     expect(got.proxy?.id).toBe(kept.proxy?.id);
-    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(Date.now() - t0).toBeLessThan(5_000); // given back, not the 10 s wait run out
   });
 
   it("so does the next lease of a release with next and no max_wait", async () => {
@@ -304,7 +307,7 @@ describe("kept leases: an acquire without max_wait", () => {
       domain: DOMAIN,
       workerId: "b",
     });
-    await expect.poll(() => wantedOn(a), { timeout: 1_000, interval: 2 }).toEqual([kept.leaseId]);
+    await expect.poll(() => wantedOn(a), { timeout: 8_000, interval: 2 }).toEqual([kept.leaseId]);
     expect((await a.release(kept.leaseId, kept.fencingToken)).case).toBe("released");
     const answer = await releasing;
     expect(answer.case).toBe("released");

@@ -112,7 +112,10 @@ describe("the broker through Redis restarts and losses", () => {
     return { redis, prefix, a, db };
   }
 
-  it("a clean restart of a durable Redis (AOF, appendfsync always), slow to load, with a replica started while it is down: nothing held", async () => {
+  // two Redis restarts that load for seconds each: 10-17 s on a loaded machine, near testTimeout
+  it("a clean restart of a durable Redis (AOF, appendfsync always), slow to load, with a replica started while it is down: nothing held", {
+    timeout: 45_000,
+  }, async () => {
     const { redis, prefix, a, db } = await setup({ loadDelay: true });
     // data enough for the restart to spend seconds loading it (200 µs a key), in the AOF's base
     for (let i = 0; i < 10_000; i += 1_000)
@@ -139,10 +142,11 @@ describe("the broker through Redis restarts and losses", () => {
     await expect
       .poll(async () => /loading:0/.test(await db.info("persistence").catch(() => "")), { timeout: 20_000, interval: 20 })
       .toBe(true);
-    // grants come back at once through both (the store's check runs every second), not after a lease TTL
+    // grants come back at once through both (the store's check runs every second), not after the
+    // 6 s lease held across the restart: a bound under that, with room for a loaded machine
     const seen = () => JSON.stringify({ a: [a.losses, a.changes], b: [b.losses, b.changes], now: Date.now() });
-    expect(await firstGrantIn(a), seen()).toBeLessThan(1_500);
-    expect(await firstGrantIn(b), seen()).toBeLessThan(1_500);
+    expect(await firstGrantIn(a), seen()).toBeLessThan(LONG_TTL_MS - 2_000);
+    expect(await firstGrantIn(b), seen()).toBeLessThan(LONG_TTL_MS - 2_000);
     expect(a.losses).toEqual([]);
     expect(b.losses).toEqual([]);
     await expect.poll(() => a.changes.length, { timeout: 3_000 }).toBe(1);
@@ -160,10 +164,11 @@ describe("the broker through Redis restarts and losses", () => {
     // the next acquire finds the state lost and holds grants for 2 s (the TTL of the leases granted), not 30 s
     const waited = await firstGrantIn(a);
     expect(waited).toBeGreaterThanOrEqual(TTL_MS - 600);
-    expect(Date.now() - flushedAt).toBeLessThan(TTL_MS + 1_500);
+    // 2 s from when the loss was noticed (a loaded machine's round trips after the flush), far from 30 s
+    expect(Date.now() - flushedAt).toBeLessThan(TTL_MS + 5_000);
     expect(a.losses.map((l) => [l.pool, l.loss.certain])).toEqual([["default", true]]);
     const heldUntil = a.losses[0]!.loss.heldUntil;
-    expect(heldUntil - flushedAt).toBeLessThanOrEqual(TTL_MS + 1_000);
+    expect(heldUntil - flushedAt).toBeLessThanOrEqual(TTL_MS + 5_000);
     // seen while it lasted: GetPoolStats and the metric (checked on a second loss, while it holds)
     await db.flushall();
     await a.admin.addProxies({ proxies: PROXIES.map((url) => ({ url })) });
@@ -186,12 +191,19 @@ describe("the broker through Redis restarts and losses", () => {
     expect(a.losses.length).toBe(2);
   });
 
-  it("a restart that may lose writes (appendfsync everysec) holds once, for the longest TTL, from the moment it was noticed", async () => {
+  // a Redis restart that loads for seconds, and a 6 s hold: 17 s on a loaded machine
+  it("a restart that may lose writes (appendfsync everysec) holds once, for the longest TTL, from the moment it was noticed", {
+    timeout: 45_000,
+  }, async () => {
     const { redis, a, db } = await setup({ loadDelay: true });
     await db.connect();
+    const configReads = async (): Promise<number> =>
+      Number(/^cmdstat_config\|get:calls=(\d+)/m.exec(await db.info("commandstats"))?.[1] ?? 0);
+    const readsBefore = await configReads();
     await db.config("SET", "appendfsync", "everysec");
-    // the broker reads it at its next store check
-    await new Promise((res) => setTimeout(res, 1_200));
+    // the broker reads it at its next store check (every second): two reads after the change, so
+    // one has been answered and taken in, however slow the machine (this test reads none)
+    await expect.poll(configReads, { timeout: 15_000, interval: 50 }).toBeGreaterThanOrEqual(readsBefore + 2);
     for (let i = 0; i < 10_000; i += 1_000)
       await db.mset(Object.fromEntries(Array.from({ length: 1_000 }, (_, j) => [`filler:${i + j}`, "x"])));
     await db.bgrewriteaof();
@@ -204,10 +216,11 @@ describe("the broker through Redis restarts and losses", () => {
     // held: the longest TTL granted there lately (6 s: the lease granted just before, which may
     // still run) from when the change was noticed, once — not a default or the longest TTL allowed
     expect(upAt + waited - heldAt).toBeGreaterThanOrEqual(LONG_TTL_MS - 300);
-    expect(waited).toBeLessThan(LONG_TTL_MS + 1_500);
+    // (the bounds: room for a loaded machine's store check and round trips, short of a second hold)
+    expect(waited).toBeLessThan(LONG_TTL_MS + 4_000);
     expect(a.changes.map((c) => c.lossless)).toEqual([false]);
     expect(a.losses.map((l) => [l.pool, l.loss.certain])).toEqual([["default", false]]);
-    expect(a.losses[0]!.loss.heldUntil - upAt).toBeLessThan(LONG_TTL_MS + 1_500);
+    expect(a.losses[0]!.loss.heldUntil - upAt).toBeLessThan(LONG_TTL_MS + 4_000);
     // told once, however many store checks it took
     await new Promise((res) => setTimeout(res, 1_500));
     expect(a.changes.length).toBe(1);
@@ -224,6 +237,7 @@ describe("the broker through Redis restarts and losses", () => {
     // the same server all along: no change, no loss, and grants at once
     expect(a.changes).toEqual([]);
     expect(a.losses).toEqual([]);
-    expect(await firstGrantIn(a)).toBeLessThan(300);
+    // at once: under the 2 s hold a declared loss would bring, with room for a loaded round trip
+    expect(await firstGrantIn(a)).toBeLessThan(TTL_MS - 500);
   });
 });
