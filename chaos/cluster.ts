@@ -1,6 +1,7 @@
 /**
- * What the chaos run runs on, all real and on loopback: one redis-server with AOF persistence in
- * the run's directory (test/support/redis-server.ts), two broker replicas on it with the same key
+ * What the chaos run runs on, all real and on loopback: the Redis CHAOS_REDIS names
+ * (chaos/redis-topology.ts: one redis-server with AOF in the run's directory, Sentinel, or a
+ * Cluster), two broker replicas on it with the same key
  * prefix and proxies file (test/support/broker-process.ts), N tinyproxies each sending from its
  * own 127.0.0.x (test/support/tinyproxies.ts), and S sites on 127.0.1.x (crawl/sites.ts) that
  * log every request with the client IP.
@@ -16,11 +17,11 @@ import { startSites } from "../crawl/sites.js";
 import type { Sites } from "../crawl/sites.js";
 import { brokerProcess } from "../test/support/broker-process.js";
 import type { BrokerProcess } from "../test/support/broker-process.js";
-import { startRedisServer } from "../test/support/redis-server.js";
-import type { RedisServer } from "../test/support/redis-server.js";
 import { startTinyproxies } from "../test/support/tinyproxies.js";
 import type { Tinyproxies } from "../test/support/tinyproxies.js";
 import type { ChaosOptions } from "./options.js";
+import { startChaosRedis } from "./redis-topology.js";
+import type { ChaosRedis } from "./redis-topology.js";
 
 /** The key prefix both replicas share. */
 export const KEY_PREFIX = "chaos";
@@ -34,7 +35,7 @@ export interface Replica {
 }
 
 export interface Cluster {
-  readonly redis: RedisServer;
+  readonly redis: ChaosRedis;
   readonly replicas: readonly Replica[];
   readonly proxies: Tinyproxies;
   readonly sites: Sites;
@@ -48,8 +49,9 @@ export interface Cluster {
 }
 
 /** The broker's settings for the run: the run's TTL as the default (it bounds the hold after a loss of state). */
-function brokerEnv(options: ChaosOptions, proxiesFile: string): Record<string, string> {
+function brokerEnv(options: ChaosOptions, proxiesFile: string, redis: ChaosRedis): Record<string, string> {
   return {
+    ...redis.brokerEnv,
     REDIS_KEY_PREFIX: KEY_PREFIX,
     PROXIES_FILE: proxiesFile,
     LEASE_TTL_DEFAULT_MS: String(options.ttlMs),
@@ -62,7 +64,7 @@ export async function startCluster(options: ChaosOptions): Promise<Cluster> {
   const dir = resolve(options.dir);
   const redisDir = join(dir, "redis");
   await mkdir(redisDir, { recursive: true });
-  const redis = await startRedisServer({ persistence: { dir: redisDir, appendfsync: options.appendfsync } });
+  const redis = await startChaosRedis(options, { dir: redisDir, keyPrefix: KEY_PREFIX });
   const sites = await startSites({
     rules: Array.from({ length: options.sites }, () => ({
       // Only the overlap matters here: one request in flight per client IP, no interval rule,
@@ -81,7 +83,7 @@ export async function startCluster(options: ChaosOptions): Promise<Cluster> {
   const replicas: Replica[] = [];
   const channels: grpc.Client[] = [];
   for (const name of ["A", "B"]) {
-    const proc = await brokerProcess({ redisUrl: redis.url, env: brokerEnv(options, proxiesFile) });
+    const proc = await brokerProcess({ redisUrl: redis.redisUrl, env: brokerEnv(options, proxiesFile, redis) });
     await proc.start();
     const channel = new grpc.Client(proc.address, grpc.credentials.createInsecure(), {
       "grpc.initial_reconnect_backoff_ms": 100,

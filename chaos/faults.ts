@@ -8,15 +8,18 @@
  * - broker-kill: SIGKILL a broker replica, restart it on the same address;
  * - broker-term: SIGTERM a replica (it drains), restart it;
  * - redis-restart: SHUTDOWN NOSAVE or SIGKILL (half each), restart on the same AOF directory;
- * - redis-wipe: FLUSHALL under the running brokers; with an isolation group, the harness then sets
- *   its policies again, as an operator would (`afterWipe`), and the fault is over once they are.
+ * - redis-wipe: FLUSHALL under the running brokers (on every master); with an isolation group,
+ *   the harness then sets its policies again, as an operator would (`afterWipe`), and the fault is
+ *   over once they are;
+ * - redis-failover (CHAOS_REDIS=sentinel or cluster): SIGKILL the master of the pool's keys, a
+ *   replica is promoted, the old master restarts after the down time and rejoins as a replica.
  */
 import { appendFileSync } from "node:fs";
 import { seededRandom } from "../test/support/fake-clock.js";
 import type { Cluster } from "./cluster.js";
 import type { Fleet } from "./fleet.js";
 import type { FaultKind } from "./options.js";
-import { redisCommand } from "./redis-command.js";
+import type { RedisFaultDone } from "./redis-topology.js";
 
 /** One planned fault. */
 export interface PlannedFault {
@@ -75,6 +78,8 @@ export interface FaultEvent {
   /** Epoch ms: the fault hit, and everything was back. */
   readonly at: number;
   readonly backAt: number;
+  /** Epoch ms of the fault's own moments (a failover: killedAt, promotedAt, rejoinedAt). */
+  readonly marks?: Readonly<Record<string, number>>;
   readonly error?: string;
 }
 
@@ -87,6 +92,7 @@ export function noFaults(): FaultCounts {
     "broker-term": 0,
     "redis-restart": 0,
     "redis-wipe": 0,
+    "redis-failover": 0,
     "redis-restart-shutdown": 0,
     "redis-restart-sigkill": 0,
   };
@@ -128,15 +134,23 @@ export class FaultInjector {
   /** One fault, until its target is back. */
   async inject(f: PlannedFault): Promise<FaultEvent> {
     const at = Date.now();
-    let target = "";
-    let detail = "";
+    let done: RedisFaultDone = { target: "", detail: "" };
     let error: string | undefined;
     try {
-      ({ target, detail } = await this.carryOut(f));
+      done = await this.carryOut(f);
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
     }
-    const event: FaultEvent = { kind: f.kind, target, detail, at, backAt: Date.now(), ...(error !== undefined ? { error } : {}) };
+    const { target, detail } = done;
+    const event: FaultEvent = {
+      kind: f.kind,
+      target,
+      detail,
+      at,
+      backAt: Date.now(),
+      ...(done.marks !== undefined ? { marks: done.marks } : {}),
+      ...(error !== undefined ? { error } : {}),
+    };
     this.events.push(event);
     if (error === undefined) {
       this.counts[f.kind] += 1;
@@ -147,7 +161,7 @@ export class FaultInjector {
     return event;
   }
 
-  private async carryOut(f: PlannedFault): Promise<{ readonly target: string; readonly detail: string }> {
+  private async carryOut(f: PlannedFault): Promise<RedisFaultDone> {
     const { cluster, fleet } = this.opts;
     switch (f.kind) {
       case "worker-kill": {
@@ -168,27 +182,16 @@ export class FaultInjector {
           detail: `${f.kind === "broker-kill" ? "SIGKILL" : "SIGTERM (drain)"}, restarted after ${f.downMs} ms`,
         };
       }
-      case "redis-restart": {
-        const { redis } = cluster;
-        if (f.redisStop === "sigkill") {
-          await redis.kill();
-        } else {
-          await redisCommand({ port: redis.port, args: ["SHUTDOWN", "NOSAVE"] }).catch(() => "");
-          await redis.exited();
-        }
-        await sleep(f.downMs);
-        await redis.restart();
-        return {
-          target: `redis :${redis.port}`,
-          detail: `${f.redisStop === "sigkill" ? "SIGKILL" : "SHUTDOWN NOSAVE"}, restarted on its AOF after ${f.downMs} ms`,
-        };
-      }
+      case "redis-restart":
+        return cluster.redis.restart(f.redisStop, f.downMs);
       case "redis-wipe": {
         const wipedAt = Date.now();
-        const reply = await redisCommand({ port: cluster.redis.port, args: ["FLUSHALL"] });
+        const wiped = await cluster.redis.wipe();
         const repair = this.opts.afterWipe === undefined ? "" : `; ${await this.opts.afterWipe(wipedAt)}`;
-        return { target: `redis :${cluster.redis.port}`, detail: `FLUSHALL (${reply})${repair}` };
+        return { target: wiped.target, detail: `${wiped.detail}${repair}` };
       }
+      case "redis-failover":
+        return cluster.redis.failover(f.downMs);
     }
   }
 }

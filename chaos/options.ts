@@ -4,8 +4,17 @@
 import { join } from "node:path";
 import { normalizeIsolationGroup } from "@proxybroker/sdk/model";
 
-export const FAULT_KINDS = ["worker-kill", "broker-kill", "broker-term", "redis-restart", "redis-wipe"] as const;
+export const FAULT_KINDS = ["worker-kill", "broker-kill", "broker-term", "redis-restart", "redis-wipe", "redis-failover"] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** CHAOS_REDIS: one server, a master with a replica and Sentinels, or a Redis Cluster. */
+export const REDIS_TOPOLOGIES = ["single", "sentinel", "cluster"] as const;
+export type RedisTopology = (typeof REDIS_TOPOLOGIES)[number];
+
+/** The Redis faults a topology can take (chaos/redis-topology.ts): a restart needs one server, a failover a replica. */
+export function redisFaults(topology: RedisTopology): readonly FaultKind[] {
+  return topology === "single" ? ["redis-restart", "redis-wipe"] : ["redis-failover", "redis-wipe"];
+}
 
 export interface ChaosOptions {
   /** Seeds the fault schedule and every worker's choices. */
@@ -30,6 +39,8 @@ export interface ChaosOptions {
   /** No fault in the last part of the run, ms, so everything is back before the workers stop. */
   readonly quietMs: number;
   readonly appendfsync: "always" | "everysec";
+  /** CHAOS_REDIS: what the brokers run on. */
+  readonly redis: RedisTopology;
   /** The SDK workers' fallback pool (on, as shipped; off to see the other faults alone). */
   readonly sdkFallback: boolean;
   /** The SDK workers' address: every replica in one gRPC target, or one replica. */
@@ -67,9 +78,19 @@ function range(name: string, def: readonly [number, number]): readonly [number, 
   return [Number(m[1]), Number(m[2])];
 }
 
-function faultKinds(): readonly FaultKind[] {
+function redisTopology(): RedisTopology {
+  const raw = (process.env["CHAOS_REDIS"] ?? "").trim();
+  if (raw === "") return "single";
+  const found = REDIS_TOPOLOGIES.find((t) => t === raw);
+  if (found === undefined) throw new Error(`CHAOS_REDIS must be one of ${REDIS_TOPOLOGIES.join(", ")}, got "${raw}"`);
+  return found;
+}
+
+/** CHAOS_FAULTS, or every kind the topology can take. */
+function faultKinds(topology: RedisTopology): readonly FaultKind[] {
+  const possible = FAULT_KINDS.filter((k) => !k.startsWith("redis-") || redisFaults(topology).includes(k));
   const raw = process.env["CHAOS_FAULTS"];
-  if (raw === undefined || raw.trim() === "") return FAULT_KINDS;
+  if (raw === undefined || raw.trim() === "") return possible;
   if (raw.trim() === "none") return [];
   const wanted = raw
     .split(",")
@@ -77,6 +98,8 @@ function faultKinds(): readonly FaultKind[] {
     .filter((s) => s !== "");
   const kinds = wanted.filter((s): s is FaultKind => (FAULT_KINDS as readonly string[]).includes(s));
   if (kinds.length !== wanted.length) throw new Error(`CHAOS_FAULTS: known faults are ${FAULT_KINDS.join(", ")}`);
+  const impossible = kinds.filter((k) => !possible.includes(k));
+  if (impossible.length > 0) throw new Error(`CHAOS_FAULTS: CHAOS_REDIS=${topology} cannot take ${impossible.join(", ")}`);
   return kinds;
 }
 
@@ -116,6 +139,7 @@ export function readOptions(): ChaosOptions {
   const isolation = isolationGroup();
   if (isolation !== undefined && sites < 2)
     throw new Error("CHAOS_ISOLATION needs CHAOS_SITES ≥ 2 (one site has nothing to be kept apart from)");
+  const redis = redisTopology();
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   return {
     seed,
@@ -130,9 +154,10 @@ export function readOptions(): ChaosOptions {
     maxWaitMs: num("CHAOS_MAX_WAIT_MS", 1_000),
     faultGapMs: range("CHAOS_FAULT_GAP_MS", [2_000, 5_000]),
     downMs: range("CHAOS_DOWN_MS", [200, 2_500]),
-    faults: faultKinds(),
+    faults: faultKinds(redis),
     quietMs: num("CHAOS_QUIET_MS", 3 * ttlMs),
     appendfsync,
+    redis,
     sdkFallback: process.env["CHAOS_SDK_FALLBACK"] !== "0",
     sdkAddress: sdkAddress(),
     pagesPerLease: range("CHAOS_PAGES", [1, 3]),

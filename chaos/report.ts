@@ -9,6 +9,8 @@ import { isolationCheckLines, isolationDetails, policySettingsLine } from "./cro
 import type { FaultCounts, FaultEvent } from "./faults.js";
 import type { WorkerExit } from "./fleet.js";
 import type { PolicySetting } from "./isolation-policies.js";
+import { BACK_WITHIN_MS, lateRecoveries } from "./recovery.js";
+import type { FailoverRecovery } from "./recovery.js";
 import type { ChaosOptions } from "./options.js";
 import type { LeaseRecord, SiteRequest } from "./records.js";
 import { count, iso, leaseLine, list } from "./report-lines.js";
@@ -38,6 +40,8 @@ export interface RunFacts {
   /** When the harness set the isolation group's policies (empty without CHAOS_ISOLATION). */
   readonly policySettings: readonly PolicySetting[];
   readonly check: CheckResult;
+  /** How the fleet came back from each Redis failover (none without them). */
+  readonly recoveries: readonly FailoverRecovery[];
   readonly logDir: string;
 }
 
@@ -47,8 +51,15 @@ export function crashedWorkers(exits: readonly WorkerExit[]): WorkerExit[] {
 }
 
 /** Every reason the run fails: the checker's, and workers that crashed or did not stop. */
-export function runFailures(facts: Pick<RunFacts, "check" | "exits" | "notStopped" | "faultEvents">): string[] {
+export function runFailures(
+  facts: Pick<RunFacts, "check" | "exits" | "notStopped" | "faultEvents"> & Partial<Pick<RunFacts, "recoveries">>,
+): string[] {
   const out = [...facts.check.failures];
+  const late = lateRecoveries(facts.recoveries ?? []);
+  if (late.length > 0)
+    out.push(
+      `${late.length} Redis failovers after which the fleet was not back at full speed within ${BACK_WITHIN_MS} ms of the hold's end`,
+    );
   const crashed = crashedWorkers(facts.exits);
   if (crashed.length > 0) out.push(`${crashed.length} worker processes failed`);
   // a fault whose target did not come back (a broker that failed to start again, a Redis that
@@ -85,6 +96,22 @@ export function overlapCauses(
   });
 }
 
+const s1 = (ms: number | undefined): string => (ms === undefined ? "never" : `${(ms / 1000).toFixed(1)} s`);
+
+/** A line per Redis failover: promotion, hold, first broker grant, and when the fleet was back. */
+export function recoveryLines(recoveries: readonly FailoverRecovery[]): string[] {
+  return recoveries.map(
+    (r) =>
+      `  failover of ${r.target} at ${iso(r.killedAt)}: replica promoted after ${s1(r.promotedMs)}; ${r.hold === undefined ? "no hold" : `hold noticed after ${s1(r.hold.noticedMs)}, ${s1(r.hold.lengthMs)} long, ending ${s1(r.hold.endMs)} after the kill`}; first broker grant after ${s1(r.firstBrokerGrantMs)}; fleet at ≥ 0.8 × its ${r.baselinePerS.toFixed(0)} leases/s after ${s1(r.fleetBackMs)} (bound ${s1(r.boundMs)}), broker leases at ≥ 0.8 × ${r.brokerBaselinePerS.toFixed(0)}/s after ${s1(r.brokerBackMs)}${r.fleetBackMs === undefined || r.fleetBackMs > r.boundMs ? " — LATE" : ""}`,
+  );
+}
+
+function redisLine(o: ChaosOptions): string {
+  if (o.redis === "sentinel") return `Redis with Sentinel (a master and a replica, AOF ${o.appendfsync}; 3 Sentinels)`;
+  if (o.redis === "cluster") return "a Redis Cluster (3 masters, a replica each)";
+  return `one redis-server (AOF, appendfsync ${o.appendfsync})`;
+}
+
 export function formatReport(facts: RunFacts): string {
   const o = facts.options;
   const { check } = facts;
@@ -99,14 +126,14 @@ export function formatReport(facts: RunFacts): string {
   const crashed = crashedWorkers(facts.exits);
   const failures = runFailures(facts);
   const lines = [
-    `chaos: seed ${o.seed}; 2 broker replicas on one redis-server (AOF, appendfsync ${o.appendfsync}); ${o.proxies} tinyproxies × ${o.sites} sites; ${o.sdkWorkers} SDK + ${o.stubWorkers} stub worker processes × ${o.concurrency} loops; lease TTL ${o.ttlMs} ms; SDK fallback ${o.sdkFallback ? "on" : "off"}, SDK address ${o.sdkAddress === "all" ? "both replicas" : "one replica"}; faults ${o.faults.length === 0 ? "none" : o.faults.join(", ")}${o.isolation !== undefined ? `; isolation group ${o.isolation} (every site)` : ""}`,
+    `chaos: seed ${o.seed}; 2 broker replicas on ${redisLine(o)}; ${o.proxies} tinyproxies × ${o.sites} sites; ${o.sdkWorkers} SDK + ${o.stubWorkers} stub worker processes × ${o.concurrency} loops; lease TTL ${o.ttlMs} ms; SDK fallback ${o.sdkFallback ? "on" : "off"}, SDK address ${o.sdkAddress === "all" ? "both replicas" : "one replica"}; faults ${o.faults.length === 0 ? "none" : o.faults.join(", ")}${o.isolation !== undefined ? `; isolation group ${o.isolation} (every site)` : ""}`,
     `time: ${(facts.wallMs / 1000).toFixed(1)} s wall, ${seconds.toFixed(1)} s of work; logs in ${facts.logDir}`,
     "",
     `leases granted: ${leases.length} (${(leases.length / Math.max(seconds, 1e-9)).toFixed(0)}/s) — sdk ${byKind.get("sdk") ?? 0} [${list(count(sdk, (l) => `${l.api}/${l.source}`))}; handed over ${handedOver}], stub ${byKind.get("stub") ?? 0}`,
     `lease ends: ${list(count(leases, (l) => l.end?.how ?? "none (worker killed)"))}; SDK clients switched to fallback ${facts.fallbackSwitches} times`,
     `pages: ${pages} taken by workers; the sites saw ${facts.requests.length} requests (${list(answers)})`,
     `failed acquires (retried): ${list(facts.failedAcquires)}`,
-    `faults: worker SIGKILL ${f["worker-kill"]}, broker SIGKILL ${f["broker-kill"]}, broker SIGTERM ${f["broker-term"]}, Redis restart ${f["redis-restart"]} (SHUTDOWN NOSAVE ${f["redis-restart-shutdown"]}, SIGKILL ${f["redis-restart-sigkill"]}), Redis FLUSHALL ${f["redis-wipe"]}; failed to inject ${facts.faultEvents.filter((e) => e.error !== undefined).length}`,
+    `faults: worker SIGKILL ${f["worker-kill"]}, broker SIGKILL ${f["broker-kill"]}, broker SIGTERM ${f["broker-term"]}, Redis restart ${f["redis-restart"]} (SHUTDOWN NOSAVE ${f["redis-restart-shutdown"]}, SIGKILL ${f["redis-restart-sigkill"]}), Redis FLUSHALL ${f["redis-wipe"]}, Redis failover ${f["redis-failover"]}; failed to inject ${facts.faultEvents.filter((e) => e.error !== undefined).length}`,
     policySettingsLine(o.isolation, o.sites, facts.policySettings),
     `worker processes: ${facts.processesStarted} started, ${crashed.length} failed on their own, ${facts.notStopped.length} did not stop in time${facts.unreadableLines > 0 ? `; ${facts.unreadableLines} unreadable log lines` : ""}`,
     "",
@@ -116,6 +143,7 @@ export function formatReport(facts: RunFacts): string {
     `  proxies not back in the pool (ListProxies, ACTIVE): ${check.notBack.length}`,
     `  busy leases (pairs not acquirable ${facts.probedAfterMs} ms after the last worker stopped; last fault over ${(facts.quietForMs / 1000).toFixed(1)} s before the stop): ${check.busy.length}`,
     ...isolationCheckLines(check.isolation),
+    ...recoveryLines(facts.recoveries),
     "",
     failures.length === 0 ? "result: PASS" : `result: FAIL — ${failures.join("; ")}`,
   ];

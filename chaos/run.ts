@@ -18,6 +18,7 @@ import { Fleet } from "./fleet.js";
 import { readLeaseLogs, writeSiteLog } from "./logs.js";
 import { readOptions } from "./options.js";
 import type { ChaosOptions } from "./options.js";
+import { failoverRecoveries, holdLines } from "./recovery.js";
 import { formatReport, runFailures } from "./report.js";
 
 /** Longest a worker may take to finish its lease and exit after SIGTERM. */
@@ -56,7 +57,7 @@ async function main(): Promise<number> {
   );
   const cluster: Cluster = await startCluster(o);
   say(
-    `redis :${cluster.redis.port} (AOF ${o.appendfsync}), brokers ${cluster.replicas.map((r) => `${r.name} ${r.process.address}`).join(", ")}, ${cluster.proxyIds.length} proxies, sites ${cluster.sites.sites.map((s) => s.host).join(", ")}`,
+    `${cluster.redis.label}, brokers ${cluster.replicas.map((r) => `${r.name} ${r.process.address}`).join(", ")}, ${cluster.proxyIds.length} proxies, sites ${cluster.sites.sites.map((s) => s.host).join(", ")}`,
   );
   let code = 2;
   try {
@@ -144,6 +145,12 @@ async function main(): Promise<number> {
       // every site is in the group; without one, the cross-site count is for information
       isolation: { group: o.isolation, sites: cluster.sites.sites.map((s) => s.host), domains: cluster.domains, policiesAtEnd },
     });
+    const recoveries = failoverRecoveries({
+      events: injector.events,
+      leases,
+      holds: cluster.replicas.flatMap((r) => holdLines(r.process.output())),
+      endAt: stopAt,
+    });
     const facts = {
       options: o,
       wallMs: Date.now() - wallStart,
@@ -163,6 +170,7 @@ async function main(): Promise<number> {
       proxyOfIp: cluster.proxyOfIp,
       policySettings: policies?.settings ?? [],
       check: result,
+      recoveries,
       logDir: dir,
     };
     const report = formatReport(facts);
