@@ -19,6 +19,8 @@ import { brokerProcess } from "../test/support/broker-process.js";
 import type { BrokerProcess } from "../test/support/broker-process.js";
 import { startTinyproxies } from "../test/support/tinyproxies.js";
 import type { Tinyproxies } from "../test/support/tinyproxies.js";
+import { startChaosGateway } from "./gateway.js";
+import type { ChaosGateway } from "./gateway.js";
 import type { ChaosOptions } from "./options.js";
 import { startChaosRedis } from "./redis-topology.js";
 import type { ChaosRedis } from "./redis-topology.js";
@@ -37,6 +39,8 @@ export interface Replica {
 export interface Cluster {
   readonly redis: ChaosRedis;
   readonly replicas: readonly Replica[];
+  /** The gateway in front of both replicas (with gateway workers only). */
+  readonly gateway: ChaosGateway | undefined;
   readonly proxies: Tinyproxies;
   readonly sites: Sites;
   /** Proxy ids (`127.0.0.1:port`) as the broker names them. */
@@ -92,9 +96,11 @@ export async function startCluster(options: ChaosOptions): Promise<Cluster> {
     channels.push(channel);
     replicas.push({ name, process: proc, admin: createClient(ProxyAdmin, channel), broker: createClient(ProxyBroker, channel) });
   }
+  const gateway = options.gatewayWorkers > 0 ? await startChaosGateway(replicas.map((r) => r.process.address)) : undefined;
   return {
     redis,
     replicas,
+    gateway,
     proxies,
     sites,
     proxyIds: proxies.proxies.map((p) => p.address),
@@ -102,6 +108,7 @@ export async function startCluster(options: ChaosOptions): Promise<Cluster> {
     domains: sites.sites.map((s) => new URL(s.origin).hostname),
     async close() {
       for (const c of channels) c.close();
+      await gateway?.stop();
       await Promise.allSettled(replicas.map((r) => r.process.stop()));
       await proxies.stop();
       await sites.close();

@@ -11,6 +11,7 @@
  * - redis-wipe: FLUSHALL under the running brokers (on every master); with an isolation group,
  *   the harness then sets its policies again, as an operator would (`afterWipe`), and the fault is
  *   over once they are;
+ * - gateway-kill: SIGKILL the gateway, start it again on its address after the down time;
  * - redis-failover (CHAOS_REDIS=sentinel or cluster): SIGKILL the master of the pool's keys, a
  *   replica is promoted, the old master restarts after the down time and rejoins as a replica.
  */
@@ -93,6 +94,7 @@ export function noFaults(): FaultCounts {
     "redis-restart": 0,
     "redis-wipe": 0,
     "redis-failover": 0,
+    "gateway-kill": 0,
     "redis-restart-shutdown": 0,
     "redis-restart-sigkill": 0,
   };
@@ -192,6 +194,10 @@ export class FaultInjector {
       }
       case "redis-failover":
         return cluster.redis.failover(f.downMs);
+      case "gateway-kill": {
+        if (cluster.gateway === undefined) throw new Error("no gateway runs (CHAOS_GATEWAY_WORKERS=0)");
+        return cluster.gateway.killAndRestart(f.downMs);
+      }
     }
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The worker processes of a chaos run: slots of SDK workers and stub workers, each slot one
+ * The worker processes of a chaos run: slots of SDK, stub and gateway workers, each slot one
  * process at a time (`chaos/workers/<kind>-worker.ts`, started through `tsEntryArgs` so SIGKILL
  * reaches the worker itself). A slot keeps its worker id across restarts, as a restarted pod
  * keeps its name. SDK slot i and stub slot i put replica i mod 2 first (the SDK gets both in one
@@ -32,6 +32,9 @@ export interface FleetOptions {
   readonly logDir: string;
   readonly sdkWorkers: number;
   readonly stubWorkers: number;
+  /** Worker processes that send plain HTTP through `gateway` (0: none). */
+  readonly gatewayWorkers: number;
+  readonly gateway?: string;
   readonly brokers: readonly string[];
   readonly sites: readonly SiteTarget[];
   readonly seed: number;
@@ -84,6 +87,7 @@ export class Fleet {
     this.slots = [
       ...Array.from({ length: opts.sdkWorkers }, (_, i) => make("sdk", i)),
       ...Array.from({ length: opts.stubWorkers }, (_, i) => make("stub", i)),
+      ...Array.from({ length: opts.gatewayWorkers }, (_, i) => make("gateway", i)),
     ];
   }
 
@@ -178,6 +182,7 @@ export class Fleet {
       logFile: join(this.opts.logDir, `${slot.workerId}.${gen}.jsonl`),
       seed: (this.opts.seed ^ Math.imul(this.started, 0x9e3779b1)) >>> 0,
       endAt: this.opts.endAt,
+      ...(this.opts.gateway === undefined ? {} : { gateway: this.opts.gateway }),
     };
     const child = spawn(process.execPath, [...tsEntryArgs(`chaos/workers/${slot.kind}-worker.ts`), JSON.stringify(config)], {
       stdio: ["ignore", "pipe", "pipe"],

@@ -4,7 +4,15 @@
 import { join } from "node:path";
 import { normalizeIsolationGroup } from "@proxybroker/sdk/model";
 
-export const FAULT_KINDS = ["worker-kill", "broker-kill", "broker-term", "redis-restart", "redis-wipe", "redis-failover"] as const;
+export const FAULT_KINDS = [
+  "worker-kill",
+  "broker-kill",
+  "broker-term",
+  "redis-restart",
+  "redis-wipe",
+  "redis-failover",
+  "gateway-kill",
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** CHAOS_REDIS: one server, a master with a replica and Sentinels, or a Redis Cluster. */
@@ -25,6 +33,8 @@ export interface ChaosOptions {
   readonly leases: number | undefined;
   readonly sdkWorkers: number;
   readonly stubWorkers: number;
+  /** Worker processes that send plain HTTP through the run's gateway (`proxybroker gateway`). */
+  readonly gatewayWorkers: number;
   /** Lease loops per worker process. */
   readonly concurrency: number;
   readonly proxies: number;
@@ -86,9 +96,11 @@ function redisTopology(): RedisTopology {
   return found;
 }
 
-/** CHAOS_FAULTS, or every kind the topology can take. */
-function faultKinds(topology: RedisTopology): readonly FaultKind[] {
-  const possible = FAULT_KINDS.filter((k) => !k.startsWith("redis-") || redisFaults(topology).includes(k));
+/** CHAOS_FAULTS, or every kind the topology (and a gateway, when one runs) can take. */
+function faultKinds(topology: RedisTopology, gateway: boolean): readonly FaultKind[] {
+  const possible = FAULT_KINDS.filter(
+    (k) => (!k.startsWith("redis-") || redisFaults(topology).includes(k)) && (k !== "gateway-kill" || gateway),
+  );
   const raw = process.env["CHAOS_FAULTS"];
   if (raw === undefined || raw.trim() === "") return possible;
   if (raw.trim() === "none") return [];
@@ -99,7 +111,10 @@ function faultKinds(topology: RedisTopology): readonly FaultKind[] {
   const kinds = wanted.filter((s): s is FaultKind => (FAULT_KINDS as readonly string[]).includes(s));
   if (kinds.length !== wanted.length) throw new Error(`CHAOS_FAULTS: known faults are ${FAULT_KINDS.join(", ")}`);
   const impossible = kinds.filter((k) => !possible.includes(k));
-  if (impossible.length > 0) throw new Error(`CHAOS_FAULTS: CHAOS_REDIS=${topology} cannot take ${impossible.join(", ")}`);
+  if (impossible.length > 0)
+    throw new Error(
+      `CHAOS_FAULTS: CHAOS_REDIS=${topology}${gateway ? "" : " without gateway workers"} cannot take ${impossible.join(", ")}`,
+    );
   return kinds;
 }
 
@@ -140,6 +155,7 @@ export function readOptions(): ChaosOptions {
   if (isolation !== undefined && sites < 2)
     throw new Error("CHAOS_ISOLATION needs CHAOS_SITES ≥ 2 (one site has nothing to be kept apart from)");
   const redis = redisTopology();
+  const gatewayWorkers = num("CHAOS_GATEWAY_WORKERS", 1);
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   return {
     seed,
@@ -147,6 +163,7 @@ export function readOptions(): ChaosOptions {
     leases,
     sdkWorkers: num("CHAOS_SDK_WORKERS", 2),
     stubWorkers: num("CHAOS_STUB_WORKERS", 2),
+    gatewayWorkers,
     concurrency: num("CHAOS_CONCURRENCY", 5, { min: 1 }),
     proxies: num("CHAOS_PROXIES", 8, { min: 1 }),
     sites,
@@ -154,7 +171,7 @@ export function readOptions(): ChaosOptions {
     maxWaitMs: num("CHAOS_MAX_WAIT_MS", 1_000),
     faultGapMs: range("CHAOS_FAULT_GAP_MS", [2_000, 5_000]),
     downMs: range("CHAOS_DOWN_MS", [200, 2_500]),
-    faults: faultKinds(redis),
+    faults: faultKinds(redis, gatewayWorkers > 0),
     quietMs: num("CHAOS_QUIET_MS", 3 * ttlMs),
     appendfsync,
     redis,

@@ -6,10 +6,10 @@
  */
 
 /** Which kind of worker: the SDK client, or the raw generated stubs. */
-export type WorkerKind = "sdk" | "stub";
+export type WorkerKind = "sdk" | "stub" | "gateway";
 
 /** How a worker got and gave back a lease. */
-export type LeaseApi = "withLease" | "acquire" | "unary";
+export type LeaseApi = "withLease" | "acquire" | "unary" | "proxy";
 
 /** Where a lease came from (the SDK's `Lease.source`; stub leases always from the broker). */
 export type LeaseSourceName = "broker" | "fallback";

@@ -126,14 +126,19 @@ export function formatReport(facts: RunFacts): string {
   const crashed = crashedWorkers(facts.exits);
   const failures = runFailures(facts);
   const lines = [
-    `chaos: seed ${o.seed}; 2 broker replicas on ${redisLine(o)}; ${o.proxies} tinyproxies × ${o.sites} sites; ${o.sdkWorkers} SDK + ${o.stubWorkers} stub worker processes × ${o.concurrency} loops; lease TTL ${o.ttlMs} ms; SDK fallback ${o.sdkFallback ? "on" : "off"}, SDK address ${o.sdkAddress === "all" ? "both replicas" : "one replica"}; faults ${o.faults.length === 0 ? "none" : o.faults.join(", ")}${o.isolation !== undefined ? `; isolation group ${o.isolation} (every site)` : ""}`,
+    `chaos: seed ${o.seed}; 2 broker replicas on ${redisLine(o)}; ${o.proxies} tinyproxies × ${o.sites} sites; ${o.sdkWorkers} SDK + ${o.stubWorkers} stub + ${o.gatewayWorkers} gateway worker processes × ${o.concurrency} loops; lease TTL ${o.ttlMs} ms; SDK fallback ${o.sdkFallback ? "on" : "off"}, SDK address ${o.sdkAddress === "all" ? "both replicas" : "one replica"}; faults ${o.faults.length === 0 ? "none" : o.faults.join(", ")}${o.isolation !== undefined ? `; isolation group ${o.isolation} (every site)` : ""}`,
     `time: ${(facts.wallMs / 1000).toFixed(1)} s wall, ${seconds.toFixed(1)} s of work; logs in ${facts.logDir}`,
     "",
-    `leases granted: ${leases.length} (${(leases.length / Math.max(seconds, 1e-9)).toFixed(0)}/s) — sdk ${byKind.get("sdk") ?? 0} [${list(count(sdk, (l) => `${l.api}/${l.source}`))}; handed over ${handedOver}], stub ${byKind.get("stub") ?? 0}`,
+    `leases granted: ${leases.length} (${(leases.length / Math.max(seconds, 1e-9)).toFixed(0)}/s) — sdk ${byKind.get("sdk") ?? 0} [${list(count(sdk, (l) => `${l.api}/${l.source}`))}; handed over ${handedOver}], stub ${byKind.get("stub") ?? 0}, gateway ${byKind.get("gateway") ?? 0} [${list(
+      count(
+        leases.filter((l) => l.kind === "gateway"),
+        (l) => l.source,
+      ),
+    )}]`,
     `lease ends: ${list(count(leases, (l) => l.end?.how ?? "none (worker killed)"))}; SDK clients switched to fallback ${facts.fallbackSwitches} times`,
     `pages: ${pages} taken by workers; the sites saw ${facts.requests.length} requests (${list(answers)})`,
     `failed acquires (retried): ${list(facts.failedAcquires)}`,
-    `faults: worker SIGKILL ${f["worker-kill"]}, broker SIGKILL ${f["broker-kill"]}, broker SIGTERM ${f["broker-term"]}, Redis restart ${f["redis-restart"]} (SHUTDOWN NOSAVE ${f["redis-restart-shutdown"]}, SIGKILL ${f["redis-restart-sigkill"]}), Redis FLUSHALL ${f["redis-wipe"]}, Redis failover ${f["redis-failover"]}; failed to inject ${facts.faultEvents.filter((e) => e.error !== undefined).length}`,
+    `faults: worker SIGKILL ${f["worker-kill"]}, broker SIGKILL ${f["broker-kill"]}, broker SIGTERM ${f["broker-term"]}, Redis restart ${f["redis-restart"]} (SHUTDOWN NOSAVE ${f["redis-restart-shutdown"]}, SIGKILL ${f["redis-restart-sigkill"]}), Redis FLUSHALL ${f["redis-wipe"]}, Redis failover ${f["redis-failover"]}, gateway SIGKILL ${f["gateway-kill"]}; failed to inject ${facts.faultEvents.filter((e) => e.error !== undefined).length}`,
     policySettingsLine(o.isolation, o.sites, facts.policySettings),
     `worker processes: ${facts.processesStarted} started, ${crashed.length} failed on their own, ${facts.notStopped.length} did not stop in time${facts.unreadableLines > 0 ? `; ${facts.unreadableLines} unreadable log lines` : ""}`,
     "",

@@ -76,6 +76,8 @@ async function main(): Promise<number> {
       logDir,
       sdkWorkers: o.sdkWorkers,
       stubWorkers: o.stubWorkers,
+      gatewayWorkers: o.gatewayWorkers,
+      ...(cluster.gateway === undefined ? {} : { gateway: cluster.gateway.address }),
       brokers: cluster.replicas.map((r) => r.process.address),
       sites: cluster.sites.sites.map((s) => ({ origin: s.origin })),
       seed: o.seed,
@@ -186,6 +188,7 @@ async function main(): Promise<number> {
     if (o.isolation !== undefined)
       await writeFile(join(dir, "cross-site.jsonl"), result.isolation.crossSiteOverlaps.map((x) => `${JSON.stringify(x)}\n`).join(""));
     for (const r of cluster.replicas) await writeFile(join(dir, `broker-${r.name}.log`), r.process.output());
+    if (cluster.gateway !== undefined) await writeFile(join(dir, "gateway.log"), cluster.gateway.output());
     process.stdout.write(`${report}\n`);
     code = runFailures(facts).length === 0 ? 0 : 1;
   } finally {

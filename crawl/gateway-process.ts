@@ -37,13 +37,15 @@ export interface GatewayProcessOptions {
   readonly nodeArgs?: readonly string[];
   /** Run the compiled command (`dist/src/cli.js`, what the installed package runs; `npm run build` first) instead of the sources. */
   readonly built?: boolean;
+  /** Listen here (`127.0.0.1:port`: a gateway started again on its old address); default: a free port. */
+  readonly address?: string;
 }
 
 const START_TIMEOUT_MS = 30_000;
 
 /** Start a gateway for the broker at `brokerAddress`; resolves once it listens. */
 export async function startGatewayProcess(brokerAddress: string, options: GatewayProcessOptions = {}): Promise<GatewayProcess> {
-  const address = `127.0.0.1:${await freePort()}`;
+  const address = options.address ?? `127.0.0.1:${await freePort()}`;
   const { intercept, nodeArgs = [] } = options;
   const entry = options.built === true ? [...nodeArgs, "dist/src/cli.js"] : tsEntryArgs("src/cli.ts", nodeArgs);
   const child: ChildProcess = spawn(process.execPath, [...entry, "gateway"], {

@@ -47,6 +47,8 @@ export interface WorkerConfig {
    * (`ipv4:a,b`, its own replica first); `one` only the first replica's `host:port`.
    */
   readonly sdkAddress: "all" | "one";
+  /** Gateway workers: the run's `proxybroker gateway`, `127.0.0.1:port`. */
+  readonly gateway?: string;
 }
 
 export function readConfig(): WorkerConfig {

@@ -123,7 +123,10 @@ export class GatewaySettingsError extends Error {
 /** Resolve the settings (flags over variables over defaults); throws `GatewaySettingsError`. */
 export function gatewaySettings(input: GatewayInput, defaultWorkerId: string): GatewaySettings {
   const [host, port] = hostPort(input.listen ?? "127.0.0.1:8899", "GATEWAY_LISTEN_ADDRESS");
-  const brokers = (input.address ?? "127.0.0.1:50051")
+  // a gRPC target as the SDK takes it (`ipv4:a,b`, `dns:host:port`) is used as it is
+  const given = input.address ?? "127.0.0.1:50051";
+  const scheme = /^(ipv4|ipv6|dns):(?:\/\/\/?)?/.exec(given);
+  const brokers = (scheme === null ? given : given.slice(scheme[0].length))
     .split(",")
     .map((s) => s.trim())
     .filter((s) => s !== "");
@@ -144,7 +147,7 @@ export function gatewaySettings(input: GatewayInput, defaultWorkerId: string): G
   return {
     host,
     port,
-    brokerTarget: brokers.length === 1 ? (brokers[0] ?? "") : `ipv4:${brokers.join(",")}`,
+    brokerTarget: scheme !== null ? given : brokers.length === 1 ? (brokers[0] ?? "") : `ipv4:${brokers.join(",")}`,
     brokerAddresses: brokers,
     brokerToken: input.token === "" ? undefined : input.token,
     pool: input.pool ?? "default",

@@ -49,6 +49,13 @@ describe("gateway settings", () => {
 
   it("takes several brokers, and refuses bad numbers", () => {
     expect(gatewaySettings({ address: "10.0.0.5:50051,10.0.0.6:50051" }, "gw").brokerTarget).toBe("ipv4:10.0.0.5:50051,10.0.0.6:50051");
+    // the SDK's own target form, as it is (it was prefixed once more, and no broker was reachable)
+    const sdkForm = gatewaySettings({ address: "ipv4:10.0.0.5:50051,10.0.0.6:50051" }, "gw");
+    expect([sdkForm.brokerTarget, sdkForm.brokerAddresses]).toEqual([
+      "ipv4:10.0.0.5:50051,10.0.0.6:50051",
+      ["10.0.0.5:50051", "10.0.0.6:50051"],
+    ]);
+    expect(gatewaySettings({ address: "dns:broker.internal:50051" }, "gw").brokerTarget).toBe("dns:broker.internal:50051");
     expect(() => gatewaySettings({ waitMs: "soon" }, "gw")).toThrow(/GATEWAY_WAIT_MS/);
     expect(gatewaySettings({}, "gw").shutdownGraceMs).toBe(10_000);
     expect(gatewaySettings({ shutdownGraceMs: "0" }, "gw").shutdownGraceMs).toBe(0);
