@@ -9,8 +9,16 @@
 # Both: no second without a page, no 429 on a site with a policy, no ban, no overlap (CRAWL_GATE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# CRAWL_PARTITION_FLEET=sdk (`npm run crawl:partition:sdk`): the same two cuts on the fleet the
+# silent-worker regression was found on, 2 TypeScript SDK workers × 4 loops and nothing else, sites
+# at 340 ms, 6 proxies (its figures: docs/benchmarks.md).
+if [ "${CRAWL_PARTITION_FLEET:-}" = sdk ]; then
+  fleet=(CRAWL_WORKERS=2 CRAWL_PYTHON_WORKERS=0 CRAWL_CONCURRENCY=4 CRAWL_MIN_INTERVAL_MS=340 CRAWL_PROXIES=6)
+else
+  fleet=(CRAWL_WORKERS=3 CRAWL_PYTHON_WORKERS=1)
+fi
 run() {
-  CRAWL_STRATEGIES=proxybroker CRAWL_WORKERS=3 CRAWL_PYTHON_WORKERS=1 CRAWL_LONG=0 CRAWL_GATE=1 "$@" \
+  env CRAWL_STRATEGIES=proxybroker "${fleet[@]}" CRAWL_LONG=0 CRAWL_GATE=1 "$@" \
     node --conditions=@proxybroker/source --import tsx crawl/run.ts
 }
 # The fleet's speed from 8 s after a cut at 20 s spreads over 0.77–0.93× from run to run (the cut
