@@ -97,19 +97,43 @@ export function redactSourceKey(key: string): string {
   return /^[0-9a-f]{12}$/.test(k) ? k : redactSourceUrl(k);
 }
 
+/** Characters that end a username in free text (a new one may start after the quoting ones). */
+const USERNAME_END = new Set([":", "/", '"', "'", "(", ")"]);
+/** Characters after which a `user:password@` may start in free text. */
+const USERINFO_AFTER = new Set(['"', "'", "(", "=", ",", ";"]);
+
 /**
- * `user:password@` in free text (a whitespace-free word): after `scheme://`, or at the start of a
- * word or after `"`, `'`, `(`, `=`, `,`, `;` — a username without `:`, `@` or `/`, then `:`, then
- * the password up to the LAST `@` of the word (a password may hold `@`, `/` or quotes when it is
- * quoted as typed). `scheme:` followed by `//` is not a username.
+ * Where the password of a whitespace-free word starts (the index of its `:`), or -1: the first
+ * `:`, not followed by `//`, that ends a username (no `:`, `/`, quote or parenthesis in it) which
+ * starts the word, follows `://`, or follows `"`, `'`, `(`, `=`, `,` or `;`. One pass: hostile
+ * text costs its length, never its square.
  */
-const USERINFO = /((?:^|[\s"'(=,;]|[a-z][a-z0-9+.-]*:\/\/)[^\s:@/"'()]*):(?!\/\/)\S*@/gi;
+function passwordColon(head: string): number {
+  let started = true;
+  for (let i = 0; i < head.length; i++) {
+    const ch = head.charAt(i);
+    if (ch === ":" && started && !head.startsWith("//", i + 1)) return i;
+    if (USERNAME_END.has(ch)) started = USERINFO_AFTER.has(ch) || (ch === "/" && head.startsWith("://", i - 2));
+    else if (USERINFO_AFTER.has(ch)) started = true;
+  }
+  return -1;
+}
+
+/** One word of free text with its password, if any, as `***`: from its `:` to the word's last `@`. */
+function redactWord(word: string): string {
+  const at = word.lastIndexOf("@");
+  if (at < 0) return word;
+  const colon = passwordColon(word.slice(0, at));
+  return colon < 0 ? word : `${word.slice(0, colon + 1)}${HIDDEN}${word.slice(at)}`;
+}
 
 /**
  * Replace every password in free text (an error message, a log line) by `***`
- * (`http://user:***@host:port`). A password is known by where it stands, so one with a space
- * in it (a URL as typed, not as stored) is not found whole: messages never quote what was typed.
+ * (`http://user:***@host:port`): in each whitespace-free word, from the `:` after a username
+ * (see passwordColon) to the word's LAST `@` — a password may hold `@`, `/` or quotes when it is
+ * quoted as typed. A password is known by where it stands, so one with a space in it (a URL as
+ * typed, not as stored) is not found whole: messages never quote what was typed.
  */
 export function redactSecrets(text: string): string {
-  return text.replace(USERINFO, `$1:${HIDDEN}@`);
+  return text.replace(/\S+/g, redactWord);
 }

@@ -20,8 +20,16 @@ describe("redactSecrets (free text)", () => {
     ["http://cust-s00001:TPLPW'SECRET(x)@gw:7777", "http://cust-s00001:***@gw:7777"],
     ['http://u:a/b"c(d)@e@h:1', "http://u:***@h:1"],
     ["redis://:hunter2@10.0.0.9:6379/0", "redis://:***@10.0.0.9:6379/0"],
+    ["http://a@b:pw@h:1", "http://a@b:***@h:1"],
   ])("%s", (input, expected) => {
     expect(redactSecrets(input)).toBe(expected);
+  });
+
+  it("reads hostile text once: a word of 90,000 characters, colons and = signs without end, is redacted whole", () => {
+    // the old pattern tried every "=" as a start and scanned the rest of the word from each
+    const word = "=a:".repeat(30_000);
+    expect(redactSecrets(word)).toBe(word);
+    expect(redactSecrets(`${word}@h`)).toBe("=a:***@h");
   });
 
   it("leaves URLs without a password alone", () => {
