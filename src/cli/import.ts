@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { SingleBar } from "cli-progress";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { AddProxiesResponse, ProxyTemplateSchema } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
-import { redactSecrets } from "../security/redact.js";
+import { redactProxyLine, redactSecrets } from "../security/redact.js";
 import { parseProxyLine } from "../config/proxies-file.js";
 import { connect, type ConnectionOptions } from "./connection.js";
 import { cliIO } from "./io.js";
@@ -97,10 +97,10 @@ export async function importFile(file: string, o: ImportOptions): Promise<void> 
       const p = parseProxyLine(line);
       specs.push({ url: p.url, tier: p.tier === "" ? (o.tier ?? "") : p.tier, labels: p.labels, line: i + 1 });
     } catch (err) {
-      // a rejected line is shown, never its password
+      // a rejected line is shown without its password, never past where one could start
       rejected.push({
         line: i + 1,
-        entry: redactSecrets(line.split(/\s+/)[0] ?? ""),
+        entry: redactProxyLine(line),
         reason: redactSecrets(err instanceof Error ? err.message : String(err)),
       });
     }

@@ -8,6 +8,7 @@ import { collectLabel, runImport, type ImportOptions } from "./import.js";
 import { connect, type ConnectionOptions } from "./connection.js";
 import { CliExit, EXIT, fromRpc } from "./exit.js";
 import { parseDuration, print, printJson, table } from "./format.js";
+import { redactProxyUrl } from "../security/redact.js";
 
 const STATES: Record<string, ProxyState> = {
   active: ProxyState.ACTIVE,
@@ -49,7 +50,7 @@ async function listProxies(o: ConnectionOptions & { state?: string; tier?: strin
     printJson(
       found.map((p) => ({
         id: p.id,
-        url: p.url,
+        url: redactProxyUrl(p.url),
         tier: p.tier,
         labels: p.labels,
         score: p.score,
@@ -65,7 +66,7 @@ async function listProxies(o: ConnectionOptions & { state?: string; tier?: strin
       ["id", "url", "tier", "labels", "score", "state", "exit", "last used by"],
       found.map((p) => [
         p.id,
-        p.url,
+        redactProxyUrl(p.url),
         p.tier,
         Object.entries(p.labels)
           .map(([k, v]) => `${k}=${v}`)

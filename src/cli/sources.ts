@@ -11,6 +11,7 @@ import { connect, type ConnectionOptions } from "./connection.js";
 import { durationFlag } from "./duration-flag.js";
 import { CliExit, EXIT, fromRpc } from "./exit.js";
 import { formatMs, print, printJson, table } from "./format.js";
+import { redactSourceKey, redactSourceUrl } from "../security/redact.js";
 
 interface AddOptions extends ConnectionOptions {
   readonly format?: string;
@@ -26,7 +27,8 @@ function sourceJson(s: Source): Record<string, unknown> {
   return {
     id: s.id,
     pool: s.pool,
-    url: s.url,
+    // the broker shows it so already; again so that an older broker's is too
+    url: redactSourceUrl(s.url),
     format: s.format,
     jsonPath: s.jsonPath,
     headersFile: s.headersFile,
@@ -83,7 +85,7 @@ async function addSource(url: string, o: AddOptions): Promise<void> {
       return;
     }
     print(
-      `${r.created ? "added" : "replaced"} source ${s.id} of pool ${s.pool}: ${s.url}, ${s.format}${s.jsonPath !== "" ? ` at ${s.jsonPath}` : ""}, every ${formatMs(msOf(s.interval))}${s.headersFile !== "" ? `, headers from ${s.headersFile}` : ""}`,
+      `${r.created ? "added" : "replaced"} source ${s.id} of pool ${s.pool}: ${redactSourceUrl(s.url)}, ${s.format}${s.jsonPath !== "" ? ` at ${s.jsonPath}` : ""}, every ${formatMs(msOf(s.interval))}${s.headersFile !== "" ? `, headers from ${s.headersFile}` : ""}`,
     );
     print("(the broker leading the health checks fetches it now and then every interval: proxybroker source list)");
   } catch (err) {
@@ -112,7 +114,7 @@ async function listSources(o: ConnectionOptions): Promise<void> {
         ["id", "url", "every", "last refresh", "result", "listed", "owned", "last change"],
         sources.map((s) => [
           s.id,
-          s.url,
+          redactSourceUrl(s.url),
           formatMs(msOf(s.interval)),
           when(epochMsOf(s.lastRefreshTime)),
           s.lastResult === "" ? "–" : s.lastError === "" ? s.lastResult : `${s.lastResult}: ${s.lastError}`,
@@ -133,8 +135,9 @@ async function removeSource(source: string, o: ConnectionOptions): Promise<void>
   const c = connect(o);
   try {
     const r = await c.admin.removeSource({ pool: o.pool, source }, c.callOptions(15_000));
+    const shown = redactSourceKey(source);
     if (o.json === true) printJson({ removed: r.removed });
-    else print(r.removed ? `removed source ${source} (the proxies it added stay in the pool)` : `no source ${source} in pool ${o.pool}`);
+    else print(r.removed ? `removed source ${shown} (the proxies it added stay in the pool)` : `no source ${shown} in pool ${o.pool}`);
     if (!r.removed) throw new CliExit(EXIT.partial, "");
   } catch (err) {
     throw fromRpc(err);

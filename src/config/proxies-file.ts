@@ -28,9 +28,10 @@ export function parseProxyLine(line: string): ProxySpecInput {
   const [url = "", ...rest] = line.trim().split(/\s+/);
   let tier = "";
   const labels: Record<string, string> = {};
-  for (const word of rest) {
+  for (const [i, word] of rest.entries()) {
+    // named by its place: a password with a space in it would make its end a word of its own
     const eq = word.indexOf("=");
-    if (eq <= 0) throw new InvalidInputError(`"${word}" is not key=value`);
+    if (eq <= 0) throw new InvalidInputError(`word ${i + 2} of the line is not key=value`);
     const k = word.slice(0, eq);
     const v = word.slice(eq + 1);
     if (k === "tier") tier = v;

@@ -8,7 +8,7 @@ import { InvalidInputError, expandTemplate, parseProxySpec } from "@proxybroker/
 import type { ProxySpecInput, TemplateProxy } from "@proxybroker/sdk/model";
 import { AddProxiesResponseSchema, RejectedProxySchema } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
 import type { AddProxiesRequest, AddProxiesResponse, ProxyTemplate, RejectedProxy } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
-import { redactSecrets } from "../security/redact.js";
+import { redactProxyUrl, redactSecrets } from "../security/redact.js";
 import { callerName } from "../security/auth.js";
 import type { BrokerContext } from "./context.js";
 import { audit } from "./audit.js";
@@ -55,7 +55,7 @@ export async function addProxies(
       valid.push(p);
     } catch (err) {
       const reason = err instanceof InvalidInputError ? err.message : String(err);
-      rejected.push(create(RejectedProxySchema, { url: redactSecrets(spec.url), reason: redactSecrets(reason), index }));
+      rejected.push(create(RejectedProxySchema, { url: redactProxyUrl(spec.url), reason: redactSecrets(reason), index }));
     }
   });
   const r = valid.length > 0 ? await ctx.store.addProxies(pool, valid) : { added: [], updated: [] };

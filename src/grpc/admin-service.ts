@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { InvalidInputError } from "@proxybroker/sdk/model";
 import type { DomainPolicySpec } from "@proxybroker/sdk/model";
 import { normalizeGroup, normalizeIsolationGroup, normalizePattern, storedIsolation } from "@proxybroker/sdk/model";
-import { redactSecrets } from "../security/redact.js";
+import { redactProxyUrl } from "../security/redact.js";
 import { durationOf, policyFromWire, policyToWire, proxyToWire, timestampOf } from "@proxybroker/sdk/wire";
 import {
   DeleteDomainPolicyResponseSchema,
@@ -89,7 +89,7 @@ export function adminHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       const size = req.pageSize === 0 ? 100 : Math.min(req.pageSize, MAX_PAGE);
       const page = await ctx.store.listProxies(checkPool(req.pool), { size, after: req.pageToken });
       // the full URL reaches workers only in their leases and in the snapshot (§8)
-      const proxies = page.proxies.map((p) => ({ ...proxyToWire(p), url: redactSecrets(p.url) }));
+      const proxies = page.proxies.map((p) => ({ ...proxyToWire(p), url: redactProxyUrl(p.url) }));
       return create(ListProxiesResponseSchema, { proxies, nextPageToken: page.next });
     }),
 

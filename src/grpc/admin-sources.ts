@@ -1,7 +1,8 @@
 /**
  * ProxyAdmin's sources (docs/spec.md §11): AddSource, ListSources, RemoveSource. A source's URL is
- * shown with its password and query values redacted; its headers file by path only (the file is
- * read here once, to refuse one that cannot be read, and its contents go nowhere).
+ * shown without userinfo, fragment or query values, its path's token-like segments as `***`
+ * (redactSourceUrl); its headers file by path only (the file is read here once, to refuse one
+ * that cannot be read, and its contents go nowhere).
  */
 import { create } from "@bufbuild/protobuf";
 import { status } from "@grpc/grpc-js";
@@ -22,7 +23,7 @@ import { SourceFetchError } from "../health/sources/errors.js";
 import { headersReader } from "../health/sources/headers.js";
 import { sourceIdOf } from "../health/sources/source-id.js";
 import { callerName } from "../security/auth.js";
-import { redactSourceUrl } from "../security/redact.js";
+import { redactSourceKey, redactSourceUrl } from "../security/redact.js";
 import { audit } from "./audit.js";
 import type { BrokerContext } from "./context.js";
 import { BrokerError } from "./errors.js";
@@ -84,7 +85,7 @@ export function sourceHandlers(ctx: BrokerContext): ServiceHandlers<Methods> {
       const refresh = ctx.refreshSource;
       if (refresh === undefined) throw noChecker();
       const found = await findSource(ctx, pool, req.source);
-      if (found === undefined) throw new BrokerError(status.NOT_FOUND, `pool ${pool} has no source ${req.source.trim()}`);
+      if (found === undefined) throw new BrokerError(status.NOT_FOUND, `pool ${pool} has no source ${redactSourceKey(req.source)}`);
       const o = await refresh(found);
       await audit(ctx, { actor: callerName(call), method: "RefreshSource", pool, detail: `refreshed source ${found.id}: ${o.result}` });
       const after = (await ctx.store.listSources(pool)).find((s) => s.id === found.id) ?? found;

@@ -53,14 +53,18 @@ export async function serve(): Promise<void> {
         }),
   });
   const metrics =
-    settings.metricsAddress === "" ? undefined : await startMetricsServer(settings.metricsAddress, server.metrics.registry, server.status);
+    settings.metricsAddress === ""
+      ? undefined
+      : await startMetricsServer(settings.metricsAddress, server.metrics.registry, server.status, { tokens });
   drainOnSignals({ health: health?.service, sources: health?.sources, server, metrics, store }, settings.shutdownGraceMs);
 
   const transport = transportLine({ certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile, clientCaFile: settings.tlsClientCaFile });
   log(`listening on ${settings.listenAddress}, ${transport} (store: ${opened.kind === "redis" ? "redis" : "embedded, in-process"})`);
   if (settings.adminListenAddress !== "") log(`ProxyAdmin on ${settings.adminListenAddress} only`);
   if (metrics !== undefined)
-    log(`metrics on http://${settings.metricsAddress}/metrics, the status page on http://${settings.metricsAddress}/`);
+    log(
+      `metrics on http://${settings.metricsAddress}/metrics, the status page on http://${settings.metricsAddress}/${tokens() === undefined ? "" : " (for an admin token)"}`,
+    );
   if (health !== undefined) {
     health.service.start();
     health.sources.start();

@@ -5,7 +5,9 @@ import { MAX_PROXY_ID_LENGTH, idUsername, proxyIdOf } from "./proxy-id.js";
 /**
  * Validation of proxy specs (SPEC §5 `ProxySpec`): a URL `scheme://[user:pass@]host:port` with
  * scheme http, https or socks5, or a bare `host:port` meaning `http://host:port`. The proxy id is
- * `host:port`, or `username@host:port` with a username (§11; its form: proxy-id.ts).
+ * `host:port`, or `username@host:port` with a username (§11; its form: proxy-id.ts). A refusal
+ * says what is wrong in fixed words, never quoting the url: it may hold a password, and where a
+ * password with `/`, `#` or a space would end is not known until the url parses.
  */
 
 const SCHEMES = new Set(["http:", "https:", "socks5:"]);
@@ -38,19 +40,24 @@ export function parseProxySpec(spec: { url: string; tier: string; labels: Readon
   try {
     url = new URL(withScheme);
   } catch {
-    throw new InvalidInputError(`proxy "${raw}" is not host:port or a proxy URL`);
+    throw new InvalidInputError("proxy url is not host:port or a proxy URL");
   }
   if (!SCHEMES.has(url.protocol)) {
-    throw new InvalidInputError(`proxy "${raw}" has scheme ${url.protocol.slice(0, -1)}; use http, https or socks5`);
+    throw new InvalidInputError(`proxy url has scheme ${url.protocol.slice(0, -1).slice(0, 20)}; use http, https or socks5`);
   }
   // URL drops a scheme's default port (http://h:80 → port ""), so read it from the text too.
   const authority = withScheme.slice(withScheme.indexOf("://") + 3).split(/[/?#]/)[0] ?? "";
   const port = url.port !== "" ? url.port : (/:(\d{1,5})$/.exec(authority.slice(authority.lastIndexOf("@") + 1))?.[1] ?? "");
-  if (port === "") throw new InvalidInputError(`proxy "${raw}" has no port`);
+  if (port === "") throw new InvalidInputError("proxy url has no port");
   if ((url.pathname !== "" && url.pathname !== "/") || url.search !== "" || url.hash !== "") {
-    throw new InvalidInputError(`proxy "${raw}" must not have a path, query or fragment`);
+    throw new InvalidInputError("proxy url must not have a path, query or fragment");
   }
-  const host = normalizeHost(url.hostname, "proxy host");
+  let host: string;
+  try {
+    host = normalizeHost(url.hostname, "proxy host");
+  } catch {
+    throw new InvalidInputError("proxy url's host is not a valid host name");
+  }
   validateTierAndLabels(spec.tier, spec.labels);
   const auth = url.username !== "" ? `${url.username}${url.password !== "" ? `:${url.password}` : ""}@` : "";
   const endpoint = `${host}:${Number(port)}`;
@@ -58,11 +65,11 @@ export function parseProxySpec(spec: { url: string; tier: string; labels: Readon
   try {
     username = idUsername(url.username);
   } catch (err) {
-    throw new InvalidInputError(`proxy "${raw}": ${err instanceof Error ? err.message : String(err)}`);
+    throw new InvalidInputError(`proxy url: ${err instanceof Error ? err.message : String(err)}`);
   }
   const id = proxyIdOf(endpoint, username);
   if (id.length > MAX_PROXY_ID_LENGTH) {
-    throw new InvalidInputError(`proxy "${raw}" has a username too long for an id (${MAX_PROXY_ID_LENGTH} characters at most)`);
+    throw new InvalidInputError(`proxy url has a username too long for an id (${MAX_PROXY_ID_LENGTH} characters at most)`);
   }
   return { id, url: `${url.protocol}//${auth}${endpoint}`, tier: spec.tier, labels: { ...spec.labels } };
 }

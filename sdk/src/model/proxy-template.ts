@@ -57,7 +57,8 @@ function check(t: ProxyTemplateInput): { sessions: number; total: number } {
   for (const m of t.url.matchAll(PLACEHOLDER)) {
     const name = m[1] ?? "";
     if (name !== SESSION && !keys.has(name)) {
-      throw new InvalidInputError(`template url has an unknown placeholder {${name}}: use {session} or a label key`);
+      // by its place, not its name: braces in a password are a placeholder too, and its text is the password's
+      throw new InvalidInputError(`template url has an unknown placeholder at character ${m.index + 1}: use {session} or a label key`);
     }
     used.add(name);
   }

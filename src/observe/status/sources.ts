@@ -1,6 +1,7 @@
 /**
- * The sources of a pool as the status page lists them (docs/spec.md §11): the URL with its
- * password and query values redacted, the last refresh and what it did. Never a header.
+ * The sources of a pool as the status page lists them (docs/spec.md §11): the URL as
+ * redactSourceUrl shows it (no userinfo, fragment or query values; token-like path segments as
+ * `***`), the last refresh and what it did. Never a header.
  */
 import type { StoreSources } from "@proxybroker/sdk/engine";
 import { redactSourceUrl } from "../../security/redact.js";

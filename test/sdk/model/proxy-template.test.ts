@@ -55,7 +55,7 @@ describe("proxy templates (§11)", () => {
 
   it("says what is wrong", () => {
     const bad: [Partial<ProxyTemplateInput>, RegExp][] = [
-      [{ url: "http://u-{sesion}:PW@gw:1" }, /unknown placeholder \{sesion\}/],
+      [{ url: "http://u-{sesion}:PW@gw:1" }, /unknown placeholder at character 10:/],
       [{ url: "http://u-{country}:PW@gw:1" }, /needs \{session\}/],
       [{ url: "http://u-{session}:PW@gw:1" }, /needs \{country\}/],
       [{ url: "http://u-{session-{country}:PW@gw:1" }, /unknown placeholder|unmatched/],

@@ -72,7 +72,7 @@ describe("proxybroker import", () => {
   it("says what is wrong with a template, never showing its password; usage errors exit 2", async () => {
     const bad = await cli("import", "--template", "http://c-{sesion}:SECRETPW@gw.example:1", "--pool", "bad");
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/unknown placeholder \{sesion\}/);
+    expect(bad.stderr).toMatch(/unknown placeholder at character 10:/);
     expect(bad.stdout + bad.stderr).not.toContain("SECRETPW");
     expect((await cli("import", join(dir, "dupes.txt"), "--template", "http://{session}@gw:1")).stderr).toMatch(/not both/);
     expect((await cli("import", join(dir, "dupes.txt"), "--label", "country=us")).code).toBe(2);

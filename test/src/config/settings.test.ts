@@ -95,6 +95,6 @@ describe("proxies file", () => {
 
   it("names the file and line of a bad entry", () => {
     expect(() => parseProxiesFile("10.0.0.1:3128\n10.0.0.2\n", "p.txt")).toThrow(/p\.txt:2: .*no port/);
-    expect(() => parseProxiesFile("10.0.0.1:3128 country\n", "p.txt")).toThrow(/p\.txt:1: "country" is not key=value/);
+    expect(() => parseProxiesFile("10.0.0.1:3128 country\n", "p.txt")).toThrow(/p\.txt:1: word 2 of the line is not key=value/);
   });
 });

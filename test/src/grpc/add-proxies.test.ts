@@ -68,7 +68,7 @@ describe.each([
 
   it("a bad template is INVALID_ARGUMENT saying why; so is one that makes too many proxies", async () => {
     const cases: [typeof TEMPLATE, RegExp][] = [
-      [{ ...TEMPLATE, url: "http://c-{sesion}:PW@gw.example:1" }, /template: .*unknown placeholder \{sesion\}/],
+      [{ ...TEMPLATE, url: "http://c-{sesion}:PW@gw.example:1" }, /template: .*unknown placeholder at character 10:/],
       [{ ...TEMPLATE, url: "http://c-{country}:PW@gw.example:1" }, /needs \{session\}/],
       [{ ...TEMPLATE, sessions: 6_000 }, /makes 12000 proxies; at most 10000/],
     ];
