@@ -328,7 +328,8 @@ export function loadSettings(env: Env = process.env): Settings {
   }
   checkRedisChoice(s);
   if (s.redisUrl !== "" && !/^rediss?:\/\//.test(s.redisUrl)) {
-    throw new SettingsError(`REDIS_URL=${s.redisUrl} must start with redis:// or rediss://`);
+    // the value is not quoted: a URL with a typo in its scheme may still carry a password
+    throw new SettingsError("REDIS_URL must start with redis:// or rediss://");
   }
   if (s.healthCheckUrl !== "" && !/^https?:\/\/[^\s]+$/.test(s.healthCheckUrl)) {
     throw new SettingsError(`HEALTH_CHECK_URL=${s.healthCheckUrl} must be an http:// or https:// URL`);
