@@ -47,6 +47,9 @@ describe("ProxyBrokerClient", () => {
       redisUrl: redis.url,
       env: { PROXIES_FILE: join(dir, "proxies.txt"), FALLBACK_WINDOW_MS: "1000", LEASE_TTL_DEFAULT_MS: "1000" },
     });
+    // Started here, not by the first test that needs it: on a loaded machine a start can take
+    // more than ten seconds, most of a test's time.
+    await broker.start();
   });
   afterAll(async () => {
     await broker.stop();
@@ -73,8 +76,10 @@ describe("ProxyBrokerClient", () => {
     const a = newClient("hb-a");
     const b = newClient("hb-b");
     const held: Lease[] = [];
-    for (let i = 0; i < PROXIES.length; i++) held.push(await a.acquire("https://hb.example/x", { ttlMs: 600 }));
-    await sleep(1_800);
+    // Renewed every third of the TTL, each renewal must be back within the other two thirds: of a
+    // 600 ms TTL, 400 ms, which a loaded machine's renewal round trip can exceed.
+    for (let i = 0; i < PROXIES.length; i++) held.push(await a.acquire("https://hb.example/x", { ttlMs: 1_500 }));
+    await sleep(4_500);
     for (const l of held) {
       expect(l.signal.aborted).toBe(false);
       expect(l.expireAt).toBeGreaterThan(Date.now());
