@@ -75,6 +75,8 @@ export function uniquePrefix(): string {
 export interface StartBrokerOptions {
   kind: StoreKind;
   redisUrl?: string;
+  /** The Redis client's command timeout (kind "redis"); the client's default (1 s) otherwise. */
+  redisCommandTimeoutMs?: number;
   /** `host:port` of the nodes of a Redis Cluster (kind "cluster"). */
   clusterNodes?: readonly string[];
   settings?: Partial<BrokerServerSettings>;
@@ -101,7 +103,10 @@ export async function startBroker(opts: StartBrokerOptions): Promise<TestBroker>
   let store: LeaseStore;
   if (opts.kind === "redis") {
     if (opts.redisUrl === undefined) throw new Error("redisUrl is required for the redis store");
-    const client = createRedisClient({ url: opts.redisUrl });
+    const client = createRedisClient({
+      url: opts.redisUrl,
+      ...(opts.redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: opts.redisCommandTimeoutMs }),
+    });
     store = new RedisStore({ client, scoring, prefix: opts.prefix ?? uniquePrefix() });
   } else if (opts.kind === "cluster") {
     if (opts.clusterNodes === undefined) throw new Error("clusterNodes is required for the cluster store");

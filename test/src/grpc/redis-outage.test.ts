@@ -14,13 +14,17 @@ import { StreamClient } from "../../support/stream-client.js";
  */
 describe("Redis outage through the broker", () => {
   const redis = withRedis();
-  const b = withBroker({ kind: "redis", redis, settings: { ttlDefaultMs: 600 } });
+  // A broker whose Redis commands time out only after 10 s: its answers while Redis is down come
+  // at once (no connection, no offline queue), and a bound far under that timeout tells them apart
+  // from answers that waited for it, with room for a loaded machine.
+  const b = withBroker({ kind: "redis", redis, settings: { ttlDefaultMs: 600 }, redisCommandTimeoutMs: 10_000 });
+  const FAIL_FAST_MS = 2_500;
 
   beforeAll(async () => {
     await b.admin.addProxies({ proxies: [{ url: "10.3.0.1:8080" }] });
   });
 
-  it("answers UNAVAILABLE within 1 s while Redis is down and recovers by itself, its policies set again", async () => {
+  it("answers UNAVAILABLE at once while Redis is down and recovers by itself, its policies set again", async () => {
     await b.admin.setDomainPolicy({ policy: { pattern: "*.paced.example", minInterval: durationFromMs(300) } });
     const s = new StreamClient(b.broker);
     const before = await s.acquire({ domain: "a.example" });
@@ -33,12 +37,12 @@ describe("Redis outage through the broker", () => {
       (e: ServiceError) => e,
     );
     expect(err?.code).toBe(status.UNAVAILABLE);
-    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(Date.now() - t0).toBeLessThan(FAIL_FAST_MS);
 
     // In-band on the stream, which stays open; many requests do not pile up.
     const t1 = Date.now();
     const answers = await Promise.all(Array.from({ length: 20 }, () => s.acquire({ domain: "a.example" })));
-    expect(Date.now() - t1).toBeLessThan(1_000);
+    expect(Date.now() - t1).toBeLessThan(FAIL_FAST_MS);
     for (const a of answers) {
       expect(a.case).toBe("denied");
       if (a.case === "denied") expect(a.value.reason).toBe(DenyReason.UNAVAILABLE);

@@ -12,7 +12,13 @@ import { createRedisClient, RedisStore } from "../../../../src/store/redis/index
 import { fakeClock, seededRandom } from "../../../support/fake-clock.js";
 import { startRedisServer, type RedisServer } from "../../../support/redis-server.js";
 
-const FAIL_FAST_MS = 1_000;
+/**
+ * Calls fail at once (no connection, no offline queue), not at a command timeout: this client's
+ * is 10 s, past HANG_MS, so a call left waiting shows as hanging. The bound is far under both and
+ * leaves a loaded machine room; under the default 1 s command timeout it sat at that timeout.
+ */
+const COMMAND_TIMEOUT_MS = 10_000;
+const FAIL_FAST_MS = 2_000;
 /** How long Redis stays down: long enough for reconnect attempts to back off. */
 const OUTAGE_MS = 2_500;
 const RECOVER_WITHIN_MS = 5_000;
@@ -24,7 +30,7 @@ const clock = fakeClock();
 beforeAll(async () => {
   server = await startRedisServer();
   store = new RedisStore({
-    client: createRedisClient({ url: server.url }),
+    client: createRedisClient({ url: server.url, commandTimeoutMs: COMMAND_TIMEOUT_MS }),
     scoring: DEFAULT_SCORING,
     clock: () => clock.now(),
     random: seededRandom(11),
