@@ -1,0 +1,108 @@
+/**
+ * Which reported outcomes a worker may have seen in its fallback pool under its acknowledged claim
+ * (docs/spec.md §7, §8): a report (ReportOutcomes) on a pair the store does not record the
+ * worker as holding applies only when one of the worker's last two claims names the pair — its
+ * domain-key whole, or the domain-key with the worker's rendezvous share over the claim's members
+ * (cut by exit, and without exits, as the broker reserves it: src/lease/reservations.ts) — and
+ * that key ended at most `graceMs` ago (the worker replays what it kept once the broker answers).
+ * What is read from the store is kept a moment per pool, so a flood of reports costs the store one
+ * read of the workers a second, and one listing of the proxies every ten seconds, at most.
+ */
+import { groupKeys, shareOf } from "@proxybroker/sdk/model";
+import type { FallbackClaim } from "@proxybroker/sdk/model";
+import type { StoreProxies, StoreWorkers } from "@proxybroker/sdk/engine";
+
+export interface ReportClaimsOptions {
+  readonly store: StoreProxies & StoreWorkers;
+  readonly clock: () => number;
+  /** A claimed key counts this long after its `untilMs`. */
+  readonly graceMs: number;
+  /** Workers last seen longer ago than this are not read (a worker in fallback is not seen). */
+  readonly seenWithinMs: number;
+}
+
+/** A pair a report names. */
+export interface ReportedPair {
+  readonly proxyId: string;
+  readonly domainKey: string;
+}
+
+/** How long the workers' claims, and the proxies' exits, read from the store are used. */
+const CLAIMS_MS = 1_000;
+const EXITS_MS = 10_000;
+/** Pools whose reads are kept at most (beyond: all are dropped). */
+const MAX_POOLS = 256;
+/** Proxies listed per page. */
+const PAGE = 1_000;
+
+interface Kept<T> {
+  readonly at: number;
+  readonly value: Promise<T>;
+}
+
+export class ReportClaims {
+  private readonly claims = new Map<string, Kept<ReadonlyMap<string, readonly FallbackClaim[]>>>();
+  private readonly exits = new Map<string, Kept<ReadonlyMap<string, string>>>();
+
+  constructor(private readonly opts: ReportClaimsOptions) {}
+
+  /** For each of `pairs`, whether `workerId`'s claims name it (see the top). */
+  async claimed(pool: string, workerId: string, pairs: readonly ReportedPair[]): Promise<boolean[]> {
+    const out = pairs.map(() => false);
+    if (workerId === "" || pairs.length === 0) return out;
+    const claims = (await this.read(this.claims, pool, CLAIMS_MS, () => this.readClaims(pool))).get(workerId) ?? [];
+    if (claims.length === 0) return out;
+    const now = this.opts.clock();
+    let groups: ReadonlyMap<string, string> | undefined;
+    for (const claim of claims) {
+      const keys = new Map(claim.keys.filter((k) => k.untilMs + this.opts.graceMs > now).map((k) => [k.domainKey, k.whole]));
+      const shared: number[] = [];
+      pairs.forEach((p, i) => {
+        const whole = keys.get(p.domainKey);
+        if (whole === true) out[i] = true;
+        else if (whole === false && !out[i]) shared.push(i);
+      });
+      if (shared.length === 0) continue;
+      groups ??= await this.read(this.exits, pool, EXITS_MS, () => this.readGroups(pool));
+      // the share by exit group (what the worker's fallback pool cut) and by id (what it cut
+      // before exits were known): the broker reserves both for it
+      const asked = shared.flatMap((i) => [pairs[i]!.proxyId, groups?.get(pairs[i]!.proxyId) ?? pairs[i]!.proxyId]);
+      const owned = new Set(shareOf(asked, claim.members, workerId));
+      for (const i of shared) {
+        const id = pairs[i]!.proxyId;
+        if (owned.has(id) || owned.has(groups.get(id) ?? id)) out[i] = true;
+      }
+    }
+    return out;
+  }
+
+  private async read<T>(cache: Map<string, Kept<T>>, pool: string, keepMs: number, load: () => Promise<T>): Promise<T> {
+    const now = this.opts.clock();
+    const kept = cache.get(pool);
+    if (kept !== undefined && now - kept.at < keepMs) return kept.value;
+    if (cache.size >= MAX_POOLS) cache.clear();
+    const value = load();
+    cache.set(pool, { at: now, value });
+    // a failed read is not kept
+    value.catch(() => {
+      if (cache.get(pool)?.value === value) cache.delete(pool);
+    });
+    return value;
+  }
+
+  private async readClaims(pool: string): Promise<ReadonlyMap<string, readonly FallbackClaim[]>> {
+    const seen = await this.opts.store.liveWorkers(pool, this.opts.clock() - this.opts.seenWithinMs, { claims: true });
+    return new Map(seen.filter((w) => (w.claims ?? []).length > 0).map((w) => [w.workerId, w.claims ?? []]));
+  }
+
+  /** Proxy id → the key of its exit group (G9; its own id when alone on its exit). */
+  private async readGroups(pool: string): Promise<ReadonlyMap<string, string>> {
+    const members: { id: string; exitIp: string }[] = [];
+    for (let after = ""; ; ) {
+      const page = await this.opts.store.listProxies(pool, { size: PAGE, after });
+      for (const p of page.proxies) members.push({ id: p.id, exitIp: p.exitIp });
+      if (page.next === "") return groupKeys(members);
+      after = page.next;
+    }
+  }
+}
