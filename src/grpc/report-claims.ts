@@ -1,22 +1,24 @@
 /**
  * Which reported outcomes a worker may have seen in its fallback pool under its acknowledged claim
- * (docs/spec.md §7, §8): a report (ReportOutcomes) on a pair the store does not record the
- * worker as holding applies only when one of the worker's last two claims names the pair — its
- * domain-key whole, or the domain-key with the worker's rendezvous share over the claim's members
- * (cut by exit, and without exits, as the broker reserves it: src/lease/reservations.ts) — and
- * that key ended at most `graceMs` ago (the worker replays what it kept once the broker answers).
- * What is read from the store is kept a moment per pool, so a flood of reports costs the store one
- * read of the workers a second, and one listing of the proxies every ten seconds, at most.
+ * (docs/spec.md §7, §8). A report (ReportOutcomes) on a pair the store does not record the worker
+ * as holding applies only when a claim of the worker names the pair: one of its last two in the
+ * store, or one the broker saw lately (ClaimMemory: a worker back from fallback may have sent
+ * newer claims since, or the store lost them), whose key for the pair's domain-key ended at most
+ * the report window ago, and names it whole, or with the worker's rendezvous share over the
+ * claim's members (cut by exit, and without exits, as the broker reserves it:
+ * src/lease/reservations.ts) holding the proxy. What is read from the store is kept a moment per
+ * pool, so a flood of reports costs the store one read of the workers a second, and one listing
+ * of the proxies every ten seconds, at most.
  */
 import { groupKeys, shareOf } from "@proxybroker/sdk/model";
-import type { FallbackClaim } from "@proxybroker/sdk/model";
 import type { StoreProxies, StoreWorkers } from "@proxybroker/sdk/engine";
+import type { ClaimMemory } from "../lease/claim-memory.js";
 
 export interface ReportClaimsOptions {
   readonly store: StoreProxies & StoreWorkers;
   readonly clock: () => number;
-  /** A claimed key counts this long after its `untilMs`. */
-  readonly graceMs: number;
+  /** The claims seen lately (a claimed key counts for its grace after its `untilMs`). */
+  readonly memory: ClaimMemory;
   /** Workers last seen longer ago than this are not read (a worker in fallback is not seen). */
   readonly seenWithinMs: number;
 }
@@ -41,7 +43,7 @@ interface Kept<T> {
 }
 
 export class ReportClaims {
-  private readonly claims = new Map<string, Kept<ReadonlyMap<string, readonly FallbackClaim[]>>>();
+  private readonly claims = new Map<string, Kept<void>>();
   private readonly exits = new Map<string, Kept<ReadonlyMap<string, string>>>();
 
   constructor(private readonly opts: ReportClaimsOptions) {}
@@ -50,12 +52,13 @@ export class ReportClaims {
   async claimed(pool: string, workerId: string, pairs: readonly ReportedPair[]): Promise<boolean[]> {
     const out = pairs.map(() => false);
     if (workerId === "" || pairs.length === 0) return out;
-    const claims = (await this.read(this.claims, pool, CLAIMS_MS, () => this.readClaims(pool))).get(workerId) ?? [];
-    if (claims.length === 0) return out;
+    await this.read(this.claims, pool, CLAIMS_MS, () => this.readClaims(pool));
     const now = this.opts.clock();
+    const claims = this.opts.memory.of(pool, workerId, now);
+    if (claims.length === 0) return out;
     let groups: ReadonlyMap<string, string> | undefined;
     for (const claim of claims) {
-      const keys = new Map(claim.keys.filter((k) => k.untilMs + this.opts.graceMs > now).map((k) => [k.domainKey, k.whole]));
+      const keys = new Map(claim.keys.map((k) => [k.domainKey, k.whole]));
       const shared: number[] = [];
       pairs.forEach((p, i) => {
         const whole = keys.get(p.domainKey);
@@ -90,9 +93,9 @@ export class ReportClaims {
     return value;
   }
 
-  private async readClaims(pool: string): Promise<ReadonlyMap<string, readonly FallbackClaim[]>> {
-    const seen = await this.opts.store.liveWorkers(pool, this.opts.clock() - this.opts.seenWithinMs, { claims: true });
-    return new Map(seen.filter((w) => (w.claims ?? []).length > 0).map((w) => [w.workerId, w.claims ?? []]));
+  private async readClaims(pool: string): Promise<void> {
+    const now = this.opts.clock();
+    this.opts.memory.note(pool, await this.opts.store.liveWorkers(pool, now - this.opts.seenWithinMs, { claims: true }), now);
   }
 
   /** Proxy id → the key of its exit group (G9; its own id when alone on its exit). */

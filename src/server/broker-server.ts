@@ -12,6 +12,7 @@ import type { HeadersReader } from "../health/sources/headers.js";
 import { ReportBudget } from "../grpc/report-budget.js";
 import { ReportAudit } from "../grpc/report-audit.js";
 import { ReportClaims } from "../grpc/report-claims.js";
+import { ClaimMemory } from "../lease/claim-memory.js";
 import * as grpc from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
@@ -153,6 +154,8 @@ export class BrokerServer {
   private readonly defaults: PolicyDefaults;
   private storeTimer: NodeJS.Timeout | undefined;
   private readonly reservations: Reservations;
+  /** The fallback claims seen lately: what reported outcomes are checked against. */
+  private readonly claims: ClaimMemory;
   /** The domain-keys workers used lately (snapshots list them; reservations follow them). */
   readonly domainUses: DomainUseCache;
 
@@ -208,6 +211,7 @@ export class BrokerServer {
       windowMs: domainListingMs(s.fallbackWindowMs),
       clock: opts.clock ?? Date.now,
     });
+    this.claims = new ClaimMemory({ graceMs: reportWindowMs(s.fallbackWindowMs) });
     this.reservations = new Reservations({
       store: opts.store,
       domainUses: (pool) => this.domainUses.of(pool),
@@ -216,6 +220,7 @@ export class BrokerServer {
       absentAfterMs: s.workerAbsentAfterMs,
       fallbackWindowMs: s.fallbackWindowMs,
       intervalMs: RESERVATIONS_MS,
+      onWorkers: (pool, seen, now) => this.claims.note(pool, seen, now),
       onReserved: (pool, r, reserved) => {
         opts.logger?.info(
           { pool, workers: r.workers },
@@ -359,7 +364,7 @@ export class BrokerServer {
       reportClaims: new ReportClaims({
         store: this.opts.store,
         clock: this.opts.clock ?? Date.now,
-        graceMs: reportWindowMs(s.fallbackWindowMs),
+        memory: this.claims,
         seenWithinMs: 2 * reportWindowMs(s.fallbackWindowMs),
       }),
       reportAudit: new ReportAudit({
