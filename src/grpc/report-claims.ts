@@ -11,6 +11,7 @@
  * of the proxies every ten seconds, at most.
  */
 import { groupKeys, shareOf } from "@proxybroker/sdk/model";
+import type { FallbackClaim } from "@proxybroker/sdk/model";
 import type { StoreProxies, StoreWorkers } from "@proxybroker/sdk/engine";
 import type { ClaimMemory } from "../lease/claim-memory.js";
 
@@ -47,6 +48,12 @@ export class ReportClaims {
   private readonly exits = new Map<string, Kept<ReadonlyMap<string, string>>>();
 
   constructor(private readonly opts: ReportClaimsOptions) {}
+
+  /** A claim this broker just stored and acknowledged (a ping): known at once, whatever the store does next. */
+  acknowledged(pool: string, workerId: string, claim: FallbackClaim): void {
+    const now = this.opts.clock();
+    this.opts.memory.note(pool, [{ workerId, lastSeenAt: now, fallbackPoolAt: now, claims: [claim] }], now);
+  }
 
   /** For each of `pairs`, whether `workerId`'s claims name it (see the top). */
   async claimed(pool: string, workerId: string, pairs: readonly ReportedPair[]): Promise<boolean[]> {

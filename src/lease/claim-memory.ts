@@ -3,9 +3,10 @@
  * of what a worker saw under one may still come: a worker replays its fallback outcomes once the
  * broker answers again, and by then it may have sent newer claims — or the store may have lost
  * them with its state. Fed with every read of the workers and their claims (the reservations'
- * read each tick, a report's own read), each claim is kept until `graceMs` after the last of its
- * keys ended; at most `perWorker` claims per worker (the newest versions) and `maxWorkers` workers
- * per pool (the least recently noted go first).
+ * read each tick, a report's own read) and each claim this broker acknowledges, a claim is kept
+ * until `graceMs` after the last of its keys ended; at most `perWorker` claims per worker (the
+ * newest versions; 4 by default, the store keeps 2) and `maxWorkers` workers per pool (the least
+ * recently noted go first).
  */
 import type { FallbackClaim, WorkerSeen } from "@proxybroker/sdk/model";
 
@@ -42,10 +43,10 @@ export class ClaimMemory {
       }
       workers.delete(w.workerId);
       workers.set(w.workerId, kept);
-      for (const c of claims) kept.set(c.version, c);
+      for (const c of claims) if (!kept.has(c.version)) kept.set(c.version, c);
       for (const [v, c] of kept) if (!this.live(c, now)) kept.delete(v);
       const versions = [...kept.keys()].sort((a, b) => b - a);
-      for (const v of versions.slice(this.opts.perWorker ?? 8)) kept.delete(v);
+      for (const v of versions.slice(this.opts.perWorker ?? 4)) kept.delete(v);
     }
   }
 
