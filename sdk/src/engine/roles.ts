@@ -27,6 +27,7 @@ import type {
   ReleaseResult,
   RenewParams,
   RenewResult,
+  ReportResult,
   Reservations,
   StoreServer,
   WorkerHeard,
@@ -45,9 +46,11 @@ export interface StoreLeases {
   release(params: ReleaseParams): Promise<ReleaseResult>;
   /**
    * Apply outcomes observed without a lease of this store (§7: outcomes seen in fallback are
-   * replayed); returns how many were applied (unknown proxies are skipped).
+   * replayed) by worker `reporter`: each one only when it is `claimed`, or the store records a
+   * hold of its pair by `reporter` (a grant or renewal with `reportableMs`, within that long
+   * after its expiry); the others count as `notHeld`. Unknown proxies are skipped (neither).
    */
-  reportOutcomes(pool: string, reports: readonly OutcomeReport[]): Promise<number>;
+  reportOutcomes(pool: string, reports: readonly OutcomeReport[], reporter: string): Promise<ReportResult>;
 }
 
 /** Proxies and their health: the pool's proxies, an admin's actions on them, health checks, counts. */

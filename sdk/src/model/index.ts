@@ -61,6 +61,8 @@ export type {
   ReleaseParams,
   ReleaseResult,
   OutcomeReport,
+  ReportFate,
+  ReportResult,
   HealthResult,
   WorkerSeen,
   WorkerTouch,

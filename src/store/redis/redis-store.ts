@@ -18,6 +18,8 @@ import type {
   DomainPolicySpec,
   HealthResult,
   OutcomeReport,
+  ReportFate,
+  ReportResult,
   PolicySet,
   PoolStats,
   ProxyAction,
@@ -58,13 +60,14 @@ import {
   releaseKeys,
   REPORT_CHUNK,
   reportArgs,
+  reportable,
   reportKeys,
   scriptConstants,
   tokenArg,
 } from "./args.js";
 import { DEFAULT_PREFIX, KeyBuilder } from "./keys.js";
 import { decodeLeaseId, newLeaseHex } from "./lease-id.js";
-import { asArray, decodeAcquire, decodeRelease, decodeRenew, num, type AcquireContext } from "./replies.js";
+import { asArray, decodeAcquire, decodeFates, decodeRelease, decodeRenew, num, type AcquireContext } from "./replies.js";
 import { ScriptRunner, type ScriptKeys } from "./scripts.js";
 import { argv } from "./script-args.js";
 import { keyv } from "./script-keys.js";
@@ -205,6 +208,7 @@ export class RedisStore implements LeaseStore {
         isolationGroup: isolation.group,
         affinityMs: Math.floor(isolation.affinityMs),
         honorsTtl: params.honorsTtl === true ? "1" : "0",
+        reportableMs: reportable(params.workerId, params.reportableMs),
       }),
     );
     return decodeRenew(reply);
@@ -258,16 +262,18 @@ export class RedisStore implements LeaseStore {
   }
 
   /** One script call per chunk of `REPORT_CHUNK` reports; each chunk is atomic, the batch is not. */
-  async reportOutcomes(pool: string, reports: readonly OutcomeReport[]): Promise<number> {
+  async reportOutcomes(pool: string, reports: readonly OutcomeReport[], reporter: string): Promise<ReportResult> {
     const { env } = this;
     const keys = env.keys.pool(pool);
-    let applied = 0;
+    const fates: ReportFate[] = [];
     for (let i = 0; i < reports.length; i += REPORT_CHUNK) {
       const chunk = reports.slice(i, i + REPORT_CHUNK);
-      const reply = await env.runner.run("reportOutcomes", reportKeys(keys), reportArgs(keys, chunk, env.now(), env.random));
-      applied += num(asArray(reply), 0);
+      const reply = asArray(
+        await env.runner.run("reportOutcomes", reportKeys(keys), reportArgs(keys, chunk, reporter, env.now(), env.random)),
+      );
+      fates.push(...decodeFates(reply[0], chunk.length));
     }
-    return applied;
+    return { applied: fates.filter((f) => f === "applied").length, notHeld: fates.filter((f) => f === "not-held").length, fates };
   }
 
   addProxies(pool: string, specs: readonly ProxySpecInput[]): Promise<{ added: string[]; updated: string[] }> {
