@@ -28,9 +28,13 @@ export function checkHttpsStrategies(mode: HttpsMode, strategies: readonly strin
     );
 }
 
-/** Whether CRAWL_GATE judges the gateway: not in tunnel mode, where pacing holds per tunnel, not per request. */
-export function gatewayGated(mode: HttpsMode): boolean {
-  return mode !== "tunnel";
+/**
+ * Whether CRAWL_GATE judges the gateway: not in tunnel mode with kept-alive connections, where
+ * pacing holds per tunnel, not per request. With a new connection per request
+ * (CRAWL_HTTPS_CONNECTIONS=per-request) a tunnel is a request, and the gateway is judged.
+ */
+export function gatewayGated(mode: HttpsMode, connections: "keep-alive" | "per-request" = "keep-alive"): boolean {
+  return mode !== "tunnel" || connections === "per-request";
 }
 
 /** "HTTPS, gateway in interception mode" (empty for plain HTTP). */

@@ -64,6 +64,14 @@ import { computeExitRows, exitGateFailures, formatExitTable } from "./exit-repor
 import type { ExitRow } from "./exit-report.js";
 import { runWorkerGroups } from "./spawn-workers.js";
 import { checkPython, pythonWorkerCommand, pythonWorkerCount } from "./python-workers.js";
+import {
+  checkGatewayClient,
+  describeGatewayClient,
+  gatewayClientCommand,
+  gatewayClientLabel,
+  readGatewayClient,
+} from "./gateway-client.js";
+import type { GatewayClient } from "./gateway-client.js";
 import type { WorkerConfig } from "./workers/common.js";
 import { SEED000_POOL_KEY } from "../test/support/seed000.js";
 import { QUEUE_KEY, SEED003_POOL_KEY } from "./workers/keys.js";
@@ -125,6 +133,8 @@ interface HarnessOptions {
   readonly partition: PartitionOptions | undefined;
   /** HTTPS sites, and the gateway's mode for them (CRAWL_HTTPS), or plain HTTP ("off"). */
   readonly https: HttpsMode;
+  /** The gateway's clients (CRAWL_GATEWAY_CLIENT) and their HTTPS connections (CRAWL_HTTPS_CONNECTIONS). */
+  readonly gatewayClient: GatewayClient;
   /** The provider scenario (CRAWL_SCENARIO=provider): sessions over fewer exits instead of tinyproxies. */
   readonly provider: ProviderScenario | undefined;
 }
@@ -192,6 +202,7 @@ function readOptions(): HarnessOptions {
     isolation: readIsolation(),
     partition: readPartition(),
     https,
+    gatewayClient: readGatewayClient(),
     provider,
   };
   if (options.partition !== undefined)
@@ -245,7 +256,9 @@ function describe(o: HarnessOptions): string {
   const mixed = o.gatewayWorkers > 0 ? ` (proxybroker: + ${o.gatewayWorkers} gateway clients, a mixed fleet)` : "";
   const https = o.https === "off" ? "" : `${describeHttps(o.https)}: `;
   const proxies = o.provider === undefined ? `N=${o.proxies} proxies` : describeProvider(o.provider);
-  return `${https}S=${o.sites} sites with policy ${policy}${iso}${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, ${proxies}, ${o.workers} workers × ${o.concurrency} concurrent${mixed}${partition}`;
+  const gatewayClients =
+    o.strategies.includes("gateway") || o.gatewayWorkers > 0 ? `, ${describeGatewayClient(o.gatewayClient, o.https !== "off")}` : "";
+  return `${https}S=${o.sites} sites with policy ${policy}${iso}${free}, tolerance ${o.toleranceMs} ms, pages ${o.pageMs[0]}–${o.pageMs[1]} ms, ${proxies}, ${o.workers} workers × ${o.concurrency} concurrent${mixed}${gatewayClients}${partition}`;
 }
 
 const WORKER_BOOT_MS = 4_000;
@@ -395,11 +408,11 @@ function gatewayOptions(env: Env): GatewayProcessOptions {
   return { intercept: { caCertFile: certs.caFile, caKeyFile: certs.caKeyFile, upstreamCaFile: certs.caFile } };
 }
 
-/** What the gateway's workers get in the HTTPS mode: the CA to trust. */
+/** What the gateway's workers get in the HTTPS mode: the CA to trust, and how to use their connections. */
 function httpsConfig(env: Env): Pick<WorkerConfig, "https"> {
   const { certs } = env;
   if (env.options.https === "off" || certs === undefined) return {};
-  return { https: { caFile: certs.caFile } };
+  return { https: { caFile: certs.caFile, connection: env.options.gatewayClient.connections } };
 }
 
 async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined, gw: GatewayProcess | undefined): Promise<StrategyResult> {
@@ -437,10 +450,13 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
   const killAt = endAt + REQUEST_TIMEOUT_MS + 15_000;
   const pacing = pb !== undefined ? samplePacing(env, pb, endAt, startAt) : Promise.resolve([]);
   const outage = pb !== undefined && options.killAtMs > 0 ? crashBroker(pb, startAt + options.killAtMs, options.restartAfterMs) : undefined;
+  const gatewayCommand = gatewayClientCommand(options.gatewayClient);
+  const ownCommand = strategy === "gateway" ? gatewayCommand : undefined;
   const { all: run, groups } = await runWorkerGroups([
     {
-      label: "TypeScript",
+      label: strategy === "gateway" ? gatewayClientLabel(options.gatewayClient) : "TypeScript",
       entry: strategy,
+      ...(ownCommand === undefined ? {} : { command: ownCommand }),
       count: options.workers - python,
       killAt,
       config: (i) => config(idOf("ts", i), i),
@@ -456,6 +472,7 @@ async function runWith(env: Env, strategy: Strategy, pb: PhaseBroker | undefined
     {
       label: "Gateway",
       entry: "gateway",
+      ...(gatewayCommand === undefined ? {} : { command: gatewayCommand }),
       count: gateways,
       killAt,
       config: (i) => config(`${strategy}-gw-${i}`, options.workers + i),
@@ -594,6 +611,7 @@ async function runStrategyReported(env: Env, strategy: Strategy): Promise<Strate
 async function main(): Promise<number> {
   const options = readOptions();
   if (options.pythonWorkers > 0) checkPython();
+  if (options.strategies.includes("gateway") || options.gatewayWorkers > 0) checkGatewayClient(options.gatewayClient);
   const redisServer = await startRedisServer();
   const redis = new Redis(redisServer.url);
   const rule = (minIntervalMs: number): SiteRules => ({
@@ -714,17 +732,19 @@ async function main(): Promise<number> {
   const gwRow = rows.find((r) => r.strategy === "gateway");
   if (options.gate) {
     const why = pb === undefined ? [] : [...gateFailures(pb, pbSites, options.maxFree429), ...mixFailures];
-    if (gwRow !== undefined && gatewayGated(options.https))
-      why.push(...gateFailures(gwRow, gwSites, options.maxFree429).map((w) => `gateway: ${w}`));
-    if (gwRow !== undefined && !gatewayGated(options.https))
-      process.stdout.write("\nCRAWL_GATE: the gateway is not judged in tunnel mode (its pacing holds per tunnel, not per request)\n");
+    const gwGated = gatewayGated(options.https, options.gatewayClient.connections);
+    if (gwRow !== undefined && gwGated) why.push(...gateFailures(gwRow, gwSites, options.maxFree429).map((w) => `gateway: ${w}`));
+    if (gwRow !== undefined && !gwGated)
+      process.stdout.write(
+        "\nCRAWL_GATE: the gateway is not judged in tunnel mode with kept-alive connections (its pacing holds per tunnel, not per request)\n",
+      );
     for (const r of isolationRows) why.push(...isolationGateFailures(r).map((w) => `${r.strategy}: ${w}`));
     if (pbTimeline !== undefined && pbTimeline.during.pages === 0) why.push("no page while the broker was down");
     if (pbTimeline !== undefined && pbTimeline.after.pages === 0) why.push("no page after the broker came back");
     if (pbPartition !== undefined)
       why.push(...partitionGateFailures(pbPartition, options.partition?.minRatio ?? 0, options.partition?.minEfficiency ?? 0));
     if (options.provider !== undefined) {
-      const judged = (s: Strategy): boolean => s === "proxybroker" || (s === "gateway" && gatewayGated(options.https));
+      const judged = (s: Strategy): boolean => s === "proxybroker" || (s === "gateway" && gwGated);
       for (const f of failed) if (judged(f.strategy)) why.push(`${f.strategy} did not run: ${f.message}`);
       for (const v of exitViews)
         if (judged(v.strategy))

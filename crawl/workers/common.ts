@@ -25,7 +25,11 @@ export interface WorkerConfig {
    * Strategy "gateway" in the HTTPS mode (CRAWL_HTTPS): the CA file (PEM) to trust. The workers do
    * the same in tunnel and interception mode; the gateway's mode decides what happens to a tunnel.
    */
-  readonly https?: { readonly caFile: string };
+  readonly https?: {
+    readonly caFile: string;
+    /** One kept-alive connection per loop (default), or a new one per request (CRAWL_HTTPS_CONNECTIONS). */
+    readonly connection?: "keep-alive" | "per-request";
+  };
   /** Epoch ms: start crawling at, stop starting requests at. */
   readonly startAt: number;
   readonly endAt: number;

@@ -45,5 +45,6 @@ runWorker(async (config) => {
     caPem: (await readFile(config.https.caFile)).toString(),
     waitSeconds: MAX_WAIT_MS / 1_000,
     timeoutMs: config.timeoutMs + MAX_WAIT_MS,
+    perRequest: config.https.connection === "per-request",
   });
 });

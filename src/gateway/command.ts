@@ -42,6 +42,11 @@ export function addGatewayCommand(p: Command): void {
       "close a CONNECT tunnel this old (GATEWAY_TUNNEL_MAX_LIFE_MS; default 600000)",
       def("tunnelMaxLifeMs"),
     )
+    .option(
+      "--tunnel-unknown-interval-ms <ms>",
+      "release a tunnel's lease this long after it closed when no policy paces its host: the site's 429s are unseen inside a tunnel (GATEWAY_TUNNEL_UNKNOWN_INTERVAL_MS; default 1000; 0: at once)",
+      def("tunnelUnknownIntervalMs"),
+    )
     .option("--max-connections <n>", "client connections at once (GATEWAY_MAX_CONNECTIONS; default 1024)", def("maxConnections"))
     .option(
       "--request-timeout-ms <ms>",
@@ -157,7 +162,7 @@ export async function runGateway(s: GatewaySettings): Promise<void> {
       ),
     waitMs: s.waitMs,
     maxWaitMs: s.maxWaitMs,
-    tunnels: { idleMs: s.tunnelIdleMs, maxLifeMs: s.tunnelMaxLifeMs },
+    tunnels: { idleMs: s.tunnelIdleMs, maxLifeMs: s.tunnelMaxLifeMs, unknownIntervalMs: s.tunnelUnknownIntervalMs },
     maxConnections: s.maxConnections,
     requestTimeoutMs: s.requestTimeoutMs,
     upstreamTimeoutMs: s.upstreamTimeoutMs,

@@ -2,6 +2,7 @@ import { isIP } from "node:net";
 import type { CredentialsMode } from "./credentials.js";
 import { splitHostPort } from "./address.js";
 import { connectPortsOf, denyTargetsOf, type ConnectPorts } from "./targets.js";
+import { UNKNOWN_INTERVAL_MS } from "./tunnels.js";
 
 /**
  * The gateway's settings: each an environment variable with a flag of `proxybroker gateway`
@@ -23,6 +24,8 @@ export interface GatewaySettings {
   readonly maxWaitMs: number;
   readonly tunnelIdleMs: number;
   readonly tunnelMaxLifeMs: number;
+  /** A tunnel's lease on a pair the broker does not pace is released this long after the tunnel closed (0: at once). */
+  readonly tunnelUnknownIntervalMs: number;
   readonly maxConnections: number;
   readonly requestTimeoutMs: number;
   readonly upstreamTimeoutMs: number;
@@ -66,6 +69,7 @@ export interface GatewayInput {
   readonly maxWaitMs?: string | undefined;
   readonly tunnelIdleMs?: string | undefined;
   readonly tunnelMaxLifeMs?: string | undefined;
+  readonly tunnelUnknownIntervalMs?: string | undefined;
   readonly maxConnections?: string | undefined;
   readonly requestTimeoutMs?: string | undefined;
   readonly upstreamTimeoutMs?: string | undefined;
@@ -97,6 +101,7 @@ export const GATEWAY_ENV: Readonly<Record<keyof GatewayInput, string>> = {
   maxWaitMs: "GATEWAY_MAX_WAIT_MS",
   tunnelIdleMs: "GATEWAY_TUNNEL_IDLE_MS",
   tunnelMaxLifeMs: "GATEWAY_TUNNEL_MAX_LIFE_MS",
+  tunnelUnknownIntervalMs: "GATEWAY_TUNNEL_UNKNOWN_INTERVAL_MS",
   maxConnections: "GATEWAY_MAX_CONNECTIONS",
   requestTimeoutMs: "GATEWAY_REQUEST_TIMEOUT_MS",
   upstreamTimeoutMs: "GATEWAY_UPSTREAM_TIMEOUT_MS",
@@ -158,6 +163,7 @@ export function gatewaySettings(input: GatewayInput, defaultWorkerId: string): G
     maxWaitMs,
     tunnelIdleMs: ms(input.tunnelIdleMs, 60_000, "GATEWAY_TUNNEL_IDLE_MS", 1),
     tunnelMaxLifeMs: ms(input.tunnelMaxLifeMs, 600_000, "GATEWAY_TUNNEL_MAX_LIFE_MS", 1),
+    tunnelUnknownIntervalMs: ms(input.tunnelUnknownIntervalMs, UNKNOWN_INTERVAL_MS, "GATEWAY_TUNNEL_UNKNOWN_INTERVAL_MS"),
     maxConnections: ms(input.maxConnections, 1_024, "GATEWAY_MAX_CONNECTIONS", 1),
     requestTimeoutMs: ms(input.requestTimeoutMs, 300_000, "GATEWAY_REQUEST_TIMEOUT_MS", 1),
     upstreamTimeoutMs: ms(input.upstreamTimeoutMs, 60_000, "GATEWAY_UPSTREAM_TIMEOUT_MS", 1),

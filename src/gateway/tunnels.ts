@@ -7,7 +7,18 @@ export interface TunnelLimits {
   readonly idleMs: number;
   /** Closed after this long in all, ms: a keep-alive connection cannot hold a proxy for ever. */
   readonly maxLifeMs: number;
+  /**
+   * A tunnel's lease whose pacing the broker does not know (`Lease.pacingUnknown`: no policy names
+   * the host, no interval learned) is released this long after the tunnel closed, ms (0: at once;
+   * default `UNKNOWN_INTERVAL_MS`). The site's answers are encrypted inside the tunnel, so the
+   * gateway cannot report its 429s and adaptive pacing could never learn its limit: the pair is
+   * spaced by this instead.
+   */
+  readonly unknownIntervalMs?: number;
 }
+
+/** The default of `TunnelLimits.unknownIntervalMs`: adaptive pacing's first step from 0 (a 429 raises it to 1 s). */
+export const UNKNOWN_INTERVAL_MS = 1_000;
 
 interface Tunnel {
   readonly lease: Lease;
@@ -20,6 +31,20 @@ interface Tunnel {
   readonly timer: NodeJS.Timeout;
   /** The client ended its side before the gateway ended its own (it went away). */
   clientLeft: boolean;
+}
+
+/** Resolves `ms` from now, or at once when `lease` is lost meanwhile (nothing left to space). */
+function heldFor(lease: Lease, ms: number): Promise<void> {
+  if (ms <= 0 || lease.signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      lease.signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    lease.signal.addEventListener("abort", done, { once: true });
+  });
 }
 
 /** How often a tunnel's traffic is looked at for the idle limit. */
@@ -49,7 +74,8 @@ export interface TunnelsOptions {
  * when the proxy itself failed: it refused the CONNECT (407, 403), or did not answer it within
  * `connectTimeoutMs` (the client gets a 504 then); TARGET_ERROR when it answered that it could not
  * reach the site (a 5xx: the site's failure, not the proxy's); ABANDONED when the client went away
- * before the tunnel opened.
+ * before the tunnel opened. A tunnel that reached a site whose pacing the broker does not know
+ * keeps its lease `unknownIntervalMs` more after it closed (see `TunnelLimits`).
  */
 export class Tunnels {
   private readonly open_ = new Map<number, Tunnel>();
@@ -161,7 +187,11 @@ export class Tunnels {
             ? { kind: "ABANDONED", detail: "the client went away before the tunnel opened" }
             : { kind: "PROXY_ERROR", detail: "the tunnel through the upstream proxy did not open" };
     this.onClosed(outcome);
-    const p = t.lease.release(outcome).catch(() => undefined);
+    // the tunnel reached the site: spaced by the gateway when the broker does not pace the pair
+    const spaceMs = outcome.kind === "SUCCESS" && t.lease.pacingUnknown ? (this.limits.unknownIntervalMs ?? UNKNOWN_INTERVAL_MS) : 0;
+    const p = heldFor(t.lease, spaceMs)
+      .then(() => t.lease.release(outcome))
+      .catch(() => undefined);
     this.releasing.add(p);
     void p.finally(() => this.releasing.delete(p));
   }

@@ -21,10 +21,13 @@ describe("CRAWL_HTTPS", () => {
     expect(() => checkHttpsStrategies("off", ["naive", "seed000", "seed003", "proxybroker", "gateway"])).not.toThrow();
   });
 
-  it("leaves the gateway ungated in tunnel mode only", () => {
+  it("leaves the gateway ungated in tunnel mode with kept-alive connections only", () => {
     expect(gatewayGated("off")).toBe(true);
     expect(gatewayGated("intercept")).toBe(true);
     expect(gatewayGated("tunnel")).toBe(false);
+    expect(gatewayGated("tunnel", "keep-alive")).toBe(false);
+    // a new connection per request: a tunnel is a request, paced as one
+    expect(gatewayGated("tunnel", "per-request")).toBe(true);
   });
 
   it("says which mode ran", () => {

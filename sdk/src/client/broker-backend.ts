@@ -32,6 +32,8 @@ export interface AcquireRequest {
 export interface Granted {
   readonly view: LeaseView;
   readonly sentAt: number;
+  /** The broker said it does not know the pair's pacing (`Lease.pacing_unknown`); broker grants only. */
+  readonly pacingUnknown?: boolean;
 }
 
 /** The status of each denial reason (as the broker's unary calls answer it); others are UNAVAILABLE. */
@@ -121,7 +123,8 @@ export class BrokerBackend implements LeaseBackend {
         }
         throw err;
       }
-      if (a.case === "granted" && a.value.lease !== undefined) return { view: leaseFromWire(a.value.lease), sentAt };
+      if (a.case === "granted" && a.value.lease !== undefined)
+        return { view: leaseFromWire(a.value.lease), sentAt, pacingUnknown: a.value.lease.pacingUnknown };
       if (a.case === "denied") throw deniedError(a.value);
       throw unexpected(a);
     });

@@ -543,6 +543,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
         sessionKey: view.sessionKey,
         sessionRebound: view.sessionRebound,
         reusable: source === "broker" && req.reuse === true && view.intervalMs === 0,
+        pacingUnknown: source === "broker" && granted.pacingUnknown === true,
         ttlMs: grantedTtlMs(req.ttlMs, view.expireAt, now),
         runsMs: view.ttlMs,
         sentAt,

@@ -122,6 +122,14 @@ export class Lease {
    * requests through it once `wanted`.
    */
   readonly reusable: boolean;
+  /**
+   * The broker does not know the pair's pacing (broker leases only): no domain policy names the
+   * host and adaptive pacing learned no interval, so the pair's next grant may follow this
+   * release at once, and only a RATE_LIMITED outcome released through the broker teaches it the
+   * site's limit. A holder that cannot see the site's answers should space the pair's uses itself
+   * (the gateway's CONNECT tunnels do). Also true for a retried acquire given its lease again.
+   */
+  readonly pacingUnknown: boolean;
   private isWanted = false;
   private readonly wantedBy = new Set<() => void>();
   private identity: LeaseIdentity;
@@ -147,6 +155,8 @@ export class Lease {
       runsMs?: number;
       /** The broker granted it reusable (default false). */
       reusable?: boolean;
+      /** The broker does not know the pair's pacing (default false). */
+      pacingUnknown?: boolean;
       /** Monotonic ms when the acquire was sent. */
       sentAt: number;
       heartbeat: boolean;
@@ -161,6 +171,7 @@ export class Lease {
     this.sessionRebound = init.sessionRebound;
     this.ttlMs = init.ttlMs;
     this.reusable = init.reusable === true;
+    this.pacingUnknown = init.pacingUnknown === true;
     this.deadline = deadlineOf(init.sentAt, runsFor(init.runsMs ?? -1, init.ttlMs));
     this.armDeadline();
     if (init.heartbeat) this.schedule();

@@ -155,6 +155,8 @@ export function leaseToWire(l: LeaseView, reusable = false): Lease {
     sessionRebound: l.sessionRebound,
     reusable,
     ...(l.ttlMs >= 0 ? { ttl: durationOf(l.ttlMs) } : {}),
+    // no policy names the host and none learned, or a retried request's grant (intervalMs -1)
+    pacingUnknown: l.intervalMs < 0,
   });
 }
 

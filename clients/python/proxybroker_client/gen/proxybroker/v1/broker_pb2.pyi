@@ -200,11 +200,12 @@ class GetPoolSnapshotResponse(_message.Message):
     def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., pacing: _Optional[_Iterable[_Union[DomainPacing, _Mapping]]] = ..., longest_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fallback_window: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., domains_listed: bool = ..., policy_version: _Optional[str] = ..., worker_absent_after: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., reserve_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Lease(_message.Message):
-    __slots__ = ["domain", "expire_time", "fencing_token", "lease_id", "pool", "proxy", "reusable", "session_key", "session_rebound", "ttl"]
+    __slots__ = ["domain", "expire_time", "fencing_token", "lease_id", "pacing_unknown", "pool", "proxy", "reusable", "session_key", "session_rebound", "ttl"]
     DOMAIN_FIELD_NUMBER: _ClassVar[int]
     EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
     LEASE_ID_FIELD_NUMBER: _ClassVar[int]
+    PACING_UNKNOWN_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
     PROXY_FIELD_NUMBER: _ClassVar[int]
     REUSABLE_FIELD_NUMBER: _ClassVar[int]
@@ -215,13 +216,14 @@ class Lease(_message.Message):
     expire_time: _timestamp_pb2.Timestamp
     fencing_token: int
     lease_id: str
+    pacing_unknown: bool
     pool: str
     proxy: Proxy
     reusable: bool
     session_key: str
     session_rebound: bool
     ttl: _duration_pb2.Duration
-    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., proxy: _Optional[_Union[Proxy, _Mapping]] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., session_key: _Optional[str] = ..., session_rebound: bool = ..., reusable: bool = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., proxy: _Optional[_Union[Proxy, _Mapping]] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., session_key: _Optional[str] = ..., session_rebound: bool = ..., reusable: bool = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., pacing_unknown: bool = ...) -> None: ...
 
 class LeaseDenied(_message.Message):
     __slots__ = ["lease_id", "message", "reason", "request_id", "retry_after"]
