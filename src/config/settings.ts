@@ -153,8 +153,6 @@ function num(env: Env, name: string, def: number, range: { min: number; max: num
 }
 
 const MS_DAY = 86_400_000;
-/** The longest a reported outcome may cool down or ban a pair (REPORT_MAX_*): far below an admin's ban. */
-const REPORT_MAX_MS = 3_600_000;
 
 function hostPort(name: string, value: string, allowEmpty: boolean): string {
   if (allowEmpty && value === "") return value;
@@ -228,8 +226,6 @@ function loadScoring(env: Env): ScoringConfig {
     scoreAfterQuarantine: num(env, "SCORE_AFTER_QUARANTINE", d.scoreAfterQuarantine, { min: 0, max: 100, integer: false }),
     rateLimitBackoffBaseMs: num(env, "RATE_LIMIT_BACKOFF_BASE_MS", d.rateLimitBackoffBaseMs, { min: 1, max: MS_DAY }),
     rateLimitBackoffMaxMs: num(env, "RATE_LIMIT_BACKOFF_MAX_MS", d.rateLimitBackoffMaxMs, { min: 1, max: MS_DAY }),
-    reportMaxCoolDownMs: num(env, "REPORT_MAX_COOL_DOWN_MS", d.reportMaxCoolDownMs, { min: 0, max: REPORT_MAX_MS }),
-    reportMaxBanMs: num(env, "REPORT_MAX_BAN_MS", d.reportMaxBanMs, { min: 0, max: REPORT_MAX_MS }),
     ewmaAlpha: num(env, "LATENCY_EWMA_ALPHA", d.ewmaAlpha, { min: 0.001, max: 1, integer: false }),
     healthPass: score("HEALTH_PASS_SCORE", d.healthPass),
     healthFail: score("HEALTH_FAIL_SCORE", d.healthFail),

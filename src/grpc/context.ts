@@ -10,9 +10,7 @@ import type { LeaseEngine } from "../lease/lease-engine.js";
 import type { BrokerCounts } from "../observe/counts.js";
 import type { GrantHub } from "../observe/grant-hub.js";
 import type { BrokerMetrics } from "../observe/metrics.js";
-import type { ReportAudit } from "./report-audit.js";
 import type { ReportBudget } from "./report-budget.js";
-import type { ReportClaims } from "./report-claims.js";
 import type { RequestLimits } from "./validate.js";
 
 /** An open Lease stream, as the shutdown sequence sees it. */
@@ -46,10 +44,6 @@ export interface BrokerContext {
   readonly metrics: BrokerMetrics;
   /** Reported outcomes each caller may still have applied. */
   readonly reportBudget: ReportBudget;
-  /** Which reported outcomes a worker saw under its acknowledged fallback claim. */
-  readonly reportClaims: ReportClaims;
-  /** The audit trail of what reported outcomes did (bounded per caller). */
-  readonly reportAudit: ReportAudit;
   /** The leases this broker grants, for WatchEvents. */
   readonly grants: GrantHub;
   /** The last minute's grants per (pool, domain-key) and per (pool, worker), and outcomes per kind ("" scope). */

@@ -43,8 +43,6 @@ export async function answerPing(ctx: BrokerContext, ping: Ping, opts: { readonl
   }
   try {
     await ctx.store.hearWorker(pool, workerId, { heardAt, claim, fresh: ping.claim?.fresh === true });
-    // what its reported outcomes are checked against later (report-claims.ts)
-    ctx.reportClaims.acknowledged(pool, workerId, claim);
     return pong(claim.version);
   } catch {
     return pong();

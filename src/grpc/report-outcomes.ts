@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { InvalidInputError, normalizeHost } from "@proxybroker/sdk/model";
-import type { OutcomeKindName, OutcomeReport } from "@proxybroker/sdk/model";
+import type { OutcomeReport } from "@proxybroker/sdk/model";
 import { effectivePolicy } from "@proxybroker/sdk/model";
 import type { PolicyDefaults } from "@proxybroker/sdk/model";
 import { ReportOutcomesResponseSchema } from "@proxybroker/sdk/gen/proxybroker/v1/broker_pb";
@@ -14,14 +14,9 @@ const MAX_OUTCOMES = 10_000;
 const GROUP = /^[a-z0-9][a-z0-9._-]{0,252}$/;
 
 /**
- * ReportOutcomes: outcomes an SDK saw in its fallback pool (or of a broker lease whose release
- * the broker will not hear), applied like releases' outcomes — scores, bans with the domain's
- * ban_ttl, cool-downs — but only on pairs the reporting worker held (docs/spec.md §8): a lease of
- * the pair granted to or renewed by it lately (the store records it), or the pair named by its
- * acknowledged fallback claim (report-claims.ts). The others are counted as `not_held`. A report
- * never takes a score below the floor, and the store cuts its cool-down and ban to the reports'
- * caps (REPORT_MAX_COOL_DOWN_MS, REPORT_MAX_BAN_MS); at most REPORT_OUTCOMES_PER_MINUTE per
- * caller; what the calls did goes to the audit trail (report-audit.ts).
+ * ReportOutcomes: outcomes an SDK saw in its fallback pool, applied like releases' outcomes
+ * (scores, bans with the domain's ban_ttl, cool-downs) but never below the score floor, so that
+ * reports alone quarantine nothing; at most REPORT_OUTCOMES_PER_MINUTE per caller.
  */
 export async function reportOutcomes(
   ctx: BrokerContext,
@@ -31,9 +26,8 @@ export async function reportOutcomes(
 ): Promise<ReportOutcomesResponse> {
   const pool = checkPool(req.pool);
   if (req.outcomes.length > MAX_OUTCOMES) throw new InvalidInputError(`at most ${MAX_OUTCOMES} outcomes per call`);
-  const workerId = req.workerId === "" ? "" : checkWorkerId(req.workerId);
   // bounded per caller: the token's name, else the worker id it gives
-  const who = caller !== "" ? `token:${caller}` : `worker:${workerId === "" ? "anonymous" : workerId}`;
+  const who = caller !== "" ? `token:${caller}` : `worker:${req.workerId === "" ? "anonymous" : checkWorkerId(req.workerId)}`;
   const waitMs = ctx.reportBudget.take(who, req.outcomes.length);
   if (waitMs > 0) {
     throw new BrokerError(
@@ -44,28 +38,18 @@ export async function reportOutcomes(
     );
   }
   const { policies } = await ctx.store.listPolicies(pool);
-  const asked = req.outcomes.map((o, i) => {
+  const reports: OutcomeReport[] = req.outcomes.map((o, i) => {
     if (o.proxyId === "" || o.proxyId.length > 300) throw new InvalidInputError(`outcomes[${i}].proxy_id is empty or too long`);
     const domainKey = GROUP.test(o.domain) ? o.domain : normalizeHost(o.domain, `outcomes[${i}].domain`);
     const byGroup = policies.find((p) => p.group === domainKey && p.banTtlMs > 0);
     const banTtlMs = byGroup?.banTtlMs ?? effectivePolicy(policies, domainKey, defaults).banTtlMs;
     return { proxyId: o.proxyId, domainKey, outcome: checkOutcome(o.outcome, ctx.limits), banTtlMs };
   });
-  if (asked.length === 0) return create(ReportOutcomesResponseSchema, { applied: 0, notHeld: 0 });
-  const claimed = await ctx.reportClaims.claimed(pool, workerId, asked);
-  const reports: OutcomeReport[] = asked.map((r, i) => (claimed[i] === true ? { ...r, claimed: true } : r));
-  const done = await ctx.store.reportOutcomes(pool, reports, workerId);
-  const kinds: Partial<Record<OutcomeKindName, number>> = {};
-  let claimedApplied = 0;
-  reports.forEach((r, i) => {
-    if (done.fates[i] !== "applied") return;
-    kinds[r.outcome.kind] = (kinds[r.outcome.kind] ?? 0) + 1;
-    if (r.claimed === true) claimedApplied += 1;
+  const applied = reports.length > 0 ? await ctx.store.reportOutcomes(pool, reports) : 0;
+  for (const r of reports) {
     ctx.metrics.reported.inc({ kind: r.outcome.kind });
     // a slow-down or a ban seen elsewhere: kept leases of the key go on paced (spec §5)
     if (r.outcome.kind === "RATE_LIMITED" || r.outcome.kind === "BLOCKED") ctx.held.wantBack(pool, r.domainKey);
-  });
-  if (done.notHeld > 0) ctx.metrics.reportsNotHeld.inc(done.notHeld);
-  ctx.reportAudit.note(caller, pool, { workerId, applied: done.applied, claimed: claimedApplied, notHeld: done.notHeld, kinds });
-  return create(ReportOutcomesResponseSchema, { applied: done.applied, notHeld: done.notHeld });
+  }
+  return create(ReportOutcomesResponseSchema, { applied });
 }

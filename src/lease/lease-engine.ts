@@ -54,12 +54,6 @@ export interface LeaseEngineOptions {
    * use (workers that keep a fallback pool only; 0 = not recorded): fallback shares follow them.
    */
   readonly domainUseMs?: number;
-  /**
-   * Each grant and renewal records its worker's hold of the pair for this long after the lease's
-   * expiry: the worker's reported outcomes on the pair apply meanwhile (ReportOutcomes). 0 = not
-   * recorded (no report applies but claimed ones).
-   */
-  readonly reportableMs?: number;
   /** Most acquires waiting per (pool, domain-key) and in all; more are refused (RESOURCE_EXHAUSTED). */
   readonly maxWaitingPerKey?: number;
   readonly maxWaiting?: number;
@@ -359,7 +353,6 @@ export class LeaseEngine {
       ttlMs: spec.ttlMs,
       workerId: spec.workerId,
       honorsTtl: spec.honorsTtl === true,
-      reportableMs: this.opts.reportableMs ?? 0,
       liveSince: this.opts.liveSince?.() ?? 0,
       isolationOf: this.isolationOfKey,
     });
@@ -579,7 +572,6 @@ export class LeaseEngine {
       domainUseMs: spec.fallbackPool ? (this.opts.domainUseMs ?? 0) : 0,
       yieldsLeases: spec.yieldsLeases === true,
       honorsTtl: spec.honorsTtl === true,
-      reportableMs: this.opts.reportableMs ?? 0,
       identity: spec.identity ?? "",
       policyVersion: set.version,
       sessionKey: spec.sessionKey,

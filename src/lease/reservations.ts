@@ -38,8 +38,6 @@ export interface ReservationOptions {
   readonly onError?: (err: unknown) => void;
   /** The reservations of a pool were written (when the silent workers or their claims changed, or recomputed). */
   readonly onReserved?: (pool: string, summary: ReservedSummary, reserved: ReservationMap) => void;
-  /** Each read of a pool's workers with their claims (what reported outcomes are checked against later). */
-  readonly onWorkers?: (pool: string, seen: readonly WorkerSeen[], now: number) => void;
 }
 
 /** What a write of a pool's reservations reserved, per silent worker. */
@@ -199,7 +197,6 @@ export class Reservations {
     const now = this.opts.clock();
     const seen = await store.liveWorkers(pool, now - this.opts.fallbackWindowMs, { claims: true });
     this.lastSeen.set(pool, seen);
-    this.opts.onWorkers?.(pool, seen, now);
     if (this.opts.domainUses !== undefined) this.lastUses.set(pool, await this.opts.domainUses(pool));
     const holders = this.reservedFor(pool, seen, now).map(({ seen: w, silent }) => ({
       workerId: w.workerId,

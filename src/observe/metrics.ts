@@ -27,13 +27,8 @@ export class BrokerMetrics {
   });
   readonly reported = new Counter({
     name: "proxybroker_reported_outcomes_total",
-    help: "Outcomes reported through ReportOutcomes (seen in SDK fallback pools) and applied, by kind (the store skips those of unknown proxies)",
+    help: "Outcomes reported through ReportOutcomes (seen in SDK fallback pools) and accepted, by kind (the store skips those of unknown proxies)",
     labelNames: ["kind"],
-    registers: [this.registry],
-  });
-  readonly reportsNotHeld = new Counter({
-    name: "proxybroker_reported_outcomes_not_held_total",
-    help: "Outcomes reported through ReportOutcomes and not applied: their pair was neither leased to the reporting worker lately nor named by its fallback claim",
     registers: [this.registry],
   });
   readonly renewals = new Counter({ name: "proxybroker_renewals_total", help: "Leases renewed", registers: [this.registry] });

@@ -10,9 +10,6 @@ import type { ProbeNew } from "../grpc/context.js";
 import type { SourceRefresh } from "../health/sources/refresh.js";
 import type { HeadersReader } from "../health/sources/headers.js";
 import { ReportBudget } from "../grpc/report-budget.js";
-import { ReportAudit } from "../grpc/report-audit.js";
-import { ReportClaims } from "../grpc/report-claims.js";
-import { ClaimMemory } from "../lease/claim-memory.js";
 import * as grpc from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import { ProxyAdmin } from "@proxybroker/sdk/gen/proxybroker/v1/admin_pb";
@@ -117,18 +114,6 @@ export function domainListingMs(fallbackWindowMs: number): number {
   return Math.max(fallbackWindowMs, MIN_DOMAIN_LISTING_MS);
 }
 
-/**
- * How long after a lease's expiry its worker's reported outcomes on the pair still apply: a worker
- * cut off right after it serves from its fallback pool for FALLBACK_WINDOW_MS at most, and
- * replays what it kept once the broker answers again (a minute of slack).
- */
-export function reportWindowMs(fallbackWindowMs: number): number {
-  return fallbackWindowMs + 60_000;
-}
-
-/** At most one audit line of reported outcomes per (caller, pool) this often. */
-const REPORT_AUDIT_EVERY_MS = 10_000;
-
 /** How often the reservations of silent workers' fallback claims are brought up to date. */
 const RESERVATIONS_MS = BROKER_DEFAULTS.reserveIntervalMs;
 
@@ -154,8 +139,6 @@ export class BrokerServer {
   private readonly defaults: PolicyDefaults;
   private storeTimer: NodeJS.Timeout | undefined;
   private readonly reservations: Reservations;
-  /** The fallback claims seen lately: what reported outcomes are checked against. */
-  private readonly claims: ClaimMemory;
   /** The domain-keys workers used lately (snapshots list them; reservations follow them). */
   readonly domainUses: DomainUseCache;
 
@@ -200,7 +183,6 @@ export class BrokerServer {
       reservedFromOthers: (pool, workerId) => this.reservations.reservesFromOthers(pool, workerId),
       ...(opts.onServerChanged === undefined ? {} : { onServerChanged: opts.onServerChanged }),
       domainUseMs: domainListingMs(s.fallbackWindowMs),
-      reportableMs: reportWindowMs(s.fallbackWindowMs),
       ...(opts.probeFirstPools === undefined ? {} : { probeFirstPools: opts.probeFirstPools }),
       ...(opts.store.releaseFeed === undefined ? {} : { releases: opts.store.releaseFeed() }),
       onWaited: (ms, granted) => this.metrics.waitSeconds.observe({ result: granted ? "granted" : "denied" }, ms / 1000),
@@ -211,7 +193,6 @@ export class BrokerServer {
       windowMs: domainListingMs(s.fallbackWindowMs),
       clock: opts.clock ?? Date.now,
     });
-    this.claims = new ClaimMemory({ graceMs: reportWindowMs(s.fallbackWindowMs) });
     this.reservations = new Reservations({
       store: opts.store,
       domainUses: (pool) => this.domainUses.of(pool),
@@ -220,7 +201,6 @@ export class BrokerServer {
       absentAfterMs: s.workerAbsentAfterMs,
       fallbackWindowMs: s.fallbackWindowMs,
       intervalMs: RESERVATIONS_MS,
-      onWorkers: (pool, seen, now) => this.claims.note(pool, seen, now),
       onReserved: (pool, r, reserved) => {
         opts.logger?.info(
           { pool, workers: r.workers },
@@ -361,19 +341,6 @@ export class BrokerServer {
       clock: this.opts.clock ?? Date.now,
       metrics: this.metrics,
       reportBudget: new ReportBudget({ perMinute: s.reportOutcomesPerMinute, clock: this.opts.clock ?? Date.now }),
-      reportClaims: new ReportClaims({
-        store: this.opts.store,
-        clock: this.opts.clock ?? Date.now,
-        memory: this.claims,
-        seenWithinMs: 2 * reportWindowMs(s.fallbackWindowMs),
-      }),
-      reportAudit: new ReportAudit({
-        clock: this.opts.clock ?? Date.now,
-        everyMs: REPORT_AUDIT_EVERY_MS,
-        maxCoolDownMs: s.scoring.reportMaxCoolDownMs,
-        maxBanMs: s.scoring.reportMaxBanMs,
-        write: (rec) => this.opts.store.appendAudit(rec).catch(() => this.metrics.storeErrors.inc()),
-      }),
       grants: new GrantHub(),
       counts: this.counts,
       ...(this.opts.logger?.isLevelEnabled("debug") === true ? { debugLog: this.opts.logger } : {}),

@@ -24,7 +24,6 @@ import type {
   ReleaseResult,
   RenewParams,
   RenewResult,
-  ReportResult,
   WorkerSeen,
   WorkerTouch,
   WorkerHeard,
@@ -100,10 +99,11 @@ export class MemoryStore implements LeaseStore {
     return release(this.open(), params, this.state.ctx.clock());
   }
 
-  async reportOutcomes(pool: string, reports: readonly OutcomeReport[], reporter: string): Promise<ReportResult> {
+  async reportOutcomes(pool: string, reports: readonly OutcomeReport[]): Promise<number> {
     const state = this.open();
-    const fates = reports.map((r) => reportOutcome(state, pool, r, reporter, state.ctx.clock()));
-    return { applied: fates.filter((f) => f === "applied").length, notHeld: fates.filter((f) => f === "not-held").length, fates };
+    let applied = 0;
+    for (const r of reports) if (reportOutcome(state, pool, r, state.ctx.clock())) applied++;
+    return applied;
   }
 
   async addProxies(pool: string, specs: readonly ProxySpecInput[]): Promise<{ added: string[]; updated: string[] }> {

@@ -27,7 +27,6 @@ import type {
   ReleaseResult,
   RenewParams,
   RenewResult,
-  ReportResult,
   Reservations,
   StoreServer,
   WorkerHeard,
@@ -46,11 +45,9 @@ export interface StoreLeases {
   release(params: ReleaseParams): Promise<ReleaseResult>;
   /**
    * Apply outcomes observed without a lease of this store (§7: outcomes seen in fallback are
-   * replayed) by worker `reporter`: each one only when it is `claimed`, or the store records a
-   * hold of its pair by `reporter` (a grant or renewal with `reportableMs`, within that long
-   * after its expiry); the others count as `notHeld`. Unknown proxies are skipped (neither).
+   * replayed); returns how many were applied (unknown proxies are skipped).
    */
-  reportOutcomes(pool: string, reports: readonly OutcomeReport[], reporter: string): Promise<ReportResult>;
+  reportOutcomes(pool: string, reports: readonly OutcomeReport[]): Promise<number>;
 }
 
 /** Proxies and their health: the pool's proxies, an admin's actions on them, health checks, counts. */

@@ -61,8 +61,6 @@ export type {
   ReleaseParams,
   ReleaseResult,
   OutcomeReport,
-  ReportFate,
-  ReportResult,
   HealthResult,
   WorkerSeen,
   WorkerTouch,

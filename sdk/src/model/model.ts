@@ -305,12 +305,6 @@ export interface AcquireParams {
    * of the self-declared worker id. Default (or ""): none.
    */
   readonly identity?: string;
-  /**
-   * Record the grant as the worker's hold of its pair for this long after the lease's expiry
-   * (renewals move it): while recorded, the worker's reported outcomes on the pair apply
-   * (`StoreLeases.reportOutcomes`). 0 or absent: not recorded.
-   */
-  readonly reportableMs?: number;
   /** "" = no sticky session. */
   readonly sessionKey: string;
   readonly sessionTtlMs: number;
@@ -422,8 +416,6 @@ export interface RenewParams {
   readonly liveSince?: number;
   /** As `AcquireParams.honorsTtl`: a lease on a pair reserved from a later moment is extended until then at most. */
   readonly honorsTtl?: boolean;
-  /** As `AcquireParams.reportableMs`, from the renewed expiry (only with a `workerId`). */
-  readonly reportableMs?: number;
   /**
    * G8: the isolation group of a domain-key of `pool` now (group "" = none; undefined = not known:
    * the group of the lease's grant). The renewal writes the lease's hold in the group its key has
@@ -467,30 +459,8 @@ export interface OutcomeReport {
   readonly proxyId: string;
   readonly domainKey: string;
   readonly outcome: OutcomeInput;
-  /** Ban length should the outcome be BLOCKED (the domain's policy, cut to the reports' cap). */
+  /** Ban length should the outcome be BLOCKED (the domain's policy). */
   readonly banTtlMs: number;
-  /**
-   * The broker found the pair in the reporter's acknowledged fallback claim (docs/spec.md §7): it
-   * applies without a recorded hold. Default false: it applies only while the store records a
-   * hold of the pair by the reporter (`AcquireParams.reportableMs`).
-   */
-  readonly claimed?: boolean;
-}
-
-/**
- * What became of one report: applied; skipped (the pool does not know the proxy); or not applied,
- * its pair being neither claimed nor held by the reporter lately.
- */
-export type ReportFate = "applied" | "unknown" | "not-held";
-
-/** What `reportOutcomes` did with a batch. */
-export interface ReportResult {
-  /** Reports applied. */
-  readonly applied: number;
-  /** Reports on pairs the reporter neither holds nor held lately, nor claimed: not applied. */
-  readonly notHeld: number;
-  /** Each report's fate, in the batch's order. */
-  readonly fates: readonly ReportFate[];
 }
 
 /** Result of one health check of a proxy (SPEC §2: +3 / −10 / score × 0.7). */

@@ -22,14 +22,6 @@ export interface ScoringConfig {
   /** RATE_LIMITED without retry_after: base × 2^(consecutive − 1), capped. */
   readonly rateLimitBackoffBaseMs: number;
   readonly rateLimitBackoffMaxMs: number;
-  /**
-   * A reported outcome (ReportOutcomes, seen without a lease of the store) cools its pair down
-   * for this long at most (its retry_after or the backoff, cut), and bans it for at most
-   * `reportMaxBanMs` (the ban length, cut): a report never restricts a pair as long as an
-   * admin's ban can.
-   */
-  readonly reportMaxCoolDownMs: number;
-  readonly reportMaxBanMs: number;
   /** Weight of a new latency sample in the EWMA. */
   readonly ewmaAlpha: number;
   readonly healthPass: number;
@@ -83,8 +75,6 @@ export const DEFAULT_SCORING: ScoringConfig = {
   scoreAfterQuarantine: 30,
   rateLimitBackoffBaseMs: 1_000,
   rateLimitBackoffMaxMs: 300_000,
-  reportMaxCoolDownMs: 300_000,
-  reportMaxBanMs: 3_600_000,
   ewmaAlpha: 0.2,
   healthPass: 3,
   healthFail: -10,

@@ -36,7 +36,6 @@ export const ACQUIRE_FIELDS = {
   identity: ["identity"],
   grantUnknownExits: ["grantUnknownExits"],
   honorsTtl: ["honorsTtl"],
-  reportableMs: ["reportableMs"],
   sessionKey: ["sessionKey", "keys.session"],
   sessionTtlMs: ["sessionTtlMs"],
   tier: ["tier", "keys.candidates"],

@@ -61,8 +61,6 @@ export function scriptConstants(cfg: ScoringConfig): ScriptConstants {
     scoreAfterQuarantine: cfg.scoreAfterQuarantine,
     rateLimitBackoffBaseMs: cfg.rateLimitBackoffBaseMs,
     rateLimitBackoffMaxMs: cfg.rateLimitBackoffMaxMs,
-    reportMaxCoolDownMs: cfg.reportMaxCoolDownMs,
-    reportMaxBanMs: cfg.reportMaxBanMs,
     ewmaAlpha: cfg.ewmaAlpha,
     healthPass: cfg.healthPass,
     healthFail: cfg.healthFail,
@@ -142,13 +140,7 @@ export function acquireArgs(
     joinedKeys: p.isolation?.joinedKeys === undefined ? "" : p.isolation.joinedKeys.join("\n"),
     grantUnknownExits: p.grantUnknownExits === false ? "0" : "1",
     honorsTtl: p.honorsTtl === true ? "1" : "0",
-    reportableMs: reportable(p.workerId, p.reportableMs),
   });
-}
-
-/** The `reportableMs` argument of an acquire or a renewal: "" = not recorded. */
-export function reportable(workerId: string | undefined, reportableMs: number | undefined): ScriptArg {
-  return workerId !== undefined && workerId !== "" && reportableMs !== undefined && reportableMs > 0 ? ms(reportableMs) : "";
 }
 
 /** The wanted labels of an acquire, the last arguments of acquireLease-7.lua and releaseAndAcquire-15.lua. */
@@ -202,14 +194,8 @@ export function reportKeys(keys: PoolKeys): ScriptKeys<"reportOutcomes"> {
 }
 
 /** ARGV of reportOutcomes-4.lua: list `reportOutcomes`, then a `report` per report. */
-export function reportArgs(
-  keys: PoolKeys,
-  reports: readonly OutcomeReport[],
-  reporter: string,
-  now: string,
-  random: () => number,
-): ScriptArg[] {
-  const args = argv("reportOutcomes", { base: keys.base, now, workerId: reporter });
+export function reportArgs(keys: PoolKeys, reports: readonly OutcomeReport[], now: string, random: () => number): ScriptArg[] {
+  const args = argv("reportOutcomes", { base: keys.base, now });
   for (const r of reports) {
     const o = r.outcome;
     args.push(
@@ -221,7 +207,6 @@ export function reportArgs(
         retryAfterMs: ms(o.retryAfterMs),
         banTtlMs: ms(r.banTtlMs),
         u: random(),
-        claimed: r.claimed === true ? "1" : "0",
       }),
     );
   }

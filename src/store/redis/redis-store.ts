@@ -18,8 +18,6 @@ import type {
   DomainPolicySpec,
   HealthResult,
   OutcomeReport,
-  ReportFate,
-  ReportResult,
   PolicySet,
   PoolStats,
   ProxyAction,
@@ -60,14 +58,13 @@ import {
   releaseKeys,
   REPORT_CHUNK,
   reportArgs,
-  reportable,
   reportKeys,
   scriptConstants,
   tokenArg,
 } from "./args.js";
 import { DEFAULT_PREFIX, KeyBuilder } from "./keys.js";
 import { decodeLeaseId, newLeaseHex } from "./lease-id.js";
-import { asArray, decodeAcquire, decodeFates, decodeRelease, decodeRenew, num, type AcquireContext } from "./replies.js";
+import { asArray, decodeAcquire, decodeRelease, decodeRenew, num, type AcquireContext } from "./replies.js";
 import { ScriptRunner, type ScriptKeys } from "./scripts.js";
 import { argv } from "./script-args.js";
 import { keyv } from "./script-keys.js";
@@ -208,7 +205,6 @@ export class RedisStore implements LeaseStore {
         isolationGroup: isolation.group,
         affinityMs: Math.floor(isolation.affinityMs),
         honorsTtl: params.honorsTtl === true ? "1" : "0",
-        reportableMs: reportable(params.workerId, params.reportableMs),
       }),
     );
     return decodeRenew(reply);
@@ -262,18 +258,16 @@ export class RedisStore implements LeaseStore {
   }
 
   /** One script call per chunk of `REPORT_CHUNK` reports; each chunk is atomic, the batch is not. */
-  async reportOutcomes(pool: string, reports: readonly OutcomeReport[], reporter: string): Promise<ReportResult> {
+  async reportOutcomes(pool: string, reports: readonly OutcomeReport[]): Promise<number> {
     const { env } = this;
     const keys = env.keys.pool(pool);
-    const fates: ReportFate[] = [];
+    let applied = 0;
     for (let i = 0; i < reports.length; i += REPORT_CHUNK) {
       const chunk = reports.slice(i, i + REPORT_CHUNK);
-      const reply = asArray(
-        await env.runner.run("reportOutcomes", reportKeys(keys), reportArgs(keys, chunk, reporter, env.now(), env.random)),
-      );
-      fates.push(...decodeFates(reply[0], chunk.length));
+      const reply = await env.runner.run("reportOutcomes", reportKeys(keys), reportArgs(keys, chunk, env.now(), env.random));
+      applied += num(asArray(reply), 0);
     }
-    return { applied: fates.filter((f) => f === "applied").length, notHeld: fates.filter((f) => f === "not-held").length, fates };
+    return applied;
   }
 
   addProxies(pool: string, specs: readonly ProxySpecInput[]): Promise<{ added: string[]; updated: string[] }> {

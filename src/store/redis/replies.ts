@@ -1,15 +1,7 @@
 /**
  * Decoding of script replies (flat arrays) into the store's result types.
  */
-import type {
-  AcquireResult,
-  LostReasonName,
-  ProxyStateName,
-  ProxyView,
-  ReleaseResult,
-  RenewResult,
-  ReportFate,
-} from "@proxybroker/sdk/model";
+import type { AcquireResult, LostReasonName, ProxyStateName, ProxyView, ReleaseResult, RenewResult } from "@proxybroker/sdk/model";
 import { lostReason, ScriptCode, ScriptReplyError } from "./errors.js";
 import { decodeLabels } from "./labels.js";
 import { encodeLeaseId } from "./lease-id.js";
@@ -129,17 +121,4 @@ export function decodeRelease(reply: unknown, next?: AcquireContext): ReleaseRes
   if (code === ScriptCode.Ok) return nextResult === undefined ? { kind: "released" } : { kind: "released", next: nextResult };
   const reason = lostOf(code, "release");
   return nextResult === undefined ? { kind: "lost", reason } : { kind: "lost", reason, next: nextResult };
-}
-
-const FATES: Readonly<Record<string, ReportFate>> = { A: "applied", U: "unknown", N: "not-held" };
-
-/** The fates of `count` reports from reportOutcomes-4.lua's reply: one character each (A U N). */
-export function decodeFates(reply: unknown, count: number): ReportFate[] {
-  const text = typeof reply === "string" ? reply : "";
-  if (text.length !== count) throw new ScriptReplyError(`reportOutcomes answered ${text.length} fates for ${count} reports`);
-  return [...text].map((c) => {
-    const fate = FATES[c];
-    if (fate === undefined) throw new ScriptReplyError(`reportOutcomes answered an unknown fate ${JSON.stringify(c)}`);
-    return fate;
-  });
 }

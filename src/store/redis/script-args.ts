@@ -47,8 +47,6 @@ export const SCRIPT_ARGS = {
    *   granted, "0" = not (G9; lua/includes/exits.lua)
    * - honorsTtl: "1" = the caller keeps to the TTL its grant gives (a pair reserved for a silent
    *   worker from a later moment is granted until then; lua/includes/reservations.lua), "0" = not
-   * - reportableMs: record the grant as the worker's hold of its pair until its expiry + this
-   *   (lua/includes/held.lua; "" = not recorded)
    */
   acquire: [
     "base",
@@ -81,7 +79,6 @@ export const SCRIPT_ARGS = {
     "joinedKeys",
     "grantUnknownExits",
     "honorsTtl",
-    "reportableMs",
   ],
   /**
    * A release (lua/includes/releaseCore.lua): releaseLease-8.lua takes it, then `now`.
@@ -93,7 +90,7 @@ export const SCRIPT_ARGS = {
   /**
    * renewLease-6.lua. ttlMs 0 = the lease's own; workerId "" = unknown; liveSince: epoch ms;
    * isolationGroup: the domain-key's isolation group now ("" = none, "-" = unknown: the group of
-   * the lease's grant), affinityMs its window; honorsTtl and reportableMs as for an acquire.
+   * the lease's grant), affinityMs its window; honorsTtl as for an acquire.
    */
   renew: [
     "base",
@@ -108,19 +105,15 @@ export const SCRIPT_ARGS = {
     "isolationGroup",
     "affinityMs",
     "honorsTtl",
-    "reportableMs",
   ],
   /** leaseBatch-n.lua, then per operation `batchOp` and the operation's arguments. */
   batch: ["now"],
   /** One operation of leaseBatch-n.lua: its code (A, R, N) and how many arguments follow. */
   batchOp: ["code", "count"],
-  /** reportOutcomes-4.lua, then one `report` per report. workerId: the reporter ("" = none). */
-  reportOutcomes: ["base", "now", "workerId"],
-  /**
-   * One report of reportOutcomes-4.lua (kind S R B P T A; u the quarantine jitter draw; claimed
-   * "1" = applied without a recorded hold, "0" = only on a pair the reporter holds or held lately).
-   */
-  report: ["proxyId", "domainKey", "kind", "latencyMs", "retryAfterMs", "banTtlMs", "u", "claimed"],
+  /** reportOutcomes-4.lua, then one `report` per report. */
+  reportOutcomes: ["base", "now"],
+  /** One report of reportOutcomes-4.lua (kind S R B P T A; u the quarantine jitter draw). */
+  report: ["proxyId", "domainKey", "kind", "latencyMs", "retryAfterMs", "banTtlMs", "u"],
   /** addProxies-3.lua, then one `proxySpec` per proxy. shards "" = no layout check. */
   addProxies: ["base", "initialScore", "shards"],
   /** One proxy of addProxies-3.lua; labels "\n" then "k=v\n" per label. */

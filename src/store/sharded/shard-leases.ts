@@ -12,8 +12,6 @@ import type {
   AcquireParams,
   AcquireResult,
   OutcomeReport,
-  ReportFate,
-  ReportResult,
   ReleaseParams,
   ReleaseResult,
   RenewParams,
@@ -186,25 +184,15 @@ export class ShardLeases implements StoreLeases {
       .catch((err: unknown) => this.deps.onError(`giving back lease ${r.lease.leaseId}`, err));
   }
 
-  async reportOutcomes(pool: string, reports: readonly OutcomeReport[], reporter: string): Promise<ReportResult> {
+  async reportOutcomes(pool: string, reports: readonly OutcomeReport[]): Promise<number> {
     await this.deps.layout.check(pool);
-    if (!this.sharded(pool)) return this.inner.reportOutcomes(pool, reports, reporter);
-    const fates: ReportFate[] = reports.map(() => "unknown");
-    const indexed = reports.map((r, i) => ({ r, i }));
-    for (const [i, part] of this.shards.group(pool, indexed, (x) => x.r.proxyId)) {
-      const done = await this.inner.reportOutcomes(
-        this.shards.name(pool, i),
-        part.map((x) => x.r),
-        reporter,
-      );
-      part.forEach((x, k) => {
-        fates[x.i] = done.fates[k] ?? "unknown";
-      });
-      const limited = new Set(
-        part.filter((x, k) => x.r.outcome.kind === "RATE_LIMITED" && done.fates[k] === "applied").map((x) => x.r.domainKey),
-      );
+    if (!this.sharded(pool)) return this.inner.reportOutcomes(pool, reports);
+    let applied = 0;
+    for (const [i, part] of this.shards.group(pool, reports, (r) => r.proxyId)) {
+      applied += await this.inner.reportOutcomes(this.shards.name(pool, i), part);
+      const limited = new Set(part.filter((r) => r.outcome.kind === "RATE_LIMITED").map((r) => r.domainKey));
       for (const dk of limited) await this.spreadPacing(pool, i, dk);
     }
-    return { applied: fates.filter((f) => f === "applied").length, notHeld: fates.filter((f) => f === "not-held").length, fates };
+    return applied;
   }
 }

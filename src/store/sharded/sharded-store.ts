@@ -85,7 +85,7 @@ export class ShardedStore implements LeaseStore {
   readonly acquire: StoreLeases["acquire"] = (params) => this.leases.acquire(params);
   readonly renew: StoreLeases["renew"] = (params) => this.leases.renew(params);
   readonly release: StoreLeases["release"] = (params) => this.leases.release(params);
-  readonly reportOutcomes: StoreLeases["reportOutcomes"] = (pool, reports, reporter) => this.leases.reportOutcomes(pool, reports, reporter);
+  readonly reportOutcomes: StoreLeases["reportOutcomes"] = (pool, reports) => this.leases.reportOutcomes(pool, reports);
 
   // Proxies: writes and admin actions check the pool's layout first. An import checks and records
   // it with its writes (shard-proxies.ts); a health result goes to its proxy's shard.

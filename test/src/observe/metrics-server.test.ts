@@ -74,8 +74,6 @@ describe("metrics endpoint", () => {
       fencingToken: held.lease!.fencingToken,
       outcome: { kind: OutcomeKind.BLOCKED },
     });
-    // (reported on a pair m holds: a report on a pair its worker never held applies nothing)
-    await b.broker.acquireLease({ workerId: "m", domain: "other.example", proxyId: "10.4.0.1:8080" });
     await b.broker.reportOutcomes({
       workerId: "m",
       pool: "default",

@@ -331,8 +331,6 @@ function grant(req: Request, rec: ProxyRecord, sessionRebound: boolean): Acquire
   });
   if (params.sessionKey !== "") pool.sessions.bind(params.sessionKey, rec.id, now + params.sessionTtlMs);
   if (params.requestId !== "") pool.requests.record(params.workerId, params.requestId, leaseId, now);
-  if ((params.reportableMs ?? 0) > 0 && params.workerId !== "")
-    pool.held.record(params.workerId, params.domainKey, rec.id, expireAt + (params.reportableMs ?? 0), now);
   return {
     kind: "granted",
     lease: {

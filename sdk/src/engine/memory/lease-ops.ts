@@ -41,8 +41,6 @@ export function renew(state: EngineState, params: RenewParams, now: number): Ren
   lease.longestTtlMs = Math.max(lease.longestTtlMs, ttlMs);
   pair.holders.set(lease.leaseId, lease.expireAt);
   refreshBusy(domain, lease.proxyId, pair, now);
-  if ((params.reportableMs ?? 0) > 0 && worker !== "")
-    pool.held.record(worker, lease.domainKey, lease.proxyId, lease.expireAt + (params.reportableMs ?? 0), now);
   // (a key in no group now writes no hold; the hold of its grant runs out by itself)
   if (isolation.group !== "")
     holdOnRenew({ holds: pool.isolation, pair, proxyId: lease.proxyId, domainKey: lease.domainKey }, { now, expireAt: lease.expireAt });

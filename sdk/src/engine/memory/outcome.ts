@@ -3,7 +3,6 @@
  * (store-semantics §release, "Applying an outcome").
  */
 import type { OutcomeInput } from "../../model/model.js";
-import type { ScoringConfig } from "../../model/scoring.js";
 import { adaptOnRateLimited, adaptOnSuccess, isFailure, nextEwma, rateLimitBackoffMs, scoreAfterOutcome } from "../../model/scoring.js";
 import type { EngineContext } from "./context.js";
 import { refreshBusy } from "./pair.js";
@@ -41,12 +40,11 @@ export function applyOutcome(
     case "RATE_LIMITED":
       if (pair.pacing.adaptive) domain.adaptive = adaptOnRateLimited(cfg.adaptive, domain.adaptive, pair.pacing, now);
       pair.rateLimits += 1;
-      pair.coolUntil =
-        now + coolDownMs(cfg, outcome.retryAfterMs > 0 ? outcome.retryAfterMs : rateLimitBackoffMs(cfg, pair.rateLimits), reported);
+      pair.coolUntil = now + (outcome.retryAfterMs > 0 ? outcome.retryAfterMs : rateLimitBackoffMs(cfg, pair.rateLimits));
       pool.emit(now, { kind: "COOL_DOWN", proxyId, domainKey: domain.key, detail: String(pair.coolUntil) });
       break;
     case "BLOCKED":
-      pair.banUntil = now + (reported ? Math.min(pair.banTtlMs, cfg.reportMaxBanMs) : pair.banTtlMs);
+      pair.banUntil = now + pair.banTtlMs;
       pool.emit(now, { kind: "BAN", proxyId, domainKey: domain.key, detail: String(pair.banUntil) });
       break;
     default:
@@ -57,9 +55,4 @@ export function applyOutcome(
     changeScore(ctx, pool, rec, reported ? Math.max(score, Math.min(rec.score, cfg.floor)) : score, now);
   }
   refreshBusy(domain, proxyId, pair, now);
-}
-
-/** A cool-down of `ms`, cut to the reports' cap when `reported`. */
-function coolDownMs(cfg: ScoringConfig, ms: number, reported: boolean): number {
-  return reported ? Math.min(ms, cfg.reportMaxCoolDownMs) : ms;
 }

@@ -9,7 +9,6 @@ import { TimeHeap } from "./min-heap.js";
 import type { PairState, ProxyRecord } from "./records.js";
 import { ScoreIndex } from "./score-index.js";
 import { RequestLog } from "./request-log.js";
-import { HeldPairs } from "./held-pairs.js";
 import { Sessions } from "./sessions.js";
 import { SeenWorkers } from "./seen-workers.js";
 import { WorkerClaims } from "./worker-claims.js";
@@ -77,8 +76,6 @@ export class PoolState {
   readonly domainUses = new DomainUses();
   /** (worker id, request id) → the lease granted to it, for a minute (idempotent retries). */
   readonly requests = new RequestLog();
-  /** (worker, domain-key, proxy) → until when the worker's reports on the pair apply. */
-  readonly held = new HeldPairs();
   /** Worker id → last seen (bounded). */
   readonly workers = new SeenWorkers(MAX_WORKERS_PER_POOL);
   /** Workers that keep a fallback pool (they said so in an acquire or a snapshot request) → when they last did. */

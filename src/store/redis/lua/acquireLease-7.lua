@@ -30,8 +30,7 @@
   (its field h holds the live leases), `P l:<hex>` tombstone of a holder found expired,
   `P idx:t:<tier>` and `P idx:l:<k>=<v>` (label indexes), `P d:<dk>` adaptive pacing of the
   domain-key, `P wf` workers that keep a fallback pool, `P b:<sdk>` and `P r:<sdk>:<id>` of the shadow domain-keys, `P rq:<worker> <request>`
-  the lease granted to a request, `P hd:<worker>\n<dk>\n<id>` the worker's hold of the pair
-  (its reports on it apply: includes/held.lua).
+  the lease granted to a request.
 
   Output (flat array):
     {1, token, expireAt, sessionRebound 0|1, id, url, tier, labels, score, state, latencyEwma,

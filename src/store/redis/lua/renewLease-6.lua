@@ -27,8 +27,7 @@
   The tombstone minimum is baked into the script (includes/config.lua).
 
   Keys built in the script: `P l:<hex>` tombstones of holders found expired; the lease's hold in
-  its isolation group, `P gh:<group>:<id>` and `P gb:<group>` (includes/isolation.lua); the
-  renewing worker's hold of the pair, `P hd:<worker>\n<dk>\n<id>` (includes/held.lua).
+  its isolation group, `P gh:<group>:<id>` and `P gb:<group>` (includes/isolation.lua).
 
   Output: {1, expireAt, ttl} renewed (ttl: the ms it runs from now — the TTL asked, or less when
   a reservation holds sooner); {-1} NOT_FOUND (unknown or released); {-2} REVOKED (a wrong
@@ -43,7 +42,6 @@
 -- @include "isolation"
 -- @include "lately"
 -- @include "reservations"
--- @include "held"
 
 local leaseKey = KEYS[{{renewKeys.lease}}]
 local pairKey = KEYS[{{renewKeys.pair}}]
@@ -64,7 +62,6 @@ local liveSince = ARGV[{{renew.liveSince}}]
 local groupNow = ARGV[{{renew.isolationGroup}}]
 local affinityNow = ARGV[{{renew.affinityMs}}]
 local honors = ARGV[{{renew.honorsTtl}}] == '1'
-local reportable = ARGV[{{renew.reportableMs}}]
 
 local pr = redis.call('HMGET', pairKey, 'h', 'u', 'm', 'x', 'g', 'n', 'e', 'ig')
 local kept, count, first, gone, mine, goneMax = scanHolders(pr[1], now, hex)
@@ -125,7 +122,6 @@ else
   count = count + 1
   if count == 1 or newExp < first then first = newExp end
   result = {1, newExp, t}
-  markHeld(base, worker, dk, id, newExp, now, reportable)
 end
 local u = tonumber(pr[2]) or 0
 local gap, byEnd = gapOf(pr[5])

@@ -3,11 +3,8 @@
   replaying them, SPEC §7) like a release's outcome (docs/store-semantics.md §release,
   "Applying an outcome"): score, counters, EWMA, the pair's cool-down or ban (for the report's
   banTtlMs, which the pair remembers), busy index — except that a report never takes a score
-  below the floor, so reports alone never quarantine or blacklist a proxy. A report applies only
-  when it is claimed (the broker found the pair in the reporter's fallback claim) or the reporter
-  holds or held the pair lately (`P hd:<worker>\n<dk>\n<id>`, includes/held.lua); the others are
-  counted, not applied. Reports on proxies the pool does not know are skipped (neither). One call
-  per batch (the caller chunks large batches).
+  below the floor, so reports alone never quarantine or blacklist a proxy. Reports on proxies the
+  pool does not know are skipped. One call per batch (the caller chunks large batches).
 
   KEYS: list `reportOutcomesKeys` (the order: src/store/redis/script-keys.ts):
     index       `P idx`   ACTIVE index
@@ -16,10 +13,9 @@
     meta        `P m`     pool meta hash (qn: earliest quarantine return)
   where P = "<prefix>:{<pool>}:".
 
-  ARGV: list `reportOutcomes` (base: P; now: epoch ms, "" = Redis TIME; workerId: the reporter),
-  then a list `report` per report: proxy id, domain-key, outcome kind (S R B P T A), latencyMs,
-  retryAfterMs, banTtlMs, u (the quarantine jitter draw, uniform in [0, 1)), claimed 1|0 (the
-  order: src/store/redis/script-args.ts).
+  ARGV: list `reportOutcomes` (base: P; now: epoch ms, "" = Redis TIME), then a list `report`
+  per report: proxy id, domain-key, outcome kind (S R B P T A), latencyMs, retryAfterMs,
+  banTtlMs, u (the quarantine jitter draw, uniform in [0, 1)) (the order: src/store/redis/script-args.ts).
   The numbers of SPEC §2 and the tombstone minimum are baked into the script
   (includes/config.lua).
 
@@ -27,8 +23,7 @@
   `P b:<dk>` busy index, `P idx:t:<tier>` and `P idx:l:<k>=<v>` of the proxy, `P l:<hex>`
   tombstones of holders of the pair found expired, `P d:<dk>` and `P ad` (adaptive pacing).
 
-  Output: {fates}: one character per report, in order: A applied, U unknown proxy (skipped), N
-  not applied, its pair being neither claimed nor held by the reporter.
+  Output: {applied}: how many reports were applied (their proxy exists).
 
   Error codes: none (an unknown proxy is skipped, not counted).
 ]]
@@ -39,7 +34,6 @@
 -- @include "isolation"
 -- @include "scoring"
 -- @include "releaseCore"
--- @include "held"
 
 kIdx = KEYS[{{reportOutcomesKeys.index}}]
 kQuarantine = KEYS[{{reportOutcomesKeys.quarantine}}]
@@ -47,8 +41,7 @@ kBlacklist = KEYS[{{reportOutcomesKeys.blacklist}}]
 kMeta = KEYS[{{reportOutcomesKeys.meta}}]
 local base = ARGV[{{reportOutcomes.base}}]
 local now = storeNow(ARGV[{{reportOutcomes.now}}])
-local reporter = ARGV[{{reportOutcomes.workerId}}]
-local fates = {}
+local applied = 0
 for at = {{argc.reportOutcomes}}, #ARGV - {{argc.report}}, {{argc.report}} do
   local id = ARGV[at + {{report.proxyId}}]
   local dk = ARGV[at + {{report.domainKey}}]
@@ -57,13 +50,8 @@ for at = {{argc.reportOutcomes}}, #ARGV - {{argc.report}}, {{argc.report}} do
   local retryAfter = ARGV[at + {{report.retryAfterMs}}]
   local banTtl = ARGV[at + {{report.banTtlMs}}]
   local u = ARGV[at + {{report.u}}]
-  local claimed = ARGV[at + {{report.claimed}}] == '1'
   local proxyKey = base .. 'p:' .. id
-  if redis.call('EXISTS', proxyKey) == 0 then
-    fates[#fates + 1] = 'U'
-  elseif not claimed and not holds(base, reporter, dk, id, now) then
-    fates[#fates + 1] = 'N'
-  else
+  if redis.call('EXISTS', proxyKey) == 1 then
     local pk = base .. 'r:' .. dk .. ':' .. id
     local pr = readPair(pk)
     local kept, count, first, gone, _, goneMax = scanHolders(pr[PAIR_H], now, nil)
@@ -81,7 +69,7 @@ for at = {{argc.reportOutcomes}}, #ARGV - {{argc.report}}, {{argc.report}} do
     end
     applyOutcome(base, id, dk, pk, base .. 'b:' .. dk, proxyKey, kind, tonumber(latency),
       tonumber(retryAfter), u, now, set, pr, count, first, moved, true)
-    fates[#fates + 1] = 'A'
+    applied = applied + 1
   end
 end
-return {table.concat(fates)}
+return {applied}

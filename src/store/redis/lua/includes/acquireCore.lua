@@ -65,7 +65,6 @@ local NOW_US = 0
 -- @include "pickCandidate"
 -- @include "deny"
 -- @include "grant"
--- @include "held"
 
 -- The whole acquire: its keys after K[ko], its arguments after A[ao], its wanted labels
 -- A[lf..le] (none when lf > le). The script sets NOW_US (the store clock in µs) first. The keys
@@ -110,7 +109,6 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
   local joinedKeys = A[ao + {{acquire.joinedKeys}}]
   local grantUnknownExits = A[ao + {{acquire.grantUnknownExits}}]
   local honors = A[ao + {{acquire.honorsTtl}}] == '1'
-  local reportable = A[ao + {{acquire.reportableMs}}]
   math.randomseed(tonumber(seed))
 
   local reply, meta = checkVersion(metaKey, policyVersion, now)
@@ -134,10 +132,7 @@ local function acquireLease(K, ko, A, ao, lf, le, now, nowText)
       needles, rsv, shadows, iso, group, ex, sibN)
     if not id then return deny(quarantineKey, busy, now, nowText, n, freeAt) end
   end
-  reply = grant(busy, binding, now, nowText, id, pk, pr, rebound or 0, mc, busyN, cur,
+  return grant(busy, binding, now, nowText, id, pk, pr, rebound or 0, mc, busyN, cur,
     base, dk, worker, honors, rsv, identity, hex, ttlMs, maxConcurrency, minIntervalMs, maxIntervalMs, adaptive,
     jitterMs, anchor, banTtlMs, sessionKey, sessionTtlMs, requestId, group, affinity, metaKey, meta)
-  -- the worker's reports on the pair apply from now until the lease's expiry + reportable (held.lua)
-  markHeld(base, worker, dk, id, reply[3], now, reportable)
-  return reply
 end

@@ -148,16 +148,11 @@ local function applyOutcome(base, id, dk, pairKey, busyKey, proxyKey, kind, late
     local r = (tonumber(pr[PAIR_R]) or 0) + 1
     local ra = retryAfter
     if ra <= 0 then ra = math.min({{rateLimitBackoffMaxMs}}, {{rateLimitBackoffBaseMs}} * 2 ^ (r - 1)) end
-    -- a reported outcome's cool-down is cut to the reports' cap (SPEC §8)
-    if reported then ra = math.min(ra, {{reportMaxCoolDownMs}}) end
     c = now + ra
     set[i + 1], set[i + 2], set[i + 3], set[i + 4] = 'r', r, 'c', c
     emitEvent(base, 'COOL_DOWN', id, dk, c)
   elseif kind == 'B' then
-    local bt = tonumber(pr[PAIR_BT]) or 0
-    -- a reported outcome's ban is cut to the reports' cap (SPEC §8)
-    if reported then bt = math.min(bt, {{reportMaxBanMs}}) end
-    b = now + bt
+    b = now + (tonumber(pr[PAIR_BT]) or 0)
     set[i + 1], set[i + 2] = 'b', b
     emitEvent(base, 'BAN', id, dk, b)
   end

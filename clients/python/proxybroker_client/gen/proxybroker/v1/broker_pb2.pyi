@@ -471,12 +471,10 @@ class ReportOutcomesRequest(_message.Message):
     def __init__(self, pool: _Optional[str] = ..., worker_id: _Optional[str] = ..., outcomes: _Optional[_Iterable[_Union[ObservedOutcome, _Mapping]]] = ...) -> None: ...
 
 class ReportOutcomesResponse(_message.Message):
-    __slots__ = ["applied", "not_held"]
+    __slots__ = ["applied"]
     APPLIED_FIELD_NUMBER: _ClassVar[int]
-    NOT_HELD_FIELD_NUMBER: _ClassVar[int]
     applied: int
-    not_held: int
-    def __init__(self, applied: _Optional[int] = ..., not_held: _Optional[int] = ...) -> None: ...
+    def __init__(self, applied: _Optional[int] = ...) -> None: ...
 
 class ResponseExpectations(_message.Message):
     __slots__ = ["block_markers", "min_bytes", "required_markers", "slow_down_patterns"]

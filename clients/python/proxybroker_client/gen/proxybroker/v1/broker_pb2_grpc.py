@@ -98,8 +98,7 @@ class ProxyBrokerServicer(object):
 
     def ReportOutcomes(self, request, context):
         """Outcomes a worker saw without a broker lease (in its fallback pool while the broker was
-        unreachable), replayed so they still drive scores, bans and quarantine: only on pairs the
-        worker held lately or claimed, with cool-downs and bans cut short (SPEC §8).
+        unreachable), replayed so they still drive scores, bans and quarantine.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
