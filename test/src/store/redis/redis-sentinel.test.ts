@@ -59,7 +59,14 @@ describe("the broker on Redis with Sentinel (REDIS_SENTINELS)", () => {
       expect(killed.port).toBe(before);
       const promotedAt = Date.now();
       // the broker reaches the promoted replica through the Sentinels
-      await expect.poll(() => load.grantsAskedAfter(promotedAt).length, { timeout: 30_000, interval: 100 }).toBeGreaterThan(20);
+      // a failure says what the broker logged (once seen in CI: no grant in 30 s after the promotion)
+      try {
+        await expect.poll(() => load.grantsAskedAfter(promotedAt).length, { timeout: 30_000, interval: 100 }).toBeGreaterThan(20);
+      } catch (err) {
+        throw new Error(
+          `${String(err)}: no grants after the promotion to ${promoted.port} (killed ${killed.port}); the broker said: ${broker.output().slice(-3_000)}`,
+        );
+      }
       await load.stop();
       const back = Math.min(...load.grantsAskedAfter(killedAt).map((h) => h.from));
       console.log(
