@@ -12,6 +12,9 @@ DENY_REASON_NO_PROXY_AVAILABLE: DenyReason
 DENY_REASON_UNAVAILABLE: DenyReason
 DENY_REASON_UNSPECIFIED: DenyReason
 DESCRIPTOR: _descriptor.FileDescriptor
+LEASE_SOURCE_BROKER: LeaseSource
+LEASE_SOURCE_FALLBACK: LeaseSource
+LEASE_SOURCE_UNSPECIFIED: LeaseSource
 LOST_REASON_EXPIRED: LostReason
 LOST_REASON_NOT_FOUND: LostReason
 LOST_REASON_REVOKED: LostReason
@@ -200,7 +203,7 @@ class GetPoolSnapshotResponse(_message.Message):
     def __init__(self, pool: _Optional[str] = ..., proxies: _Optional[_Iterable[_Union[Proxy, _Mapping]]] = ..., live_workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., policies: _Optional[_Iterable[_Union[DomainPolicy, _Mapping]]] = ..., snapshot_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., pacing: _Optional[_Iterable[_Union[DomainPacing, _Mapping]]] = ..., longest_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fallback_window: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., domains_listed: bool = ..., policy_version: _Optional[str] = ..., worker_absent_after: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., reserve_interval: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Lease(_message.Message):
-    __slots__ = ["domain", "expire_time", "fencing_token", "lease_id", "pacing_unknown", "pool", "proxy", "reusable", "session_key", "session_rebound", "ttl"]
+    __slots__ = ["domain", "expire_time", "fencing_token", "lease_id", "pacing_unknown", "pool", "proxy", "reusable", "session_key", "session_rebound", "source", "ttl"]
     DOMAIN_FIELD_NUMBER: _ClassVar[int]
     EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -211,6 +214,7 @@ class Lease(_message.Message):
     REUSABLE_FIELD_NUMBER: _ClassVar[int]
     SESSION_KEY_FIELD_NUMBER: _ClassVar[int]
     SESSION_REBOUND_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     domain: str
     expire_time: _timestamp_pb2.Timestamp
@@ -222,8 +226,9 @@ class Lease(_message.Message):
     reusable: bool
     session_key: str
     session_rebound: bool
+    source: LeaseSource
     ttl: _duration_pb2.Duration
-    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., proxy: _Optional[_Union[Proxy, _Mapping]] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., session_key: _Optional[str] = ..., session_rebound: bool = ..., reusable: bool = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., pacing_unknown: bool = ...) -> None: ...
+    def __init__(self, lease_id: _Optional[str] = ..., fencing_token: _Optional[int] = ..., pool: _Optional[str] = ..., domain: _Optional[str] = ..., proxy: _Optional[_Union[Proxy, _Mapping]] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., session_key: _Optional[str] = ..., session_rebound: bool = ..., reusable: bool = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., pacing_unknown: bool = ..., source: _Optional[_Union[LeaseSource, str]] = ...) -> None: ...
 
 class LeaseDenied(_message.Message):
     __slots__ = ["lease_id", "message", "reason", "request_id", "retry_after"]
@@ -512,6 +517,9 @@ class DenyReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class PacingMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class LeaseSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class LostReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
