@@ -75,6 +75,8 @@ export class BrokerBackend implements LeaseBackend {
       workerId: string;
       /** Sent with acquires: this worker keeps a fallback pool. */
       fallbackPool: boolean;
+      /** Its leases' holders stop using them within `YIELD_HOLD_MS` of an outage (the agent). */
+      yieldsLeases?: boolean;
       /** The connection to the broker is up (a timeout then means "slow", not "unreachable"). */
       connected: () => boolean;
       /** An acquire reached the broker but its answer did not come back: it may have been granted. */
@@ -104,6 +106,7 @@ export class BrokerBackend implements LeaseBackend {
             labels: { ...req.labels },
             proxyId: req.proxyId,
             fallbackPool: this.deps.fallbackPool,
+            yieldsLeases: this.deps.yieldsLeases === true,
             reuse: req.reuse === true,
             // its leases end at their deadline (lease.ts): the broker may grant it a silent
             // worker's pair for the seconds before that worker may use it

@@ -149,6 +149,7 @@ export class ProxyBrokerClient extends TypedEmitter<ClientEvents> {
       monotonic: this.opts.monotonic,
       workerId: this.workerId,
       fallbackPool: this.opts.fallback.enabled,
+      yieldsLeases: this.opts.yieldsLeases,
       // answered lately: a timeout is slowness, not an outage
       connected: () => !this.liveness.silent,
       onUnanswered: (requestId, request) => this.owed.keep({ kind: "recall", requestId, request, sentAt: this.opts.clock() }),

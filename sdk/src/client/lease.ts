@@ -130,6 +130,8 @@ export class Lease {
    * (the gateway's CONNECT tunnels do). Also true for a retried acquire given its lease again.
    */
   readonly pacingUnknown: boolean;
+  /** How long the grant runs from its acquire's sending: `ttlMs`, or less when the broker granted less. */
+  readonly grantRunsMs: number;
   private isWanted = false;
   private readonly wantedBy = new Set<() => void>();
   private identity: LeaseIdentity;
@@ -172,7 +174,8 @@ export class Lease {
     this.ttlMs = init.ttlMs;
     this.reusable = init.reusable === true;
     this.pacingUnknown = init.pacingUnknown === true;
-    this.deadline = deadlineOf(init.sentAt, runsFor(init.runsMs ?? -1, init.ttlMs));
+    this.grantRunsMs = runsFor(init.runsMs ?? -1, init.ttlMs);
+    this.deadline = deadlineOf(init.sentAt, this.grantRunsMs);
     this.armDeadline();
     if (init.heartbeat) this.schedule();
   }
@@ -232,8 +235,11 @@ export class Lease {
     for (const fn of fns) fn();
   }
 
-  /** Renew now (heartbeats do this by themselves). Rejects with `LeaseLostError` when lost. */
-  async renew(ttlMs = this.ttlMs): Promise<void> {
+  /**
+   * Renew now (heartbeats do this by themselves). Resolves with how long the renewal runs from its
+   * sending (`ttlMs`, or less when the broker gave less; 0 when it moved nothing); rejects with `LeaseLostError` when lost.
+   */
+  async renew(ttlMs = this.ttlMs): Promise<number> {
     if (this.done)
       throw this.abort.signal.reason instanceof LeaseLostError ? this.abort.signal.reason : new LeaseLostError(this.id, "NOT_FOUND");
     const identity = this.identity;
@@ -241,11 +247,14 @@ export class Lease {
     try {
       const renewed = await identity.backend.renew(this, ttlMs);
       // a hand-over may have replaced the lease meanwhile: this answer is about the old one
-      if (this.identity !== identity || this.done) return;
+      // 0: this answer moved nothing (a hand-over replaced the lease meanwhile, or it ended)
+      if (this.identity !== identity || this.done) return 0;
+      const runs = runsFor(renewed.ttlMs, ttlMs);
       this.identity = { ...identity, expireAt: renewed.expireAt };
       // the broker may run it for less than asked (never more)
-      this.deadline = Math.max(this.deadline, deadlineOf(sentAt, runsFor(renewed.ttlMs, ttlMs)));
+      this.deadline = Math.max(this.deadline, deadlineOf(sentAt, runs));
       this.armDeadline();
+      return runs;
     } catch (err) {
       if (err instanceof LeaseLostError && this.identity === identity) this.lose(err);
       throw err;

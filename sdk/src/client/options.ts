@@ -76,6 +76,13 @@ export interface ClientOptions {
   readonly credentials?: grpc.ChannelCredentials;
   /** Lease TTL asked for, ms; 0 = the broker's default for the domain. Default 0. */
   readonly ttlMs?: number;
+  /**
+   * The holders of this client's leases stop using them within a second (`YIELD_HOLD_MS`) of the
+   * client losing the broker, and it says so to the broker (`yields_leases`): workers entering
+   * their fallback pools then wait that second for them. For `proxybroker agent`, whose clients'
+   * leases are cut to a second; a worker's own code stops at once (`lease.signal`). Default false.
+   */
+  readonly yieldsLeases?: boolean;
   readonly breaker?: BreakerOptions;
   readonly fallback?: FallbackOptions;
   /** Response classification rules (per domain). */
@@ -94,6 +101,7 @@ export interface ResolvedOptions {
   readonly credentials: grpc.ChannelCredentials;
   readonly token: string | undefined;
   readonly ttlMs: number;
+  readonly yieldsLeases: boolean;
   readonly breaker: Required<BreakerOptions>;
   readonly fallback: Required<Omit<FallbackOptions, "staticProxies" | "snapshotFile" | "staticWorkers" | "shard">> & {
     readonly staticProxies: readonly ProxySpecInput[];
@@ -192,6 +200,7 @@ export function resolveOptions(o: ClientOptions): ResolvedOptions {
     credentials,
     token: o.token,
     ttlMs,
+    yieldsLeases: o.yieldsLeases === true,
     breaker: {
       callTimeoutMs: positive("breaker.callTimeoutMs", b.callTimeoutMs, 2_000),
       errorThresholdPercentage: positive("breaker.errorThresholdPercentage", b.errorThresholdPercentage, 50, 100),

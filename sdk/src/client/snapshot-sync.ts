@@ -182,7 +182,7 @@ export class SnapshotSync {
     const withoutFallback = keepingLeases(live);
     if (withoutFallback > 0 || this.mixedAt === undefined)
       this.mixedAt = withoutFallback > 0 ? this.opts.monotonic() : Number.NEGATIVE_INFINITY;
-    if (live.some((w) => !w.fallbackPool && w.yieldsLeases)) this.yieldingAt = this.opts.monotonic();
+    if (live.some((w) => w.yieldsLeases && w.workerId !== this.opts.workerId)) this.yieldingAt = this.opts.monotonic();
     if (!workers.includes(this.opts.workerId)) {
       this.listedSince = undefined;
     } else {
