@@ -7,6 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { addAgentCommand } from "../agent/command.js";
 import { addGatewayCommand } from "../gateway/command.js";
 import { serve } from "../server/serve.js";
 import { CliExit, EXIT } from "./exit.js";
@@ -47,6 +48,7 @@ export function program(): Command {
       await serve();
     });
   addGatewayCommand(p);
+  addAgentCommand(p);
   addProxyCommands(p, common);
   addPolicyCommands(p, common);
   addObserveCommands(p, common);
